@@ -1,0 +1,39 @@
+# Set-up and everyday tasks. `make demo` and `make test` each do all the set-up they need.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.install-stamp
+SQUADS := $(wildcard configs/squads/*.yaml)
+
+.PHONY: install demo test lint bench clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "squad needs Python 3.11 or newer (set PYTHON=python3.11)")'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[dev]"
+	@touch $(STAMP)
+
+# The main job on the example squads (offline model, no key): validate them, create their
+# workspaces, and show what was made.
+demo: install
+	$(BIN)/squad validate $(SQUADS)
+	$(BIN)/squad create $(SQUADS)
+	@for f in $(SQUADS); do $(BIN)/squad ws tree $$(basename $$f .yaml) || exit 1; done
+	$(BIN)/squad ws health
+
+test: install
+	$(BIN)/python -m pytest -q
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+bench: install
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -1,0 +1,189 @@
+"""Top-level commands: validate, schema, create, restore; ``ws`` lives in its own module."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from squad.cli.output import Output, report_error
+from squad.cli.ws import ws_app
+
+if TYPE_CHECKING:
+    from squad.errors import Problem
+    from squad.manager import SquadManager
+    from squad.spec.models import SquadSpec
+    from squad.workspace.manager import CreateReport
+
+__all__ = ["app"]
+
+app = typer.Typer(
+    name="squad",
+    help="Run teams of LLM agents defined in YAML, each in a workspace folder you can open.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+app.add_typer(ws_app, name="ws")
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
+Files = Annotated[list[Path], typer.Argument(help="Squad YAML files.", show_default=False)]
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"squad {version('squad')}")
+        raise typer.Exit
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show version.")
+    ] = False,
+) -> None:
+    """Run teams of LLM agents defined in YAML, each in a workspace folder you can open."""
+
+
+def open_manager() -> SquadManager:
+    """The manager for this invocation's settings (environment + configs/settings.yaml)."""
+    from squad.manager import SquadManager
+    from squad.settings import Settings
+
+    return SquadManager(Settings.load())
+
+
+def _summary(spec: SquadSpec) -> str:
+    schedule = "on demand"
+    if spec.schedule is not None:
+        schedule = spec.schedule.cron or (
+            f"every {spec.schedule.interval}" if spec.schedule.interval else "on start"
+        )
+    return (
+        f"squad {spec.name!r}: {len(spec.agents)} agents, {len(spec.tasks)} tasks, "
+        f"{spec.process}, {schedule}"
+    )
+
+
+@app.command()
+def validate(files: Files, json_output: JsonFlag = False) -> None:
+    """Check squad YAML files; every problem is reported with file, line and column."""
+    from squad.errors import ConfigError
+    from squad.spec.loader import squad_from_file
+
+    out = Output(json_mode=json_output)
+    results: list[dict[str, Any]] = []
+    failed = 0
+    for path in files:
+        try:
+            spec = squad_from_file(path)
+        except ConfigError as error:
+            failed += 1
+            results.append(
+                {
+                    "file": str(path),
+                    "valid": False,
+                    "squad": None,
+                    "problems": [p.to_dict() for p in error.problems],
+                }
+            )
+            if not json_output:
+                report_error(error)
+            continue
+        results.append({"file": str(path), "valid": True, "squad": spec.name, "problems": []})
+        if not json_output:
+            out.line(f"ok: {path}: {_summary(spec)}", style="green")
+    if json_output:
+        out.json(results)
+    elif len(files) > 1:
+        out.line(f"{len(files) - failed} valid, {failed} invalid")
+    if failed:
+        raise typer.Exit(2)
+
+
+@app.command()
+def schema(
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write to this file instead.")
+    ] = None,
+) -> None:
+    """Print the JSON Schema of the squad YAML format (for editor completion and checks)."""
+    import json
+
+    from squad.spec.models import SquadSpec
+
+    document = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        **SquadSpec.model_json_schema(),
+    }
+    text = json.dumps(document, indent=2) + "\n"
+    if output is None:
+        typer.echo(text, nl=False)
+        return
+    from squad.fsutil import atomic_write
+
+    atomic_write(output, text.encode())
+    typer.echo(f"wrote {output}", err=True)
+
+
+def _report(out: Output, spec: SquadSpec, report: CreateReport) -> dict[str, Any]:
+    data = {
+        "squad": spec.name,
+        "workspace": str(report.path),
+        "manifest": report.manifest,
+        "created": report.created,
+    }
+    if not out.json_mode:
+        out.line(
+            f"{spec.name}: {report.path} (manifest {report.manifest}, "
+            f"{len(report.created)} new paths)",
+            style="green",
+        )
+        for created in report.created:
+            out.line(f"  + {created}")
+    return data
+
+
+@app.command()
+def create(files: Files, json_output: JsonFlag = False) -> None:
+    """Create or update the workspaces of squad files, without running anything.
+
+    All files are validated first; if any is invalid, nothing is created.
+    """
+    from squad.errors import ConfigError
+    from squad.spec.loader import squad_from_file
+
+    out = Output(json_mode=json_output)
+    specs: list[tuple[Path, SquadSpec]] = []
+    problems: list[Problem] = []
+    for path in files:
+        try:
+            specs.append((path, squad_from_file(path)))
+        except ConfigError as error:
+            problems.extend(error.problems)
+    if problems:
+        raise ConfigError(problems)
+    results = []
+    with open_manager() as manager:
+        for path, spec in specs:
+            results.append(_report(out, spec, manager.create(spec, source=path)))
+    if json_output:
+        out.json(results)
+
+
+@app.command()
+def restore(
+    path: Annotated[Path, typer.Argument(help="A workspace folder (or its .squad-config.json).")],
+    json_output: JsonFlag = False,
+) -> None:
+    """Rebuild a squad from its workspace manifest alone (when the YAML is gone)."""
+    out = Output(json_mode=json_output)
+    with open_manager() as manager:
+        spec, report = manager.restore(path)
+        data = _report(out, spec, report)
+    if json_output:
+        out.json(data)

@@ -1,0 +1,119 @@
+"""The one exception tree of squad.
+
+Every error a user can cause or meet derives from :class:`SquadError` and carries the exit
+code the CLI returns for it, so the CLI maps errors to exit codes in one place::
+
+    SquadError                      exit 1: the operation failed
+    ├── ConfigError                 exit 2: a YAML definition or settings file is invalid
+    ├── UsageError                  exit 2: a command was called with arguments that cannot work
+    ├── WorkspaceError              exit 1: a workspace cannot be read or written
+    │   └── PathEscapeError         exit 2: a path would leave its workspace (or the root)
+    └── StoreError                  exit 1: the state database failed or is out of date
+
+Errors never log or print themselves; the edge that catches them decides how to show them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = [
+    "ConfigError",
+    "PathEscapeError",
+    "Problem",
+    "SquadError",
+    "StoreError",
+    "UsageError",
+    "WorkspaceError",
+]
+
+
+class SquadError(Exception):
+    """Base of every error squad raises on purpose."""
+
+    exit_code: int = 1
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with one input, located as precisely as the input allows.
+
+    ``path`` is the key path inside the document (``("agents", 1, "id")``); ``line`` and
+    ``column`` are 1-based and present when the input came from text.
+    """
+
+    message: str
+    source: str | None = None
+    line: int | None = None
+    column: int | None = None
+    path: tuple[str | int, ...] = ()
+    hint: str | None = None
+
+    @property
+    def dotted_path(self) -> str:
+        """``agents[1].id`` style rendering of :attr:`path` (empty for the document root)."""
+        out = ""
+        for part in self.path:
+            if isinstance(part, int):
+                out += f"[{part}]"
+            else:
+                out += f".{part}" if out else str(part)
+        return out
+
+    def render(self) -> str:
+        """``file:line:col: key.path: message (hint)`` — the form editors and terminals link."""
+        where = self.source or "<input>"
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.column is not None:
+                where += f":{self.column}"
+        text = f"{where}: "
+        if self.path:
+            text += f"{self.dotted_path}: "
+        text += self.message
+        if self.hint:
+            text += f"; {self.hint}"
+        return text
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "source": self.source,
+            "line": self.line,
+            "column": self.column,
+            "path": self.dotted_path,
+            "message": self.message,
+            "hint": self.hint,
+        }
+
+
+class ConfigError(SquadError):
+    """An input definition is invalid; carries every problem found, in document order."""
+
+    exit_code = 2
+
+    def __init__(self, problems: Sequence[Problem]) -> None:
+        if not problems:
+            raise ValueError("ConfigError needs at least one problem")
+        self.problems: tuple[Problem, ...] = tuple(problems)
+        super().__init__("\n".join(p.render() for p in self.problems))
+
+
+class UsageError(SquadError):
+    """A command got arguments that cannot work (unknown squad, bad option value)."""
+
+    exit_code = 2
+
+
+class WorkspaceError(SquadError):
+    """A workspace folder cannot be created, read or trusted."""
+
+
+class PathEscapeError(WorkspaceError):
+    """A name, path or symbolic link would lead outside the folder it must stay in."""
+
+    exit_code = 2
+
+
+class StoreError(SquadError):
+    """The state database cannot be opened, migrated or written."""

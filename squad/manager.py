@@ -1,0 +1,139 @@
+"""The squad manager: definitions in, workspaces and store records out.
+
+It ties the pure spec to the edges (workspace folders, the store) and is the Python API
+behind ``squad create`` and ``squad restore``. The store is opened lazily and only by
+operations that write, so reading commands never create a database as a side effect.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from squad.errors import UsageError
+from squad.settings import Settings
+from squad.spec.loader import squad_from_file
+from squad.spec.models import SquadSpec
+from squad.workspace.layout import MANIFEST_NAME
+from squad.workspace.manager import CreateReport, WorkspaceManager
+from squad.workspace.manifest import definition_sha256
+
+if TYPE_CHECKING:
+    from squad.store import Store
+
+__all__ = ["SquadManager", "SquadWorkspace"]
+
+
+@dataclass(frozen=True)
+class SquadWorkspace:
+    squad: str
+    path: Path
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class SquadManager:
+    """Creates, restores and finds squads for one :class:`~squad.settings.Settings`."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        store: Store | None = None,
+        clock: Callable[[], datetime] = _utc_now,
+    ) -> None:
+        self.settings = settings
+        self._store = store
+        self._owns_store = store is None
+        self._clock = clock
+        self.workspaces = WorkspaceManager(
+            settings.workspaces, locks=settings.locks_dir, clock=clock
+        )
+
+    def __enter__(self) -> SquadManager:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._store is not None and self._owns_store:
+            self._store.close()
+            self._store = None
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            from squad.store import Store
+
+            self._store = Store.open(self.settings.database_url, clock=self._clock)
+        return self._store
+
+    def create_from_file(self, path: Path) -> tuple[SquadSpec, CreateReport]:
+        spec = squad_from_file(path)
+        return spec, self.create(spec, source=path)
+
+    def create(self, spec: SquadSpec, *, source: Path | None = None) -> CreateReport:
+        """Create or update the squad's workspace and register it in the store."""
+        report = self.workspaces.create(spec, source=source)
+        self._register(spec, report.path, source)
+        return report
+
+    def restore(self, path: Path) -> tuple[SquadSpec, CreateReport]:
+        """Rebuild a squad from a workspace folder's manifest alone."""
+        spec, report = self.workspaces.restore(path)
+        manifest = self.workspaces.read_manifest(report.path)
+        source = Path(manifest.source_path) if manifest.source_path else None
+        self._register(spec, report.path, source)
+        return spec, report
+
+    def locate(self, squad_or_path: str) -> SquadWorkspace:
+        """Find a squad's workspace by squad name, workspace folder name, or folder path."""
+        for info in self.workspaces.scan():
+            if squad_or_path in (info.squad, info.path.name):
+                return SquadWorkspace(info.squad, info.path)
+        if self._database_exists():
+            record = self.store.get_squad(squad_or_path)
+            if record is not None and (Path(record.workspace) / MANIFEST_NAME).is_file():
+                return SquadWorkspace(record.name, Path(record.workspace))
+        candidate = Path(squad_or_path)
+        if (candidate / MANIFEST_NAME).is_file():
+            manifest = self.workspaces.read_manifest(candidate)
+            return SquadWorkspace(manifest.squad, candidate.resolve())
+        known = ", ".join(info.squad for info in self.workspaces.scan()) or "none yet"
+        raise UsageError(
+            f"no squad or workspace named {squad_or_path!r} under {self.settings.workspaces} "
+            f"(known: {known}); create one with `squad create FILE`"
+        )
+
+    def all_workspaces(self) -> list[SquadWorkspace]:
+        """Workspaces under the root plus registered ones restored elsewhere, by squad name."""
+        found = {
+            info.squad: SquadWorkspace(info.squad, info.path) for info in self.workspaces.scan()
+        }
+        if self._database_exists():
+            for record in self.store.list_squads():
+                path = Path(record.workspace)
+                if record.name not in found and (path / MANIFEST_NAME).is_file():
+                    found[record.name] = SquadWorkspace(record.name, path)
+        return [found[name] for name in sorted(found)]
+
+    def _register(self, spec: SquadSpec, path: Path, source: Path | None) -> None:
+        self.store.upsert_squad(
+            spec.name,
+            workspace=str(path),
+            source=str(source.resolve()) if source else None,
+            definition_sha256=definition_sha256(spec),
+        )
+
+    def _database_exists(self) -> bool:
+        url = self.settings.database_url
+        if self._store is not None or not url.startswith("sqlite"):
+            return True
+        database = url.split("///", 1)[-1]
+        return bool(database) and Path(database).is_file()

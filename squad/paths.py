@@ -1,0 +1,71 @@
+"""Containment of paths: nothing squad writes or reads leaves the folder it belongs to.
+
+Names are checked lexically first (no separators, no '..', nothing absolute), then on disk:
+no existing component below the base may be a symbolic link, so a link planted inside a
+workspace can never redirect a read or a write out of it.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path, PurePosixPath
+
+from squad.errors import PathEscapeError
+
+__all__ = ["check_name", "contained", "is_within", "resolve_inside"]
+
+
+def check_name(name: str, *, what: str = "name") -> str:
+    """A single path component that cannot climb, hide or jump: returned unchanged if safe."""
+    if (
+        not name
+        or name in (".", "..")
+        or "/" in name
+        or "\\" in name
+        or "\x00" in name
+        or name != name.strip()
+    ):
+        raise PathEscapeError(f"{what} {name!r} is not a plain folder or file name")
+    return name
+
+
+def is_within(path: Path, base: Path) -> bool:
+    """Lexical containment of two already-resolved paths."""
+    return path == base or base in path.parents
+
+
+def contained(base: Path, *parts: str) -> Path:
+    """``base/parts...`` after checking every part and that no existing component is a link.
+
+    ``base`` itself may be (or sit behind) a link: it is the trusted root the user chose.
+    """
+    root = base.resolve()
+    current = root
+    for part in parts:
+        check_name(part)
+        current = current / part
+        try:
+            mode = os.lstat(current).st_mode
+        except FileNotFoundError:
+            continue
+        if stat.S_ISLNK(mode):
+            raise PathEscapeError(
+                f"{current} is a symbolic link; squad never follows links inside a workspace"
+            )
+    return current
+
+
+def resolve_inside(base: Path, relative: str) -> Path:
+    """Resolve a user-supplied relative path (``tasks/t1/output.md``) strictly inside ``base``.
+
+    Links are allowed only where their target stays inside ``base``.
+    """
+    pure = PurePosixPath(relative.replace("\\", "/"))
+    if pure.is_absolute() or ".." in pure.parts:
+        raise PathEscapeError(f"path {relative!r} must be relative to the workspace, without '..'")
+    root = base.resolve()
+    target = (root / Path(*pure.parts)).resolve() if pure.parts else root
+    if not is_within(target, root):
+        raise PathEscapeError(f"path {relative!r} leads outside the workspace (through a link)")
+    return target

@@ -1,0 +1,114 @@
+"""One settings object, built once at the edge from the environment and ``settings.yaml``.
+
+Precedence: environment variables, then ``<configs>/settings.yaml``, then defaults. Relative
+paths in ``settings.yaml`` are read relative to the folder that holds it. The object is passed
+explicitly to whatever needs it; nothing reads the environment behind its back.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["Settings", "SettingsFile"]
+
+DEFAULT_MEMORY_FILE_CAP_KB = 50
+
+
+class _MemorySettings(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, use_attribute_docstrings=True)
+
+    file_cap_kb: Annotated[int, Field(ge=1, le=10_240)] = DEFAULT_MEMORY_FILE_CAP_KB
+    """Largest memory.md (and boot file) in KiB; writes over it are refused, never truncated."""
+
+
+class SettingsFile(BaseModel):
+    """The optional ``configs/settings.yaml``."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, use_attribute_docstrings=True)
+
+    workspaces: str | None = None
+    """Workspace root (relative to this file's folder); SQUAD_WORKSPACES wins over it."""
+    database_url: str | None = None
+    """SQLAlchemy URL of the state store; SQUAD_DATABASE_URL wins over it."""
+    memory: _MemorySettings = _MemorySettings()
+    """Memory file limits."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Where everything lives, resolved to absolute paths."""
+
+    home: Path
+    """The squad home (SQUAD_HOME, default ~/.squad): database, boot memory files, locks."""
+    workspaces: Path
+    """Root of all workspace folders (SQUAD_WORKSPACES, default ./workspaces)."""
+    configs: Path
+    """The configs folder (SQUAD_CONFIGS, default ./configs); squads live in its squads/."""
+    database_url: str
+    """SQLAlchemy URL of the state store (default: SQLite file squad.db in the home)."""
+    memory_file_cap_bytes: int = DEFAULT_MEMORY_FILE_CAP_KB * 1024
+    settings_file: Path | None = None
+
+    @property
+    def squads_dir(self) -> Path:
+        return self.configs / "squads"
+
+    @property
+    def locks_dir(self) -> Path:
+        return self.home / "locks"
+
+    @classmethod
+    def load(cls, environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> Settings:
+        """Build settings from ``environ`` (default: the process environment) and files."""
+        from squad.spec.loader import read_text_file, validate_document
+        from squad.spec.yaml_source import parse_yaml
+
+        env = os.environ if environ is None else environ
+        base = (cwd or Path.cwd()).resolve()
+        home = _path(env.get("SQUAD_HOME") or "~/.squad", base)
+        configs = _path(env.get("SQUAD_CONFIGS") or "configs", base)
+        settings_path = configs / "settings.yaml"
+        file_settings = SettingsFile()
+        found: Path | None = None
+        if settings_path.is_file():
+            source = str(settings_path)
+            document = parse_yaml(read_text_file(settings_path), source=source)
+            if document.data is not None:
+                file_settings = validate_document(
+                    SettingsFile,
+                    document.data,
+                    source=source,
+                    positions=document.positions,
+                    what="settings file",
+                )
+            found = settings_path
+        workspaces = _path(
+            env.get("SQUAD_WORKSPACES") or file_settings.workspaces or "workspaces",
+            settings_path.parent
+            if file_settings.workspaces and not env.get("SQUAD_WORKSPACES")
+            else base,
+        )
+        database_url = (
+            env.get("SQUAD_DATABASE_URL")
+            or file_settings.database_url
+            or f"sqlite:///{home / 'squad.db'}"
+        )
+        return cls(
+            home=home,
+            workspaces=workspaces,
+            configs=configs,
+            database_url=database_url,
+            memory_file_cap_bytes=file_settings.memory.file_cap_kb * 1024,
+            settings_file=found,
+        )
+
+
+def _path(text: str, base: Path) -> Path:
+    path = Path(text).expanduser()
+    return (path if path.is_absolute() else base / path).resolve()

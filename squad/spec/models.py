@@ -1,0 +1,295 @@
+"""The squad definition format: strict pydantic models for untrusted YAML.
+
+Field docstrings become descriptions in ``squad schema``, so editors show them on hover.
+Cross-references (task -> agent, dependencies, cycles) are checked in :mod:`squad.spec.checks`
+so every problem in a file is reported at once, each at its own key.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic_core import PydanticCustomError
+
+from squad.spec.schedule import parse_cron, parse_interval
+
+__all__ = [
+    "SLUG_PATTERN",
+    "AgentMemory",
+    "AgentSpec",
+    "Limits",
+    "MemoryPolicy",
+    "ModelSpec",
+    "Schedule",
+    "SquadSpec",
+    "TaskSpec",
+]
+
+SLUG_PATTERN = r"^[a-z0-9][a-z0-9-]{0,62}$"
+_SLUG = re.compile(SLUG_PATTERN)
+_WORKSPACE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+DEFAULT_MODEL = "offline"
+
+
+def _invalid(kind: str, message: str) -> PydanticCustomError:
+    """A validation error whose message is already final (user text is never a template)."""
+    return PydanticCustomError(kind, "{message}", {"message": message})
+
+
+def suggest_slug(value: str) -> str:
+    """The slug closest to ``value``: lowercased, runs of other characters turned into '-'."""
+    slug = re.sub(r"[^a-z0-9]+", "-", value.lower()).strip("-")[:63].strip("-")
+    return slug or "my-squad"
+
+
+def _check_slug(value: str) -> str:
+    if not _SLUG.match(value):
+        raise _invalid(
+            "slug",
+            f"{value!r} is not a valid id: use 1-63 lowercase letters, digits and '-', "
+            f"starting with a letter or digit (for example {suggest_slug(value)!r})",
+        )
+    return value
+
+
+def _check_workspace(value: str) -> str:
+    if not _WORKSPACE.match(value) or ".." in value:
+        raise _invalid(
+            "workspace_name",
+            f"{value!r} is not a folder name under the workspace root: use letters, digits, "
+            f"'-', '_' and '.', no '/' and no '..' (for example {suggest_slug(value)!r})",
+        )
+    return value
+
+
+def _check_cron(value: str) -> str:
+    try:
+        parse_cron(value)
+    except ValueError as exc:
+        raise _invalid("cron", f"invalid cron {value!r}: {exc}") from None
+    return value
+
+
+def _check_interval(value: str) -> str:
+    try:
+        parse_interval(value)
+    except ValueError as exc:
+        raise _invalid("interval", str(exc)) from None
+    return value
+
+
+def _check_timezone(value: str) -> str:
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
+
+    try:
+        ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError):
+        import difflib
+
+        close = difflib.get_close_matches(value, sorted(available_timezones()), n=1)
+        hint = f"did you mean {close[0]!r}?" if close else "use an IANA name like 'Europe/Berlin'"
+        raise _invalid("timezone", f"unknown time zone {value!r}; {hint}") from None
+    return value
+
+
+def _check_env_name(value: str) -> str:
+    if not _ENV_NAME.match(value):
+        raise _invalid(
+            "env_name",
+            f"{value!r} is not an environment variable name (letters, digits and '_'); "
+            "name the variable that holds the key, never the key itself",
+        )
+    return value
+
+
+def _check_api_base(value: str) -> str:
+    if not re.match(r"^https?://[^\s/]+", value):
+        raise _invalid(
+            "api_base",
+            f"{value!r} is not an http(s) URL (for example 'http://127.0.0.1:8000/v1')",
+        )
+    return value
+
+
+def _model_from_string(value: Any) -> Any:
+    if isinstance(value, str):
+        return {"name": value}
+    return value
+
+
+Slug = Annotated[
+    str, AfterValidator(_check_slug), Field(json_schema_extra={"pattern": SLUG_PATTERN})
+]
+NonEmpty = Annotated[str, Field(min_length=1)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid", strict=True, frozen=True, use_attribute_docstrings=True
+    )
+
+
+class ModelSpec(_Strict):
+    """A model to call through litellm; in YAML either a model string or this mapping."""
+
+    name: NonEmpty
+    """litellm model string: 'offline' (built in), 'openai/gpt-4o-mini', 'ollama/llama3', ..."""
+    api_base: Annotated[str, AfterValidator(_check_api_base)] | None = None
+    """Base URL of an OpenAI-compatible or self-hosted endpoint."""
+    api_key_env: Annotated[str, AfterValidator(_check_env_name)] | None = None
+    """Name of the environment variable holding the API key (never the key itself)."""
+    temperature: Annotated[float, Field(ge=0, le=2)] | None = None
+    """Sampling temperature, 0 to 2."""
+    timeout_s: Annotated[float, Field(gt=0, le=3600)] | None = None
+    """Per-call timeout in seconds."""
+    max_tokens: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
+    """Cap on tokens generated per call."""
+
+
+ModelField = Annotated[
+    ModelSpec, BeforeValidator(_model_from_string, json_schema_input_type=str | ModelSpec)
+]
+
+
+class AgentMemory(_Strict):
+    """Per-agent memory overrides; unset values inherit the squad's memory policy."""
+
+    enabled: bool | None = None
+    """Whether this agent reads and writes memory (default: the squad setting)."""
+    trigger_interval: Annotated[int, Field(ge=1, le=1000)] | None = None
+    """Turns between background fact extractions (default: the squad setting)."""
+
+
+class AgentSpec(_Strict):
+    """One agent of the squad."""
+
+    id: Slug
+    """Unique id within the squad; names the folder agents/<id>/."""
+    name: NonEmpty | None = None
+    """Display name (default: the id title-cased)."""
+    role: NonEmpty
+    """What this agent is for, one line."""
+    instructions: str = ""
+    """Standing instructions added to the agent's system prompt."""
+    model: ModelField | None = None
+    """Model override for this agent (same forms as the squad's model)."""
+    profile: Slug | None = None
+    """Source profile id: the identity of the agent's experiential memory across squads."""
+    lead: bool = False
+    """The planner of a hierarchical squad (default: the first agent)."""
+    memory: AgentMemory = AgentMemory()
+    """Memory overrides for this agent."""
+
+    @property
+    def display_name(self) -> str:
+        return self.name or self.id.replace("-", " ").title()
+
+
+class TaskSpec(_Strict):
+    """One task of a sequential squad (or a seed task of a hierarchical one)."""
+
+    id: Slug
+    """Unique id within the squad; names the folder tasks/<id>/."""
+    description: NonEmpty
+    """What to do."""
+    expected_output: str | None = None
+    """What a finished task hands over (helps the agent and the reviewer)."""
+    agent: Slug
+    """Id of the agent that does this task."""
+    depends_on: list[Slug] = []
+    """Ids of tasks that must be done first (no cycles)."""
+    approval: bool = False
+    """Pause for a human before this task runs (`squad approve`)."""
+
+
+class Schedule(_Strict):
+    """When the daemon runs this squad: a cron expression or an interval, not both."""
+
+    cron: Annotated[str, AfterValidator(_check_cron)] | None = None
+    """Five-field cron ('0 9 * * 1-5': weekdays at 09:00; weekday 0 = Sunday) or '@daily'."""
+    interval: Annotated[str, AfterValidator(_check_interval)] | None = None
+    """Fixed interval: '45s', '30m', '2h', '1d', '1h30m'."""
+    timezone: Annotated[str, AfterValidator(_check_timezone)] = "UTC"
+    """IANA time zone the cron expression is read in."""
+    run_on_start: bool = False
+    """Also run once when the daemon starts."""
+
+
+class MemoryPolicy(_Strict):
+    """Squad-wide memory settings."""
+
+    enabled: bool = True
+    """Whether agents read and write memory."""
+    max_tokens: Annotated[int, Field(ge=0, le=200_000)] = 2000
+    """Token budget of the injected agent memory block (60% experiential, 40% project)."""
+    supplementary_max_tokens: Annotated[int, Field(ge=0, le=200_000)] = 2000
+    """Independent budget of the global [Supplementary Context] block."""
+    trigger_interval: Annotated[int, Field(ge=1, le=1000)] = 6
+    """Turns between background fact extractions."""
+
+
+class Limits(_Strict):
+    """Bounds on one run."""
+
+    max_turns: Annotated[int, Field(ge=1, le=100_000)] = 50
+    """Agent turns per run."""
+    max_rounds: Annotated[int, Field(ge=1, le=100)] = 3
+    """Review rounds (send-backs) per task in a hierarchical squad."""
+    max_cost_usd: Annotated[float, Field(ge=0, le=1_000_000)] = 5.0
+    """Spend cap in US dollars, enforced by a ledger kept across runs."""
+    timeout_s: Annotated[float, Field(gt=0, le=7 * 24 * 3600)] = 600
+    """Wall-clock limit of one run in seconds."""
+
+
+class SquadSpec(_Strict):
+    """A squad: a team of agents, its tasks, and how and when it runs."""
+
+    model_config = ConfigDict(title="squad definition")
+
+    name: Slug
+    """The squad id, a slug: [a-z0-9][a-z0-9-]{0,62}."""
+    description: str = ""
+    """One line about the squad."""
+    goal: str = ""
+    """What the squad works toward (used by hierarchical planning)."""
+    workspace: (
+        Annotated[
+            str,
+            AfterValidator(_check_workspace),
+            Field(json_schema_extra={"pattern": _WORKSPACE.pattern}),
+        ]
+        | None
+    ) = None
+    """Folder name under the workspace root (default: the squad name)."""
+    model: ModelField = ModelSpec(name=DEFAULT_MODEL)
+    """Default model of every agent: a litellm model string or a mapping."""
+    process: Literal["sequential", "hierarchical"] = "sequential"
+    """sequential: the tasks in dependency order; hierarchical: the lead plans, others execute."""
+    agents: Annotated[list[AgentSpec], Field(min_length=1)]
+    """The agents, at least one."""
+    tasks: list[TaskSpec] = []
+    """Tasks (optional when the process is hierarchical)."""
+    schedule: Schedule | None = None
+    """When the daemon runs the squad (omit to run only on demand)."""
+    memory: MemoryPolicy = MemoryPolicy()
+    """Memory settings."""
+    limits: Limits = Limits()
+    """Run limits."""
+
+    @property
+    def workspace_name(self) -> str:
+        return self.workspace or self.name
+
+    def agent(self, agent_id: str) -> AgentSpec:
+        for agent in self.agents:
+            if agent.id == agent_id:
+                return agent
+        raise KeyError(agent_id)
+
+    @property
+    def lead(self) -> AgentSpec:
+        """The planning agent: the one marked ``lead``, else the first."""
+        return next((a for a in self.agents if a.lead), self.agents[0])

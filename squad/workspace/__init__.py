@@ -1,0 +1,1 @@
+"""Workspace folders: layout, manifest, creation, restore and inspection."""

@@ -1,0 +1,235 @@
+"""Creating, updating and restoring workspace folders, never deleting anything in them.
+
+Creation is idempotent: every existing file is kept, a changed definition rewrites only the
+manifest, new agents get their folders. The manifest is written last, so an interrupted
+creation is completed by the next one. Writers of one workspace are serialised by a lock
+that holds across processes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+
+from filelock import FileLock, Timeout
+
+from squad.errors import ConfigError, WorkspaceError
+from squad.fsutil import atomic_write, create_new
+from squad.paths import check_name, contained
+from squad.spec.models import SquadSpec
+from squad.workspace.layout import MANIFEST_NAME, MEMORY_FILE, STANDARD_FOLDERS, memory_seed
+from squad.workspace.manifest import Manifest, definition_sha256
+
+__all__ = ["CreateReport", "WorkspaceInfo", "WorkspaceManager"]
+
+LOCK_TIMEOUT_S = 30.0
+
+
+@dataclass(frozen=True)
+class CreateReport:
+    """What one create (or restore) did."""
+
+    squad: str
+    path: Path
+    manifest: Literal["created", "updated", "unchanged"]
+    created: list[str] = field(default_factory=list)
+    """Paths (relative to the workspace) that did not exist before."""
+
+
+@dataclass(frozen=True)
+class WorkspaceInfo:
+    squad: str
+    path: Path
+    manifest: Manifest
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class WorkspaceManager:
+    """Workspaces under one root; ``locks`` is where cross-process lock files live."""
+
+    def __init__(
+        self, root: Path, *, locks: Path, clock: Callable[[], datetime] = _utc_now
+    ) -> None:
+        self.root = root
+        self._locks = locks
+        self._clock = clock
+
+    def path_for(self, spec: SquadSpec) -> Path:
+        """The squad's folder under the root (checked: never outside it, never a link)."""
+        return contained(self.root, spec.workspace_name)
+
+    def create(self, spec: SquadSpec, *, source: Path | None = None) -> CreateReport:
+        """Create or update ``spec``'s workspace under the root."""
+        self._ensure_root()
+        return self.create_at(self.path_for(spec), spec, source=source)
+
+    def create_at(self, path: Path, spec: SquadSpec, *, source: Path | None = None) -> CreateReport:
+        """Create or update ``spec``'s workspace in ``path`` (used by restore too)."""
+        with self._lock(spec.name):
+            return self._create_locked(path, spec, source)
+
+    def read_manifest(self, path: Path) -> Manifest:
+        manifest_path = contained(path, MANIFEST_NAME)
+        try:
+            raw = manifest_path.read_bytes()
+        except FileNotFoundError:
+            raise WorkspaceError(
+                f"{path} has no {MANIFEST_NAME}; it is not a squad workspace"
+            ) from None
+        except OSError as exc:
+            raise WorkspaceError(f"cannot read {manifest_path}: {exc.strerror}") from None
+        return Manifest.from_json(raw, source=str(manifest_path))
+
+    def restore(self, path: Path) -> tuple[SquadSpec, CreateReport]:
+        """Rebuild a squad from its workspace manifest alone, completing missing folders."""
+        if path.name == MANIFEST_NAME:
+            path = path.parent
+        if not path.is_dir():
+            raise WorkspaceError(f"{path} is not a folder")
+        manifest = self.read_manifest(path)
+        report = self.create_at(path.resolve(), manifest.definition)
+        return manifest.definition, report
+
+    def scan(self) -> list[WorkspaceInfo]:
+        """Every workspace under the root with a readable manifest, sorted by squad name."""
+        if not self.root.is_dir():
+            return []
+        found = []
+        for entry in sorted(os.scandir(self.root), key=lambda e: e.name):
+            if not entry.is_dir(follow_symlinks=False):
+                continue
+            path = Path(entry.path)
+            if not (path / MANIFEST_NAME).is_file():
+                continue
+            try:
+                manifest = self.read_manifest(path)
+            except (ConfigError, WorkspaceError):
+                continue
+            found.append(WorkspaceInfo(manifest.squad, path, manifest))
+        return sorted(found, key=lambda info: info.squad)
+
+    def find(self, squad: str) -> Path | None:
+        """The folder whose manifest names ``squad``, if any (works without the store)."""
+        return next((info.path for info in self.scan() if info.squad == squad), None)
+
+    # -- internals -----------------------------------------------------------------------
+
+    def _ensure_root(self) -> None:
+        if self.root.exists() and not self.root.is_dir():
+            raise WorkspaceError(f"workspace root {self.root} exists and is not a folder")
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise WorkspaceError(
+                f"cannot create workspace root {self.root}: {exc.strerror}"
+            ) from None
+
+    def _lock(self, squad: str) -> FileLock:
+        check_name(squad, what="squad name")
+        try:
+            self._locks.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise WorkspaceError(
+                f"cannot create lock folder {self._locks}: {exc.strerror}"
+            ) from None
+        return _TimedLock(str(self._locks / f"workspace-{squad}.lock"), timeout=LOCK_TIMEOUT_S)
+
+    def _create_locked(self, path: Path, spec: SquadSpec, source: Path | None) -> CreateReport:
+        created: list[str] = []
+        previous = self._existing_manifest(path, spec)
+        try:
+            self._mkdir(path, "", created)
+            for folder in STANDARD_FOLDERS:
+                self._mkdir(contained(path, folder), folder, created)
+            for agent in spec.agents:
+                agent_dir = contained(path, "agents", agent.id)
+                self._mkdir(agent_dir, f"agents/{agent.id}", created)
+                memory = contained(path, "agents", agent.id, MEMORY_FILE)
+                if create_new(memory, memory_seed().encode()):
+                    created.append(f"agents/{agent.id}/{MEMORY_FILE}")
+            status, manifest = self._next_manifest(previous, spec, source)
+            if status != "unchanged":
+                target = contained(path, MANIFEST_NAME)
+                atomic_write(target, manifest.to_json())
+                if status == "created":
+                    created.append(MANIFEST_NAME)
+        except OSError as exc:
+            raise WorkspaceError(
+                f"cannot write workspace {path}: {exc.strerror or exc}"
+                + (f" ({exc.filename})" if exc.filename else "")
+            ) from None
+        return CreateReport(spec.name, path, status, created)
+
+    def _existing_manifest(self, path: Path, spec: SquadSpec) -> Manifest | None:
+        if not (path / MANIFEST_NAME).exists():
+            return None
+        manifest = self.read_manifest(path)
+        if manifest.squad != spec.name:
+            raise WorkspaceError(
+                f"workspace {path} belongs to squad {manifest.squad!r}, not {spec.name!r}; "
+                "choose another `workspace:` name"
+            )
+        return manifest
+
+    def _next_manifest(
+        self, previous: Manifest | None, spec: SquadSpec, source: Path | None
+    ) -> tuple[Literal["created", "updated", "unchanged"], Manifest]:
+        source_path, source_sha = _source_fields(source)
+        if previous is None:
+            now = self._clock()
+            return "created", Manifest(spec.name, spec, now, now, source_path, source_sha)
+        if source is None:  # restore: keep what the manifest says about its source
+            source_path, source_sha = previous.source_path, previous.source_sha256
+        same = previous.definition_sha256 == definition_sha256(spec) and (
+            previous.source_path,
+            previous.source_sha256,
+        ) == (source_path, source_sha)
+        if same:
+            return "unchanged", previous
+        return "updated", Manifest(
+            spec.name, spec, previous.created_at, self._clock(), source_path, source_sha
+        )
+
+    @staticmethod
+    def _mkdir(path: Path, relative: str, created: list[str]) -> None:
+        try:
+            mode = os.lstat(path).st_mode
+        except FileNotFoundError:
+            path.mkdir()
+            if relative:
+                created.append(relative + "/")
+            return
+        if not stat.S_ISDIR(mode):
+            raise WorkspaceError(f"{path} exists and is not a folder; move it out of the way")
+
+
+def _source_fields(source: Path | None) -> tuple[str | None, str | None]:
+    if source is None:
+        return None, None
+    try:
+        digest = hashlib.sha256(source.read_bytes()).hexdigest()
+    except OSError:
+        return str(source), None
+    return str(source.resolve()), digest
+
+
+class _TimedLock(FileLock):
+    """A FileLock whose timeout becomes a WorkspaceError naming the lock file."""
+
+    def acquire(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        try:
+            return super().acquire(*args, **kwargs)
+        except Timeout:
+            raise WorkspaceError(
+                f"another squad process holds {self.lock_file} (waited {self.timeout:.0f}s); "
+                "try again when it finishes"
+            ) from None
