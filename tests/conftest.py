@@ -1,0 +1,66 @@
+"""Shared fixtures: example definitions, a frozen clock, isolated settings."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from squad.settings import Settings
+from squad.spec.loader import squad_from_text
+from squad.spec.models import SquadSpec
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLES = sorted((REPO / "configs" / "squads").glob("*.yaml"))
+
+BASIC_YAML = """\
+name: demo
+goal: Ship it.
+agents:
+  - {id: planner, role: Plans the work, profile: planner-v1}
+  - {id: writer, role: Writes the pages}
+tasks:
+  - {id: outline, description: Outline the guide., agent: planner}
+  - {id: draft, description: Write the guide., agent: writer, depends_on: [outline]}
+"""
+
+
+class FrozenClock:
+    """A clock tests move by hand."""
+
+    def __init__(self, start: datetime | None = None) -> None:
+        self.now = start or datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
+
+
+@pytest.fixture
+def clock() -> FrozenClock:
+    return FrozenClock()
+
+
+@pytest.fixture
+def make_spec() -> Callable[..., SquadSpec]:
+    def make(text: str = BASIC_YAML) -> SquadSpec:
+        return squad_from_text(text, source="test.yaml")
+
+    return make
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    """Settings rooted in a temporary folder, no environment leaking in."""
+    return Settings.load(
+        {
+            "SQUAD_HOME": str(tmp_path / "home"),
+            "SQUAD_WORKSPACES": str(tmp_path / "workspaces"),
+            "SQUAD_CONFIGS": str(tmp_path / "configs"),
+        },
+        cwd=tmp_path,
+    )
