@@ -1,0 +1,118 @@
+"""Engines for the state store: one function turns a URL into a ready, correctly tuned engine.
+
+SQLite is the default backend and gets the settings a multi-threaded, multi-process daemon needs
+on *every* connection (``PRAGMA foreign_keys`` and ``busy_timeout`` are per connection, not per
+file). Anything else SQLAlchemy understands is passed through, so Postgres works with the same
+code.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import create_engine, event
+from sqlalchemy.engine import URL, Engine, make_url
+from sqlalchemy.exc import ArgumentError
+from sqlalchemy.pool import StaticPool
+
+from squad.errors import StoreError
+
+__all__ = ["BUSY_TIMEOUT_MS", "make_engine", "mask_url", "parse_url", "sqlite_file"]
+
+BUSY_TIMEOUT_MS = 5000
+"""How long a SQLite writer waits for another one before failing with 'database is locked'."""
+
+_POSTGRES_CONNECT_TIMEOUT_S = 10
+_URL_EXAMPLES = "e.g. sqlite:////home/me/.squad/squad.db or postgresql://user@host/dbname"
+
+
+def mask_url(url: str | URL) -> str:
+    """``url`` fit for an error message: any password replaced by ``***``."""
+    if isinstance(url, URL):
+        return url.render_as_string(hide_password=True)
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", url)
+
+
+def parse_url(url: str | URL) -> URL:
+    """Parse ``url``; bare ``postgres://`` and ``postgresql://`` get the psycopg 3 driver.
+
+    Without the rewrite SQLAlchemy would pick psycopg2, which squad does not install.
+    """
+    try:
+        parsed = url if isinstance(url, URL) else make_url(url)
+    except ArgumentError as exc:
+        raise StoreError(f"invalid database URL {mask_url(url)!r}: {exc}; {_URL_EXAMPLES}") from exc
+    if parsed.drivername in {"postgres", "postgresql"}:
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    return parsed
+
+
+def sqlite_file(url: URL) -> Path | None:
+    """The database file of a SQLite ``url``; None for in-memory and ``file:`` URI databases."""
+    if url.get_backend_name() != "sqlite" or _sqlite_in_memory(url):
+        return None
+    if url.query.get("uri") in {"true", "1"}:
+        return None
+    assert url.database is not None
+    return Path(url.database)
+
+
+def make_engine(url: str | URL) -> Engine:
+    """An engine for ``url``; raises StoreError for a malformed URL or a missing driver.
+
+    Does not connect: an unreachable server is reported by the first use (the migration).
+    """
+    parsed = parse_url(url)
+    try:
+        if parsed.get_backend_name() == "sqlite":
+            return _sqlite_engine(parsed)
+        return _server_engine(parsed)
+    except (ArgumentError, ImportError) as exc:
+        raise StoreError(
+            f"cannot use database URL {mask_url(parsed)!r}: {exc}; {_URL_EXAMPLES}"
+        ) from exc
+
+
+def _sqlite_in_memory(url: URL) -> bool:
+    return url.database in {None, "", ":memory:"} or url.query.get("mode") == "memory"
+
+
+def _sqlite_engine(url: URL) -> Engine:
+    path = sqlite_file(url)
+    if path is not None:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(
+                f"cannot create the folder {str(path.parent)!r} for the state database: {exc}"
+            ) from exc
+    options: dict[str, Any] = {"connect_args": {"check_same_thread": False}}
+    if _sqlite_in_memory(url):
+        # Every new connection to an in-memory database is a new, empty database: keep one.
+        options["poolclass"] = StaticPool
+    engine = create_engine(url, **options)
+    event.listen(engine, "connect", _tune_sqlite_connection)
+    return engine
+
+
+def _tune_sqlite_connection(dbapi_connection: Any, _record: Any) -> None:
+    """Per-connection SQLite settings; busy_timeout first so the WAL switch can wait its turn."""
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA foreign_keys = ON")
+        cursor.execute("PRAGMA journal_mode = WAL")
+    finally:
+        cursor.close()
+
+
+def _server_engine(url: URL) -> Engine:
+    options: dict[str, Any] = {"pool_pre_ping": True}
+    if url.get_backend_name() == "postgresql" and "connect_timeout" not in url.query:
+        options["connect_args"] = {"connect_timeout": _POSTGRES_CONNECT_TIMEOUT_S}
+    return create_engine(url, **options)

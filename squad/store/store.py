@@ -1,0 +1,287 @@
+"""The state store: squads and their runs, behind methods that speak frozen records.
+
+Nothing outside this package sees a session or a table row. Time and ids come from injected
+callables, so tests freeze the clock and get exact timestamps back.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import func, literal
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlmodel import Session, col, delete, select, update
+
+from squad.errors import StoreError
+from squad.store.engine import make_engine, mask_url
+from squad.store.migrate import upgrade
+from squad.store.records import RunRecord, RunStatus, SquadRecord
+from squad.store.tables import RunRow, SquadRow, UTCDateTime
+
+if TYPE_CHECKING:
+    from squad.settings import Settings
+
+__all__ = ["Store", "open_store"]
+
+Clock = Callable[[], datetime]
+IdFactory = Callable[[], str]
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _uuid_hex() -> str:
+    return uuid.uuid4().hex
+
+
+class Store:
+    """Squads and runs in a SQL database; build one with :meth:`open`, end it with :meth:`close`.
+
+    Safe to share between threads: each call uses its own session from the engine's pool.
+    """
+
+    def __init__(
+        self, engine: Engine, *, clock: Clock | None = None, new_id: IdFactory | None = None
+    ) -> None:
+        """Wrap an engine whose database is already migrated; :meth:`open` is the usual way in."""
+        self._engine = engine
+        self._clock = clock or _utc_now
+        self._new_id = new_id or _uuid_hex
+        self._where = mask_url(engine.url)
+
+    @classmethod
+    def open(
+        cls, url: str, *, clock: Clock | None = None, new_id: IdFactory | None = None
+    ) -> Store:
+        """Open the database at ``url``, migrating it to this squad's schema first."""
+        engine = make_engine(url)
+        try:
+            upgrade(engine)
+        except BaseException:
+            engine.dispose()
+            raise
+        return cls(engine, clock=clock, new_id=new_id)
+
+    def close(self) -> None:
+        """Close every pooled connection; calling it twice is harmless."""
+        self._engine.dispose()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # squads
+
+    def upsert_squad(
+        self, name: str, *, workspace: str, source: str | None, definition_sha256: str
+    ) -> SquadRecord:
+        """Create or update a squad; ``updated_at`` moves only when a field really changed."""
+        try:
+            return self._upsert_squad(name, workspace, source, definition_sha256, first_try=True)
+        except IntegrityError:
+            # Another writer inserted the same name between our read and our insert: update it.
+            return self._upsert_squad(name, workspace, source, definition_sha256, first_try=False)
+
+    def _upsert_squad(
+        self, name: str, workspace: str, source: str | None, sha256: str, *, first_try: bool
+    ) -> SquadRecord:
+        now = self._now()
+        reraise = IntegrityError if first_try else None
+        with self._session(f"save squad {name!r}", reraise=reraise) as session:
+            row = session.get(SquadRow, name)
+            if row is None:
+                row = SquadRow(
+                    name=name,
+                    workspace=workspace,
+                    source=source,
+                    definition_sha256=sha256,
+                    created_at=now,
+                    updated_at=now,
+                )
+                session.add(row)
+            elif (row.workspace, row.source, row.definition_sha256) != (workspace, source, sha256):
+                row.workspace, row.source, row.definition_sha256 = workspace, source, sha256
+                row.updated_at = now
+            session.commit()
+            return _squad_record(row)
+
+    def get_squad(self, name: str) -> SquadRecord | None:
+        with self._session(f"read squad {name!r}") as session:
+            row = session.get(SquadRow, name)
+            return None if row is None else _squad_record(row)
+
+    def list_squads(self) -> list[SquadRecord]:
+        """Every squad, sorted by name."""
+        with self._session("list squads") as session:
+            rows = session.exec(select(SquadRow).order_by(col(SquadRow.name))).all()
+            return [_squad_record(row) for row in rows]
+
+    def delete_squad(self, name: str) -> bool:
+        """Delete a squad and, by the foreign key's ON DELETE CASCADE, all its runs.
+
+        Runs are the history of their squad and mean nothing without it, so deleting cascades
+        rather than being refused. True if the squad existed.
+        """
+        with self._session(f"delete squad {name!r}") as session:
+            result = session.exec(delete(SquadRow).where(col(SquadRow.name) == name))
+            session.commit()
+            return bool(result.rowcount)
+
+    # runs
+
+    def create_run(self, squad: str, *, trigger: str = "manual") -> RunRecord:
+        """A new ``pending`` run of an existing squad (the foreign key refuses unknown ones)."""
+        row = RunRow(
+            id=self._new_id(),
+            squad=squad,
+            status=RunStatus.PENDING.value,
+            trigger=trigger,
+            created_at=self._now(),
+        )
+        try:
+            with self._session(
+                f"create a run of squad {squad!r}", reraise=IntegrityError
+            ) as session:
+                session.add(row)
+                session.commit()
+                return _run_record(row)
+        except IntegrityError as exc:
+            if self.get_squad(squad) is None:
+                raise StoreError(
+                    f"no squad named {squad!r} in the state database; save it (upsert_squad) "
+                    "before creating runs of it"
+                ) from exc
+            raise StoreError(
+                f"cannot create run {row.id!r} of squad {squad!r}: {exc.orig}"
+            ) from exc
+
+    def update_run(
+        self,
+        run_id: str,
+        *,
+        status: RunStatus | None = None,
+        error: str | None = None,
+        tokens_in: int | None = None,
+        tokens_out: int | None = None,
+        cost_usd: float | None = None,
+    ) -> RunRecord:
+        """Change the given fields (None leaves a field alone; numbers replace, not add).
+
+        Entering ``running`` stamps ``started_at`` and a terminal status stamps ``ended_at``,
+        each only the first time, in the same statement (no read-modify-write race). Which
+        transitions are allowed is the caller's business; the store records what it is told.
+        """
+        now = self._now()
+        values: dict[str, Any] = {}
+        if status is not None:
+            status = RunStatus(status)
+            values["status"] = status.value
+            stamp = literal(now, UTCDateTime())
+            if status is RunStatus.RUNNING:
+                values["started_at"] = func.coalesce(RunRow.started_at, stamp)
+            elif status.is_terminal:
+                values["ended_at"] = func.coalesce(RunRow.ended_at, stamp)
+        for key, value in (
+            ("error", error),
+            ("tokens_in", tokens_in),
+            ("tokens_out", tokens_out),
+            ("cost_usd", cost_usd),
+        ):
+            if value is not None:
+                values[key] = value
+        with self._session(f"update run {run_id!r}") as session:
+            if values:
+                session.exec(update(RunRow).where(col(RunRow.id) == run_id).values(values))
+            row = session.get(RunRow, run_id)
+            if row is None:
+                raise StoreError(f"no run with id {run_id!r} in the state database")
+            session.commit()
+            return _run_record(row)
+
+    def get_run(self, run_id: str) -> RunRecord | None:
+        with self._session(f"read run {run_id!r}") as session:
+            row = session.get(RunRow, run_id)
+            return None if row is None else _run_record(row)
+
+    def list_runs(self, squad: str | None = None, limit: int = 50) -> list[RunRecord]:
+        """The newest ``limit`` runs, of one squad or of all, newest first."""
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, got {limit!r}")
+        query = select(RunRow)
+        if squad is not None:
+            query = query.where(col(RunRow.squad) == squad)
+        query = query.order_by(col(RunRow.created_at).desc(), col(RunRow.id).desc()).limit(limit)
+        with self._session("list runs") as session:
+            return [_run_record(row) for row in session.exec(query).all()]
+
+    # plumbing
+
+    def _now(self) -> datetime:
+        now = self._clock()
+        if now.utcoffset() is None:
+            raise ValueError(f"the store's clock returned naive {now!r}; it must be timezone-aware")
+        return now.astimezone(UTC)
+
+    @contextmanager
+    def _session(
+        self, action: str, *, reraise: type[SQLAlchemyError] | None = None
+    ) -> Iterator[Session]:
+        """A session whose SQLAlchemy errors become StoreError (except ``reraise``, for retries)."""
+        try:
+            with Session(self._engine, expire_on_commit=False) as session:
+                yield session
+        except SQLAlchemyError as exc:
+            if reraise is not None and isinstance(exc, reraise):
+                raise
+            reason = getattr(exc, "orig", None) or exc
+            raise StoreError(
+                f"cannot {action} in the state database {self._where!r}: {reason}"
+            ) from exc
+
+
+def open_store(
+    settings: Settings, *, clock: Clock | None = None, new_id: IdFactory | None = None
+) -> Store:
+    """Open the store named by ``settings.database_url``."""
+    return Store.open(settings.database_url, clock=clock, new_id=new_id)
+
+
+def _squad_record(row: SquadRow) -> SquadRecord:
+    return SquadRecord(
+        name=row.name,
+        workspace=row.workspace,
+        source=row.source,
+        definition_sha256=row.definition_sha256,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+    )
+
+
+def _run_record(row: RunRow) -> RunRecord:
+    return RunRecord(
+        id=row.id,
+        squad=row.squad,
+        status=RunStatus(row.status),
+        trigger=row.trigger,
+        created_at=row.created_at,
+        started_at=row.started_at,
+        ended_at=row.ended_at,
+        error=row.error,
+        tokens_in=row.tokens_in,
+        tokens_out=row.tokens_out,
+        cost_usd=row.cost_usd,
+    )

@@ -1,0 +1,294 @@
+"""Opening a database: URLs and engines, migrations to head, refusal of newer schemas, locking."""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import inspect, text
+from sqlalchemy.engine import Connection
+
+from squad.errors import StoreError
+from squad.store import RunStatus, Store
+from squad.store.engine import make_engine, parse_url
+from squad.store.migrate import (
+    MIGRATIONS,
+    alembic_config,
+    current_revisions,
+    head_revisions,
+    upgrade,
+)
+from squad.store.tables import metadata
+
+SHA = "0" * 64
+
+REBUILD_SQUADS = """
+    import sqlalchemy as sa
+    from alembic import op
+
+    revision = "0002"
+    down_revision = "0001"
+    branch_labels = None
+    depends_on = None
+
+
+    def upgrade():
+        # Changing nullability makes SQLite rebuild the table: copy, drop, rename.
+        with op.batch_alter_table("squads") as batch:
+            batch.add_column(sa.Column("description", sa.Text(), nullable=True))
+            batch.alter_column("workspace", existing_type=sa.String(), nullable=True)
+
+
+    def downgrade():
+        pass
+"""
+
+BROKEN = """
+    import sqlalchemy as sa
+    from alembic import op
+
+    revision = "0002"
+    down_revision = "0001"
+    branch_labels = None
+    depends_on = None
+
+
+    def upgrade():
+        op.add_column("squads", sa.Column("description", sa.Text(), nullable=True))
+        op.execute("UPDATE no_such_table SET x = 1")
+
+
+    def downgrade():
+        pass
+"""
+
+
+@contextlib.contextmanager
+def _connect(url: str) -> Iterator[Connection]:
+    engine = make_engine(url)
+    try:
+        with engine.connect() as connection:
+            yield connection
+    finally:
+        engine.dispose()
+
+
+def _migrations_plus(tmp_path: Path, source: str) -> Path:
+    """A copy of the shipped migrations with one more revision, as a newer squad would have."""
+    location = tmp_path / "migrations"
+    shutil.copytree(MIGRATIONS, location, ignore=shutil.ignore_patterns("__pycache__"))
+    (location / "versions" / "0002_next.py").write_text(textwrap.dedent(source))
+    return location
+
+
+def _upgrade_with(url: str, location: Path) -> None:
+    engine = make_engine(url)
+    try:
+        upgrade(engine, script_location=location)
+    finally:
+        engine.dispose()
+
+
+def _seed(url: str) -> str:
+    with Store.open(url) as store:
+        store.upsert_squad("docs", workspace="/ws/docs", source=None, definition_sha256=SHA)
+        return store.create_run("docs").id
+
+
+# migrations
+
+
+def test_fresh_database_ends_at_head(store_url: str) -> None:
+    Store.open(store_url).close()
+    with _connect(store_url) as connection:
+        assert current_revisions(connection) == head_revisions() == {"0001"}
+        tables = set(inspect(connection).get_table_names())
+    assert {"squads", "runs", "alembic_version"} <= tables
+
+
+def test_database_stamped_with_unknown_revision_is_refused(store_url: str) -> None:
+    Store.open(store_url).close()
+    with _connect(store_url) as connection:
+        connection.execute(text("UPDATE alembic_version SET version_num = 'f00d'"))
+        connection.commit()
+
+    with pytest.raises(
+        StoreError, match="database at revision f00d is newer than this squad; upgrade squad"
+    ):
+        Store.open(store_url)
+
+
+def test_database_migrated_by_a_newer_squad_is_refused_and_left_alone(
+    store_url: str, tmp_path: Path
+) -> None:
+    run_id = _seed(store_url)
+    _upgrade_with(store_url, _migrations_plus(tmp_path, REBUILD_SQUADS))
+
+    with pytest.raises(StoreError, match="revision 0002 is newer than this squad"):
+        Store.open(store_url)
+    with _connect(store_url) as connection:
+        assert current_revisions(connection) == {"0002"}
+        assert connection.execute(text("SELECT id FROM runs")).scalars().all() == [run_id]
+
+
+def test_tables_and_migrations_do_not_drift(store_url: str) -> None:
+    Store.open(store_url).close()
+    with _connect(store_url) as connection:
+        context = MigrationContext.configure(
+            connection, opts={"compare_type": True, "compare_server_default": True}
+        )
+        assert compare_metadata(context, metadata) == []
+        connection.rollback()
+        # The same comparison through env.py, as `alembic check` would run it.
+        command.check(alembic_config(connection))
+
+
+def test_later_migration_rebuilding_squads_keeps_runs_and_foreign_keys(
+    store_url: str, tmp_path: Path
+) -> None:
+    run_id = _seed(store_url)
+    _upgrade_with(store_url, _migrations_plus(tmp_path, REBUILD_SQUADS))
+
+    with _connect(store_url) as connection:
+        assert current_revisions(connection) == {"0002"}
+        assert connection.execute(text("SELECT id FROM runs")).scalars().all() == [run_id]
+        assert connection.execute(text("SELECT name FROM squads")).scalars().all() == ["docs"]
+        connection.execute(text("DELETE FROM squads WHERE name = 'docs'"))
+        assert connection.execute(text("SELECT count(*) FROM runs")).scalar() == 0, (
+            "the rebuilt squads table lost its cascade"
+        )
+        connection.rollback()
+
+
+def test_failed_migration_leaves_database_unchanged(store_url: str, tmp_path: Path) -> None:
+    run_id = _seed(store_url)
+
+    with pytest.raises(StoreError, match="no_such_table"):
+        _upgrade_with(store_url, _migrations_plus(tmp_path, BROKEN))
+
+    with _connect(store_url) as connection:
+        assert current_revisions(connection) == {"0001"}
+        columns = {c["name"] for c in inspect(connection).get_columns("squads")}
+        assert "description" not in columns
+        assert connection.execute(text("SELECT id FROM runs")).scalars().all() == [run_id]
+
+
+def test_pooled_connection_has_foreign_keys_back_on_after_migrating() -> None:
+    # In-memory SQLite keeps one connection: the very one that migrated with foreign keys off.
+    with Store.open("sqlite://") as store, pytest.raises(StoreError, match="no squad named"):
+        store.create_run("ghost")
+
+
+CONCURRENT_OPEN = """
+import sys, time
+from pathlib import Path
+from squad.store import Store
+
+url, folder, name = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
+(folder / f"ready-{name}").touch()
+while not (folder / "go").exists():
+    time.sleep(0.001)
+with Store.open(url) as store:
+    store.upsert_squad(name, workspace="/w", source=None, definition_sha256="0" * 64)
+"""
+
+
+def test_processes_opening_a_new_sqlite_file_at_once_all_succeed(tmp_path: Path) -> None:
+    db = tmp_path / "state" / "squad.db"
+    url = f"sqlite:///{db}"
+    names = [f"squad{i}" for i in range(4)]
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", CONCURRENT_OPEN, url, str(tmp_path), name],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for name in names
+    ]
+    try:
+        deadline = time.monotonic() + 60
+        while not all((tmp_path / f"ready-{n}").exists() for n in names):
+            assert time.monotonic() < deadline, "the child processes never got ready"
+            time.sleep(0.01)
+        (tmp_path / "go").touch()
+        outcomes = [p.communicate(timeout=60) for p in processes]
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.kill()
+                process.communicate()
+
+    assert [p.returncode for p in processes] == [0] * len(names), outcomes
+    with contextlib.closing(sqlite3.connect(db)) as connection:
+        assert connection.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        assert connection.execute("SELECT version_num FROM alembic_version").fetchall() == [
+            ("0001",)
+        ]
+        assert sorted(r[0] for r in connection.execute("SELECT name FROM squads")) == names
+
+
+# engines and URLs
+
+
+def test_sqlite_gets_its_folder_wal_busy_timeout_and_foreign_keys(tmp_path: Path) -> None:
+    db = tmp_path / "not" / "yet" / "there.db"
+    Store.open(f"sqlite:///{db}").close()
+    assert db.is_file()
+    with _connect(f"sqlite:///{db}") as connection:
+        values = [
+            connection.exec_driver_sql(f"PRAGMA {name}").scalar()
+            for name in ("journal_mode", "busy_timeout", "foreign_keys")
+        ]
+    assert values == ["wal", 5000, 1]
+
+
+@pytest.mark.parametrize("url", ["postgres://u@h/db", "postgresql://u@h/db"])
+def test_bare_postgres_urls_get_the_psycopg_driver(url: str) -> None:
+    assert parse_url(url).drivername == "postgresql+psycopg"
+
+
+def test_explicit_driver_is_kept() -> None:
+    assert parse_url("postgresql+psycopg2://u@h/db").drivername == "postgresql+psycopg2"
+
+
+def test_unreachable_database_error_names_url_without_password() -> None:
+    url = "postgresql://squad:s3cret@127.0.0.1:1/state?connect_timeout=2"
+    with pytest.raises(StoreError) as caught:
+        Store.open(url)
+    message = str(caught.value)
+    assert "s3cret" not in message
+    assert "squad:***@127.0.0.1:1/state" in message
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("not a url", "invalid database URL 'not a url'"),
+        (
+            "nosuchdb://user:pw@host/db",
+            "cannot use database URL 'nosuchdb://user:\\*\\*\\*@host/db'",
+        ),
+    ],
+)
+def test_bad_url_is_a_store_error(url: str, expected: str) -> None:
+    with pytest.raises(StoreError, match=expected):
+        Store.open(url)
+
+
+def test_in_memory_sqlite_is_one_shared_database() -> None:
+    with Store.open("sqlite://") as store:
+        store.upsert_squad("docs", workspace="/w", source=None, definition_sha256=SHA)
+        run = store.update_run(store.create_run("docs").id, status=RunStatus.RUNNING)
+        assert store.list_runs() == [run]
