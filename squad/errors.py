@@ -8,7 +8,11 @@ code the CLI returns for it, so the CLI maps errors to exit codes in one place::
     ├── UsageError                  exit 2: a command was called with arguments that cannot work
     ├── WorkspaceError              exit 1: a workspace cannot be read or written
     │   └── PathEscapeError         exit 2: a path would leave its workspace (or the root)
-    └── StoreError                  exit 1: the state database failed or is out of date
+    ├── StoreError                  exit 1: the state database failed or is out of date
+    └── MemoryError_                exit 1: a memory write was refused or conflicted
+        ├── StaleWriteError         exit 1: the file changed after it was read; re-read, retry
+        ├── MemoryFullError         exit 1: the write would pass the size cap; consolidate
+        └── SecretInMemoryError     exit 2: the text carries a credential; it is never stored
 
 Errors never log or print themselves; the edge that catches them decides how to show them.
 """
@@ -20,9 +24,13 @@ from dataclasses import dataclass
 
 __all__ = [
     "ConfigError",
+    "MemoryError_",
+    "MemoryFullError",
     "PathEscapeError",
     "Problem",
+    "SecretInMemoryError",
     "SquadError",
+    "StaleWriteError",
     "StoreError",
     "UsageError",
     "WorkspaceError",
@@ -117,3 +125,21 @@ class PathEscapeError(WorkspaceError):
 
 class StoreError(SquadError):
     """The state database cannot be opened, migrated or written."""
+
+
+class MemoryError_(SquadError):  # trailing "_": not the builtin MemoryError
+    """A memory write was refused or conflicted; nothing was written."""
+
+
+class StaleWriteError(MemoryError_):
+    """The memory file changed after it was read; the write was based on old content."""
+
+
+class MemoryFullError(MemoryError_):
+    """The write would take a memory file past its size cap; consolidate it first."""
+
+
+class SecretInMemoryError(MemoryError_):
+    """The text carries a credential (API key, token, password, private key)."""
+
+    exit_code = 2

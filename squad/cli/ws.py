@@ -11,7 +11,8 @@ from squad.cli.output import Output
 
 if TYPE_CHECKING:
     from squad.manager import SquadManager
-    from squad.workspace.inspect import Health, SearchResult, TreeEntry
+    from squad.workspace.inspect import Health, TreeEntry
+    from squad.workspace.search import SearchResult
 
 __all__ = ["ws_app"]
 
@@ -68,7 +69,8 @@ def list_(json_output: JsonFlag = False) -> None:
     if out.rich:
         from rich.table import Table
 
-        table = Table("squad", "agents", "tasks", "process", "updated", "path")
+        table = Table("squad", "agents", "tasks", "process", "updated")
+        table.add_column("path", overflow="fold")
         for row in rows:
             table.add_row(
                 row["squad"],
@@ -182,7 +184,7 @@ def search(
     json_output: JsonFlag = False,
 ) -> None:
     """Full-text search over every text file of a workspace; matches highlighted."""
-    from squad.workspace.inspect import search as find
+    from squad.workspace.search import search as find
 
     out = Output(json_mode=json_output)
     with _manager() as manager:

@@ -8,7 +8,6 @@ that holds across processes.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 from collections.abc import Callable
@@ -183,21 +182,18 @@ class WorkspaceManager:
     def _next_manifest(
         self, previous: Manifest | None, spec: SquadSpec, source: Path | None
     ) -> tuple[Literal["created", "updated", "unchanged"], Manifest]:
-        source_path, source_sha = _source_fields(source)
+        source_path = str(source.resolve()) if source else None
         if previous is None:
             now = self._clock()
-            return "created", Manifest(spec.name, spec, now, now, source_path, source_sha)
+            return "created", Manifest(spec.name, spec, now, now, source_path)
         if source is None:  # restore: keep what the manifest says about its source
-            source_path, source_sha = previous.source_path, previous.source_sha256
-        same = previous.definition_sha256 == definition_sha256(spec) and (
-            previous.source_path,
-            previous.source_sha256,
-        ) == (source_path, source_sha)
-        if same:
+            source_path = previous.source_path
+        if (previous.definition_sha256, previous.source_path) == (
+            definition_sha256(spec),
+            source_path,
+        ):
             return "unchanged", previous
-        return "updated", Manifest(
-            spec.name, spec, previous.created_at, self._clock(), source_path, source_sha
-        )
+        return "updated", Manifest(spec.name, spec, previous.created_at, self._clock(), source_path)
 
     @staticmethod
     def _mkdir(path: Path, relative: str, created: list[str]) -> None:
@@ -210,16 +206,6 @@ class WorkspaceManager:
             return
         if not stat.S_ISDIR(mode):
             raise WorkspaceError(f"{path} exists and is not a folder; move it out of the way")
-
-
-def _source_fields(source: Path | None) -> tuple[str | None, str | None]:
-    if source is None:
-        return None, None
-    try:
-        digest = hashlib.sha256(source.read_bytes()).hexdigest()
-    except OSError:
-        return str(source), None
-    return str(source.resolve()), digest
 
 
 class _TimedLock(FileLock):

@@ -38,7 +38,6 @@ def experience_identity(squad: str, agent_id: str, profile: str | None) -> str:
 class _Source(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
     path: str
-    sha256: str
 
 
 class _Agent(BaseModel):
@@ -69,7 +68,7 @@ class Manifest:
     created_at: datetime
     updated_at: datetime
     source_path: str | None = None
-    source_sha256: str | None = None
+    """The YAML file it was last created from (informational; restore never needs it)."""
 
     @property
     def definition_sha256(self) -> str:
@@ -83,11 +82,7 @@ class Manifest:
             "created_at": self.created_at.isoformat(),
             "updated_at": self.updated_at.isoformat(),
             "definition_sha256": self.definition_sha256,
-            "source": (
-                {"path": self.source_path, "sha256": self.source_sha256}
-                if self.source_path and self.source_sha256
-                else None
-            ),
+            "source": {"path": self.source_path} if self.source_path else None,
             "agents": [
                 {
                     "id": agent.id,
@@ -172,5 +167,4 @@ class Manifest:
             created_at=created,
             updated_at=updated,
             source_path=parsed.source.path if parsed.source else None,
-            source_sha256=parsed.source.sha256 if parsed.source else None,
         )

@@ -122,6 +122,8 @@ def search(
             skipped[_skip_reason(read.status, read.truncated)] += 1
             continue
         scanned += 1
+        if not regex and pattern.search(read.text) is None:
+            continue  # a literal found nowhere in the file is on none of its lines
         lines = _split_lines(read.text)
         hits = _matching_lines(pattern, lines, limit=remaining + 1)
         if len(hits) > remaining:

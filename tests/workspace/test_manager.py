@@ -262,7 +262,7 @@ def test_manifest_round_trips_every_example(make_spec: MakeSpec, clock: FrozenCl
     assert len(EXAMPLES) >= 2
     for example in EXAMPLES:
         spec = make_spec(example.read_text())
-        manifest = Manifest(spec.name, spec, clock.now, clock.now, str(example), "ab" * 32)
+        manifest = Manifest(spec.name, spec, clock.now, clock.now, str(example))
         again = Manifest.from_json(manifest.to_json(), source="m.json")
         assert again == manifest
 
@@ -286,3 +286,20 @@ def test_concurrent_creators_of_one_workspace_agree(tmp_path: Path) -> None:
     leftovers = [p for p in ws.rglob("*") if p.name.endswith(".tmp")]
     assert leftovers == []
     assert sorted(os.listdir(ws / "agents")) == ["planner", "writer"]
+
+
+def test_comment_only_edit_of_the_yaml_leaves_the_manifest_alone(
+    manager: WorkspaceManager, tmp_path: Path, clock: FrozenClock
+) -> None:
+    from squad.spec.loader import squad_from_file
+
+    source = tmp_path / "demo.yaml"
+    source.write_text(BASIC_YAML)
+    manager.create(squad_from_file(source), source=source)
+    manifest = manager.root / "demo" / MANIFEST_NAME
+    before = manifest.read_bytes()
+    source.write_text("# a new comment\n" + BASIC_YAML.replace("goal: Ship it.", "goal:  Ship it."))
+    clock.advance(5)
+    assert manager.create(squad_from_file(source), source=source).manifest == "unchanged"
+    assert manifest.read_bytes() == before
+    assert json.loads(before)["source"] == {"path": str(source.resolve())}

@@ -1,0 +1,1 @@
+"""Benchmarks: each reports a ratio against a baseline measured in the same run."""

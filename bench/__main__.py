@@ -1,0 +1,111 @@
+"""``make bench``: start-up, validation and workspace search, as ratios to same-run baselines.
+
+Absolute times on shared machines are noise; a ratio to a baseline measured moments before
+on the same machine is not. Each benchmark takes the median of several repetitions.
+"""
+
+from __future__ import annotations
+
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+
+
+@dataclass(frozen=True)
+class Result:
+    name: str
+    measured_s: float
+    baseline_name: str
+    baseline_s: float
+    target_ratio: float
+
+    @property
+    def ratio(self) -> float:
+        return self.measured_s / self.baseline_s
+
+    @property
+    def ok(self) -> bool:
+        return self.ratio <= self.target_ratio
+
+
+def median_time(action: Callable[[], object], repeat: int) -> float:
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        action()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def run(*cmd: str) -> Callable[[], object]:
+    return lambda: subprocess.run(cmd, check=True, capture_output=True)
+
+
+def bench_help() -> Result:
+    """`squad --help` against a bare interpreter start: lazy imports keep this small."""
+    baseline = median_time(run(sys.executable, "-c", "pass"), 9)
+    measured = median_time(run(str(BIN / "squad"), "--help"), 9)
+    return Result("squad --help", measured, "python -c pass", baseline, 12.0)
+
+
+def bench_validate() -> Result:
+    """Validating the examples against merely parsing them with PyYAML's C-less safe_load."""
+    import yaml
+
+    from squad.spec.loader import squad_from_text
+
+    texts = [p.read_text() for p in sorted((REPO / "configs" / "squads").glob("*.yaml"))] * 50
+    baseline = median_time(lambda: [yaml.safe_load(t) for t in texts], 5)
+    measured = median_time(lambda: [squad_from_text(t) for t in texts], 5)
+    return Result("validate 100 definitions", measured, "yaml.safe_load", baseline, 3.0)
+
+
+def bench_search(tmp: Path) -> Result | None:
+    """Workspace full-text search against grep over the same 2,000 files."""
+    grep = shutil.which("grep")
+    if grep is None:
+        return None
+    from squad.workspace.search import search
+
+    root = tmp / "ws"
+    for i in range(2000):
+        folder = root / "tasks" / f"t{i % 50}"
+        folder.mkdir(parents=True, exist_ok=True)
+        lines = [f"line {j} of file {i}: lorem ipsum dolor sit amet" for j in range(40)]
+        if i % 7 == 0:
+            lines[20] = "the Needle is here"
+        (folder / f"out-{i}.md").write_text("\n".join(lines) + "\n")
+    baseline = median_time(
+        lambda: subprocess.run([grep, "-rni", "needle", str(root)], capture_output=True), 5
+    )
+    measured = median_time(lambda: search(root, "needle"), 5)
+    return Result("ws search 2,000 files", measured, "grep -rni", baseline, 8.0)
+
+
+def main() -> int:
+    with tempfile.TemporaryDirectory() as tmp:
+        results = [bench_help(), bench_validate(), bench_search(Path(tmp))]
+    print(f"{'benchmark':28} {'measured':>10} {'baseline':>22} {'ratio':>7} {'target':>7}")
+    failed = 0
+    for result in filter(None, results):
+        flag = "ok" if result.ok else "OVER"
+        failed += not result.ok
+        print(
+            f"{result.name:28} {result.measured_s * 1000:8.1f}ms "
+            f"{result.baseline_name:>14} {result.baseline_s * 1000:6.1f}ms "
+            f"{result.ratio:6.1f}x {result.target_ratio:6.1f}x  {flag}"
+        )
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
