@@ -1,0 +1,1 @@
+"""Layered agent memory: project memory files, boot files, experiential facts, assembly."""

@@ -1,0 +1,105 @@
+"""Token counting with the agent's model tokenizer, fully offline.
+
+litellm ships tiktoken's ``cl100k_base``/``o200k_base`` files and Anthropic's and DeepSeek's
+tokenizer files; we read them from litellm's package folder without importing litellm
+(seconds) and without letting tiktoken reach the network. The same counter is used when
+memory is written (caps, extraction) and when it is injected (budgets), so both agree.
+
+Models whose tokenizer is not shipped (Ollama, vLLM, the offline model) are counted with
+``cl100k_base``: close for most modern BPE vocabularies, and deterministic.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Protocol
+
+__all__ = ["TokenCounter", "counter_for_model", "encoding_for_model"]
+
+
+class TokenCounter(Protocol):
+    """Anything that counts tokens; tests may pass a simpler one (e.g. whitespace words)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def count(self, text: str) -> int: ...
+
+
+_O200K_PREFIXES = ("gpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "o1", "o3", "o4", "chatgpt-4o")
+_HF_FILES = {"anthropic": "anthropic_tokenizer.json", "deepseek": "deepseek_tokenizer.json"}
+_LOAD_LOCK = threading.Lock()
+
+
+def encoding_for_model(model: str) -> str:
+    """The tokenizer name used for a litellm model string (``openai/gpt-4o`` -> ``o200k_base``)."""
+    lowered = model.lower()
+    bare = lowered.rsplit("/", 1)[-1]
+    if bare.startswith(_O200K_PREFIXES):
+        return "o200k_base"
+    if "claude" in lowered or lowered.startswith("anthropic/"):
+        return "anthropic"
+    if "deepseek" in lowered:
+        return "deepseek"
+    return "cl100k_base"
+
+
+def counter_for_model(model: str) -> TokenCounter:
+    """A cached counter for ``model``'s tokenizer."""
+    return _counter(encoding_for_model(model))
+
+
+@dataclass(frozen=True)
+class _TiktokenCounter:
+    name: str
+    encoding: Any
+
+    def count(self, text: str) -> int:
+        return len(self.encoding.encode(text, disallowed_special=()))
+
+
+@dataclass(frozen=True)
+class _HuggingFaceCounter:
+    name: str
+    tokenizer: Any
+
+    def count(self, text: str) -> int:
+        return len(self.tokenizer.encode(text, add_special_tokens=False).ids)
+
+
+@lru_cache(maxsize=8)
+def _counter(name: str) -> TokenCounter:
+    folder = _bundled_tokenizers()
+    if name in _HF_FILES:
+        from tokenizers import Tokenizer
+
+        return _HuggingFaceCounter(name, Tokenizer.from_file(str(folder / _HF_FILES[name])))
+    return _TiktokenCounter(name, _load_tiktoken(name, folder))
+
+
+def _bundled_tokenizers() -> Path:
+    spec = importlib.util.find_spec("litellm")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("litellm is not installed; it ships the tokenizer files squad uses")
+    return Path(next(iter(spec.submodule_search_locations))) / "litellm_core_utils" / "tokenizers"
+
+
+def _load_tiktoken(name: str, folder: Path) -> Any:
+    """Load an encoding from litellm's cached copy; tiktoken only downloads on a cache miss."""
+    import tiktoken
+
+    with _LOAD_LOCK:
+        previous = os.environ.get("TIKTOKEN_CACHE_DIR")
+        os.environ["TIKTOKEN_CACHE_DIR"] = str(folder)
+        try:
+            return tiktoken.get_encoding(name)
+        finally:
+            if previous is None:
+                os.environ.pop("TIKTOKEN_CACHE_DIR", None)
+            else:
+                os.environ["TIKTOKEN_CACHE_DIR"] = previous

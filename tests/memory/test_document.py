@@ -1,0 +1,159 @@
+"""The memory document: real markdown sections, byte-exact round trips and local edits."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from squad.memory.document import MemoryDocument, StructureError
+from squad.workspace.layout import memory_seed
+
+SAMPLE = """\
+Notes kept before any heading.
+
+# Project Context
+The app is React with TypeScript.
+
+```python
+# not a heading: inside a fence
+x = 1
+```
+
+> # not a heading: inside a quote
+- # not a heading: inside a list item
+    # not a heading: indented code
+
+## A sub-heading stays in its section
+# Coding Rules
+- Functional components with hooks
+
+# Decisions
+- JWT for auth (task #3)
+
+# Insights
+- The build needs Node 20
+"""
+
+
+def test_sections_come_from_top_level_hash_headings_only() -> None:
+    document = MemoryDocument.parse(SAMPLE)
+    assert document.names == ["Project Context", "Coding Rules", "Decisions", "Insights"]
+    assert document.sections[0].name is None
+    assert document.sections[0].body == "Notes kept before any heading.\n\n"
+    context = document.read("project context")
+    assert "# not a heading: inside a fence" in context
+    assert "## A sub-heading stays in its section" in context
+
+
+def test_setext_headings_do_not_start_sections() -> None:
+    document = MemoryDocument.parse("# A\nTitle\n=====\ntext\n")
+    assert document.names == ["A"]
+
+
+def test_seed_has_the_four_standard_sections() -> None:
+    assert MemoryDocument.parse(memory_seed()).names == [
+        "Project Context",
+        "Coding Rules",
+        "Decisions",
+        "Insights",
+    ]
+
+
+markdownish = st.lists(
+    st.sampled_from([*list("#`>-* \n\t\rabcXYZ=~1."), "# ", "```", "\n# ", "\r\n", "\u2028"]),
+    max_size=120,
+).map("".join)
+
+
+@settings(max_examples=300)
+@given(markdownish)
+def test_parse_then_render_is_the_identity(text: str) -> None:
+    assert MemoryDocument.parse(text).render() == text
+
+
+@settings(max_examples=200)
+@given(
+    markdownish,
+    st.sampled_from(["Insights", "Decisions", "New Section"]),
+    st.text(alphabet="abc -xyz.", min_size=1, max_size=40),
+)
+def test_edits_leave_every_other_section_byte_identical(text: str, name: str, line: str) -> None:
+    document = MemoryDocument.parse(text + "\n# Decisions\n- a\n\n# Insights\n- b\n")
+    for edit in (document.append, document.replace):
+        try:
+            edited = edit(name, line)
+        except StructureError:
+            continue
+        before = {id(s): s for s in document.sections}
+        untouched = [s for s in edited.sections if id(s) in before]
+        assert len(untouched) >= len(document.sections) - 1
+        for section in document.sections:
+            if section.name is None or section.name.casefold() != name.casefold():
+                assert section in edited.sections
+        assert MemoryDocument.parse(edited.render()).render() == edited.render()
+
+
+def test_append_adds_lines_at_the_end_of_the_section_before_its_blank_lines() -> None:
+    document = MemoryDocument.parse(memory_seed()).append("Decisions", "- JWT for auth")
+    assert document.render() == (
+        "# Project Context\n\n# Coding Rules\n\n# Decisions\n- JWT for auth\n\n# Insights\n"
+    )
+    again = document.append("decisions", "- snake_case columns\n- REST not GraphQL")
+    assert again.read("Decisions") == (
+        "- JWT for auth\n- snake_case columns\n- REST not GraphQL\n\n"
+    )
+
+
+def test_append_creates_a_missing_section_at_the_end() -> None:
+    document = MemoryDocument.parse("# Insights\n- a\n").append("API Notes", "- uses REST")
+    assert document.render() == "# Insights\n- a\n# API Notes\n- uses REST\n"
+    assert document.names == ["Insights", "API Notes"]
+
+
+def test_append_to_an_empty_file_and_to_a_file_without_final_newline() -> None:
+    assert MemoryDocument.parse("").append("Insights", "- x").render() == "# Insights\n- x\n"
+    assert MemoryDocument.parse("# Insights\n- a").append("Insights", "- b").render() == (
+        "# Insights\n- a\n- b\n"
+    )
+
+
+def test_replace_swaps_the_body_and_keeps_the_separation() -> None:
+    document = MemoryDocument.parse(SAMPLE).replace("Decisions", "- Sessions, not JWT")
+    assert document.read("Decisions") == "- Sessions, not JWT\n\n"
+    assert document.read("Insights") == "- The build needs Node 20\n"
+
+
+@pytest.mark.parametrize("text", ["# Sneaky heading", "```python\nopen fence", "a\n# b"])
+def test_text_that_would_change_the_structure_is_refused(text: str) -> None:
+    document = MemoryDocument.parse(memory_seed())
+    with pytest.raises(StructureError):
+        document.append("Decisions", text)
+    with pytest.raises(StructureError):
+        document.replace("Coding Rules", text)
+
+
+def test_fenced_text_with_hashes_is_accepted() -> None:
+    document = MemoryDocument.parse(memory_seed()).append(
+        "Insights", "```sh\n# a shell comment\n```"
+    )
+    assert document.names == ["Project Context", "Coding Rules", "Decisions", "Insights"]
+
+
+def test_unknown_section_read_raises_key_error() -> None:
+    with pytest.raises(KeyError):
+        MemoryDocument.parse(memory_seed()).read("Nope")
+
+
+def test_content_lines_skip_blank_lines() -> None:
+    section = MemoryDocument.parse("# A\n\n- x\n\n- y\n\n").find("a")
+    assert section is not None and section.content_lines() == ["- x", "- y"]
+
+
+@pytest.mark.parametrize("ending", ["\n", "\r\n", "\r"])
+def test_sections_are_found_whatever_the_line_endings(ending: str) -> None:
+    text = ending.join(["# A", "x\u2028y\x0cz", "# B", "w", ""])
+    document = MemoryDocument.parse(text)
+    assert document.names == ["A", "B"]
+    assert document.read("B") == "w" + ending
+    assert document.render() == text
