@@ -7,41 +7,16 @@ that nothing was read. Lines are split on ``\\n`` (a trailing ``\\r`` dropped), 
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from squad.errors import UsageError
+from squad.textsearch import LineMatch, compile_query, matching_lines, split_lines, with_context
 from squad.workspace.inspect import _check_root, _read_text, _walk
 
 __all__ = ["FileMatches", "LineMatch", "SearchResult", "search"]
-
-
-@dataclass(frozen=True)
-class LineMatch:
-    """One matching line, every match on it, and its context lines as ``(number, text)``.
-
-    Like grep, a line is shown once per file: context never repeats a line that an earlier
-    match (or its context) already shows, and stops before the next matching line. A gap in
-    line numbers between consecutive matches is where grep prints ``--``.
-    """
-
-    line_number: int
-    line: str
-    spans: list[tuple[int, int]]
-    before: list[tuple[int, str]]
-    after: list[tuple[int, str]]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "line_number": self.line_number,
-            "line": self.line,
-            "spans": [[start, end] for start, end in self.spans],
-            "before": [{"line_number": n, "line": text} for n, text in self.before],
-            "after": [{"line_number": n, "line": text} for n, text in self.after],
-        }
 
 
 @dataclass(frozen=True)
@@ -97,7 +72,7 @@ def search(
     match exists, so a result of exactly ``max_matches`` lines is complete.
     """
     root = _check_root(root)
-    pattern = _compile(query, regex=regex, case_sensitive=case_sensitive)
+    pattern = compile_query(query, regex=regex, case_sensitive=case_sensitive)
     for name, value, least in (
         ("context", context, 0),
         ("max_matches", max_matches, 1),
@@ -124,80 +99,19 @@ def search(
         scanned += 1
         if not regex and pattern.search(read.text) is None:
             continue  # a literal found nowhere in the file is on none of its lines
-        lines = _split_lines(read.text)
-        hits = _matching_lines(pattern, lines, limit=remaining + 1)
+        lines = split_lines(read.text)
+        hits = matching_lines(pattern, lines, limit=remaining + 1)
         if len(hits) > remaining:
             truncated, hits = True, hits[:remaining]
         if hits:
-            found.append(FileMatches(node.rel, _with_context(lines, hits, context)))
+            found.append(FileMatches(node.rel, with_context(lines, hits, context)))
             remaining -= len(hits)
         if truncated:
             break
     return SearchResult(query, found, scanned, dict(sorted(skipped.items())), truncated)
 
 
-def _compile(query: str, *, regex: bool, case_sensitive: bool) -> re.Pattern[str]:
-    if not query:
-        raise UsageError("the search query is empty; give a word or a pattern to look for")
-    flags = 0 if case_sensitive else re.IGNORECASE
-    try:
-        return re.compile(query if regex else re.escape(query), flags)
-    except (re.error, OverflowError) as exc:
-        raise UsageError(
-            f"invalid regular expression {query!r}: {exc}; "
-            "search without --regex to look for the text literally"
-        ) from exc
-
-
 def _skip_reason(status: str, truncated: bool) -> str:
     if truncated:
         return "too_large"  # the file grew past the limit after it was listed
     return {"missing": "vanished", "folder": "special"}.get(status, status)
-
-
-def _split_lines(text: str) -> list[str]:
-    """Lines as grep sees them: ``\\n`` ends a line; form feeds and ``\\u2028`` do not."""
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return [line.removesuffix("\r") for line in lines]
-
-
-def _matching_lines(
-    pattern: re.Pattern[str], lines: list[str], *, limit: int
-) -> list[tuple[int, list[tuple[int, int]]]]:
-    """``(index, spans)`` of up to ``limit`` lines with at least one non-empty match.
-
-    Empty matches (``^``, ``x*``) are dropped: they highlight nothing and would list every line.
-    """
-    hits = []
-    for index, line in enumerate(lines):
-        spans = [m.span() for m in pattern.finditer(line) if m.end() > m.start()]
-        if spans:
-            hits.append((index, spans))
-            if len(hits) >= limit:
-                break
-    return hits
-
-
-def _with_context(
-    lines: list[str], hits: list[tuple[int, list[tuple[int, int]]]], context: int
-) -> list[LineMatch]:
-    """Attach grep ``-C`` context to each hit, never showing one line twice."""
-    matches = []
-    shown = -1  # index of the last line already shown
-    for k, (index, spans) in enumerate(hits):
-        following = hits[k + 1][0] if k + 1 < len(hits) else len(lines)
-        first = max(index - context, shown + 1)
-        last = min(index + context, following - 1)
-        matches.append(
-            LineMatch(
-                line_number=index + 1,
-                line=lines[index],
-                spans=spans,
-                before=[(i + 1, lines[i]) for i in range(first, index)],
-                after=[(i + 1, lines[i]) for i in range(index + 1, last + 1)],
-            )
-        )
-        shown = last
-    return matches
