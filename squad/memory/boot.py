@@ -1,0 +1,111 @@
+"""Boot memory: ``SOUL.md`` (persona), ``USER.md`` (user preferences), ``AGENTS.md`` (work
+rules) in the squad home, plus an optional ``AGENTS.md`` at a workspace's root.
+
+Files are read from disk at every prompt build, so a hand edit applies to the next turn.
+Empty or missing files are left out of prompts entirely. A default ``SOUL.md`` is written
+when the home has none (an emptied one is respected).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+
+from squad.errors import MemoryError_, MemoryFullError, UsageError
+from squad.fsutil import atomic_write, create_new
+from squad.memory.assembly import BootFile
+from squad.memory.audit import AuditLog, AuditRecord, sha256_text
+from squad.memory.secrets import refuse_secrets
+from squad.paths import contained
+
+__all__ = [
+    "BOOT_FILES",
+    "BootName",
+    "boot_path",
+    "ensure_default_soul",
+    "load_boot_files",
+    "write_boot_file",
+]
+
+BootName = Literal["soul", "user", "agents"]
+BOOT_FILES: dict[str, tuple[str, str]] = {
+    "soul": ("SOUL.md", "Persona (SOUL.md)"),
+    "user": ("USER.md", "User preferences (USER.md)"),
+    "agents": ("AGENTS.md", "Work rules (AGENTS.md)"),
+}
+WORKSPACE_RULES_TITLE = "Workspace rules (AGENTS.md in this workspace)"
+
+
+def boot_path(home: Path, name: str, workspace: Path | None = None) -> Path:
+    if name not in BOOT_FILES:
+        raise UsageError(f"unknown boot file {name!r}; use one of: soul, user, agents")
+    if workspace is not None:
+        if name != "agents":
+            raise UsageError("only AGENTS.md can be set per workspace (--squad)")
+        return contained(workspace, "AGENTS.md")
+    return home / BOOT_FILES[name][0]
+
+
+def ensure_default_soul(home: Path) -> bool:
+    """Write the default persona when the home has no SOUL.md; True if it was written."""
+    from squad.prompts import load
+
+    home.mkdir(parents=True, exist_ok=True)
+    return create_new(home / "SOUL.md", load("SOUL.md").encode())
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except (FileNotFoundError, IsADirectoryError):
+        return ""
+
+
+def load_boot_files(home: Path, workspace: Path | None = None) -> list[BootFile]:
+    """The non-empty boot files in prompt order: SOUL, USER, global AGENTS, workspace AGENTS."""
+    files = [BootFile(title, _read(home / name)) for name, title in BOOT_FILES.values()]
+    if workspace is not None:
+        files.append(BootFile(WORKSPACE_RULES_TITLE, _read(contained(workspace, "AGENTS.md"))))
+    return [f for f in files if f.text.strip()]
+
+
+def write_boot_file(
+    home: Path,
+    name: str,
+    text: str,
+    *,
+    cap_bytes: int,
+    actor: str = "cli",
+    workspace: Path | None = None,
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+) -> Path:
+    """Replace a boot file atomically, refusing credentials and anything over ``cap_bytes``."""
+    path = boot_path(home, name, workspace)
+    data = text.encode("utf-8")
+    if len(data) > cap_bytes:
+        raise MemoryFullError(
+            f"{path.name} would be {len(data):,} bytes, over the {cap_bytes:,}-byte cap; "
+            "nothing was written. Shorten it"
+        )
+    refuse_secrets(text, what=path.name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    old = _read(path)
+    try:
+        atomic_write(path, data)
+    except OSError as exc:
+        raise MemoryError_(f"cannot write {path}: {exc.strerror}") from None
+    AuditLog(workspace if workspace is not None else home).append(
+        AuditRecord(
+            time=clock().isoformat(),
+            actor=actor,
+            operation="write",
+            file=path.name,
+            section=None,
+            old_sha256=sha256_text(old) if old else None,
+            new_sha256=sha256_text(data),
+            bytes=len(data),
+        )
+    )
+    return path

@@ -1,0 +1,244 @@
+"""Credential detection and redaction over a realistic corpus, plus hostile and random input."""
+
+from __future__ import annotations
+
+import re
+from itertools import pairwise
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from squad.errors import SecretInMemoryError
+from squad.memory.secrets import (
+    KINDS,
+    SecretMatch,
+    contains_secret,
+    find_secrets,
+    redact,
+    refuse_secrets,
+)
+from tests.memory.secrets_corpus import (
+    AWS_ID,
+    NEGATIVES,
+    OPENAI_LEGACY,
+    OPENSSH_KEY,
+    POSITIVES,
+    TOKENS,
+)
+
+_MARKED = re.compile("⟦(.*?)⟧", re.DOTALL)
+
+
+def unmark(marked: str) -> tuple[str, list[tuple[int, int]]]:
+    """The text without ⟦ ⟧ and the spans the brackets enclosed, in the unmarked text."""
+    text, spans, pos = "", [], 0
+    for m in _MARKED.finditer(marked):
+        text += marked[pos : m.start()]
+        spans.append((len(text), len(text) + len(m[1])))
+        text += m[1]
+        pos = m.end()
+    return text + marked[pos:], spans
+
+
+def positive_id(case: tuple[str, str]) -> str:
+    kind, marked = case
+    return f"{kind}:{unmark(marked)[0][:30]!r}"
+
+
+def expected_redaction(text: str, spans: list[tuple[int, int]], kind: str) -> str:
+    out, pos = "", 0
+    for start, end in spans:
+        out += text[pos:start] + f"[REDACTED:{kind}]"
+        pos = end
+    return out + text[pos:]
+
+
+# -- the corpus ------------------------------------------------------------------------------
+
+
+def test_corpus_is_big_enough_and_covers_every_kind() -> None:
+    assert len(NEGATIVES) >= 40
+    assert {kind for kind, _ in POSITIVES} == set(KINDS)
+    assert all(unmark(marked)[1] for _, marked in POSITIVES), "every positive marks a secret"
+
+
+@pytest.mark.parametrize("case", POSITIVES, ids=positive_id)
+def test_positive_is_found_with_its_kind_at_exactly_the_value(case: tuple[str, str]) -> None:
+    kind, marked = case
+    text, spans = unmark(marked)
+    assert find_secrets(text) == [SecretMatch(kind, start, end) for start, end in spans]
+
+
+@pytest.mark.parametrize("case", POSITIVES, ids=positive_id)
+def test_redact_removes_the_value_and_keeps_everything_else(case: tuple[str, str]) -> None:
+    kind, marked = case
+    text, spans = unmark(marked)
+    redacted, matches = redact(text)
+    assert redacted == expected_redaction(text, spans, kind)
+    assert matches == find_secrets(text)
+    without_markers = redacted.replace(f"[REDACTED:{kind}]", "\0")
+    for start, end in spans:
+        assert text[start:end] not in without_markers
+
+
+@pytest.mark.parametrize("text", NEGATIVES, ids=lambda text: repr(text[:40]))
+def test_negative_yields_no_match(text: str) -> None:
+    assert find_secrets(text) == []
+    assert not contains_secret(text)
+    assert redact(text) == (text, [])
+    refuse_secrets(text)  # does not raise
+
+
+@pytest.mark.parametrize("case", POSITIVES, ids=positive_id)
+def test_refuse_names_the_kind_and_the_fix_but_never_the_secret(case: tuple[str, str]) -> None:
+    kind, marked = case
+    text, spans = unmark(marked)
+    assert contains_secret(text)
+    with pytest.raises(SecretInMemoryError) as caught:
+        refuse_secrets(text, what="memory file MEMORY.md")
+    message = str(caught.value)
+    assert kind in message
+    assert message.startswith("memory file MEMORY.md was not stored")
+    assert "$OPENAI_API_KEY" in message
+    for start, end in spans:
+        secret = text[start:end]
+        # "pass" is also part of the kind name "url_password"; longer secrets must not appear.
+        assert len(secret) <= 4 or secret not in message
+
+
+@pytest.mark.parametrize("case", POSITIVES, ids=positive_id)
+def test_redact_is_idempotent(case: tuple[str, str]) -> None:
+    once, _ = redact(unmark(case[1])[0])
+    twice, found = redact(once)
+    assert (twice, found) == (once, [])
+
+
+# -- details -------------------------------------------------------------------------------------
+
+
+def test_refuse_message_lists_lines_and_caps_the_list() -> None:
+    text = "\n".join(f"DB_PASSWORD_{n}=Hunter{n}x9" for n in range(8))
+    with pytest.raises(SecretInMemoryError) as caught:
+        refuse_secrets(text)
+    message = str(caught.value)
+    assert "password_assignment on line 1" in message
+    assert "password_assignment on line 5" in message
+    assert "3 more" in message
+    assert "Hunter" not in message
+    assert caught.value.exit_code == 2
+
+
+def test_several_secrets_of_different_kinds_are_all_redacted_in_order() -> None:
+    text = f"first {OPENAI_LEGACY}\nDB_PASSWORD=hunter2\nsecond {AWS_ID}\n"
+    redacted, matches = redact(text)
+    assert redacted == (
+        "first [REDACTED:openai_api_key]\nDB_PASSWORD=[REDACTED:password_assignment]\n"
+        "second [REDACTED:aws_access_key_id]\n"
+    )
+    assert [m.kind for m in matches] == [
+        "openai_api_key",
+        "password_assignment",
+        "aws_access_key_id",
+    ]
+
+
+def test_overlapping_finds_keep_the_provider_kind_not_the_assignment() -> None:
+    text = f"api_key: {OPENAI_LEGACY}"
+    assert find_secrets(text) == [SecretMatch("openai_api_key", 9, 9 + len(OPENAI_LEGACY))]
+
+
+def test_text_after_an_earlier_redaction_is_context_not_a_value() -> None:
+    text = 'url: "https://x-access-token:[REDACTED:github_token]@github.com/acme/api.git"'
+    assert find_secrets(text) == []
+
+
+def test_password_of_six_or_more_digits_counts_but_short_numbers_do_not() -> None:
+    assert [m.kind for m in find_secrets("password: 123456")] == ["password_assignment"]
+    assert find_secrets("password: 12345") == []
+    assert find_secrets("api_key: 12345678901234567890") == []
+
+
+def test_unquoted_prose_word_is_skipped_but_quoted_word_counts() -> None:
+    assert find_secrets("password: ask Bob") == []
+    assert [m.kind for m in find_secrets('password: "ask Bob"')] == ["password_assignment"]
+
+
+def test_cut_off_private_key_stops_at_the_next_begin() -> None:
+    cut = "-----BEGIN RSA PRIVATE KEY-----\nMIIEow"
+    text = f"{cut}\n{OPENSSH_KEY}"
+    matches = find_secrets(text)
+    assert [(m.start, m.end) for m in matches] == [(0, len(cut)), (len(cut) + 1, len(text))]
+
+
+# -- random text around a known secret -----------------------------------------------------
+
+# No ':', '=', '/', '@', quotes, '$', '{', '<' or '_': nothing here can start an assignment,
+# a URL, a reference or a token prefix, so the only credential is the one embedded.
+SAFE_TEXT = st.text(
+    alphabet=st.sampled_from(
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 .,;!?()-\n"
+    ),
+    max_size=80,
+)
+
+
+@given(
+    before=SAFE_TEXT,
+    after=SAFE_TEXT,
+    token=st.sampled_from(TOKENS),
+    left=st.sampled_from([" ", "\n", "("]),
+    right=st.sampled_from([" ", "\n", ")", ". "]),
+)
+def test_a_secret_in_random_text_is_removed_and_the_rest_preserved(
+    before: str, after: str, token: tuple[str, str], left: str, right: str
+) -> None:
+    kind, secret = token
+    redacted, matches = redact(before + left + secret + right + after)
+    assert redacted == f"{before}{left}[REDACTED:{kind}]{right}{after}"
+    assert [m.kind for m in matches] == [kind]
+
+
+@given(text=SAFE_TEXT)
+def test_random_safe_text_has_no_secret(text: str) -> None:
+    assert find_secrets(text) == []
+
+
+# -- hostile input: must finish (the suite's timeout catches a hang), no wall-clock asserts ----
+
+PATHOLOGICAL = {
+    "a": "a" * 50_000,
+    "equals": "=" * 50_000,
+    "sk-run": "sk-" + "a" * 50_000,
+    "password-assignments": "password=" * 5_000,
+    "json-keys": '"password": "' * 3_000,
+    "spaced-key": "token:" + " " * 50_000 + "x",
+    "many-keys": "key=a " * 8_000,
+    "url-prefixes": "http://a:" * 5_000,
+    "at-signs": "a@" * 25_000,
+    "jwt-heads": "eyJ" * 16_000,
+    "jwt-dots": "eyJa." * 10_000,
+    "aws-prefixes": "AKIA" * 12_500,
+    "pem-begins": "-----BEGIN RSA PRIVATE KEY-----\n" * 1_500,
+    "dashes": "-" * 50_000,
+    "bearer": "Bearer " + "a." * 25_000,
+    "basic": "Basic " + "A" * 50_000 + "===",
+    "camel-name": "aB" * 25_000 + "Key=x",
+    "digits": "1" * 50_000 + ":AA",
+}
+
+
+@pytest.mark.parametrize("text", PATHOLOGICAL.values(), ids=PATHOLOGICAL.keys())
+def test_pathological_input_is_scanned_without_backtracking(text: str) -> None:
+    redacted, matches = redact(text)
+    assert all(a.end <= b.start for a, b in pairwise(matches))
+    assert redact(redacted) == (redacted, [])
+
+
+def test_a_50kb_realistic_document_is_scanned() -> None:
+    block = "\n".join(unmark(marked)[0] for _, marked in POSITIVES) + "\n".join(NEGATIVES)
+    document = (block * (50_000 // len(block) + 1))[:50_000]
+    redacted, matches = redact(document)
+    assert len(matches) > 100
+    assert all(a.end <= b.start for a, b in pairwise(matches))
+    assert redact(redacted) == (redacted, [])
