@@ -106,10 +106,13 @@ class SquadManager:
             manifest = self.workspaces.read_manifest(candidate)
             return SquadWorkspace(manifest.squad, candidate.resolve())
         known = ", ".join(info.squad for info in self.workspaces.scan()) or "none yet"
-        raise UsageError(
+        message = (
             f"no squad or workspace named {squad_or_path!r} under {self.settings.workspaces} "
             f"(known: {known}); create one with `squad create FILE`"
         )
+        for path, reason in self.workspaces.unreadable():
+            message += f"\n  {path.name}: unreadable manifest: {reason}"
+        raise UsageError(message)
 
     def all_workspaces(self) -> list[SquadWorkspace]:
         """Workspaces under the root plus registered ones restored elsewhere, by squad name."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -60,6 +61,9 @@ def list_(json_output: JsonFlag = False) -> None:
                     "updated_at": manifest.updated_at.isoformat(),
                 }
             )
+        broken = manager.workspaces.unreadable()
+    for path, reason in broken:
+        sys.stderr.write(f"warning: {path} is skipped: {reason}\n")
     if json_output:
         out.json(rows)
         return

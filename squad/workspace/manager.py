@@ -100,9 +100,16 @@ class WorkspaceManager:
 
     def scan(self) -> list[WorkspaceInfo]:
         """Every workspace under the root with a readable manifest, sorted by squad name."""
+        return self._scan()[0]
+
+    def unreadable(self) -> list[tuple[Path, str]]:
+        """Folders under the root whose manifest exists but cannot be trusted, and why."""
+        return self._scan()[1]
+
+    def _scan(self) -> tuple[list[WorkspaceInfo], list[tuple[Path, str]]]:
         if not self.root.is_dir():
-            return []
-        found = []
+            return [], []
+        found, broken = [], []
         for entry in sorted(os.scandir(self.root), key=lambda e: e.name):
             if not entry.is_dir(follow_symlinks=False):
                 continue
@@ -111,10 +118,11 @@ class WorkspaceManager:
                 continue
             try:
                 manifest = self.read_manifest(path)
-            except (ConfigError, WorkspaceError):
+            except (ConfigError, WorkspaceError) as error:
+                broken.append((path, str(error)))
                 continue
             found.append(WorkspaceInfo(manifest.squad, path, manifest))
-        return sorted(found, key=lambda info: info.squad)
+        return sorted(found, key=lambda info: info.squad), broken
 
     def find(self, squad: str) -> Path | None:
         """The folder whose manifest names ``squad``, if any (works without the store)."""

@@ -303,3 +303,12 @@ def test_comment_only_edit_of_the_yaml_leaves_the_manifest_alone(
     assert manager.create(squad_from_file(source), source=source).manifest == "unchanged"
     assert manifest.read_bytes() == before
     assert json.loads(before)["source"] == {"path": str(source.resolve())}
+
+
+def test_unreadable_manifests_are_reported_not_hidden(manager: WorkspaceManager,
+                                                      make_spec: MakeSpec) -> None:
+    manager.create(make_spec())
+    (manager.root / "broken").mkdir()
+    (manager.root / "broken" / MANIFEST_NAME).write_text("{")
+    ((path, reason),) = manager.unreadable()
+    assert path.name == "broken" and "not valid JSON" in reason
