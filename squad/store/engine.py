@@ -9,6 +9,8 @@ code.
 from __future__ import annotations
 
 import re
+import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -101,14 +103,40 @@ def _sqlite_engine(url: URL) -> Engine:
 
 
 def _tune_sqlite_connection(dbapi_connection: Any, _record: Any) -> None:
-    """Per-connection SQLite settings; busy_timeout first so the WAL switch can wait its turn."""
+    """Per-connection SQLite settings; busy_timeout first so the WAL switch can wait its turn.
+
+    Also registers ``squad_casefold(text)``, Python's ``str.casefold`` as an SQL function.
+    """
     cursor = dbapi_connection.cursor()
     try:
         cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         cursor.execute("PRAGMA foreign_keys = ON")
-        cursor.execute("PRAGMA journal_mode = WAL")
+        _switch_to_wal(cursor)
     finally:
         cursor.close()
+    # SQLite's lower() knows only ASCII; case-insensitive memory search needs real Unicode folding.
+    dbapi_connection.create_function("squad_casefold", 1, _casefold, deterministic=True)
+
+
+def _switch_to_wal(cursor: Any) -> None:
+    """``PRAGMA journal_mode = WAL``, retried while another opener holds the file.
+
+    Changing the journal mode can fail with "database is locked" without waiting for
+    busy_timeout (seen when several processes open a new file at once), so wait here instead.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.01)
+
+
+def _casefold(value: object) -> object:
+    return value.casefold() if isinstance(value, str) else value
 
 
 def _server_engine(url: URL) -> Engine:
