@@ -6,7 +6,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
-__all__ = ["RunRecord", "RunStatus", "SquadRecord"]
+__all__ = [
+    "FactRecord",
+    "FactStatus",
+    "NamespaceRecord",
+    "NewFact",
+    "RunRecord",
+    "RunStatus",
+    "SquadRecord",
+]
 
 
 class RunStatus(StrEnum):
@@ -64,3 +72,87 @@ class RunRecord:
     tokens_in: int
     tokens_out: int
     cost_usd: float
+
+
+class FactStatus(StrEnum):
+    """Where an experiential fact is in its life; stored as its string value."""
+
+    ACTIVE = "active"
+    """Retrievable (unless its ``expires_at`` has passed)."""
+    SUPERSEDED = "superseded"
+    """Replaced by a newer fact (``superseded_by``); kept, with its text, for history."""
+    FORGOTTEN = "forgotten"
+    """Withdrawn by a user or agent; out of retrieval and search, kept for audit."""
+
+
+@dataclass(frozen=True)
+class NamespaceRecord:
+    """An experiential-memory namespace (``Agent Experience: <agent name>``).
+
+    ``identity`` is what makes two agents share it: ``profile:<profile-id>`` when the agent
+    has a source profile, else ``squad:<squad>/<agent-id>``.
+    """
+
+    id: int
+    identity: str
+    name: str
+    enabled: bool
+    """Whether other agents' chats may be given these facts; the owner always sees them."""
+    created_at: datetime
+    updated_at: datetime
+    """Last time the name or the enabled flag changed."""
+    fact_count: int
+    """Active facts: not superseded, not forgotten, not expired."""
+
+
+@dataclass(frozen=True)
+class NewFact:
+    """A fact to add; the arguments of ``MemoryStore.add_fact`` as data, for bulk adds."""
+
+    text: str
+    squad: str
+    agent: str
+    run_id: str | None = None
+    turns: tuple[int, ...] = ()
+    """Chat turns the fact was drawn from."""
+    subject: str | None = None
+    source: str = "manual"
+    """How the fact got here: ``manual``, ``extraction``..."""
+    transient: bool = False
+    expires_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class FactRecord:
+    """One experiential fact; ``id`` is a small integer users type (``memory forget 12``)."""
+
+    id: int
+    namespace_id: int
+    text: str
+    subject: str | None
+    squad: str
+    """The squad the fact was learnt in."""
+    agent: str
+    """The agent id that learnt it."""
+    run_id: str | None
+    turns: tuple[int, ...]
+    source: str
+    status: FactStatus
+    transient: bool
+    expires_at: datetime | None
+    """After this instant the fact is no longer retrieved (None: never expires)."""
+    created_at: datetime
+    updated_at: datetime
+    """Last change of status; recency ranking orders by it."""
+    access_count: int
+    """How many times retrieval handed the fact to an agent (``touch_facts``)."""
+    last_accessed_at: datetime | None
+    superseded_by: int | None
+    superseded_at: datetime | None
+    forgotten_at: datetime | None
+
+    def is_active(self, now: datetime) -> bool:
+        """True when the fact can be retrieved at ``now``."""
+        return self.status is FactStatus.ACTIVE and (
+            self.expires_at is None or self.expires_at > now
+        )

@@ -20,6 +20,7 @@ from sqlmodel import Session, col, delete, select, update
 
 from squad.errors import StoreError
 from squad.store.engine import make_engine, mask_url
+from squad.store.memory import MemoryStore
 from squad.store.migrate import upgrade
 from squad.store.records import RunRecord, RunStatus, SquadRecord
 from squad.store.tables import RunRow, SquadRow, UTCDateTime
@@ -42,7 +43,9 @@ def _uuid_hex() -> str:
 
 
 class Store:
-    """Squads and runs in a SQL database; build one with :meth:`open`, end it with :meth:`close`.
+    """Squads, runs and (as :attr:`memory`) experiential memory in a SQL database.
+
+    Build one with :meth:`open`, end it with :meth:`close`.
 
     Safe to share between threads: each call uses its own session from the engine's pool.
     """
@@ -55,6 +58,8 @@ class Store:
         self._clock = clock or _utc_now
         self._new_id = new_id or _uuid_hex
         self._where = mask_url(engine.url)
+        self.memory = MemoryStore(engine, now=self._now)
+        """Experiential memory (Layer A): namespaces, facts and their retrieval."""
 
     @classmethod
     def open(

@@ -11,13 +11,36 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import DateTime, Float, Index, Integer, MetaData, String, Text, text
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    DateTime,
+    Float,
+    Index,
+    Integer,
+    MetaData,
+    PrimaryKeyConstraint,
+    String,
+    Text,
+    UniqueConstraint,
+    text,
+)
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import registry
 from sqlalchemy.types import TypeDecorator
 from sqlmodel import Field, SQLModel
 
-__all__ = ["NAMING_CONVENTION", "RunRow", "SquadRow", "UTCDateTime", "metadata"]
+__all__ = [
+    "NAMING_CONVENTION",
+    "FactRow",
+    "NamespaceRow",
+    "PostingRow",
+    "RunRow",
+    "SquadRow",
+    "TermRow",
+    "UTCDateTime",
+    "metadata",
+]
 
 NAMING_CONVENTION = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -94,3 +117,106 @@ class RunRow(_Table, table=True):
     cost_usd: float = Field(
         default=0.0, sa_type=Float, sa_column_kwargs={"server_default": text("0")}
     )
+
+
+# experiential memory (Layer A)
+
+
+def _zero_default() -> dict[str, Any]:
+    """A ``server_default`` of 0 (a function: ``memory_facts`` has a column named ``text``)."""
+    return {"server_default": text("0")}
+
+
+class NamespaceRow(_Table, table=True):
+    """A ``Agent Experience: <name>`` namespace, with the statistics BM25 needs."""
+
+    __tablename__ = "memory_namespaces"
+    __table_args__ = (
+        UniqueConstraint("identity", name="uq_memory_namespaces_identity"),
+        {"sqlite_autoincrement": True},
+    )
+
+    id: int | None = Field(default=None, sa_type=Integer, primary_key=True)
+    identity: str = Field(sa_type=String)
+    name: str = Field(sa_type=String)
+    enabled: bool = Field(sa_type=Boolean)
+    indexed_facts: int = Field(default=0, sa_type=Integer, sa_column_kwargs=_zero_default())
+    """Facts with postings (active ones, expired included until purged): BM25's N."""
+    indexed_terms: int = Field(default=0, sa_type=Integer, sa_column_kwargs=_zero_default())
+    """Sum of the indexed facts' lengths in terms: N times BM25's average length."""
+    created_at: datetime = Field(sa_type=UTCDateTime)
+    updated_at: datetime = Field(sa_type=UTCDateTime)
+
+
+class FactRow(_Table, table=True):
+    """One experiential fact; only ``active`` ones have postings."""
+
+    __tablename__ = "memory_facts"
+    __table_args__ = (
+        # Recency order within a namespace (retrieval fill, `memory show`).
+        Index("ix_memory_facts_recent", "namespace_id", "status", "updated_at", "id"),
+        # Counting live facts without reading them.
+        Index("ix_memory_facts_expiry", "namespace_id", "status", "expires_at"),
+        # ON DELETE SET NULL of superseded_by would otherwise scan the table per purge.
+        Index("ix_memory_facts_superseded_by", "superseded_by"),
+        {"sqlite_autoincrement": True},  # ids are typed by users: never reuse a purged one
+    )
+
+    id: int | None = Field(default=None, sa_type=Integer, primary_key=True)
+    namespace_id: int = Field(
+        sa_type=Integer, foreign_key="memory_namespaces.id", ondelete="CASCADE"
+    )
+    text: str = Field(sa_type=Text)
+    subject: str | None = Field(default=None, sa_type=String)
+    squad: str = Field(sa_type=String)
+    agent: str = Field(sa_type=String)
+    run_id: str | None = Field(default=None, sa_type=String)
+    turns: list[int] = Field(sa_type=JSON)
+    source: str = Field(sa_type=String)
+    status: str = Field(sa_type=String(16))
+    transient: bool = Field(sa_type=Boolean)
+    expires_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    created_at: datetime = Field(sa_type=UTCDateTime)
+    updated_at: datetime = Field(sa_type=UTCDateTime)
+    access_count: int = Field(default=0, sa_type=Integer, sa_column_kwargs=_zero_default())
+    last_accessed_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    superseded_by: int | None = Field(
+        default=None, sa_type=Integer, foreign_key="memory_facts.id", ondelete="SET NULL"
+    )
+    superseded_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    forgotten_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+
+
+class TermRow(_Table, table=True):
+    """Document frequency of one term in one namespace (rows at zero are deleted)."""
+
+    __tablename__ = "memory_terms"
+    __table_args__ = (
+        PrimaryKeyConstraint("namespace_id", "term", name="pk_memory_terms"),
+        {"sqlite_with_rowid": False},  # the primary key is the table: one lookup, not two
+    )
+
+    namespace_id: int = Field(
+        sa_type=Integer, foreign_key="memory_namespaces.id", ondelete="CASCADE"
+    )
+    term: str = Field(sa_type=String)
+    df: int = Field(sa_type=Integer)
+
+
+class PostingRow(_Table, table=True):
+    """One term of one active fact; the primary key reads a term's newest facts first."""
+
+    __tablename__ = "memory_postings"
+    __table_args__ = (
+        PrimaryKeyConstraint("namespace_id", "term", "fact_id", name="pk_memory_postings"),
+        Index("ix_memory_postings_fact_id", "fact_id"),
+        # Clustered on the primary key, so reading a term's postings touches no other page.
+        {"sqlite_with_rowid": False},
+    )
+
+    namespace_id: int = Field(sa_type=Integer)
+    term: str = Field(sa_type=String)
+    fact_id: int = Field(sa_type=Integer, foreign_key="memory_facts.id", ondelete="CASCADE")
+    tf: int = Field(sa_type=Integer)
+    doc_len: int = Field(sa_type=Integer)
+    """Length of the fact in terms, copied here so scoring never reads the fact."""

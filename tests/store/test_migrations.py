@@ -37,8 +37,8 @@ REBUILD_SQUADS = """
     import sqlalchemy as sa
     from alembic import op
 
-    revision = "0002"
-    down_revision = "0001"
+    revision = "0003"
+    down_revision = "0002"
     branch_labels = None
     depends_on = None
 
@@ -58,8 +58,8 @@ BROKEN = """
     import sqlalchemy as sa
     from alembic import op
 
-    revision = "0002"
-    down_revision = "0001"
+    revision = "0003"
+    down_revision = "0002"
     branch_labels = None
     depends_on = None
 
@@ -88,7 +88,7 @@ def _migrations_plus(tmp_path: Path, source: str) -> Path:
     """A copy of the shipped migrations with one more revision, as a newer squad would have."""
     location = tmp_path / "migrations"
     shutil.copytree(MIGRATIONS, location, ignore=shutil.ignore_patterns("__pycache__"))
-    (location / "versions" / "0002_next.py").write_text(textwrap.dedent(source))
+    (location / "versions" / "0003_next.py").write_text(textwrap.dedent(source))
     return location
 
 
@@ -112,9 +112,10 @@ def _seed(url: str) -> str:
 def test_fresh_database_ends_at_head(store_url: str) -> None:
     Store.open(store_url).close()
     with _connect(store_url) as connection:
-        assert current_revisions(connection) == head_revisions() == {"0001"}
+        assert current_revisions(connection) == head_revisions() == {"0002"}
         tables = set(inspect(connection).get_table_names())
     assert {"squads", "runs", "alembic_version"} <= tables
+    assert {"memory_namespaces", "memory_facts", "memory_terms", "memory_postings"} <= tables
 
 
 def test_database_stamped_with_unknown_revision_is_refused(store_url: str) -> None:
@@ -135,10 +136,10 @@ def test_database_migrated_by_a_newer_squad_is_refused_and_left_alone(
     run_id = _seed(store_url)
     _upgrade_with(store_url, _migrations_plus(tmp_path, REBUILD_SQUADS))
 
-    with pytest.raises(StoreError, match="revision 0002 is newer than this squad"):
+    with pytest.raises(StoreError, match="revision 0003 is newer than this squad"):
         Store.open(store_url)
     with _connect(store_url) as connection:
-        assert current_revisions(connection) == {"0002"}
+        assert current_revisions(connection) == {"0003"}
         assert connection.execute(text("SELECT id FROM runs")).scalars().all() == [run_id]
 
 
@@ -161,7 +162,7 @@ def test_later_migration_rebuilding_squads_keeps_runs_and_foreign_keys(
     _upgrade_with(store_url, _migrations_plus(tmp_path, REBUILD_SQUADS))
 
     with _connect(store_url) as connection:
-        assert current_revisions(connection) == {"0002"}
+        assert current_revisions(connection) == {"0003"}
         assert connection.execute(text("SELECT id FROM runs")).scalars().all() == [run_id]
         assert connection.execute(text("SELECT name FROM squads")).scalars().all() == ["docs"]
         connection.execute(text("DELETE FROM squads WHERE name = 'docs'"))
@@ -178,10 +179,48 @@ def test_failed_migration_leaves_database_unchanged(store_url: str, tmp_path: Pa
         _upgrade_with(store_url, _migrations_plus(tmp_path, BROKEN))
 
     with _connect(store_url) as connection:
-        assert current_revisions(connection) == {"0001"}
+        assert current_revisions(connection) == {"0002"}
         columns = {c["name"] for c in inspect(connection).get_columns("squads")}
         assert "description" not in columns
         assert connection.execute(text("SELECT id FROM runs")).scalars().all() == [run_id]
+
+
+def test_upgrading_from_0001_to_0002_keeps_squads_and_runs(store_url: str, tmp_path: Path) -> None:
+    only_0001 = tmp_path / "migrations"
+    shutil.copytree(MIGRATIONS, only_0001, ignore=shutil.ignore_patterns("__pycache__"))
+    for script in (only_0001 / "versions").glob("0002_*.py"):
+        script.unlink()
+    _upgrade_with(store_url, only_0001)
+    with _connect(store_url) as connection:
+        assert current_revisions(connection) == {"0001"}
+        connection.execute(
+            text(
+                "INSERT INTO squads (name, workspace, source, definition_sha256, created_at, "
+                "updated_at) VALUES ('docs', '/ws/docs', 'docs.yaml', :sha, :at, :at)"
+            ),
+            {"sha": SHA, "at": "2030-01-02 03:04:05"},
+        )
+        connection.execute(
+            text(
+                "INSERT INTO runs (id, squad, status, trigger, created_at, tokens_in) "
+                "VALUES ('run-1', 'docs', 'succeeded', 'manual', :at, 42)"
+            ),
+            {"at": "2030-01-02 03:04:06"},
+        )
+        connection.commit()
+
+    with Store.open(store_url) as store:
+        squads = store.list_squads()
+        runs = store.list_runs()
+        namespace = store.memory.ensure_namespace("profile:p1", "Agent Experience: Planner")
+        store.memory.add_fact(namespace.id, "kept after the upgrade", squad="docs", agent="a")
+
+    with _connect(store_url) as connection:
+        assert current_revisions(connection) == {"0002"}
+    assert [(s.name, s.workspace, s.source) for s in squads] == [("docs", "/ws/docs", "docs.yaml")]
+    assert [(r.id, r.squad, r.status, r.tokens_in) for r in runs] == [
+        ("run-1", "docs", RunStatus.SUCCEEDED, 42)
+    ]
 
 
 def test_pooled_connection_has_foreign_keys_back_on_after_migrating() -> None:
@@ -234,7 +273,7 @@ def test_processes_opening_a_new_sqlite_file_at_once_all_succeed(tmp_path: Path)
     with contextlib.closing(sqlite3.connect(db)) as connection:
         assert connection.execute("PRAGMA journal_mode").fetchone() == ("wal",)
         assert connection.execute("SELECT version_num FROM alembic_version").fetchall() == [
-            ("0001",)
+            ("0002",)
         ]
         assert sorted(r[0] for r in connection.execute("SELECT name FROM squads")) == names
 

@@ -29,6 +29,11 @@ def _squad(store: Store, name: str = "docs", sha: str = SHA_A) -> None:
 
 def test_public_api_is_exactly_the_documented_names() -> None:
     assert sorted(squad.store.__all__) == [
+        "FactRecord",
+        "FactStatus",
+        "MemoryStore",
+        "NamespaceRecord",
+        "NewFact",
         "RunRecord",
         "RunStatus",
         "SquadRecord",
