@@ -145,7 +145,7 @@ _W = r"(?<![A-Za-z0-9_])"
 _U = r"[A-Za-z0-9_-]"  # URL-safe base64
 _PATTERNS = (  # (kind, pattern); the value is group "v" if the pattern has one, else the match
     ("anthropic_api_key", _B + r"sk-ant-[a-z]{2,10}\d{2}-" + _U + "{40,}"),
-    ("openai_api_key", _B + r"sk-(?:(?:proj|svcacct|admin)-" + _U + "{40,}|[A-Za-z0-9]{32,})"),
+    ("openai_api_key", _B + r"sk-(?:(?:proj|svcacct|admin)-" + _U + "{20,}|[A-Za-z0-9]{32,})"),
     ("aws_access_key_id", r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
     (
         "aws_secret_access_key",

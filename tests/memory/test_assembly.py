@@ -291,3 +291,10 @@ def test_supplementary_block_respects_its_own_budget() -> None:
     assert block.tokens <= 120 and block.dropped > 0
     assert block.text.splitlines()[-1] == CLOSE_MARK
     assert build_supplementary_block([], 120, REAL).text == ""
+
+
+def test_documented_figures_hold_for_cl100k() -> None:
+    """README states these two numbers; keep them true."""
+    block = build_memory_block(["a fact"], None, Budget(2000), REAL)
+    assert block.frame_tokens == 41
+    assert minimum_total(REAL) == 105

@@ -112,7 +112,7 @@ def test_unknown_namespace_ref_is_a_usage_error_naming_close_matches(
     with pytest.raises(UsageError, match="did you mean 'Agent Experience: Planner'") as caught:
         store.memory.set_namespace_enabled("Agent Experience: Planer", True)
     assert "no memory namespace 'Agent Experience: Planer'" in str(caught.value)
-    with pytest.raises(UsageError, match="squad memory list"):
+    with pytest.raises(UsageError, match="squad memory namespaces"):
         store.memory.set_namespace_enabled("zzz", True)
     with pytest.raises(UsageError, match="no memory namespace '999'"):
         store.memory.set_namespace_enabled(999, True)

@@ -305,8 +305,9 @@ def test_comment_only_edit_of_the_yaml_leaves_the_manifest_alone(
     assert json.loads(before)["source"] == {"path": str(source.resolve())}
 
 
-def test_unreadable_manifests_are_reported_not_hidden(manager: WorkspaceManager,
-                                                      make_spec: MakeSpec) -> None:
+def test_unreadable_manifests_are_reported_not_hidden(
+    manager: WorkspaceManager, make_spec: MakeSpec
+) -> None:
     manager.create(make_spec())
     (manager.root / "broken").mkdir()
     (manager.root / "broken" / MANIFEST_NAME).write_text("{")

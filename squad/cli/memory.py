@@ -1,0 +1,402 @@
+"""``squad memory``: see, search, edit, enable and extract what agents remember."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+import typer
+
+from squad.cli.output import Output
+
+if TYPE_CHECKING:
+    from squad.manager import SquadManager
+    from squad.memory.search import MemoryHit
+    from squad.memory.service import AgentContext, MemoryService
+
+__all__ = ["memory_app"]
+
+memory_app = typer.Typer(help="See, search and edit agent memory.", no_args_is_help=True)
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
+SquadArg = Annotated[str, typer.Argument(help="Squad name (or workspace folder).")]
+AgentArg = Annotated[str, typer.Argument(help="Agent id within the squad.")]
+LayerName = Literal["project", "experiential"]
+
+
+class _Session:
+    """Settings, manager, store and memory service for one command."""
+
+    def __init__(self) -> None:
+        from squad.cli.app import open_manager
+        from squad.memory.service import MemoryService
+
+        self.manager: SquadManager = open_manager()
+        self.service: MemoryService = MemoryService(self.manager.settings, self.manager.store)
+
+    def __enter__(self) -> _Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.manager.close()
+
+    def agent(self, squad: str, agent: str) -> AgentContext:
+        from squad.memory.service import AgentContext
+
+        found = self.manager.locate(squad)
+        manifest = self.manager.workspaces.read_manifest(found.path)
+        return AgentContext.of(manifest.definition, agent, found.path)
+
+
+def _ns_row(ns: Any) -> dict[str, Any]:
+    return {
+        "id": ns.id,
+        "name": ns.name,
+        "identity": ns.identity,
+        "enabled": ns.enabled,
+        "facts": ns.fact_count,
+        "updated_at": ns.updated_at.isoformat(),
+    }
+
+
+@memory_app.command()
+def namespaces(json_output: JsonFlag = False) -> None:
+    """List experiential (Layer A) namespaces and whether other agents see them."""
+    out = Output(json_mode=json_output)
+    with _Session() as session:
+        rows = [_ns_row(ns) for ns in session.manager.store.memory.list_namespaces()]
+    if json_output:
+        out.json(rows)
+        return
+    if not rows:
+        out.line("no namespaces yet; they appear when an agent first uses memory")
+    for row in rows:
+        state = "enabled " if row["enabled"] else "disabled"
+        out.line(
+            f"{row['id']:>4}  {state}  {row['facts']:>5} facts  {row['name']}  ({row['identity']})"
+        )
+
+
+def _set_enabled(ref: str, enabled: bool) -> None:
+    out = Output()
+    with _Session() as session:
+        key: int | str = int(ref) if ref.isdigit() else ref
+        ns = session.manager.store.memory.set_namespace_enabled(key, enabled)
+    state = "enabled: other agents' chats now get it" if enabled else "disabled"
+    out.line(f"{ns.name} ({ns.identity}) {state}")
+
+
+@memory_app.command()
+def enable(
+    namespace: Annotated[str, typer.Argument(help="Namespace id, identity or name.")],
+) -> None:
+    """Let a namespace's facts into other agents' chats ([Supplementary Context])."""
+    _set_enabled(namespace, True)
+
+
+@memory_app.command()
+def disable(
+    namespace: Annotated[str, typer.Argument(help="Namespace id, identity or name.")],
+) -> None:
+    """Keep a namespace's facts to its own agent (the default)."""
+    _set_enabled(namespace, False)
+
+
+@memory_app.command()
+def remember(
+    squad: SquadArg,
+    agent: AgentArg,
+    text: Annotated[str, typer.Argument(help="The fact, one line.")],
+    layer: Annotated[
+        LayerName,
+        typer.Option("--layer", help="project (memory.md) or experiential (follows the agent)"),
+    ],
+    section: Annotated[
+        str | None, typer.Option("--section", help="memory.md section (default Insights).")
+    ] = None,
+    json_output: JsonFlag = False,
+) -> None:
+    """Store a fact in an agent's memory yourself."""
+    out = Output(json_mode=json_output)
+    with _Session() as session:
+        result = session.service.remember(
+            session.agent(squad, agent), text, layer=layer, section=section, actor="cli"
+        )
+    if json_output:
+        out.json(
+            {
+                "layer": result.layer,
+                "where": result.where,
+                "id": result.fact.id if result.fact else None,
+            }
+        )
+    else:
+        out.line(f"remembered in {result.where}", style="green")
+
+
+@memory_app.command()
+def forget(
+    fact_id: Annotated[int, typer.Argument(help="Experiential fact id (see `memory show`).")],
+    purge: Annotated[
+        bool,
+        typer.Option(
+            "--purge", help="Delete it for good instead of keeping it, hidden, for audit."
+        ),
+    ] = False,
+) -> None:
+    """Take an experiential fact out of memory."""
+    out = Output()
+    with _Session() as session:
+        from squad.errors import UsageError
+
+        fact = session.manager.store.memory.get_fact(fact_id)
+        workspace = None
+        if fact is not None:
+            try:
+                workspace = session.manager.locate(fact.squad).path
+            except UsageError:  # the squad is gone; the fact still goes, unaudited there
+                workspace = None
+        session.service.forget(fact_id, purge=purge, workspace=workspace)
+    out.line(f"fact {fact_id} {'purged' if purge else 'forgotten'}")
+
+
+@memory_app.command()
+def show(squad: SquadArg, agent: AgentArg, json_output: JsonFlag = False) -> None:
+    """Show an agent's project memory (memory.md) and its experience (Layer A facts)."""
+    out = Output(json_mode=json_output)
+    with _Session() as session:
+        ctx = session.agent(squad, agent)
+        snapshot = session.service.memory_file(ctx).snapshot()
+        ns = session.service.namespace(ctx)
+        facts = session.manager.store.memory.facts(ns.id)
+    if json_output:
+        out.json(
+            {
+                "squad": ctx.squad.name,
+                "agent": ctx.agent.id,
+                "project": {
+                    "file": f"agents/{ctx.agent.id}/memory.md",
+                    "size": snapshot.size,
+                    "text": snapshot.document.render(),
+                    "sections": snapshot.document.names,
+                },
+                "experiential": {
+                    **_ns_row(ns),
+                    "facts": [
+                        {
+                            "id": f.id,
+                            "text": f.text,
+                            "squad": f.squad,
+                            "created_at": f.created_at.isoformat(),
+                            "access_count": f.access_count,
+                        }
+                        for f in facts
+                    ],
+                },
+            }
+        )
+        return
+    out.line(
+        f"# {ctx.agent.display_name} in {ctx.squad.name}: agents/{ctx.agent.id}/memory.md "
+        f"({snapshot.size:,} bytes)",
+        style="bold",
+    )
+    out.stream.write(snapshot.document.render() or "(empty)\n")
+    state = "enabled" if ns.enabled else "disabled for other agents"
+    out.line(f"# {ns.name} [{ns.identity}] ({state}): {len(facts)} active facts", style="bold")
+    for fact in facts:
+        out.line(
+            f"{fact.id:>5}  {fact.text}  ({fact.created_at.date().isoformat()}, "
+            f"from {fact.squad}/{fact.agent})"
+        )
+
+
+@memory_app.command()
+def context(
+    squad: SquadArg,
+    agent: AgentArg,
+    max_tokens: Annotated[
+        int | None,
+        typer.Option(
+            "--max-tokens", min=0, help="Budget T (default: the squad's memory.max_tokens)"
+        ),
+    ] = None,
+    message: Annotated[
+        str, typer.Option("--message", "-m", help="The user message the facts are ranked against.")
+    ] = "",
+    json_output: JsonFlag = False,
+) -> None:
+    """Print exactly the memory part the agent's next prompt would get."""
+    out = Output(json_mode=json_output)
+    with _Session() as session:
+        ctx = session.agent(squad, agent)
+        block = session.service.memory_block(
+            ctx, message=message, max_tokens=max_tokens, touch=False
+        )
+        supplementary = session.service.supplementary_block(ctx, message=message)
+    if json_output:
+        data = block.to_dict()
+        data["supplementary"] = {
+            "text": supplementary.text,
+            "tokens": supplementary.tokens,
+            "budget": ctx.squad.memory.supplementary_max_tokens,
+            "dropped_lines": supplementary.dropped,
+        }
+        out.json(data)
+        return
+    text = "\n\n".join(t for t in (block.text, supplementary.text) if t)
+    out.stream.write((text or "(no memory would be injected)") + "\n")
+
+
+@memory_app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="Text to find (a regex with --regex).")],
+    squad: Annotated[str | None, typer.Option("--squad", help="Only this squad.")] = None,
+    agent: Annotated[str | None, typer.Option("--agent", help="Only this agent.")] = None,
+    section: Annotated[
+        str | None, typer.Option("--section", help="Only this memory.md section.")
+    ] = None,
+    layer: Annotated[LayerName | None, typer.Option("--layer", help="Only one layer.")] = None,
+    case_sensitive: Annotated[bool, typer.Option("--case-sensitive", "-s")] = False,
+    regex: Annotated[bool, typer.Option("--regex", "-e", help="QUERY is a regex.")] = False,
+    context_lines: Annotated[int, typer.Option("-C", "--context", min=0, max=50)] = 0,
+    json_output: JsonFlag = False,
+) -> None:
+    """Search all agents' memory files and the experiential store."""
+    from squad.memory.search import search_memory_files
+    from squad.textsearch import compile_query
+
+    out = Output(json_mode=json_output)
+    pattern = compile_query(query, regex=regex, case_sensitive=case_sensitive)
+    hits: list[MemoryHit] = []
+    with _Session() as session:
+        targets = [session.manager.locate(squad)] if squad else session.manager.all_workspaces()
+        if layer in (None, "project"):
+            hits += search_memory_files(
+                [(t.squad, t.path) for t in targets],
+                pattern,
+                agent=agent,
+                section=section,
+                context=context_lines,
+            )
+        if layer in (None, "experiential") and section is None:
+            hits += _fact_hits(session, pattern, squad=squad and targets[0].squad, agent=agent)
+    if json_output:
+        out.json({"query": query, "hits": [h.to_dict() for h in hits]})
+        return
+    _print_hits(out, hits)
+    if not hits:
+        raise typer.Exit(1)
+
+
+def _fact_hits(
+    session: _Session, pattern: Any, *, squad: str | None, agent: str | None
+) -> list[MemoryHit]:
+    from squad.memory.search import MemoryHit
+    from squad.textsearch import LineMatch
+
+    memory = session.manager.store.memory
+    hits = []
+    for ns in memory.list_namespaces():
+        for fact in memory.facts(ns.id):
+            if (squad and fact.squad != squad) or (agent and fact.agent != agent):
+                continue
+            spans = [m.span() for m in pattern.finditer(fact.text) if m.end() > m.start()]
+            if spans:
+                hits.append(
+                    MemoryHit(
+                        "experiential",
+                        fact.squad,
+                        fact.agent,
+                        f"fact:{fact.id}",
+                        None,
+                        LineMatch(1, fact.text, spans, [], []),
+                        ns.name,
+                    )
+                )
+    return hits
+
+
+def _print_hits(out: Output, hits: list[MemoryHit]) -> None:
+    for hit in hits:
+        where = f"{hit.squad}/{hit.where}" if hit.layer == "project" else hit.where
+        label = f"[{hit.section}]" if hit.section else f"[{hit.namespace}]"
+        out.line(f"{where} {label}", style="bold magenta")
+        for number, text in hit.match.before:
+            out.line(f"{number:>5}- {text}", style="dim")
+        if out.rich:
+            from rich.text import Text
+
+            body = Text(hit.match.line)
+            for start, end in hit.match.spans:
+                body.stylize("bold red", start, end)
+            out.console.print(Text(f"{hit.match.line_number:>5}: ", style="green") + body)
+        else:
+            out.line(f"{hit.match.line_number:>5}: {hit.match.line}")
+        for number, text in hit.match.after:
+            out.line(f"{number:>5}- {text}", style="dim")
+    out.line(f"{len(hits)} matches", style="dim")
+
+
+@memory_app.command()
+def edit(
+    which: Annotated[str, typer.Argument(help="soul, user or agents")],
+    file: Annotated[
+        str | None, typer.Option("--file", help="Take the text from this file ('-' for stdin).")
+    ] = None,
+    squad: Annotated[
+        str | None, typer.Option("--squad", help="Edit this squad's workspace AGENTS.md instead.")
+    ] = None,
+) -> None:
+    """Edit a boot memory file (SOUL.md, USER.md, AGENTS.md) in $EDITOR, from a file or stdin."""
+    from squad.errors import UsageError
+    from squad.memory.boot import boot_path, write_boot_file
+    from squad.settings import Settings
+
+    which = which.lower()
+    settings = Settings.load()
+    workspace = None
+    if squad is not None:
+        from squad.manager import SquadManager
+
+        with SquadManager(settings) as manager:
+            workspace = manager.locate(squad).path
+    path = boot_path(settings.home, which, workspace)
+    if file == "-" or (file is None and not sys.stdin.isatty()):
+        text = sys.stdin.read()
+    elif file is not None:
+        try:
+            text = Path(file).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"cannot read {file}: {exc}") from None
+    else:
+        text = _edit_in_editor(path)
+    written = write_boot_file(
+        settings.home, which, text, cap_bytes=settings.memory_file_cap_bytes, workspace=workspace
+    )
+    Output(stream=sys.stderr).line(
+        f"saved {written} ({len(text.encode()):,} bytes); agents read it at their next turn"
+    )
+
+
+def _edit_in_editor(path: Path) -> str:
+    import os
+    import shlex
+    import subprocess
+    import tempfile
+
+    from squad.errors import UsageError
+
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    current = path.read_text(encoding="utf-8") if path.is_file() else ""
+    with tempfile.TemporaryDirectory() as folder:
+        draft = Path(folder) / path.name
+        draft.write_text(current, encoding="utf-8")
+        try:
+            result = subprocess.run([*shlex.split(editor), str(draft)], check=False)
+        except FileNotFoundError:
+            raise UsageError(f"editor {editor!r} not found; set $EDITOR or use --file") from None
+        if result.returncode != 0:
+            raise UsageError(f"the editor exited with {result.returncode}; nothing was saved")
+        return draft.read_text(encoding="utf-8")

@@ -1,0 +1,272 @@
+"""The memory service: one agent's layers brought together from files and the store.
+
+This is the edge the CLI, the agent tools and the runtime use: it resolves an agent's Layer A
+namespace, its memory.md and boot files, and builds exactly the memory block a prompt gets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from squad.errors import UsageError
+from squad.memory.assembly import (
+    Budget,
+    LayerResult,
+    MemoryBlock,
+    SupplementaryEntry,
+    assemble_system_prompt,
+    build_memory_block,
+    build_supplementary_block,
+)
+from squad.memory.audit import AuditLog, AuditRecord
+from squad.memory.boot import ensure_default_soul, load_boot_files
+from squad.memory.files import DailyLog, MemoryFile
+from squad.memory.secrets import refuse_secrets
+from squad.memory.tokens import TokenCounter, counter_for_model
+from squad.spec.models import AgentSpec, SquadSpec
+from squad.workspace.manifest import experience_identity
+
+if TYPE_CHECKING:
+    from squad.settings import Settings
+    from squad.store import Store
+    from squad.store.records import FactRecord, NamespaceRecord
+
+__all__ = ["AgentContext", "MemoryService", "Remembered"]
+
+Layer = Literal["project", "experiential"]
+EXPERIENCE_LIMIT = 200
+"""Layer A candidates fetched per prompt: far more than a 2,000-token share can hold."""
+SUPPLEMENTARY_PER_NAMESPACE = 50
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class AgentContext:
+    """One agent of one squad, with its workspace folder."""
+
+    squad: SquadSpec
+    agent: AgentSpec
+    workspace: Path
+
+    @classmethod
+    def of(cls, squad: SquadSpec, agent_id: str, workspace: Path) -> AgentContext:
+        try:
+            return cls(squad, squad.agent(agent_id), workspace)
+        except KeyError:
+            known = ", ".join(a.id for a in squad.agents)
+            raise UsageError(
+                f"squad {squad.name!r} has no agent {agent_id!r} (agents: {known})"
+            ) from None
+
+    @property
+    def model(self) -> str:
+        return (self.agent.model or self.squad.model).name
+
+    @property
+    def memory_enabled(self) -> bool:
+        own = self.agent.memory.enabled
+        return self.squad.memory.enabled if own is None else own
+
+    @property
+    def identity(self) -> str:
+        return experience_identity(self.squad.name, self.agent.id, self.agent.profile)
+
+    @property
+    def namespace_name(self) -> str:
+        return f"Agent Experience: {self.agent.display_name}"
+
+
+@dataclass(frozen=True)
+class Remembered:
+    layer: Layer
+    where: str
+    """``agents/<id>/memory.md#Section`` or ``fact:<id>``."""
+    fact: FactRecord | None = None
+
+
+class MemoryService:
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store,
+        *,
+        clock: Callable[[], datetime] = _utc_now,
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self._clock = clock
+
+    # -- layers ----------------------------------------------------------------------------
+
+    def namespace(self, ctx: AgentContext) -> NamespaceRecord:
+        """The agent's Layer A namespace, created (disabled) on first use."""
+        return self.store.memory.ensure_namespace(ctx.identity, ctx.namespace_name)
+
+    def memory_file(self, ctx: AgentContext) -> MemoryFile:
+        return MemoryFile(
+            ctx.workspace,
+            ctx.agent.id,
+            cap_bytes=self.settings.memory_file_cap_bytes,
+            clock=self._clock,
+        )
+
+    def daily_log(self, ctx: AgentContext) -> DailyLog:
+        return DailyLog(
+            ctx.workspace,
+            ctx.agent.id,
+            cap_bytes=self.settings.memory_file_cap_bytes,
+            clock=self._clock,
+        )
+
+    def counter(self, ctx: AgentContext) -> TokenCounter:
+        return counter_for_model(ctx.model)
+
+    # -- writes ----------------------------------------------------------------------------
+
+    def remember(
+        self,
+        ctx: AgentContext,
+        text: str,
+        *,
+        layer: Layer,
+        section: str | None = None,
+        actor: str = "cli",
+    ) -> Remembered:
+        """Store one fact: a dated line in memory.md (Insights by default) or a Layer A fact."""
+        text = " ".join(text.split())
+        if not text:
+            raise UsageError("nothing to remember: the text is empty")
+        refuse_secrets(text, what="the fact")
+        if layer == "project":
+            target = section or "Insights"
+            day = self._clock().date().isoformat()
+            self.memory_file(ctx).append(target, f"- {text} ({day})", actor=actor)
+            return Remembered("project", f"agents/{ctx.agent.id}/memory.md#{target}")
+        if section is not None:
+            raise UsageError("--section applies to project memory only")
+        namespace = self.namespace(ctx)
+        fact = self.store.memory.add_fact(
+            namespace.id, text, squad=ctx.squad.name, agent=ctx.agent.id, source=actor
+        )
+        self._audit(ctx.workspace, actor, "remember", f"fact:{fact.id}", namespace.name)
+        return Remembered("experiential", f"fact:{fact.id}", fact)
+
+    def forget(
+        self,
+        fact_id: int,
+        *,
+        purge: bool = False,
+        actor: str = "cli",
+        workspace: Path | None = None,
+    ) -> FactRecord | None:
+        """Take a fact out of memory: kept for audit (forgotten), or ``purge``d for good."""
+        fact = self.store.memory.get_fact(fact_id)
+        if fact is None:
+            raise UsageError(f"no experiential fact with id {fact_id}; see `squad memory show`")
+        if purge:
+            self.store.memory.purge(fact_id)
+        else:
+            fact = self.store.memory.forget(fact_id)
+        if workspace is not None:
+            self._audit(workspace, actor, "purge" if purge else "forget", f"fact:{fact_id}", None)
+        return None if purge else fact
+
+    def _audit(
+        self, workspace: Path, actor: str, operation: str, where: str, note: str | None
+    ) -> None:
+        AuditLog(workspace).append(
+            AuditRecord(
+                time=self._clock().isoformat(),
+                actor=actor,
+                operation=operation,
+                file=where,
+                section=None,
+                old_sha256=None,
+                new_sha256=None,
+                note=note,
+            )
+        )
+
+    # -- reads -----------------------------------------------------------------------------
+
+    def memory_block(
+        self,
+        ctx: AgentContext,
+        *,
+        message: str = "",
+        max_tokens: int | None = None,
+        touch: bool = True,
+    ) -> MemoryBlock:
+        """Exactly the ``## Agent Memory`` block of the agent's next prompt."""
+        total = ctx.squad.memory.max_tokens if max_tokens is None else max_tokens
+        if max_tokens is not None and max_tokens < 0:
+            raise UsageError(f"--max-tokens must be 0 or more, got {max_tokens}")
+        budget = Budget(total)
+        counter = self.counter(ctx)
+        if not ctx.memory_enabled:
+            return build_memory_block([], None, budget, counter)
+        namespace = self.namespace(ctx)
+        facts = self.store.memory.relevant_facts(namespace.id, message, limit=EXPERIENCE_LIMIT)
+        document = self.memory_file(ctx).snapshot().document
+        block = build_memory_block([f.text for f in facts], document, budget, counter)
+        if touch and block.experiential.kept:
+            self.store.memory.touch_facts(f.id for f in facts[: block.experiential.kept])
+        return block
+
+    def supplementary_block(self, ctx: AgentContext, *, message: str = "") -> LayerResult:
+        """Other agents' enabled experience; never the agent's own (it has Layer A)."""
+        counter = self.counter(ctx)
+        own = ctx.identity
+        columns: list[list[SupplementaryEntry]] = []
+        for namespace in self.store.memory.list_namespaces():
+            if not namespace.enabled or namespace.identity == own:
+                continue
+            facts = self.store.memory.relevant_facts(
+                namespace.id, message, limit=SUPPLEMENTARY_PER_NAMESPACE
+            )
+            columns.append([SupplementaryEntry(namespace.name, f.text) for f in facts])
+        interleaved = [
+            row[i]
+            for i in range(max(map(len, columns), default=0))
+            for row in columns
+            if i < len(row)
+        ]
+        return build_supplementary_block(
+            interleaved, ctx.squad.memory.supplementary_max_tokens, counter
+        )
+
+    def system_prompt(self, ctx: AgentContext, *, message: str = "") -> str:
+        """The whole system prompt for the agent's next turn, read fresh from disk and store."""
+        from squad.prompts import load
+
+        ensure_default_soul(self.settings.home)
+        header = load("agent_header.md").format(
+            name=ctx.agent.display_name,
+            agent_id=ctx.agent.id,
+            squad=ctx.squad.name,
+            role=ctx.agent.role,
+            instructions=f"Instructions: {ctx.agent.instructions.strip()}\n"
+            if ctx.agent.instructions.strip()
+            else "",
+            goal=ctx.squad.goal.strip() or "(none given)",
+            team="\n".join(
+                f"- {a.id}: {a.role}" + (" (lead)" if a is ctx.squad.lead else "")
+                for a in ctx.squad.agents
+            ),
+        )
+        boot = load_boot_files(self.settings.home, ctx.workspace)
+        if not ctx.memory_enabled:
+            return assemble_system_prompt(header, boot)
+        return assemble_system_prompt(
+            header,
+            boot,
+            self.memory_block(ctx, message=message),
+            self.supplementary_block(ctx, message=message),
+        )

@@ -1,0 +1,124 @@
+"""The agent's memory tools: plain methods bound to one agent, wrapped for LangChain on demand.
+
+Each tool returns text for the model. Refusals (stale write, cap, credential, bad section) are
+returned as a sentence the model can act on, never raised into the agent loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import date
+from typing import TYPE_CHECKING, Any
+
+from squad.errors import MemoryError_, UsageError
+from squad.memory.service import AgentContext, MemoryService
+
+if TYPE_CHECKING:
+    from langchain_core.tools import BaseTool
+
+__all__ = ["MemoryTools"]
+
+SEARCH_RESULTS = 20
+
+
+class MemoryTools:
+    """Memory tools for ``ctx``'s agent; ``actor`` names the writer in the audit log."""
+
+    def __init__(self, service: MemoryService, ctx: AgentContext) -> None:
+        self._service = service
+        self._ctx = ctx
+        self._actor = f"agent:{ctx.agent.id}"
+
+    def memory_read(self, section: str | None = None) -> str:
+        """Read your project memory (memory.md): one section by name, or all of it."""
+        return _guard(lambda: self._service.memory_file(self._ctx).read(section) or "(empty)")
+
+    def memory_append(self, section: str, text: str) -> str:
+        """Add lines at the end of a memory.md section (created if missing)."""
+        return _guard(
+            lambda: _written(
+                self._service.memory_file(self._ctx).append(section, text, actor=self._actor)
+            )
+        )
+
+    def memory_replace(self, section: str, text: str) -> str:
+        """Replace the whole body of a memory.md section; you cannot empty a non-empty one."""
+        return _guard(
+            lambda: _written(
+                self._service.memory_file(self._ctx).replace(
+                    section, text, actor=self._actor, automatic=True
+                )
+            )
+        )
+
+    def memory_search(self, query: str) -> str:
+        """Search your memory.md and your experience (case-insensitive substring)."""
+        import re
+
+        from squad.memory.search import search_memory_files
+
+        def run() -> str:
+            pattern = re.compile(re.escape(query), re.IGNORECASE)
+            hits = search_memory_files(
+                [(self._ctx.squad.name, self._ctx.workspace)], pattern, agent=self._ctx.agent.id
+            )
+            lines = [
+                f"memory.md [{h.section or '-'}] line {h.match.line_number}: {h.match.line}"
+                for h in hits[:SEARCH_RESULTS]
+            ]
+            namespace = self._service.namespace(self._ctx)
+            facts = self._service.store.memory.search_facts(
+                query, namespace_ids=[namespace.id], limit=SEARCH_RESULTS
+            )
+            lines += [f"experience fact {f.id}: {f.text}" for f in facts]
+            return "\n".join(lines) if lines else f"nothing in memory matches {query!r}"
+
+        return _guard(run)
+
+    def memory_read_daily(self, day: str) -> str:
+        """Read your detail log of one day (YYYY-MM-DD)."""
+
+        def run() -> str:
+            try:
+                when = date.fromisoformat(day)
+            except ValueError:
+                return f"{day!r} is not a date; use YYYY-MM-DD"
+            return self._service.daily_log(self._ctx).read(when)
+
+        return _guard(run)
+
+    def memory_write_daily(self, text: str) -> str:
+        """Keep long details in today's log; put a one-line pointer in memory.md if needed."""
+        return _guard(
+            lambda: (
+                "written to " + self._service.daily_log(self._ctx).append(text, actor=self._actor)
+            )
+        )
+
+    def as_langchain_tools(self) -> list[BaseTool]:
+        from langchain_core.tools import StructuredTool
+
+        return [
+            StructuredTool.from_function(
+                func=method, name=method.__name__, description=(method.__doc__ or "").strip()
+            )
+            for method in (
+                self.memory_read,
+                self.memory_append,
+                self.memory_replace,
+                self.memory_search,
+                self.memory_read_daily,
+                self.memory_write_daily,
+            )
+        ]
+
+
+def _written(result: Any) -> str:
+    return f"saved to {result.file} ({result.section}); file is now {result.size:,} bytes"
+
+
+def _guard(action: Callable[[], object]) -> str:
+    try:
+        return str(action())
+    except (MemoryError_, UsageError) as error:
+        return f"refused: {error}"

@@ -1,0 +1,160 @@
+"""``squad memory`` through the installed console script."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from tests.cli.test_cli import SQUAD, Cli, cli  # noqa: F401 - the fixture is reused
+from tests.conftest import EXAMPLES
+
+pytestmark = pytest.mark.slow
+DOCS = next(p for p in EXAMPLES if p.stem == "docs-site")
+
+
+@pytest.fixture
+def docs(cli: Cli) -> Cli:  # noqa: F811
+    cli.json("create", DOCS)
+    return cli
+
+
+def test_remember_show_and_forget(docs: Cli) -> None:
+    project = docs(
+        "memory", "remember", "docs-site", "writer", "The site uses MkDocs", "--layer", "project"
+    )
+    assert project.returncode == 0, project.stderr
+    fact = docs.json(
+        "memory",
+        "remember",
+        "docs-site",
+        "writer",
+        "User likes examples first",
+        "--layer",
+        "experiential",
+    )
+    shown = docs.json("memory", "show", "docs-site", "writer")
+    assert "- The site uses MkDocs (" in shown["project"]["text"]
+    assert [f["text"] for f in shown["experiential"]["facts"]] == ["User likes examples first"]
+    assert shown["experiential"]["name"] == "Agent Experience: Writer"
+    assert shown["experiential"]["enabled"] is False
+    assert docs("memory", "forget", str(fact["id"])).returncode == 0
+    assert docs.json("memory", "show", "docs-site", "writer")["experiential"]["facts"] == []
+    audit = (docs.workspaces / "docs-site" / "logs" / "memory-audit.jsonl").read_text()
+    assert [json.loads(line)["operation"] for line in audit.splitlines()] == [
+        "append",
+        "remember",
+        "forget",
+    ]
+
+
+def test_secrets_and_bad_input_exit_2_without_storing(docs: Cli) -> None:
+    secret = docs(
+        "memory",
+        "remember",
+        "docs-site",
+        "writer",
+        "db is postgresql://app:S3cretPassw0rd@db.internal/app",
+        "--layer",
+        "project",
+    )
+    assert secret.returncode == 2 and "S3cretPassw0rd" not in secret.stderr
+    assert "credential" in secret.stderr
+    unknown = docs("memory", "show", "docs-site", "nobody")
+    assert unknown.returncode == 2 and "has no agent 'nobody'" in unknown.stderr
+    bad_layer = docs("memory", "remember", "docs-site", "writer", "x", "--layer", "global")
+    assert bad_layer.returncode == 2
+    memory = (docs.workspaces / "docs-site" / "agents" / "writer" / "memory.md").read_text()
+    assert "postgresql" not in memory
+
+
+def test_context_json_has_the_documented_shape(docs: Cli) -> None:
+    memory = docs.workspaces / "docs-site" / "agents" / "writer" / "memory.md"
+    memory.write_text(
+        memory.read_text() + "".join(f"- Insight {i} about the guide\n" for i in range(40))
+    )
+    data = docs.json("memory", "context", "docs-site", "writer", "--max-tokens", "200")
+    assert data["budget"] == {"total": 200, "experiential": 120, "project": 80, "flow": False}
+    assert set(data["tokens"]) >= {"experiential", "project", "total"}
+    assert data["tokens"]["total"] <= 200
+    assert data["dropped_lines"]["project"] > 0 and data["dropped_lines"]["experiential"] == 0
+    assert "lines dropped to fit the memory budget" in data["text"]
+    plain = docs("memory", "context", "docs-site", "writer", "--max-tokens", "200")
+    assert plain.stdout.strip() == data["text"]
+
+
+def test_namespaces_enable_and_supplementary_context(docs: Cli) -> None:
+    docs(
+        "memory",
+        "remember",
+        "docs-site",
+        "planner",
+        "Estimate in half days",
+        "--layer",
+        "experiential",
+    )
+    (ns,) = docs.json("memory", "namespaces")
+    assert ns["identity"] == "profile:planner-v1" and ns["enabled"] is False
+    assert docs("memory", "enable", "profile:planner-v1").returncode == 0
+    data = docs.json("memory", "context", "docs-site", "writer")
+    assert "Estimate in half days" in data["supplementary"]["text"]
+    assert docs("memory", "disable", str(ns["id"])).returncode == 0
+    assert docs.json("memory", "context", "docs-site", "writer")["supplementary"]["text"] == ""
+    missing = docs("memory", "enable", "Agent Experience: Plannr")
+    assert missing.returncode == 2 and "Agent Experience: Planner" in missing.stderr
+
+
+def test_search_spans_files_and_facts_with_filters(docs: Cli) -> None:
+    docs(
+        "memory",
+        "remember",
+        "docs-site",
+        "writer",
+        "Use MkDocs admonitions",
+        "--layer",
+        "project",
+        "--section",
+        "Coding Rules",
+    )
+    docs(
+        "memory",
+        "remember",
+        "docs-site",
+        "reviewer",
+        "MkDocs strict mode catches links",
+        "--layer",
+        "experiential",
+    )
+    found = docs.json("memory", "search", "mkdocs")
+    assert {(h["layer"], h["agent"]) for h in found["hits"]} == {
+        ("project", "writer"),
+        ("experiential", "reviewer"),
+    }
+    rules = docs.json("memory", "search", "mkdocs", "--section", "coding rules")
+    assert [h["section"] for h in rules["hits"]] == ["Coding Rules"]
+    assert docs.json("memory", "search", "MKDOCS", "--case-sensitive")["hits"] == []
+    none = docs("memory", "search", "nothing-like-this")
+    assert none.returncode == 1
+
+
+def test_edit_boot_files_from_a_file_and_from_stdin(docs: Cli) -> None:
+    rules = docs.tmp / "rules.md"
+    rules.write_text("Always run the link checker.\n")
+    assert docs("memory", "edit", "agents", "--file", rules).returncode == 0
+    assert (docs.home / "AGENTS.md").read_text() == "Always run the link checker.\n"
+    piped = subprocess.run(
+        [str(SQUAD), "memory", "edit", "user"],
+        input="Likes tables.\n",
+        env=docs.env,
+        cwd=docs.tmp,
+        capture_output=True,
+        text=True,
+    )
+    assert piped.returncode == 0, piped.stderr
+    assert (docs.home / "USER.md").read_text() == "Likes tables.\n"
+    too_big = docs.tmp / "big.md"
+    too_big.write_text("x" * 60_000)
+    result = docs("memory", "edit", "soul", "--file", too_big)
+    assert result.returncode == 1 and "cap" in result.stderr
+    assert docs("memory", "edit", "memory", "--file", rules).returncode == 2

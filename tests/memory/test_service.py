@@ -1,0 +1,192 @@
+"""The memory service and agent tools against real files and a real SQLite store."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from squad.errors import SecretInMemoryError, UsageError
+from squad.manager import SquadManager
+from squad.memory.audit import AuditLog
+from squad.memory.service import AgentContext, MemoryService
+from squad.memory.tools import MemoryTools
+from squad.settings import Settings
+from squad.spec.loader import squad_from_text
+from squad.store import Store
+from tests.conftest import BASIC_YAML, FrozenClock
+
+OTHER_SQUAD = BASIC_YAML.replace("name: demo", "name: other")
+
+
+@pytest.fixture
+def store(settings: Settings, clock: FrozenClock) -> Iterator[Store]:
+    with Store.open(settings.database_url, clock=clock) as opened:
+        yield opened
+
+
+@pytest.fixture
+def service(settings: Settings, store: Store, clock: FrozenClock) -> MemoryService:
+    manager = SquadManager(settings, store=store, clock=clock)
+    for text in (BASIC_YAML, OTHER_SQUAD):
+        manager.create(squad_from_text(text))
+    return MemoryService(settings, store, clock=clock)
+
+
+def ctx(service: MemoryService, squad: str = "demo", agent: str = "writer") -> AgentContext:
+    spec = squad_from_text(BASIC_YAML if squad == "demo" else OTHER_SQUAD)
+    return AgentContext.of(spec, agent, service.settings.workspaces / squad)
+
+
+def test_project_fact_becomes_a_dated_insights_line(service: MemoryService) -> None:
+    where = service.remember(ctx(service), "The docs use MkDocs", layer="project")
+    assert where.where == "agents/writer/memory.md#Insights"
+    file = service.memory_file(ctx(service))
+    assert file.read("Insights") == "- The docs use MkDocs (2026-11-29)\n"
+    service.remember(ctx(service), "JWT for auth", layer="project", section="Decisions")
+    assert "- JWT for auth (2026-11-29)" in file.read("Decisions")
+
+
+def test_experiential_facts_live_in_a_disabled_namespace_shared_by_profile(
+    service: MemoryService,
+) -> None:
+    planner_demo, planner_other = ctx(service, "demo", "planner"), ctx(service, "other", "planner")
+    service.remember(planner_demo, "Plans stay under seven tasks", layer="experiential")
+    ns = service.namespace(planner_other)
+    assert ns.identity == "profile:planner-v1" and ns.name == "Agent Experience: Planner"
+    assert ns.enabled is False and ns.fact_count == 1
+    writer_demo, writer_other = ctx(service, "demo"), ctx(service, "other")
+    assert service.namespace(writer_demo).id != service.namespace(writer_other).id
+
+
+def test_remembering_a_secret_stores_nothing(service: MemoryService) -> None:
+    with pytest.raises(SecretInMemoryError):
+        service.remember(
+            ctx(service), "key sk-proj-abcdEFGH1234ijklMNOP5678qrst", layer="experiential"
+        )
+    assert service.namespace(ctx(service)).fact_count == 0
+    with pytest.raises(UsageError):
+        service.remember(ctx(service), "   ", layer="project")
+
+
+def test_own_experience_is_injected_ranked_by_the_message_even_when_disabled(
+    service: MemoryService,
+) -> None:
+    writer = ctx(service)
+    for text in (
+        "Tables render badly in the PDF export",
+        "User likes second-person prose",
+        "Screenshots go in docs/img",
+    ):
+        service.remember(writer, text, layer="experiential")
+    block = service.memory_block(writer, message="how should the PDF export look?")
+    facts = [line for line in block.text.splitlines() if line.startswith("- ")]
+    assert facts[-1] == "- Tables render badly in the PDF export"  # most relevant sits last
+    assert len(facts) == 3
+
+
+def test_injection_counts_access_but_inspection_does_not(service: MemoryService) -> None:
+    writer = ctx(service)
+    fact = service.remember(writer, "User likes tables", layer="experiential").fact
+    assert fact is not None
+    service.memory_block(writer, touch=False)
+    assert service.store.memory.get_fact(fact.id).access_count == 0  # type: ignore[union-attr]
+    service.memory_block(writer)
+    assert service.store.memory.get_fact(fact.id).access_count == 1  # type: ignore[union-attr]
+
+
+def test_supplementary_context_carries_only_other_enabled_namespaces(
+    service: MemoryService,
+) -> None:
+    planner, writer = ctx(service, agent="planner"), ctx(service)
+    service.remember(planner, "Estimate in half days", layer="experiential")
+    service.remember(writer, "Prefer tables", layer="experiential")
+    assert service.supplementary_block(writer).text == ""
+    service.store.memory.set_namespace_enabled("profile:planner-v1", True)
+    shared = service.supplementary_block(writer).text
+    assert "- (Agent Experience: Planner) Estimate in half days" in shared
+    assert "Prefer tables" not in shared
+    assert "Estimate in half days" not in service.supplementary_block(planner).text
+
+
+def test_forgotten_facts_leave_the_prompt(service: MemoryService) -> None:
+    writer = ctx(service)
+    fact = service.remember(writer, "Old preference", layer="experiential").fact
+    assert fact is not None
+    service.forget(fact.id, workspace=writer.workspace)
+    assert "Old preference" not in service.memory_block(writer).text
+    assert [r.operation for r in AuditLog(writer.workspace).records()] == ["remember", "forget"]
+    with pytest.raises(UsageError):
+        service.forget(9999)
+
+
+def test_system_prompt_reads_boot_files_fresh_and_writes_a_default_soul(
+    service: MemoryService,
+) -> None:
+    writer = ctx(service)
+    prompt = service.system_prompt(writer)
+    home = service.settings.home
+    assert (home / "SOUL.md").is_file()
+    assert prompt.startswith('You are Writer (id `writer`), a member of the squad "demo".')
+    assert "## Persona (SOUL.md)" in prompt and "USER.md" not in prompt
+    (home / "USER.md").write_text("Answers in British English.")
+    assert "Answers in British English." in service.system_prompt(writer)
+    (writer.workspace / "AGENTS.md").write_text("Run `make docs` before finishing.")
+    assert service.system_prompt(writer).index("British") < service.system_prompt(writer).index(
+        "make docs"
+    )
+
+
+def test_memory_disabled_means_no_memory_in_the_prompt(service: MemoryService) -> None:
+    spec = squad_from_text(
+        BASIC_YAML.replace(
+            "role: Writes the pages}", "role: Writes the pages, memory: {enabled: false}}"
+        )
+    )
+    writer = AgentContext.of(spec, "writer", service.settings.workspaces / "demo")
+    service.memory_file(writer).append("Insights", "- hidden", actor="me")
+    assert "## Agent Memory" not in service.system_prompt(writer)
+    assert service.memory_block(writer).text == ""
+
+
+def test_agent_tools_read_write_search_and_refuse_politely(service: MemoryService) -> None:
+    tools = MemoryTools(service, ctx(service))
+    assert "saved to agents/writer/memory.md (Decisions)" in tools.memory_append(
+        "Decisions", "- Use MkDocs"
+    )
+    assert tools.memory_read("Decisions").strip() == "- Use MkDocs"
+    assert tools.memory_replace("Decisions", "").startswith("refused: an automatic writer")
+    assert tools.memory_append("Insights", "token=ghp_" + "a1B2" * 9).startswith("refused:")
+    assert "memory.md [Decisions] line" in tools.memory_search("mkdocs")
+    assert tools.memory_read("Nope").startswith("refused:")
+    assert tools.memory_write_daily("Long notes.") == (
+        "written to agents/writer/daily/2026-11-29.md"
+    )
+    assert "Long notes." in tools.memory_read_daily("2026-11-29")
+    assert "not a date" in tools.memory_read_daily("yesterday")
+    records = AuditLog(service.settings.workspaces / "demo").records()
+    assert {r.actor for r in records} == {"agent:writer"}
+
+
+def test_tools_wrap_for_langchain_and_run(service: MemoryService) -> None:
+    wrapped = {t.name: t for t in MemoryTools(service, ctx(service)).as_langchain_tools()}
+    assert set(wrapped) == {
+        "memory_read",
+        "memory_append",
+        "memory_replace",
+        "memory_search",
+        "memory_read_daily",
+        "memory_write_daily",
+    }
+    wrapped["memory_append"].invoke({"section": "Insights", "text": "- via langchain"})
+    assert "- via langchain" in wrapped["memory_read"].invoke({"section": "Insights"})
+
+
+def test_unknown_agent_is_a_usage_error(service: MemoryService) -> None:
+    with pytest.raises(UsageError, match="has no agent 'nobody'"):
+        ctx(service, agent="nobody")
+
+
+def test_workspace_path_is_a_tmp_folder(service: MemoryService, tmp_path: Path) -> None:
+    assert tmp_path in service.settings.workspaces.parents
