@@ -91,17 +91,28 @@ def bench_search(tmp: Path) -> Result | None:
     return Result("ws search 2,000 files", measured, "grep -rni", baseline, 8.0)
 
 
+def bench_memory() -> list[Result]:
+    """One turn's memory block (50 KB memory.md + N facts, T=2,000) and its growth in N."""
+    from bench.memory_assembly import measure
+
+    small, mid, large = measure(1_000), measure(10_000), measure(100_000)
+    return [
+        Result("memory block, 10k facts", mid.block_s, "tokenise memory.md", mid.baseline_s, 8.0),
+        Result("memory block, 100k vs 1k", large.block_s, "same at 1k facts", small.block_s, 3.0),
+    ]
+
+
 def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
-        results = [bench_help(), bench_validate(), bench_search(Path(tmp))]
-    print(f"{'benchmark':28} {'measured':>10} {'baseline':>22} {'ratio':>7} {'target':>7}")
+        results = [bench_help(), bench_validate(), bench_search(Path(tmp)), *bench_memory()]
+    print(f"{'benchmark':28} {'measured':>10} {'baseline':>29} {'ratio':>7} {'target':>7}")
     failed = 0
     for result in filter(None, results):
         flag = "ok" if result.ok else "OVER"
         failed += not result.ok
         print(
             f"{result.name:28} {result.measured_s * 1000:8.1f}ms "
-            f"{result.baseline_name:>14} {result.baseline_s * 1000:6.1f}ms "
+            f"{result.baseline_name:>20} {result.baseline_s * 1000:6.1f}ms "
             f"{result.ratio:6.1f}x {result.target_ratio:6.1f}x  {flag}"
         )
     return 1 if failed else 0

@@ -56,7 +56,7 @@ _PHRASES = [
 ]
 
 
-def _facts(count: int, seed: int = 20261129) -> Iterator[NewFact]:
+def generate_facts(count: int, seed: int = 20261129) -> Iterator[NewFact]:
     """``count`` deterministic, varied facts."""
     rng = random.Random(seed)
     weights = [1.0 / (rank + 1) ** 0.9 for rank in range(len(_WORDS))]
@@ -84,7 +84,7 @@ def measure(n_facts: int, repeat: int = 15) -> float:
         Store.open(f"sqlite:///{Path(tmp) / 's.db'}") as store,
     ):
         namespace = store.memory.ensure_namespace("profile:bench", "Agent Experience: Bench")
-        store.memory.add_facts_bulk(namespace.id, _facts(n_facts))
+        store.memory.add_facts_bulk(namespace.id, generate_facts(n_facts))
         store.memory.relevant_facts(namespace.id, QUERY, limit=200)  # warm the caches
         samples = []
         for _ in range(repeat):

@@ -12,6 +12,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
 
 __all__ = ["MemoryDocument", "Section", "StructureError", "heading_lines"]
 
@@ -39,9 +44,13 @@ class Section:
 
 def heading_lines(text: str) -> list[tuple[int, str]]:
     """``(line index, name)`` of every top-level ATX ``#`` heading in ``text``."""
-    from markdown_it import MarkdownIt
+    return list(_heading_lines(text))
 
-    tokens = MarkdownIt("commonmark").parse(text)
+
+@lru_cache(maxsize=64)
+def _heading_lines(text: str) -> tuple[tuple[int, str], ...]:
+    # Memory files are re-read every turn, usually unchanged: the cache makes that free.
+    tokens = _block_parser().parse(text)
     found = []
     for index, token in enumerate(tokens):
         if (
@@ -52,7 +61,17 @@ def heading_lines(text: str) -> list[tuple[int, str]]:
             and token.map is not None
         ):
             found.append((token.map[0], tokens[index + 1].content.strip()))
-    return found
+    return tuple(found)
+
+
+@lru_cache(maxsize=1)
+def _block_parser() -> MarkdownIt:
+    """CommonMark without inline parsing: headings are block structure, and this is faster."""
+    from markdown_it import MarkdownIt
+
+    parser = MarkdownIt("commonmark")
+    parser.core.ruler.disable(["inline", "text_join"])
+    return parser
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,108 @@
+"""The memory block of one agent turn: retrieval, memory.md, assembly, access bookkeeping.
+
+``python -m bench.memory_assembly`` builds a workspace whose agent has a 50 KB memory.md and
+a Layer A namespace of N facts, then times ``MemoryService.memory_block`` at T = 2,000 (the
+whole per-turn path a prompt pays for). Reported as ratios: against tokenising the memory.md
+once (the same run's baseline), and the growth from 1,000 to 100,000 facts (target <= 3x).
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.memory_retrieval import QUERY, generate_facts
+from squad.manager import SquadManager
+from squad.memory.service import AgentContext, MemoryService
+from squad.settings import Settings
+from squad.spec.loader import squad_from_text
+from squad.store import Store
+
+SQUAD = """\
+name: bench
+process: hierarchical
+agents:
+  - {id: planner, role: Plans the work, profile: bench-planner}
+memory: {max_tokens: 2000}
+"""
+MEMORY_BYTES = 50_000
+GROWTH_TARGET = 3.0
+
+
+@dataclass(frozen=True)
+class Timing:
+    facts: int
+    block_s: float
+    baseline_s: float
+    tokens: int
+
+
+def memory_md(size: int = MEMORY_BYTES) -> str:
+    """A realistic sectioned memory.md of about ``size`` bytes."""
+    facts = generate_facts(2_000, seed=7)
+    sections = {"Project Context": [], "Coding Rules": [], "Decisions": [], "Insights": []}
+    names = list(sections)
+    text = ""
+    for i, fact in enumerate(facts):
+        sections[names[min(i % 10, 3)]].append(f"- {fact.text} (2026-11-{1 + i % 28:02d})")
+        text = "".join(f"# {n}\n" + "\n".join(lines) + "\n\n" for n, lines in sections.items())
+        if len(text.encode()) >= size:
+            break
+    return text
+
+
+def measure(n_facts: int, repeat: int = 11) -> Timing:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        settings = Settings.load(
+            {
+                "SQUAD_HOME": str(root / "home"),
+                "SQUAD_WORKSPACES": str(root / "ws"),
+                "SQUAD_CONFIGS": str(root / "configs"),
+            },
+            cwd=root,
+        )
+        spec = squad_from_text(SQUAD)
+        with Store.open(settings.database_url) as store:
+            workspace = SquadManager(settings, store=store).create(spec).path
+            text = memory_md()
+            (workspace / "agents" / "planner" / "memory.md").write_text(text)
+            service = MemoryService(settings, store)
+            ctx = AgentContext.of(spec, "planner", workspace)
+            namespace = service.namespace(ctx)
+            store.memory.add_facts_bulk(namespace.id, generate_facts(n_facts))
+            counter = service.counter(ctx)
+            service.memory_block(ctx, message=QUERY)  # warm caches and the tokenizer
+            samples, baseline = [], []
+            for _ in range(repeat):
+                start = time.perf_counter()
+                block = service.memory_block(ctx, message=QUERY)
+                samples.append(time.perf_counter() - start)
+                start = time.perf_counter()
+                counter.count((workspace / "agents" / "planner" / "memory.md").read_text())
+                baseline.append(time.perf_counter() - start)
+            tokens = block.experiential.tokens + block.project.tokens
+            assert tokens <= 2000
+            return Timing(n_facts, statistics.median(samples), statistics.median(baseline), tokens)
+
+
+def main() -> int:
+    timings = {n: measure(n) for n in (1_000, 10_000, 100_000)}
+    for timing in timings.values():
+        print(
+            f"{timing.facts:>8,} facts + 50 KB memory.md, T=2,000: "
+            f"{timing.block_s * 1000:7.1f} ms per block ({timing.tokens} tokens), "
+            f"{timing.block_s / timing.baseline_s:5.1f}x tokenising memory.md once"
+        )
+    growth = timings[100_000].block_s / timings[1_000].block_s
+    flag = "ok" if growth <= GROWTH_TARGET else "OVER"
+    print(f"growth 100,000 / 1,000 facts: {growth:.2f}x (target <= {GROWTH_TARGET:.0f}x)  {flag}")
+    return 0 if growth <= GROWTH_TARGET else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
