@@ -156,6 +156,20 @@ class MemoryFile:
     ) -> WriteResult:
         data = document.render().encode()
         if len(data) > self.cap_bytes:
+            # Recorded so maintenance knows this file needs consolidating.
+            self._audit.append(
+                AuditRecord(
+                    time=self._clock().isoformat(),
+                    actor=actor,
+                    operation="refused",
+                    file=self.relative,
+                    section=section,
+                    old_sha256=current.version or None,
+                    new_sha256=None,
+                    bytes=len(data),
+                    note="over cap: consolidate",
+                )
+            )
             raise MemoryFullError(
                 f"{self.relative} would be {len(data):,} bytes, over its {self.cap_bytes:,}-byte "
                 "cap; nothing was written. Consolidate it (move details to the daily log, merge "

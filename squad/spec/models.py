@@ -229,6 +229,8 @@ class MemoryPolicy(_Strict):
     """Independent budget of the global [Supplementary Context] block."""
     trigger_interval: Annotated[int, Field(ge=1, le=1000)] = 6
     """Turns between background fact extractions."""
+    share_unused: bool = False
+    """Let a memory layer use the share the other layer leaves unused (off: strict 60/40)."""
 
 
 class Limits(_Strict):

@@ -66,7 +66,9 @@ def test_write_over_the_cap_is_refused_never_truncated(workspace: Path) -> None:
         file.append("Insights", "- " + "x" * 300, actor="me")
     assert "Consolidate" in str(caught.value)
     assert file.path.read_bytes() == before
-    assert AuditLog(workspace).records() == []
+    (refused,) = AuditLog(workspace).records()  # a reason to consolidate, for maintenance
+    assert (refused.operation, refused.note, refused.new_sha256) == (
+        "refused", "over cap: consolidate", None)
 
 
 def test_automatic_writer_cannot_empty_a_non_empty_section(workspace: Path) -> None:
