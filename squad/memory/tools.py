@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import date
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from squad.errors import MemoryError_, UsageError
+from squad.memory.assembly import Budget, build_memory_block
+from squad.memory.files import WriteResult
 from squad.memory.service import AgentContext, MemoryService
 
 if TYPE_CHECKING:
@@ -36,7 +38,7 @@ class MemoryTools:
     def memory_append(self, section: str, text: str) -> str:
         """Add lines at the end of a memory.md section (created if missing)."""
         return _guard(
-            lambda: _written(
+            lambda: self._written(
                 self._service.memory_file(self._ctx).append(section, text, actor=self._actor)
             )
         )
@@ -44,7 +46,7 @@ class MemoryTools:
     def memory_replace(self, section: str, text: str) -> str:
         """Replace the whole body of a memory.md section; you cannot empty a non-empty one."""
         return _guard(
-            lambda: _written(
+            lambda: self._written(
                 self._service.memory_file(self._ctx).replace(
                     section, text, actor=self._actor, automatic=True
                 )
@@ -95,6 +97,23 @@ class MemoryTools:
             )
         )
 
+    def _written(self, result: WriteResult) -> str:
+        """Confirm a write, and say when the file no longer fits the prompt's project share.
+
+        Counted with the same tokenizer and assembly the next prompt uses.
+        """
+        message = f"saved to {result.file} ({result.section}); file is now {result.size:,} bytes"
+        budget = Budget(self._ctx.squad.memory.max_tokens)
+        document = self._service.memory_file(self._ctx).snapshot().document
+        layer = build_memory_block([], document, budget, self._service.counter(self._ctx)).project
+        if layer.dropped:
+            message += (
+                f"; {layer.dropped} of its lines no longer fit your {budget.project}-token "
+                "project memory share and will be left out of prompts (oldest Insights first): "
+                "merge lines or move details to the daily log"
+            )
+        return message
+
     def as_langchain_tools(self) -> list[BaseTool]:
         from langchain_core.tools import StructuredTool
 
@@ -111,10 +130,6 @@ class MemoryTools:
                 self.memory_write_daily,
             )
         ]
-
-
-def _written(result: Any) -> str:
-    return f"saved to {result.file} ({result.section}); file is now {result.size:,} bytes"
 
 
 def _guard(action: Callable[[], object]) -> str:

@@ -190,3 +190,11 @@ def test_unknown_agent_is_a_usage_error(service: MemoryService) -> None:
 
 def test_workspace_path_is_a_tmp_folder(service: MemoryService, tmp_path: Path) -> None:
     assert tmp_path in service.settings.workspaces.parents
+
+
+def test_tools_warn_when_memory_md_outgrows_the_prompt_share(service: MemoryService) -> None:
+    tools = MemoryTools(service, ctx(service))
+    assert "no longer fit" not in tools.memory_append("Insights", "- short line")
+    long_text = "\n".join(f"- insight {i} about the documentation build" for i in range(120))
+    reply = tools.memory_append("Insights", long_text)
+    assert "lines no longer fit your 800-token project memory share" in reply
