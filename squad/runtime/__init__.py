@@ -1,0 +1,1 @@
+"""Squad runtime: runs squads on LangGraph, one agent turn at a time, into the workspace."""

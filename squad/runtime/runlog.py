@@ -1,0 +1,108 @@
+"""Run logs: ``logs/run-<run-id>.jsonl`` in the workspace, one JSON object per event.
+
+Events are appended with one ``write`` on an ``O_APPEND`` descriptor and fsynced, so a log
+survives a kill with every acknowledged event intact, and a reader following the file never
+sees half a line. String fields pass through secret redaction: a tool argument carrying a
+key never lands in a log.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from squad.memory.secrets import redact
+from squad.paths import check_name, contained
+
+__all__ = ["RunLog", "follow_events", "read_events", "run_log_path"]
+
+
+def run_log_path(workspace: Path, run_id: str) -> Path:
+    return contained(workspace, "logs", f"run-{check_name(run_id, what='run id')}.jsonl")
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, str):
+        return redact(value)[0]
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    return value
+
+
+class RunLog:
+    """Appends events of one run."""
+
+    def __init__(
+        self,
+        workspace: Path,
+        run_id: str,
+        *,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.path = run_log_path(workspace, run_id)
+        self.run_id = run_id
+        self._clock = clock
+
+    def emit(self, event: str, **fields: Any) -> dict[str, Any]:
+        record = {"time": self._clock().isoformat(), "run_id": self.run_id, "event": event}
+        record.update(_clean(fields))
+        line = json.dumps(record, ensure_ascii=False, default=str, separators=(",", ":"))
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(self.path, flags, 0o644)
+        try:
+            os.write(fd, (line + "\n").encode())
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        return record
+
+
+def read_events(path: Path) -> list[dict[str, Any]]:
+    """Every complete event in a run log (a torn last line, from a kill, is skipped)."""
+    events = []
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            if not line.endswith("\n"):
+                break
+            try:
+                events.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+    return events
+
+
+def follow_events(
+    path: Path,
+    *,
+    stop: Callable[[], bool],
+    poll_s: float = 0.2,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Iterator[dict[str, Any]]:
+    """Events as they are appended, until ``stop()`` is true (``squad logs --follow``)."""
+    offset = 0
+    pending = ""
+    while True:
+        if path.exists():
+            with path.open(encoding="utf-8") as handle:
+                handle.seek(offset)
+                chunk = handle.read()
+                offset = handle.tell()
+            pending += chunk
+            *complete, pending = pending.split("\n")
+            for line in complete:
+                if line.strip():
+                    try:
+                        yield json.loads(line)
+                    except json.JSONDecodeError:
+                        continue
+        if stop():
+            return
+        sleep(poll_s)

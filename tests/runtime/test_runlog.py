@@ -1,0 +1,57 @@
+"""Run logs: JSON Lines, one event per line, secrets redacted, followable."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from squad.runtime.runlog import RunLog, follow_events, read_events
+from tests.conftest import FrozenClock
+
+
+def test_events_are_json_lines_with_time_run_and_event(tmp_path: Path, clock: FrozenClock) -> None:
+    log = RunLog(tmp_path, "r1", clock=clock)
+    log.emit("run_start", squad="docs-site")
+    log.emit("model_call", agent="writer", tokens={"prompt": 10, "completion": 5}, cost_usd=0.0)
+    lines = log.path.read_text().splitlines()
+    assert log.path == tmp_path.resolve() / "logs" / "run-r1.jsonl"
+    first = json.loads(lines[0])
+    assert first == {
+        "time": clock.now.isoformat(),
+        "run_id": "r1",
+        "event": "run_start",
+        "squad": "docs-site",
+    }
+    assert read_events(log.path)[1]["tokens"] == {"prompt": 10, "completion": 5}
+
+
+def test_secrets_in_fields_are_redacted(tmp_path: Path) -> None:
+    log = RunLog(tmp_path, "r1")
+    key = "ghp_" + "a1B2c3D4" * 5
+    log.emit("tool_call", tool="write_file", arguments={"content": f"token={key}"})
+    text = log.path.read_text()
+    assert key not in text and "[REDACTED:" in text
+
+
+def test_a_torn_last_line_is_skipped(tmp_path: Path) -> None:
+    log = RunLog(tmp_path, "r1")
+    log.emit("run_start")
+    with log.path.open("a") as handle:
+        handle.write('{"event": "half')
+    assert [e["event"] for e in read_events(log.path)] == ["run_start"]
+
+
+def test_follow_yields_events_as_they_arrive(tmp_path: Path) -> None:
+    log = RunLog(tmp_path, "r1")
+    log.emit("run_start")
+    ticks = []
+
+    def sleep(_: float) -> None:
+        ticks.append(1)
+        if len(ticks) == 1:
+            log.emit("node_start", node="outline")
+        if len(ticks) == 2:
+            log.emit("run_end", status="succeeded")
+
+    seen = [e["event"] for e in follow_events(log.path, stop=lambda: len(ticks) >= 3, sleep=sleep)]
+    assert seen == ["run_start", "node_start", "run_end"]
