@@ -1,0 +1,80 @@
+"""The agents' file tool: read anywhere in the workspace, write only into the task's folder.
+
+Paths are resolved strictly inside the workspace (no '..', no absolute paths, no link out of
+it); writes go to ``tasks/<task-id>/`` and are atomic, so a killed run never leaves half a
+file. Manifest, logs and memory files are not reachable for writing here (memory has its
+own tools with their own safeguards).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path, PurePosixPath
+
+from squad.errors import PathEscapeError, WorkspaceError
+from squad.fsutil import atomic_write
+from squad.paths import check_name, contained, resolve_inside
+
+__all__ = ["WorkspaceFiles"]
+
+MAX_WRITE_BYTES = 2 * 1024 * 1024
+MAX_READ_BYTES = 200_000
+
+
+class WorkspaceFiles:
+    """File access for one agent working on one task."""
+
+    def __init__(self, workspace: Path, task_id: str) -> None:
+        self.workspace = workspace
+        self.task_id = check_name(task_id, what="task id")
+        self.task_dir = contained(workspace, "tasks", task_id)
+
+    def write_file(self, path: str, content: str) -> str:
+        """Write ``content`` to ``path`` inside this task's folder (tasks/<task-id>/...)."""
+        target = self._task_path(path)
+        data = content.encode("utf-8")
+        if len(data) > MAX_WRITE_BYTES:
+            return f"refused: {len(data):,} bytes is over the {MAX_WRITE_BYTES:,}-byte limit"
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(target, data)
+        except OSError as exc:
+            raise WorkspaceError(f"cannot write {target}: {exc.strerror}") from None
+        return (
+            f"wrote {target.relative_to(self.workspace.resolve()).as_posix()} ({len(data):,} bytes)"
+        )
+
+    def read_file(self, path: str) -> str:
+        """Read a text file anywhere in the workspace (relative path)."""
+        target = resolve_inside(self.workspace, path)
+        if not target.is_file():
+            return f"no file {path!r} in the workspace"
+        with target.open("rb") as handle:
+            data = handle.read(MAX_READ_BYTES + 1)
+        if b"\x00" in data[:8192]:
+            return f"{path!r} is a binary file"
+        text = data[:MAX_READ_BYTES].decode("utf-8", "replace")
+        return text + ("\n[... truncated]" if len(data) > MAX_READ_BYTES else "")
+
+    def list_files(self, folder: str = "") -> str:
+        """List files under a workspace folder (relative path; default: the whole workspace)."""
+        base = resolve_inside(self.workspace, folder or ".")
+        if not base.is_dir():
+            return f"no folder {folder!r} in the workspace"
+        root = self.workspace.resolve()
+        found = sorted(
+            p.relative_to(root).as_posix()
+            for p in base.rglob("*")
+            if p.is_file() and not p.is_symlink() and not p.name.startswith(".")
+        )
+        return "\n".join(found[:500]) or "(empty)"
+
+    def _task_path(self, path: str) -> Path:
+        pure = PurePosixPath(path.replace("\\", "/"))
+        parts = pure.parts
+        if parts[:2] == ("tasks", self.task_id):
+            parts = parts[2:]
+        if not parts or pure.is_absolute() or ".." in parts:
+            raise PathEscapeError(
+                f"path {path!r} must be a relative path inside tasks/{self.task_id}/"
+            )
+        return contained(self.workspace, "tasks", self.task_id, *parts)
