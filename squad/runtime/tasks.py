@@ -1,0 +1,114 @@
+"""Task state transitions, pure: which tasks can run, which are blocked, how a run ends.
+
+A task is ``pending`` until its dependencies are ``done``; then it runs (``running``), may
+wait for a person (``awaiting_approval``), and ends ``done`` or ``failed``. A task whose
+dependency failed (or was rejected) is ``blocked``: it will never run in this run. Tasks that
+do not depend on a failure go on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+__all__ = [
+    "RunOutcome",
+    "TaskNode",
+    "TaskStatus",
+    "blocked_by_failures",
+    "outcome",
+    "ready_tasks",
+    "topological_order",
+]
+
+
+class TaskStatus(StrEnum):
+    PENDING = "pending"
+    RUNNING = "running"
+    AWAITING_APPROVAL = "awaiting_approval"
+    DONE = "done"
+    FAILED = "failed"
+    BLOCKED = "blocked"
+
+    @property
+    def finished(self) -> bool:
+        return self in (TaskStatus.DONE, TaskStatus.FAILED, TaskStatus.BLOCKED)
+
+
+class RunOutcome(StrEnum):
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    AWAITING_APPROVAL = "awaiting_approval"
+    IN_PROGRESS = "in_progress"
+
+
+@dataclass(frozen=True)
+class TaskNode:
+    """What scheduling needs of a task: its id, its agent, what it waits for."""
+
+    id: str
+    agent: str
+    depends_on: tuple[str, ...] = ()
+    description: str = ""
+    approval: bool = False
+    expected_output: str | None = None
+
+
+def topological_order(tasks: Sequence[TaskNode]) -> list[str]:
+    """Ids in dependency order; among ready tasks, the order they were written in.
+
+    The definition was validated (no cycles, no unknown ids), so every task is placed.
+    """
+    position = {t.id: i for i, t in enumerate(tasks)}
+    remaining = {t.id: set(t.depends_on) for t in tasks}
+    order: list[str] = []
+    while remaining:
+        ready = sorted(
+            (tid for tid, deps in remaining.items() if not deps), key=position.__getitem__
+        )
+        if not ready:
+            raise ValueError(f"dependency cycle among {sorted(remaining)}")
+        for tid in ready:
+            order.append(tid)
+            del remaining[tid]
+        for deps in remaining.values():
+            deps.difference_update(ready)
+    return order
+
+
+def ready_tasks(tasks: Sequence[TaskNode], status: Mapping[str, TaskStatus]) -> list[str]:
+    """Pending tasks whose dependencies are all done, in topological order."""
+    by_id = {t.id: t for t in tasks}
+    return [
+        tid
+        for tid in topological_order(tasks)
+        if status.get(tid, TaskStatus.PENDING) == TaskStatus.PENDING
+        and all(status.get(dep) == TaskStatus.DONE for dep in by_id[tid].depends_on)
+    ]
+
+
+def blocked_by_failures(tasks: Sequence[TaskNode], status: Mapping[str, TaskStatus]) -> set[str]:
+    """Pending tasks that can never run because a dependency (transitively) failed."""
+    by_id = {t.id: t for t in tasks}
+    doomed: set[str] = set()
+    for tid in topological_order(tasks):
+        if status.get(tid, TaskStatus.PENDING) != TaskStatus.PENDING:
+            continue
+        for dep in by_id[tid].depends_on:
+            if status.get(dep) in (TaskStatus.FAILED, TaskStatus.BLOCKED) or dep in doomed:
+                doomed.add(tid)
+                break
+    return doomed
+
+
+def outcome(tasks: Sequence[TaskNode], status: Mapping[str, TaskStatus]) -> RunOutcome:
+    """How the run stands: still going, waiting for a person, or finished (and how)."""
+    states = [status.get(t.id, TaskStatus.PENDING) for t in tasks]
+    if any(s == TaskStatus.AWAITING_APPROVAL for s in states):
+        return RunOutcome.AWAITING_APPROVAL
+    if not all(s.finished for s in states):
+        return RunOutcome.IN_PROGRESS
+    if all(s == TaskStatus.DONE for s in states):
+        return RunOutcome.SUCCEEDED
+    return RunOutcome.FAILED
