@@ -1,0 +1,119 @@
+"""Plans of a hierarchical squad: the lead's JSON, checked at the trust boundary, and its file.
+
+The lead model answers with JSON; it is untrusted input, validated like a YAML definition
+(strict pydantic, then cross-references). A plan that does not validate is retried once with
+the validation error (by the caller); the error text here is written for the model to fix.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from squad.runtime.tasks import TaskNode, topological_order
+from squad.spec.models import SLUG_PATTERN, SquadSpec
+
+__all__ = ["PlanError", "parse_plan", "plan_request", "render_plan"]
+
+MAX_PLAN_TASKS = 20
+
+
+class PlanError(ValueError):
+    """The lead's plan is not usable; the message says why, for the model to correct."""
+
+
+class _PlanTask(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    id: Annotated[str, Field(pattern=SLUG_PATTERN)]
+    description: Annotated[str, Field(min_length=1)]
+    agent: str
+    depends_on: list[str] = []
+
+
+class _Plan(BaseModel):
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+    tasks: Annotated[list[_PlanTask], Field(min_length=1, max_length=MAX_PLAN_TASKS)]
+
+
+_FENCE = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)
+
+
+def _json_object(text: str) -> object:
+    fenced = _FENCE.search(text)
+    candidate = fenced.group(1) if fenced else text[text.find("{") : text.rfind("}") + 1]
+    if not candidate:
+        raise PlanError('the answer holds no JSON object; answer with {"tasks": [...]}')
+    try:
+        return json.loads(candidate)
+    except json.JSONDecodeError as exc:
+        raise PlanError(f"the JSON does not parse: {exc}") from None
+
+
+def parse_plan(text: str, squad: SquadSpec) -> list[TaskNode]:
+    """Tasks from the lead's answer, or PlanError listing every problem found."""
+    try:
+        plan = _Plan.model_validate(_json_object(text))
+    except ValidationError as exc:
+        details = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
+        )
+        raise PlanError(f"the plan does not match the schema: {details}") from None
+    agents = {a.id for a in squad.agents}
+    ids = [t.id for t in plan.tasks]
+    problems: list[str] = []
+    for task in plan.tasks:
+        if task.agent not in agents:
+            problems.append(
+                f"task {task.id!r}: agent {task.agent!r} is not one of {sorted(agents)}"
+            )
+        for dep in task.depends_on:
+            if dep not in ids or dep == task.id:
+                problems.append(f"task {task.id!r}: depends_on {dep!r} is not another task")
+    if len(set(ids)) != len(ids):
+        problems.append("task ids must be unique")
+    if problems:
+        raise PlanError("; ".join(problems))
+    nodes = [TaskNode(t.id, t.agent, tuple(t.depends_on), t.description) for t in plan.tasks]
+    try:
+        topological_order(nodes)
+    except ValueError as exc:
+        raise PlanError(str(exc)) from None
+    return nodes
+
+
+def plan_request(squad: SquadSpec, goal: str) -> str:
+    """The lead's planning prompt (the JSON contract the offline model also follows)."""
+    team = "\n".join(f"- {a.id}: {a.role}" for a in squad.agents)
+    return (
+        f"Write a plan for this goal as JSON.\nGoal: {goal.strip()}\n\nAgents:\n{team}\n\n"
+        'Answer with one JSON object: {"tasks": [{"id": "short-slug", "description": "...", '
+        '"agent": "<agent id>", "depends_on": ["<task id>", ...]}]} with at most '
+        f"{MAX_PLAN_TASKS} tasks, ids in lowercase letters, digits and '-'."
+    )
+
+
+def render_plan(number: int, goal: str, tasks: Sequence[TaskNode], lead: str) -> str:
+    """``plans/plan-NNN.md``: what a person reads to see what the squad is doing."""
+    lines = [
+        f"# Plan {number:03d}",
+        "",
+        f"Goal: {goal.strip()}",
+        "",
+        f"Planned by: {lead}",
+        "",
+        "| # | task | agent | depends on |",
+        "|---|---|---|---|",
+    ]
+    for index, task in enumerate(tasks, start=1):
+        deps = ", ".join(task.depends_on) or "-"
+        lines.append(f"| {index} | `{task.id}` | {task.agent} | {deps} |")
+    lines.append("")
+    for task in tasks:
+        lines += [f"## {task.id}", "", task.description.strip(), ""]
+    return "\n".join(lines)
