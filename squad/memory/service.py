@@ -31,6 +31,10 @@ from squad.spec.models import AgentSpec, SquadSpec
 from squad.workspace.manifest import experience_identity
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from squad.memory.embeddings import Embedder
     from squad.settings import Settings
     from squad.store import Store
     from squad.store.records import FactRecord, NamespaceRecord
@@ -98,10 +102,13 @@ class MemoryService:
         store: Store,
         *,
         clock: Callable[[], datetime] = _utc_now,
+        embedder: Embedder | None = None,
     ) -> None:
+        """``embedder`` ranks Layer A semantically (``load_embedder``); None: lexically."""
         self.settings = settings
         self.store = store
         self._clock = clock
+        self.embedder = embedder
 
     # -- layers ----------------------------------------------------------------------------
 
@@ -152,9 +159,17 @@ class MemoryService:
         if section is not None:
             raise UsageError("--section applies to project memory only")
         namespace = self.namespace(ctx)
+        embedder = self.embedder
+        vector = b""
+        if embedder is not None:  # embedded before any write: a failing embedder stores nothing
+            from squad.memory.embeddings import vector_bytes
+
+            vector = vector_bytes(embedder.embed([text])[0])
         fact = self.store.memory.add_fact(
             namespace.id, text, squad=ctx.squad.name, agent=ctx.agent.id, source=actor
         )
+        if embedder is not None:
+            self.store.memory.set_vectors([(fact.id, embedder.name, vector, embedder.dimensions)])
         self._audit(ctx.workspace, actor, "remember", f"fact:{fact.id}", namespace.name)
         return Remembered("experiential", f"fact:{fact.id}", fact)
 
@@ -208,17 +223,48 @@ class MemoryService:
         total = ctx.squad.memory.max_tokens if max_tokens is None else max_tokens
         if max_tokens is not None and max_tokens < 0:
             raise UsageError(f"--max-tokens must be 0 or more, got {max_tokens}")
-        budget = Budget(total)
+        budget = Budget(total, flow=ctx.squad.memory.share_unused)
         counter = self.counter(ctx)
         if not ctx.memory_enabled:
             return build_memory_block([], None, budget, counter)
         namespace = self.namespace(ctx)
         facts = self.store.memory.relevant_facts(namespace.id, message, limit=EXPERIENCE_LIMIT)
+        if self.embedder is not None and message.strip():
+            facts = self._semantic_order(self.embedder, message, facts)
         document = self.memory_file(ctx).snapshot().document
         block = build_memory_block([f.text for f in facts], document, budget, counter)
         if touch and block.experiential.kept:
             self.store.memory.touch_facts(f.id for f in facts[: block.experiential.kept])
         return block
+
+    def _semantic_order(
+        self, embedder: Embedder, message: str, facts: list[FactRecord]
+    ) -> list[FactRecord]:
+        """The lexical candidates reranked by similarity to ``message``.
+
+        Candidates without a vector of this embedder are embedded (with the message, in one
+        call) and their vectors stored, so each fact is embedded once, when first needed.
+        """
+        from squad.memory.embeddings import vector_bytes, vector_from_bytes
+        from squad.memory.ranking import embedding_text, rerank
+
+        if not facts:
+            return facts
+        stored = self.store.memory.vectors([f.id for f in facts], embedder.name)
+        vectors: dict[int, npt.NDArray[np.float32]] = {}
+        for fact_id, data in stored.items():
+            vector = vector_from_bytes(data, embedder.dimensions)
+            if vector is not None:
+                vectors[fact_id] = vector
+        missing = [f for f in facts if f.id not in vectors]
+        embedded = embedder.embed([message, *(embedding_text(f.text, f.subject) for f in missing)])
+        new = dict(zip((f.id for f in missing), embedded[1:], strict=True))
+        if new:
+            self.store.memory.set_vectors(
+                (fact_id, embedder.name, vector_bytes(vector), embedder.dimensions)
+                for fact_id, vector in new.items()
+            )
+        return rerank(embedded[0], facts, vectors | new)
 
     def supplementary_block(self, ctx: AgentContext, *, message: str = "") -> LayerResult:
         """Other agents' enabled experience; never the agent's own (it has Layer A)."""

@@ -3,7 +3,8 @@
 Reached as ``store.memory``. A namespace (``Agent Experience: <agent name>``) is identified by
 ``profile:<profile-id>`` or ``squad:<squad>/<agent-id>``, and created disabled: the flag only
 governs injection into other agents' chats. Facts are small texts with provenance; only active
-ones are retrieved, ranked over the lexical index of :mod:`squad.store.memory_index`.
+ones are retrieved, ranked over the lexical index of :mod:`squad.store.memory_index`. Facts may
+also carry an embedding vector (:mod:`squad.store.memory_vectors`) for semantic reranking.
 
 Every method is one transaction. Writes that change the index first take a row lock (the
 fact's, then its namespace's), and term rows only after, so concurrent writers queue instead of
@@ -36,6 +37,7 @@ from squad.store.memory_index import (
     live,
     ranked,
 )
+from squad.store.memory_vectors import missing_vectors, read_vectors, write_vectors
 from squad.store.records import FactRecord, FactStatus, NamespaceRecord, NewFact
 
 __all__ = ["MemoryStore"]
@@ -257,7 +259,7 @@ class MemoryStore:
             return _fact_record(row)
 
     def purge(self, fact_id: int) -> bool:
-        """Delete a fact and its index rows for good; True if it existed.
+        """Delete a fact, its index rows and its vector for good; True if it existed.
 
         Facts it superseded keep their status; their ``superseded_by`` becomes None.
         """
@@ -392,6 +394,40 @@ class MemoryStore:
                 picked += [row for row in recent if row.id not in seen][: limit - len(picked)]
             return [_fact_record(row) for row in picked]
 
+    # facts: embedding vectors (semantic ranking)
+
+    def set_vectors(self, items: Iterable[tuple[int, str, bytes, int]]) -> int:
+        """Store embeddings as ``(fact_id, model, data, dims)``, replacing a fact's old one.
+
+        ``data`` is ``dims`` little-endian float32 values (``squad.memory.embeddings``
+        encodes them). Facts that no longer exist (purged meanwhile) are skipped, not an
+        error. One transaction; returns the number of vectors stored.
+        """
+        rows = [_vector_values(*item) for item in items]
+        if not rows:
+            return 0
+        with self._begin("store memory fact vectors") as conn:
+            return write_vectors(conn, rows)
+
+    def vectors(self, fact_ids: Sequence[int], model: str) -> dict[int, bytes]:
+        """The stored ``model`` vectors of ``fact_ids``, by fact id; others are left out.
+
+        Reads only the rows of the ids given (primary-key lookups), never a whole namespace.
+        """
+        with self._begin("read memory fact vectors") as conn:
+            return read_vectors(conn, fact_ids, model)
+
+    def facts_missing_vectors(
+        self, namespace_id: int, model: str, limit: int = 100
+    ) -> list[FactRecord]:
+        """Up to ``limit`` active facts with no ``model`` vector yet, newest first (backfill)."""
+        limit = _checked_limit(limit)
+        now = self._now()
+        with self._begin(f"find facts without vectors in namespace {namespace_id!r}") as conn:
+            return [
+                _fact_record(row) for row in missing_vectors(conn, namespace_id, model, limit, now)
+            ]
+
     # plumbing
 
     @contextmanager
@@ -431,6 +467,17 @@ def _checked_limit(limit: int) -> int:
     if limit < 1:
         raise ValueError(f"limit must be at least 1, got {limit!r}")
     return limit
+
+
+def _vector_values(fact_id: int, model: str, data: bytes, dims: int) -> dict[str, Any]:
+    if dims < 1 or len(data) != 4 * dims:
+        raise ValueError(
+            f"vector of fact {fact_id!r} has {len(data)} bytes, not 4 * dims ({dims!r}); "
+            "pass dims little-endian float32 values"
+        )
+    if not model:
+        raise ValueError(f"vector of fact {fact_id!r} needs the name of its model")
+    return {"fact_id": int(fact_id), "model": model, "dims": dims, "vector": bytes(data)}
 
 
 def _checked_identity(identity: str) -> str:

@@ -18,6 +18,7 @@ from sqlalchemy import (
     Float,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     PrimaryKeyConstraint,
     String,
@@ -39,6 +40,7 @@ __all__ = [
     "SquadRow",
     "TermRow",
     "UTCDateTime",
+    "VectorRow",
     "metadata",
 ]
 
@@ -220,3 +222,26 @@ class PostingRow(_Table, table=True):
     tf: int = Field(sa_type=Integer)
     doc_len: int = Field(sa_type=Integer)
     """Length of the fact in terms, copied here so scoring never reads the fact."""
+
+
+class VectorRow(_Table, table=True):
+    """A fact's embedding for semantic ranking: one per fact, of the embedder that wrote it.
+
+    A vector of another model than the configured embedder's counts as missing and is
+    replaced when the fact is next embedded; purging the fact deletes it (ON DELETE CASCADE).
+    """
+
+    __tablename__ = "memory_vectors"
+
+    fact_id: int = Field(
+        sa_type=Integer,
+        primary_key=True,
+        foreign_key="memory_facts.id",
+        ondelete="CASCADE",
+        sa_column_kwargs={"autoincrement": False},
+    )
+    model: str = Field(sa_type=String)
+    """The embedder's name (``Embedder.name``), e.g. ``hashing-v1-1024``."""
+    dims: int = Field(sa_type=Integer)
+    vector: bytes = Field(sa_type=LargeBinary)
+    """``dims`` little-endian float32 values, L2-normalised."""

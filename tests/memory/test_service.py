@@ -198,3 +198,19 @@ def test_tools_warn_when_memory_md_outgrows_the_prompt_share(service: MemoryServ
     long_text = "\n".join(f"- insight {i} about the documentation build" for i in range(120))
     reply = tools.memory_append("Insights", long_text)
     assert "lines no longer fit your 800-token project memory share" in reply
+
+
+def test_share_unused_lets_experience_borrow_the_empty_project_share(
+    service: MemoryService,
+) -> None:
+    strict_spec = squad_from_text(BASIC_YAML + "memory: {max_tokens: 300}\n")
+    sharing_spec = squad_from_text(BASIC_YAML + "memory: {max_tokens: 300, share_unused: true}\n")
+    workspace = service.settings.workspaces / "demo"
+    strict = AgentContext.of(strict_spec, "writer", workspace)
+    sharing = AgentContext.of(sharing_spec, "writer", workspace)
+    for i in range(40):
+        service.remember(strict, f"Preference number {i} about formatting", layer="experiential")
+    kept_strict = service.memory_block(strict, touch=False).experiential.kept
+    block = service.memory_block(sharing, touch=False)
+    assert block.experiential.kept > kept_strict
+    assert block.experiential.tokens + block.project.tokens <= 300

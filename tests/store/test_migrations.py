@@ -32,13 +32,17 @@ from squad.store.migrate import (
 from squad.store.tables import metadata
 
 SHA = "0" * 64
+HEAD = "0003"
+"""The newest shipped revision."""
+NEXT = "0004"
+"""The revision a newer squad would add."""
 
-REBUILD_SQUADS = """
+REBUILD_SQUADS = f"""
     import sqlalchemy as sa
     from alembic import op
 
-    revision = "0003"
-    down_revision = "0002"
+    revision = "{NEXT}"
+    down_revision = "{HEAD}"
     branch_labels = None
     depends_on = None
 
@@ -54,12 +58,12 @@ REBUILD_SQUADS = """
         pass
 """
 
-BROKEN = """
+BROKEN = f"""
     import sqlalchemy as sa
     from alembic import op
 
-    revision = "0003"
-    down_revision = "0002"
+    revision = "{NEXT}"
+    down_revision = "{HEAD}"
     branch_labels = None
     depends_on = None
 
@@ -88,7 +92,17 @@ def _migrations_plus(tmp_path: Path, source: str) -> Path:
     """A copy of the shipped migrations with one more revision, as a newer squad would have."""
     location = tmp_path / "migrations"
     shutil.copytree(MIGRATIONS, location, ignore=shutil.ignore_patterns("__pycache__"))
-    (location / "versions" / "0003_next.py").write_text(textwrap.dedent(source))
+    (location / "versions" / f"{NEXT}_next.py").write_text(textwrap.dedent(source))
+    return location
+
+
+def _migrations_up_to(tmp_path: Path, revision: str) -> Path:
+    """A copy of the shipped migrations without those after ``revision``, as an older squad had."""
+    location = tmp_path / "migrations"
+    shutil.copytree(MIGRATIONS, location, ignore=shutil.ignore_patterns("__pycache__"))
+    for script in (location / "versions").glob("*.py"):
+        if script.name.split("_", 1)[0] > revision:
+            script.unlink()
     return location
 
 
@@ -112,10 +126,11 @@ def _seed(url: str) -> str:
 def test_fresh_database_ends_at_head(store_url: str) -> None:
     Store.open(store_url).close()
     with _connect(store_url) as connection:
-        assert current_revisions(connection) == head_revisions() == {"0002"}
+        assert current_revisions(connection) == head_revisions() == {HEAD}
         tables = set(inspect(connection).get_table_names())
     assert {"squads", "runs", "alembic_version"} <= tables
     assert {"memory_namespaces", "memory_facts", "memory_terms", "memory_postings"} <= tables
+    assert "memory_vectors" in tables
 
 
 def test_database_stamped_with_unknown_revision_is_refused(store_url: str) -> None:
@@ -136,10 +151,10 @@ def test_database_migrated_by_a_newer_squad_is_refused_and_left_alone(
     run_id = _seed(store_url)
     _upgrade_with(store_url, _migrations_plus(tmp_path, REBUILD_SQUADS))
 
-    with pytest.raises(StoreError, match="revision 0003 is newer than this squad"):
+    with pytest.raises(StoreError, match=f"revision {NEXT} is newer than this squad"):
         Store.open(store_url)
     with _connect(store_url) as connection:
-        assert current_revisions(connection) == {"0003"}
+        assert current_revisions(connection) == {NEXT}
         assert connection.execute(text("SELECT id FROM runs")).scalars().all() == [run_id]
 
 
@@ -162,7 +177,7 @@ def test_later_migration_rebuilding_squads_keeps_runs_and_foreign_keys(
     _upgrade_with(store_url, _migrations_plus(tmp_path, REBUILD_SQUADS))
 
     with _connect(store_url) as connection:
-        assert current_revisions(connection) == {"0003"}
+        assert current_revisions(connection) == {NEXT}
         assert connection.execute(text("SELECT id FROM runs")).scalars().all() == [run_id]
         assert connection.execute(text("SELECT name FROM squads")).scalars().all() == ["docs"]
         connection.execute(text("DELETE FROM squads WHERE name = 'docs'"))
@@ -179,18 +194,14 @@ def test_failed_migration_leaves_database_unchanged(store_url: str, tmp_path: Pa
         _upgrade_with(store_url, _migrations_plus(tmp_path, BROKEN))
 
     with _connect(store_url) as connection:
-        assert current_revisions(connection) == {"0002"}
+        assert current_revisions(connection) == {HEAD}
         columns = {c["name"] for c in inspect(connection).get_columns("squads")}
         assert "description" not in columns
         assert connection.execute(text("SELECT id FROM runs")).scalars().all() == [run_id]
 
 
-def test_upgrading_from_0001_to_0002_keeps_squads_and_runs(store_url: str, tmp_path: Path) -> None:
-    only_0001 = tmp_path / "migrations"
-    shutil.copytree(MIGRATIONS, only_0001, ignore=shutil.ignore_patterns("__pycache__"))
-    for script in (only_0001 / "versions").glob("0002_*.py"):
-        script.unlink()
-    _upgrade_with(store_url, only_0001)
+def test_upgrading_from_0001_to_head_keeps_squads_and_runs(store_url: str, tmp_path: Path) -> None:
+    _upgrade_with(store_url, _migrations_up_to(tmp_path, "0001"))
     with _connect(store_url) as connection:
         assert current_revisions(connection) == {"0001"}
         connection.execute(
@@ -216,11 +227,44 @@ def test_upgrading_from_0001_to_0002_keeps_squads_and_runs(store_url: str, tmp_p
         store.memory.add_fact(namespace.id, "kept after the upgrade", squad="docs", agent="a")
 
     with _connect(store_url) as connection:
-        assert current_revisions(connection) == {"0002"}
+        assert current_revisions(connection) == {HEAD}
     assert [(s.name, s.workspace, s.source) for s in squads] == [("docs", "/ws/docs", "docs.yaml")]
     assert [(r.id, r.squad, r.status, r.tokens_in) for r in runs] == [
         ("run-1", "docs", RunStatus.SUCCEEDED, 42)
     ]
+
+
+def test_upgrading_from_0002_keeps_facts_and_their_index_and_adds_vectors(
+    store_url: str, tmp_path: Path
+) -> None:
+    _upgrade_with(store_url, _migrations_up_to(tmp_path, "0002"))
+    engine = make_engine(store_url)
+    try:  # a squad of revision 0002 wrote these facts
+        old = Store(engine).memory
+        namespace = old.ensure_namespace("profile:p1", "Agent Experience: Planner")
+        kept = old.add_fact(
+            namespace.id, "zebra crossings need a second look", squad="d", agent="a"
+        )
+        other = old.add_fact(namespace.id, "the logo is blue", squad="d", agent="a")
+        with engine.connect() as connection:
+            assert current_revisions(connection) == {"0002"}
+            assert "memory_vectors" not in inspect(connection).get_table_names()
+    finally:
+        engine.dispose()
+
+    with Store.open(store_url) as store:
+        assert [f.id for f in store.memory.relevant_facts(namespace.id, "zebra")] == [
+            kept.id,
+            other.id,
+        ]
+        assert store.memory.get_fact(kept.id) == kept
+        missing = store.memory.facts_missing_vectors(namespace.id, "m")
+        assert [f.id for f in missing] == [other.id, kept.id]
+        assert store.memory.set_vectors([(kept.id, "m", b"\x00\x00\x80\x3f", 1)]) == 1
+        assert store.memory.vectors([kept.id, other.id], "m") == {kept.id: b"\x00\x00\x80\x3f"}
+
+    with _connect(store_url) as connection:
+        assert current_revisions(connection) == {HEAD}
 
 
 def test_pooled_connection_has_foreign_keys_back_on_after_migrating() -> None:
@@ -272,9 +316,7 @@ def test_processes_opening_a_new_sqlite_file_at_once_all_succeed(tmp_path: Path)
     assert [p.returncode for p in processes] == [0] * len(names), outcomes
     with contextlib.closing(sqlite3.connect(db)) as connection:
         assert connection.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-        assert connection.execute("SELECT version_num FROM alembic_version").fetchall() == [
-            ("0002",)
-        ]
+        assert connection.execute("SELECT version_num FROM alembic_version").fetchall() == [(HEAD,)]
         assert sorted(r[0] for r in connection.execute("SELECT name FROM squads")) == names
 
 
