@@ -68,7 +68,10 @@ def test_write_over_the_cap_is_refused_never_truncated(workspace: Path) -> None:
     assert file.path.read_bytes() == before
     (refused,) = AuditLog(workspace).records()  # a reason to consolidate, for maintenance
     assert (refused.operation, refused.note, refused.new_sha256) == (
-        "refused", "over cap: consolidate", None)
+        "refused",
+        "over cap: consolidate",
+        None,
+    )
 
 
 def test_automatic_writer_cannot_empty_a_non_empty_section(workspace: Path) -> None:
