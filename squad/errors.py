@@ -9,6 +9,7 @@ code the CLI returns for it, so the CLI maps errors to exit codes in one place::
     ├── WorkspaceError              exit 1: a workspace cannot be read or written
     │   └── PathEscapeError         exit 2: a path would leave its workspace (or the root)
     ├── StoreError                  exit 1: the state database failed or is out of date
+    ├── ModelError                  exit 1: a model call failed for good (after any retries)
     └── MemoryError_                exit 1: a memory write was refused or conflicted
         ├── StaleWriteError         exit 1: the file changed after it was read; re-read, retry
         ├── MemoryFullError         exit 1: the write would pass the size cap; consolidate
@@ -26,6 +27,7 @@ __all__ = [
     "ConfigError",
     "MemoryError_",
     "MemoryFullError",
+    "ModelError",
     "PathEscapeError",
     "Problem",
     "SecretInMemoryError",
@@ -125,6 +127,27 @@ class PathEscapeError(WorkspaceError):
 
 class StoreError(SquadError):
     """The state database cannot be opened, migrated or written."""
+
+
+class ModelError(SquadError):
+    """A model call failed for good: refused, malformed, or still failing after the retries.
+
+    ``model`` is the model string from the spec, ``status`` the HTTP status when there was
+    one, ``attempts`` how many requests were made (0 when none could be made).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        model: str | None = None,
+        status: int | None = None,
+        attempts: int = 0,
+    ) -> None:
+        super().__init__(message)
+        self.model = model
+        self.status = status
+        self.attempts = attempts
 
 
 class MemoryError_(SquadError):  # trailing "_": not the builtin MemoryError

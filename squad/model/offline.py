@@ -1,0 +1,414 @@
+"""squad's built-in offline model: deterministic, plausible answers from the prompt's own words.
+
+It is the default model (``offline``) so a squad runs end to end on a fresh machine with no key
+and no network. It is not an LLM: it reads the system prompt and the last user message, decides
+what is asked, and answers from their words. Same messages in, same answer out: no randomness,
+no clock. :mod:`squad.model.seam` registers it as a litellm custom provider, so calls to it take
+the same litellm path as calls to a real provider; this module is the pure part.
+
+What it recognises, first match wins (labels are case-insensitive, ``Label: value`` lines or
+``## Label`` headings, so the prompts that work here read naturally to a real model too):
+
+=============  =====================================================  ===========================
+kind           recognised when the prompt...                          answer
+=============  =====================================================  ===========================
+tool result    ends with a ``tool`` message                           a line quoting the result
+facts          asks to extract facts, as JSON                         ``{"facts": [...]}``
+plan           mentions a plan, tasks and JSON                        ``{"tasks": [...]}``
+review         names both verdicts, APPROVED and CHANGES REQUESTED    ``APPROVED: ...`` or
+                                                                      ``CHANGES REQUESTED: ...``
+work           has a ``Task:`` section                                a markdown deliverable
+tool call      offers a memory tool and the user asks to remember     a ``memory_append`` call
+chat           anything else                                          a reply quoting the message
+=============  =====================================================  ===========================
+
+Plans: the goal is the ``Goal:`` (or ``Squad goal:``) section, split into one task per sentence
+or clause (``;``, ``then``, ``and`` before a verb); agents come from an ``Agents:`` (or ``Your
+team:``) section, as a comma list or bullets, or from ``agents: a, b`` inside a sentence; each
+task goes to the agent whose id or role shares a word stem with it, else round-robin; each task
+depends on the one before. Reviews approve when the ``Work:`` section mentions every key term
+(content word) of the ``Task:`` section. Facts come from sentences of the ``Conversation:``
+section (else the last user message) that state a decision, a rule, project context or a
+preference; each is classified ``project`` (with a memory.md section) or ``experiential``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Literal
+
+from squad.model import prompt_text as pt
+from squad.model.types import ToolCall
+
+__all__ = ["MODEL_NAME", "OfflineAnswer", "answer", "count_usage"]
+
+MODEL_NAME = "offline"
+
+Kind = Literal["tool_result", "facts", "plan", "review", "tool_call", "work", "chat"]
+
+
+@dataclass(frozen=True)
+class OfflineAnswer:
+    """What the offline model says, and which kind of request it took the prompt for."""
+
+    kind: Kind
+    content: str
+    tool_calls: tuple[ToolCall, ...] = ()
+
+
+# -- entry points -----------------------------------------------------------------------------
+
+
+def answer(
+    messages: Sequence[Mapping[str, Any]],
+    tools: Sequence[Mapping[str, Any]] = (),
+    response_format: Mapping[str, Any] | None = None,
+) -> OfflineAnswer:
+    """Answer OpenAI-format ``messages`` (``tools`` in OpenAI's function-tool format)."""
+    system = "\n\n".join(pt.message_text(m) for m in messages if m.get("role") == "system")
+    user = next((pt.message_text(m) for m in reversed(messages) if m.get("role") == "user"), "")
+    last = messages[-1] if messages else {}
+    prompt = f"{system}\n{user}".lower()
+
+    if last.get("role") == "tool":
+        reply = _tool_result(messages)
+    elif all(pt.mentions(prompt, w) for w in (r"extract\w*", r"facts?", "json")):
+        reply = OfflineAnswer("facts", _facts(user))
+    elif all(pt.mentions(prompt, w) for w in ("plan", r"tasks?", "json")):
+        reply = OfflineAnswer("plan", _plan(system, user))
+    elif "approved" in prompt and "changes requested" in prompt:
+        reply = OfflineAnswer("review", _review(system, user))
+    elif (task := pt.section(user, "task") or pt.section(system, "task")) is not None:
+        expected = pt.section(user, "expected") or pt.section(system, "expected")
+        reply = OfflineAnswer("work", _work(task, expected))
+    elif (call := _memory_call(user, tools)) is not None:
+        reply = OfflineAnswer("tool_call", "", (call,))
+    else:
+        reply = OfflineAnswer("chat", _chat(user))
+    if _wants_json(response_format) and reply.kind not in ("facts", "plan", "tool_call"):
+        reply = OfflineAnswer(reply.kind, json.dumps({"answer": reply.content}))
+    return reply
+
+
+def count_usage(messages: Sequence[Mapping[str, Any]], reply: OfflineAnswer) -> tuple[int, int]:
+    """(prompt tokens, completion tokens), counted with the offline model's tokenizer."""
+    from squad.memory.tokens import counter_for_model
+
+    counter = counter_for_model(MODEL_NAME)
+    prompt = sum(counter.count(pt.message_text(m)) for m in messages)
+    completion = counter.count(reply.content) + sum(
+        counter.count(c.name + json.dumps(c.arguments)) for c in reply.tool_calls
+    )
+    return prompt, completion
+
+
+def _digest(*parts: str) -> str:
+    return hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:12]
+
+
+@lru_cache(maxsize=1)
+def _phrases() -> dict[str, Any]:
+    from ruamel.yaml import YAML
+
+    from squad import prompts
+
+    loaded = YAML(typ="safe").load(prompts.load("offline.yaml"))
+    if not isinstance(loaded, dict):
+        raise RuntimeError("squad/prompts/offline.yaml must hold a mapping")
+    return loaded
+
+
+def _wants_json(response_format: Mapping[str, Any] | None) -> bool:
+    return response_format is not None and str(response_format.get("type", "")).startswith("json")
+
+
+# -- plans ------------------------------------------------------------------------------------
+
+
+def _agents(system: str, user: str) -> list[tuple[str, str]]:
+    """(id, role text) of the agents a plan may use, from the user message first."""
+    for text in (user, system):
+        section = pt.section(text, "agents")
+        found = _agent_list(section) if section else []
+        if not found:
+            inline = re.search(r"\bagents?\b(?: ids?)?[^:\n.]{0,40}:\s*([^\n]+)", text, re.I)
+            found = _agent_list(inline[1]) if inline else []
+        if found:
+            return found
+    return []
+
+
+def _agent_list(text: str) -> list[tuple[str, str]]:
+    """Agents as a bullet list (the first block of bullets) or a comma list on the first line."""
+    bullet = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s*[`*_]*([A-Za-z0-9][A-Za-z0-9-]*)[`*_]*(.*)$")
+    pairs: list[tuple[str, str]] = []
+    for line in text.splitlines():
+        match = bullet.match(line)
+        if match:
+            pairs.append((match[1].lower(), match[2]))
+        elif pairs:
+            break
+    if not pairs:
+        first_line = text.strip().splitlines()[0] if text.strip() else ""
+        listed = re.split(r"[.;](?:\s|$)", first_line)[0]
+        pairs = [(t.strip("`'\"*_[]()").lower(), "") for t in re.split(r"[,\s]+", listed)]
+    out: list[tuple[str, str]] = []
+    for ident, role in pairs:
+        if pt.SLUG.match(ident) and ident not in {a for a, _ in out} | {"and", "or"}:
+            out.append((ident, role))
+    return out
+
+
+def _goal(system: str, user: str) -> str:
+    goal = pt.section(user, "goal") or pt.section(system, "goal")
+    if goal:
+        return goal
+    kept = [
+        s for s in pt.sentences(user) if not re.search(r"\b(json|plan|agents?|tasks?)\b", s, re.I)
+    ]
+    return " ".join(kept) or "the goal"
+
+
+def _stems(text: str) -> set[str]:
+    return {pt.stem(w) for w in pt.words(text) if w not in pt.STOPWORDS}
+
+
+def _task_id(clause: str, taken: set[str]) -> str:
+    words = [
+        w for w in pt.words(clause) if w not in pt.STOPWORDS and re.fullmatch(r"[a-z0-9-]+", w)
+    ]
+    base = "-".join(words[:3]).strip("-")[:40].strip("-") or "task"
+    ident, n = base, 2
+    while ident in taken:
+        ident, n = f"{base}-{n}", n + 1
+    taken.add(ident)
+    return ident
+
+
+def _plan(system: str, user: str) -> str:
+    agents = _agents(system, user) or [("agent", "")]
+    clauses = pt.clauses(_goal(system, user))[:8] or ["Work toward the goal"]
+    doers = [a for a in agents if "revi" not in _stems(f"{a[0]} {a[1]}")]
+    doers = doers or agents
+    taken: set[str] = set()
+    tasks: list[dict[str, Any]] = []
+    for i, clause in enumerate(clauses):
+        stems = _stems(clause)
+        scored = [(len(stems & _stems(f"{ident} {role}")), ident) for ident, role in agents]
+        best = max(scored, key=lambda s: s[0])
+        agent = best[1] if best[0] > 0 else doers[i % len(doers)][0]
+        ident = _task_id(clause, taken)
+        depends = [tasks[-1]["id"]] if tasks else []
+        tasks.append(
+            {
+                "id": ident,
+                "description": pt.sentence_case(clause),
+                "agent": agent,
+                "depends_on": depends,
+            }
+        )
+    return json.dumps({"tasks": tasks}, indent=2)
+
+
+# -- reviews and work -------------------------------------------------------------------------
+
+
+def _review(system: str, user: str) -> str:
+    phrases = _phrases()["review"]
+    task = pt.section(user, "task") or pt.section(system, "task") or ""
+    work = pt.section(user, "work")
+    if work is None:
+        work = user.replace(task, "") if task else ""
+    if not work.strip():
+        return str(phrases["empty"])
+    terms = pt.terms(task)
+    present = {w for w in pt.words(work)}
+    missing = [t for t in terms if not any(w.startswith(pt.stem(t)) for w in present)]
+    if missing:
+        return str(phrases["changes"]).format(missing=", ".join(repr(t) for t in missing))
+    return str(phrases["approved"]).format(terms=", ".join(terms) or "nothing specific")
+
+
+def _work(task: str, expected: str | None) -> str:
+    phrases = _phrases()
+    description = " ".join(task.split())
+    clauses = pt.clauses(description) or [description]
+    title = pt.shorten(clauses[0].split(",")[0].rstrip("."), 70)
+    steps = "\n".join(f"{i}. {pt.sentence_case(c)}" for i, c in enumerate(clauses, 1))
+    terms = pt.terms(description)
+    result = (
+        str(phrases["work_result"]).format(terms=", ".join(terms))
+        if terms
+        else str(phrases["work_result_empty"])
+    )
+    expected_line = (
+        str(phrases["work_expected"]).format(expected=" ".join(expected.split()))
+        if expected
+        else ""
+    )
+    return str(phrases["work"]).format(
+        title=title[:1].upper() + title[1:],
+        description=description,
+        steps=steps,
+        result=result,
+        expected=expected_line,
+    )
+
+
+# -- facts ------------------------------------------------------------------------------------
+
+_CODE_WORDS = pt.word_set(
+    """code test tests function functions commit commits lint type types file files api
+    variable variables branch branches format formatting import imports module modules class
+    classes naming docstring docstrings python typescript sql schema migration pr prs"""
+)
+_FACT_RULES: tuple[tuple[re.Pattern[str], str, str | None], ...] = (
+    (
+        re.compile(
+            r"\b(we|i|let's|let us|the team)\s+(have\s+)?(decided|chose|agreed|picked|"
+            r"switched|settled|will use|are using|use)\b|\bdecision\b",
+            re.I,
+        ),
+        "project",
+        "Decisions",
+    ),
+    (re.compile(r"\b(always|never|must|must not|should not|don't|do not)\b", re.I), "rule", None),
+    (
+        re.compile(
+            r"\b(the|this|our) (project|deadline|repo|repository|client|stack|product|"
+            r"launch|release)\b|\bwe are building\b|\bthe goal is\b",
+            re.I,
+        ),
+        "project",
+        "Project Context",
+    ),
+    (
+        re.compile(
+            r"\b(i|we)\s+(really\s+)?(prefer|like|love|hate|dislike|want)\b|\bmy name is\b"
+            r"|\bcall me\b|\b(learned|lesson|turns out|turned out|works better|tip)\b",
+            re.I,
+        ),
+        "experiential",
+        None,
+    ),
+)
+MAX_FACTS = 10
+
+
+def _classify(sentence: str) -> tuple[str, str | None] | None:
+    for pattern, scope, section in _FACT_RULES:
+        if pattern.search(sentence):
+            if scope == "rule":
+                coding = bool(_CODE_WORDS & set(pt.words(sentence)))
+                return ("project", "Coding Rules") if coding else ("experiential", None)
+            return scope, section
+    return None
+
+
+def _facts(user: str) -> str:
+    from squad.memory.secrets import contains_secret
+
+    source = pt.section(user, "conversation") or user
+    facts: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for line in source.splitlines():
+        line = re.sub(
+            r"^\s*(?:\[?\b(user|assistant|human|ai|agent)\b\]?\s*[:>])\s*", "", line, flags=re.I
+        )
+        if re.search(r"\b(json|extract)\b", line, re.I):
+            continue  # the instruction, not the conversation
+        for sentence in pt.sentences(line):
+            if sentence.endswith("?") or len(pt.words(sentence)) < 3 or contains_secret(sentence):
+                continue
+            kind = _classify(sentence)
+            text = pt.sentence_case(sentence)
+            if kind and text.lower() not in seen:
+                seen.add(text.lower())
+                facts.append({"text": text, "scope": kind[0], "section": kind[1]})
+    return json.dumps({"facts": facts[:MAX_FACTS]})
+
+
+# -- tools and chat ---------------------------------------------------------------------------
+
+_REMEMBER = re.compile(
+    r"\b(?:remember|memori[sz]e|note down|make a note|don't forget|save (?:this|that)? ?"
+    r"(?:to|in) (?:your )?memory)\b[\s,:]*(?:that\b|this\b)?[\s,:]*(?P<what>.*)",
+    re.I | re.S,
+)
+_TEXT_ARGS = frozenset({"text", "content", "note", "fact", "value", "memory", "entry", "line"})
+
+
+def _memory_call(user: str, tools: Sequence[Mapping[str, Any]]) -> ToolCall | None:
+    match = _REMEMBER.search(user)
+    if not tools or match is None or user.rstrip().endswith("?"):
+        return None
+    functions = [t.get("function", t) for t in tools]
+    names = [str(f.get("name", "")) for f in functions]
+    chosen = next((f for f, n in zip(functions, names, strict=True) if n == "memory_append"), None)
+    chosen = chosen or next(
+        (
+            f
+            for f, n in zip(functions, names, strict=True)
+            if "memory" in n and re.search(r"append|add|write|save|remember", n)
+        ),
+        None,
+    )
+    if chosen is None:
+        return None
+    what = pt.sentence_case(" ".join((match["what"] or user).split())) or pt.sentence_case(user)
+    kind = _classify(what)
+    section = kind[1] if kind and kind[1] else "Project Context"
+    schema = chosen.get("parameters") or {}
+    properties: Mapping[str, Any] = schema.get("properties") or {}
+    required = set(schema.get("required") or properties)
+    arguments: dict[str, Any] = {}
+    for name, prop in properties.items():
+        if name == "section":
+            arguments[name] = section
+        elif name in _TEXT_ARGS:
+            arguments[name] = what
+        elif name in required:
+            arguments[name] = _placeholder_value(prop, what)
+    tool_name = str(chosen["name"])
+    return ToolCall(f"call_{_digest(tool_name, user)}", tool_name, arguments)
+
+
+def _placeholder_value(prop: Any, text: str) -> Any:
+    prop = prop if isinstance(prop, Mapping) else {}
+    if prop.get("enum"):
+        return prop["enum"][0]
+    kind = prop.get("type")
+    return {"integer": 0, "number": 0, "boolean": False, "array": [], "object": {}}.get(
+        str(kind), text
+    )
+
+
+def _tool_result(messages: Sequence[Mapping[str, Any]]) -> OfflineAnswer:
+    last = messages[-1]
+    name = str(last.get("name") or "")
+    if not name:
+        call_id = last.get("tool_call_id")
+        for m in reversed(messages):
+            for call in m.get("tool_calls") or ():
+                if isinstance(call, Mapping) and call.get("id") == call_id:
+                    name = str((call.get("function") or {}).get("name") or "")
+    lines = [ln.strip() for ln in pt.message_text(last).splitlines() if ln.strip()]
+    result = pt.shorten(lines[0], 200) if lines else "(nothing)"
+    text = str(_phrases()["tool_result"]).format(tool=name or "the tool", result=result)
+    return OfflineAnswer("tool_result", text)
+
+
+def _chat(user: str) -> str:
+    phrases = _phrases()["chat"]
+    text = " ".join(user.split())
+    if not text:
+        return str(phrases["empty"])
+    terms = pt.terms(text, limit=3)
+    topics = str(phrases["topics"]).format(terms=", ".join(terms)) if terms else ""
+    template = phrases["question"] if text.endswith("?") else phrases["statement"]
+    return str(template).format(quote=pt.shorten(text, 200), topics=topics)

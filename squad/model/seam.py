@@ -1,0 +1,428 @@
+"""The model seam: the one module that imports litellm.
+
+:class:`LiteLLMModel` turns a :class:`~squad.spec.models.ModelSpec` into a :class:`ChatModel`.
+Every call goes through ``litellm.completion``: real providers by their model string, and the
+built-in offline model (``offline``) as the litellm custom provider ``squad-offline``, so both
+take the same path (parameters, streaming, usage, logging).
+
+Retries are ours, not litellm's or the OpenAI SDK's: both are turned off per call
+(``num_retries=0`` and ``max_retries=0``) and :class:`RetryPolicy` retries rate limits (429),
+server errors (5xx), timeouts and connection failures with bounded exponential back-off,
+honouring ``Retry-After``. Anything else fails fast with a :class:`~squad.errors.ModelError`
+naming the model and the status. Every attempt is reported as a :class:`ModelEvent`.
+
+litellm takes seconds to import, so it is imported on the first call, never at
+``import squad...`` time, with its cost map read locally and its network look-ups off.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import importlib
+import json
+import os
+import random
+import sys
+import threading
+import time
+import warnings
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from functools import partial
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from squad.errors import ModelError
+from squad.model import offline, offline_provider
+from squad.model.retry import DEFAULT_RETRY, STATUS_HINTS, Failure, RetryPolicy, classify
+from squad.model.types import (
+    EventKind,
+    Message,
+    ModelEvent,
+    ModelReply,
+    TokenCallback,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
+
+if TYPE_CHECKING:
+    from squad.spec.models import ModelSpec
+
+__all__ = ["OFFLINE_PROVIDER", "LiteLLMModel", "RetryPolicy", "litellm_model_string"]
+
+OFFLINE_PROVIDER = "squad-offline"
+"""The litellm custom-provider name the offline model is registered under."""
+
+_T = TypeVar("_T")
+_IMPORT_LOCK = threading.Lock()
+_LITELLM_ENV = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_OFFLINE_MODE": "true"}
+_DETAIL_LIMIT = 500
+_PYDANTIC_READONLY = r".* (is|are) using the `ReadOnly` qualifier"
+_PYDANTIC_INSTANCE_FIELDS = r"Accessing the 'model_\w*fields' attribute on the instance"
+
+
+def litellm_model_string(name: str) -> str:
+    """The litellm model string for a spec's model name (``offline``: the custom provider)."""
+    return f"{OFFLINE_PROVIDER}/{offline.MODEL_NAME}" if name == offline.MODEL_NAME else name
+
+
+class LiteLLMModel:
+    """A :class:`~squad.model.types.ChatModel` backed by litellm, with our own retries.
+
+    ``environ`` is where ``spec.api_key_env`` is looked up (default: ``os.environ``), read at
+    each call. ``sleep`` waits between attempts (tests pass a recorder). ``on_event`` gets one
+    :class:`ModelEvent` per attempt.
+    """
+
+    def __init__(
+        self,
+        spec: ModelSpec,
+        *,
+        retry: RetryPolicy = DEFAULT_RETRY,
+        on_event: Callable[[ModelEvent], None] | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self.spec = spec
+        self.retry = retry
+        self._on_event = on_event
+        self._sleep = sleep
+        self._environ = environ
+        self._random = random.Random()
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def is_offline(self) -> bool:
+        return self.spec.name == offline.MODEL_NAME
+
+    def __repr__(self) -> str:
+        return f"LiteLLMModel({self.spec.name!r})"
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[ToolSpec] = (),
+        response_format: Mapping[str, Any] | None = None,
+        timeout_s: float | None = None,
+        on_token: TokenCallback | None = None,
+    ) -> ModelReply:
+        request = self._request(messages, tools, response_format, timeout_s, on_token)
+        litellm = _litellm()
+        if self.is_offline:
+            _register_offline(litellm)
+        started = time.perf_counter()
+        for attempt in range(1, self.retry.max_attempts + 1):
+            stream = _StreamState(on_token)
+            attempt_started = time.perf_counter()
+            try:
+                with _quiet_litellm():
+                    response = _isolated(partial(_call, litellm, request, stream))
+            except Exception as exc:
+                failure = classify(exc)
+                if failure is None:
+                    raise  # not a provider error: a bug, or the caller's on_token raised
+                latency = time.perf_counter() - attempt_started
+                last = attempt == self.retry.max_attempts
+                if failure.retryable and not last and not stream.delivered:
+                    delay = self.retry.delay(attempt, failure.retry_after, self._random.random())
+                    self._emit("retry", attempt, latency, failure=failure, delay_s=delay)
+                    self._sleep(delay)
+                    continue
+                self._emit("error", attempt, latency, failure=failure)
+                raise self._error(failure, attempt, stream.delivered) from exc
+            latency = time.perf_counter() - attempt_started
+            try:
+                content, tool_calls = _parse(response, self.spec.name)
+            except ModelError as exc:
+                exc.attempts = attempt
+                self._emit("error", attempt, latency, error=str(exc))
+                raise
+            usage = self._usage(litellm, response)
+            self._emit("call", attempt, latency, usage=usage)
+            return ModelReply(
+                content=content,
+                tool_calls=tool_calls,
+                usage=usage,
+                latency_s=time.perf_counter() - started,
+                model=self.spec.name,
+                attempts=attempt,
+            )
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    # -- building the request ------------------------------------------------------------------
+
+    def _request(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec],
+        response_format: Mapping[str, Any] | None,
+        timeout_s: float | None,
+        on_token: TokenCallback | None,
+    ) -> dict[str, Any]:
+        spec = self.spec
+        request: dict[str, Any] = {
+            "model": litellm_model_string(spec.name),
+            "messages": [_message_dict(m) for m in messages],
+            # Retries are ours: litellm's wrapper retries only when num_retries is truthy, and
+            # the OpenAI SDK client defaults to 2 retries unless max_retries reaches it.
+            "num_retries": 0,
+            "max_retries": 0,
+        }
+        api_key = self._api_key()
+        if api_key is not None:
+            request["api_key"] = api_key
+        if spec.api_base is not None:
+            request["api_base"] = spec.api_base
+        if spec.temperature is not None:
+            request["temperature"] = spec.temperature
+        if spec.max_tokens is not None:
+            request["max_tokens"] = spec.max_tokens
+        timeout = timeout_s if timeout_s is not None else spec.timeout_s
+        if timeout is not None:
+            request["timeout"] = float(timeout)
+        if tools:
+            request["tools"] = [_tool_dict(t) for t in tools]
+        if response_format is not None:
+            request["response_format"] = dict(response_format)
+        if on_token is not None:
+            request["stream"] = True
+            request["stream_options"] = {"include_usage": True}
+        return request
+
+    def _api_key(self) -> str | None:
+        variable = self.spec.api_key_env
+        if variable is None:
+            return None  # the provider's usual variables (OPENAI_API_KEY, ...) apply
+        environ = os.environ if self._environ is None else self._environ
+        value = environ.get(variable)
+        if not value:
+            raise ModelError(
+                f"model {self.spec.name!r} needs an API key: set the environment variable "
+                f"{variable!r} (named by api_key_env)",
+                model=self.spec.name,
+            )
+        return value
+
+    # -- outcomes ------------------------------------------------------------------------------
+
+    def _usage(self, litellm: Any, response: Any) -> Usage:
+        usage = getattr(response, "usage", None)
+        prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
+        completion = int(getattr(usage, "completion_tokens", 0) or 0)
+        cost = 0.0 if self.is_offline else _cost(litellm, response)
+        return Usage(prompt, completion, cost)
+
+    def _emit(
+        self,
+        kind: EventKind,
+        attempt: int,
+        latency: float,
+        *,
+        usage: Usage | None = None,
+        failure: Failure | None = None,
+        error: str | None = None,
+        delay_s: float = 0.0,
+    ) -> None:
+        if self._on_event is None:
+            return
+        event = ModelEvent(
+            kind=kind,
+            model=self.spec.name,
+            attempt=attempt,
+            latency_s=latency,
+            usage=usage,
+            error=failure.describe() if failure else error,
+            status=failure.status if failure else None,
+            delay_s=delay_s,
+        )
+        self._on_event(event)
+
+    def _error(self, failure: Failure, attempt: int, delivered: bool) -> ModelError:
+        name = self.spec.name
+        if delivered:
+            text = f"model {name!r}: the stream broke after text was delivered, so it was not "
+            text += f"retried: {failure.describe()}"
+        elif failure.retryable:
+            text = f"model {name!r} failed after {attempt} attempts: {failure.describe()}"
+        elif failure.reason == "malformed response":
+            where = self.spec.api_base or "the provider"
+            text = f"model {name!r} answered with a body that is not valid JSON ({failure.detail});"
+            text += f" is {where!r} an OpenAI-compatible endpoint?"
+        else:
+            text = f"model {name!r} refused the request: {failure.describe()}"
+            hint = STATUS_HINTS.get(failure.status or 0)
+            if hint:
+                key = self.spec.api_key_env or "the provider's key variable"
+                text += f"; {hint.format(key=key)}"
+        return ModelError(text, model=name, status=failure.status, attempts=attempt)
+
+
+# -- litellm, lazily -------------------------------------------------------------------------
+
+
+def _litellm() -> Any:
+    """litellm, imported on first use with its network look-ups off and its banner quiet."""
+    module: Any = sys.modules.get("litellm")
+    if module is None:
+        with _IMPORT_LOCK:
+            os.environ.update(_LITELLM_ENV)  # read at import: local cost map, no downloads
+            module = importlib.import_module("litellm")
+    module.suppress_debug_info = True
+    return module
+
+
+def _register_offline(litellm: Any) -> None:
+    """Add the offline model to litellm's custom providers, once (idempotent)."""
+    with _IMPORT_LOCK:
+        if any(item.get("provider") == OFFLINE_PROVIDER for item in litellm.custom_provider_map):
+            return
+        handler = offline_provider.handler_class(litellm)()
+        litellm.custom_provider_map.append(
+            {"provider": OFFLINE_PROVIDER, "custom_handler": handler}
+        )
+
+
+class _StreamState:
+    """Forwards streamed text to ``on_token`` and remembers whether any was delivered."""
+
+    def __init__(self, on_token: TokenCallback | None) -> None:
+        self.on_token = on_token
+        self.delivered = False
+
+    def deliver(self, text: str) -> None:
+        if self.on_token is not None and text:
+            self.delivered = True
+            self.on_token(text)
+
+
+def _call(litellm: Any, request: Mapping[str, Any], stream: _StreamState) -> Any:
+    """One attempt: the response, with a stream drained into one aggregate response."""
+    response = litellm.completion(**request)
+    if not request.get("stream"):
+        return response
+    chunks: list[Any] = []
+    with response:  # closes the HTTP response even when on_token raises
+        for chunk in response:
+            chunks.append(chunk)
+            if chunk.choices:
+                stream.deliver(chunk.choices[0].delta.content or "")
+    return litellm.stream_chunk_builder(chunks, messages=request["messages"])
+
+
+@contextmanager
+def _quiet_litellm() -> Iterator[None]:
+    """Silence the two warnings litellm's own code raises on the way (nothing of ours).
+
+    - litellm builds pydantic adapters for its ``ReadOnly`` TypedDicts when a submodule first
+      loads (stream handler, provider helpers); pydantic warns it will not enforce read-only.
+    - litellm's stream handler reads every attribute of each chunk with ``getattr``, which
+      touches pydantic's deprecated instance ``model_fields``/``model_computed_fields``.
+
+    Under strict warning settings (``-W error``, pytest ``filterwarnings = error``) either
+    would turn into a failed call.
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=_PYDANTIC_READONLY, category=UserWarning)
+        warnings.filterwarnings(
+            "ignore",
+            message=_PYDANTIC_INSTANCE_FIELDS,
+            category=DeprecationWarning,
+            module=r"litellm(\.|$)",
+        )
+        yield
+
+
+def _isolated(fn: Callable[[], _T]) -> _T:
+    """Run ``fn`` on a short-lived worker thread and hand back its result or exception.
+
+    litellm's sync path times each request with a service hook that calls
+    ``asyncio.get_event_loop()``; on the main thread that creates and installs an event loop
+    nobody closes, which later surfaces as an "unclosed event loop" ResourceWarning wherever it
+    happens to be collected. On any other thread the hook uses ``asyncio.run`` and cleans up.
+    """
+    outcome: list[tuple[bool, Any]] = []
+    context = contextvars.copy_context()
+
+    def run() -> None:
+        try:
+            outcome.append((True, context.run(fn)))
+        except BaseException as exc:  # noqa: BLE001 - handed to the calling thread, re-raised there
+            outcome.append((False, exc))
+
+    worker = threading.Thread(target=run, name="squad-model-call", daemon=True)
+    worker.start()
+    worker.join()
+    ok, value = outcome[0]
+    if ok:
+        return value  # type: ignore[no-any-return]
+    raise value
+
+
+# -- reading answers -------------------------------------------------------------------------
+
+
+def _message_dict(message: Message) -> dict[str, Any]:
+    out: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.tool_calls:
+        out["content"] = message.content or None
+        out["tool_calls"] = [
+            {
+                "id": c.id,
+                "type": "function",
+                "function": {"name": c.name, "arguments": json.dumps(c.arguments)},
+            }
+            for c in message.tool_calls
+        ]
+    if message.tool_call_id is not None:
+        out["tool_call_id"] = message.tool_call_id
+    if message.name is not None:
+        out["name"] = message.name
+    return out
+
+
+def _tool_dict(tool: ToolSpec) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": dict(tool.parameters),
+        },
+    }
+
+
+def _parse(response: Any, model: str) -> tuple[str, tuple[ToolCall, ...]]:
+    choices = getattr(response, "choices", None) or []
+    if not choices:
+        return "", ()
+    message = choices[0].message
+    calls: list[ToolCall] = []
+    for raw in getattr(message, "tool_calls", None) or ():
+        function = raw.function
+        name = str(function.name or "")
+        text = function.arguments or ""
+        try:
+            arguments = json.loads(text) if text.strip() else {}
+        except ValueError:
+            arguments = None
+        if not isinstance(arguments, dict):
+            raise ModelError(
+                f"model {model!r} called tool {name!r} with arguments that are not a JSON "
+                f"object: {text[:_DETAIL_LIMIT]!r}",
+                model=model,
+            )
+        calls.append(ToolCall(str(raw.id or ""), name, arguments))
+    return str(getattr(message, "content", None) or ""), tuple(calls)
+
+
+def _cost(litellm: Any, response: Any) -> float:
+    """What the call cost by litellm's local price map; 0.0 when the model is not priced."""
+    try:
+        cost = litellm.completion_cost(completion_response=response)
+    except Exception:  # noqa: BLE001 - pricing is best effort; unknown models raise assorted errors
+        return 0.0
+    return float(cost or 0.0)
