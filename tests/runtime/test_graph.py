@@ -1,0 +1,187 @@
+"""The run graph with a scripted executor and a real SQLite checkpointer."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from squad.errors import ModelError
+from squad.runtime.graph import RunState, build_graph, state_outcome
+from squad.runtime.limits import LimitReached
+from squad.runtime.plan import PlanError
+from squad.runtime.tasks import RunOutcome, TaskNode, TaskStatus
+
+TASKS = [
+    TaskNode("outline", "planner"),
+    TaskNode("draft", "writer", ("outline",)),
+    TaskNode("publish", "writer", ("draft",), approval=True),
+    TaskNode("notes", "writer"),
+]
+
+
+@dataclass
+class Script:
+    """An executor that records what it was asked and fails where told to."""
+
+    fail: dict[str, BaseException] = field(default_factory=dict)
+    reviews: list[tuple[bool, str]] = field(default_factory=list)
+    planned: list[TaskNode] = field(default_factory=list)
+    plan_error: Exception | None = None
+    executed: list[str] = field(default_factory=list)
+    statuses: list[tuple[str, str]] = field(default_factory=list)
+    feedback_seen: list[str | None] = field(default_factory=list)
+
+    def plan(self) -> list[TaskNode]:
+        if self.plan_error is not None:
+            raise self.plan_error
+        return self.planned
+
+    def execute(self, task: TaskNode, feedback: str | None) -> str:
+        self.executed.append(task.id)
+        self.feedback_seen.append(feedback)
+        error = self.fail.pop(task.id, None)
+        if error is not None:
+            raise error
+        return f"tasks/{task.id}/output.md"
+
+    def review(self, task: TaskNode, output: str) -> tuple[bool, str]:
+        return self.reviews.pop(0) if self.reviews else (True, "")
+
+    def task_status(
+        self,
+        task: TaskNode,
+        status: TaskStatus,
+        *,
+        error: str | None = None,
+        output: str | None = None,
+        rounds: int = 0,
+    ) -> None:
+        self.statuses.append((task.id, status.value))
+
+
+@pytest.fixture
+def checkpointer(tmp_path: Path) -> Iterator[Any]:
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    connection = sqlite3.connect(tmp_path / "checkpoints.db", check_same_thread=False)
+    try:
+        yield SqliteSaver(connection)
+    finally:
+        connection.close()
+
+
+def compile_run(
+    script: Script, checkpointer: Any, *, hierarchical: bool = False, max_rounds: int = 2
+) -> Any:
+    return build_graph(script, hierarchical=hierarchical, max_rounds=max_rounds).compile(
+        checkpointer=checkpointer
+    )
+
+
+CONFIG = {"configurable": {"thread_id": "run-1"}, "recursion_limit": 200}
+
+
+def start(app: Any, tasks: list[TaskNode] = TASKS) -> dict[str, Any]:
+    state: RunState = {
+        "tasks": [asdict(t) for t in tasks],
+        "status": {t.id: "pending" for t in tasks},
+    }
+    return app.invoke(state, CONFIG, durability="sync")
+
+
+def resume(app: Any, value: Any) -> dict[str, Any]:
+    from langgraph.types import Command
+
+    return app.invoke(Command(resume=value), CONFIG, durability="sync")
+
+
+def test_tasks_run_in_order_and_approval_pauses_the_run(checkpointer: Any) -> None:
+    script = Script()
+    app = compile_run(script, checkpointer)
+    result = start(app)
+    assert script.executed == ["outline", "notes", "draft"]
+    assert result["__interrupt__"][0].value["task"] == "publish"
+    assert ("publish", "awaiting_approval") in script.statuses
+    assert result["status"]["publish"] == "pending"  # the step paused before changing it
+    final = resume(app, {"approved": True})
+    assert script.executed == ["outline", "notes", "draft", "publish"]
+    assert state_outcome(final) == RunOutcome.SUCCEEDED
+
+
+def test_rejection_fails_the_task(checkpointer: Any) -> None:
+    script = Script()
+    app = compile_run(script, checkpointer)
+    start(app)
+    final = resume(app, {"approved": False, "reason": "tone is off"})
+    assert final["status"]["publish"] == "failed"
+    assert "publish" not in script.executed
+    assert state_outcome(final) == RunOutcome.FAILED
+
+
+def test_a_model_error_fails_one_task_blocks_dependents_and_the_rest_goes_on(
+    checkpointer: Any,
+) -> None:
+    script = Script(fail={"outline": ModelError("provider down", attempts=4)})
+    final = start(compile_run(script, checkpointer))
+    assert final["status"] == {
+        "outline": "failed",
+        "draft": "blocked",
+        "publish": "blocked",
+        "notes": "done",
+    }
+    assert script.executed == ["outline", "notes"]
+    assert state_outcome(final) == RunOutcome.FAILED
+
+
+def test_a_limit_stops_the_run_cleanly(checkpointer: Any) -> None:
+    script = Script(fail={"notes": LimitReached("max_cost_usd", "cap reached")})
+    final = start(compile_run(script, checkpointer))
+    assert final["stopped"] == "max_cost_usd"
+    assert final["status"]["notes"] == "pending"
+    assert script.executed == ["outline", "notes"]
+
+
+def test_a_crash_resumes_at_the_unfinished_task_without_redoing_finished_ones(
+    checkpointer: Any,
+) -> None:
+    script = Script(fail={"draft": KeyboardInterrupt()})
+    app = compile_run(script, checkpointer)
+    with pytest.raises(KeyboardInterrupt):
+        start(app)
+    assert script.executed == ["outline", "notes", "draft"]
+    result = app.invoke(None, CONFIG, durability="sync")
+    assert script.executed == ["outline", "notes", "draft", "draft"]
+    assert result["__interrupt__"][0].value["task"] == "publish"
+
+
+def test_hierarchical_run_plans_then_reviews_and_sends_work_back(checkpointer: Any) -> None:
+    script = Script(
+        planned=[TaskNode("build", "developer"), TaskNode("docs", "developer", ("build",))],
+        reviews=[(False, "add tests"), (True, "")],
+    )
+    final = start(compile_run(script, checkpointer, hierarchical=True), tasks=[])
+    assert script.executed == ["build", "build", "docs"]
+    assert script.feedback_seen == [None, "add tests", None]
+    assert final["rounds"] == {"build": 1}
+    assert state_outcome(final) == RunOutcome.SUCCEEDED
+
+
+def test_work_never_approved_fails_after_max_rounds(checkpointer: Any) -> None:
+    script = Script(
+        planned=[TaskNode("build", "developer")], reviews=[(False, "no"), (False, "still no")]
+    )
+    final = start(compile_run(script, checkpointer, hierarchical=True, max_rounds=2), tasks=[])
+    assert script.executed == ["build", "build"]
+    assert final["status"] == {"build": "failed"}
+
+
+def test_a_plan_that_cannot_be_made_stops_the_run(checkpointer: Any) -> None:
+    script = Script(plan_error=PlanError("the plan does not match the schema"))
+    final = start(compile_run(script, checkpointer, hierarchical=True), tasks=[])
+    assert final["stopped"] == "plan_failed" and "schema" in final["error"]
+    assert script.executed == []
