@@ -1,4 +1,4 @@
-"""The state store: squads, runs and experiential memory, in SQLite (default) or Postgres.
+"""The state store: squads, runs, what runs do, and memory, in SQLite (default) or Postgres.
 
 Open with :meth:`Store.open` (or :func:`open_store` from settings); the schema is migrated to
 this squad's version on open. Everything returned is a frozen record, never a database row.
@@ -6,27 +6,45 @@ this squad's version on open. Everything returned is a frozen record, never a da
 
 from __future__ import annotations
 
+from squad.store.conversation import ConversationStore
 from squad.store.memory import MemoryStore
 from squad.store.records import (
     FactRecord,
     FactStatus,
+    MessageRecord,
+    MessageRole,
     NamespaceRecord,
     NewFact,
     RunRecord,
     RunStatus,
+    SpendRecord,
+    SpendTotals,
     SquadRecord,
+    TaskRecord,
+    TaskStatus,
+    WatermarkRecord,
 )
+from squad.store.run_state import RunStateStore
 from squad.store.store import Store, open_store
 
 __all__ = [
+    "ConversationStore",
     "FactRecord",
     "FactStatus",
     "MemoryStore",
+    "MessageRecord",
+    "MessageRole",
     "NamespaceRecord",
     "NewFact",
     "RunRecord",
+    "RunStateStore",
     "RunStatus",
+    "SpendRecord",
+    "SpendTotals",
     "SquadRecord",
     "Store",
+    "TaskRecord",
+    "TaskStatus",
+    "WatermarkRecord",
     "open_store",
 ]

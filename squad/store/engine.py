@@ -11,17 +11,26 @@ from __future__ import annotations
 import re
 import sqlite3
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import create_engine, event
-from sqlalchemy.engine import URL, Engine, make_url
-from sqlalchemy.exc import ArgumentError
+from sqlalchemy.engine import URL, Connection, Engine, make_url
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlalchemy.pool import StaticPool
 
 from squad.errors import StoreError
 
-__all__ = ["BUSY_TIMEOUT_MS", "make_engine", "mask_url", "parse_url", "sqlite_file"]
+__all__ = [
+    "BUSY_TIMEOUT_MS",
+    "make_engine",
+    "mask_url",
+    "parse_url",
+    "sqlite_file",
+    "transaction",
+]
 
 BUSY_TIMEOUT_MS = 5000
 """How long a SQLite writer waits for another one before failing with 'database is locked'."""
@@ -77,6 +86,22 @@ def make_engine(url: str | URL) -> Engine:
     except (ArgumentError, ImportError) as exc:
         raise StoreError(
             f"cannot use database URL {mask_url(parsed)!r}: {exc}; {_URL_EXAMPLES}"
+        ) from exc
+
+
+@contextmanager
+def transaction(engine: Engine, action: str) -> Iterator[Connection]:
+    """One transaction on ``engine``; its SQLAlchemy errors become StoreError naming ``action``.
+
+    ``action`` completes "cannot ... in the state database": ``"record a message of 'a'"``.
+    """
+    try:
+        with engine.begin() as conn:
+            yield conn
+    except SQLAlchemyError as exc:
+        reason = getattr(exc, "orig", None) or exc
+        raise StoreError(
+            f"cannot {action} in the state database {mask_url(engine.url)!r}: {reason}"
         ) from exc
 
 

@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
+from typing import Any
 
 __all__ = [
     "FactRecord",
     "FactStatus",
+    "MessageRecord",
+    "MessageRole",
     "NamespaceRecord",
     "NewFact",
     "RunRecord",
     "RunStatus",
+    "SpendRecord",
+    "SpendTotals",
     "SquadRecord",
+    "TaskRecord",
+    "TaskStatus",
+    "WatermarkRecord",
 ]
 
 
@@ -72,6 +80,12 @@ class RunRecord:
     tokens_in: int
     tokens_out: int
     cost_usd: float
+    goal: str | None = None
+    """The goal the run was given (``squad run --goal``); None for the squad's own tasks."""
+    model: str | None = None
+    """The model chosen for this run (``--model``); None when the squad's own were used."""
+    summary: dict[str, Any] | None = field(default=None, hash=False)
+    """What the runtime reported at the end (tasks done and failed, turns, tokens, cost)."""
 
 
 class FactStatus(StrEnum):
@@ -156,3 +170,124 @@ class FactRecord:
         return self.status is FactStatus.ACTIVE and (
             self.expires_at is None or self.expires_at > now
         )
+
+
+class MessageRole(StrEnum):
+    """Who speaks in a conversation message; the chat-completions roles."""
+
+    SYSTEM = "system"
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+
+
+@dataclass(frozen=True)
+class MessageRecord:
+    """One message of an agent's conversation, in a run or in a chat session.
+
+    ``seq`` numbers an agent's messages 1, 2, 3... with no gap or repeat, whatever wrote them;
+    ``turn`` is how many assistant replies the agent had given up to and including this one.
+    """
+
+    id: int
+    message_id: str
+    squad: str
+    agent: str
+    run_id: str | None
+    session_id: str | None
+    role: MessageRole
+    content: str
+    tool_name: str | None
+    """The tool a ``tool`` message answers (or an assistant message calls), when known."""
+    created_at: datetime
+    seq: int
+    turn: int
+
+
+@dataclass(frozen=True)
+class WatermarkRecord:
+    """The background extractor's place in one agent's messages.
+
+    ``pending`` means a trigger came while an extraction was in flight: it was coalesced into
+    one more pass after the current one. ``updated_at`` is None while nothing was recorded.
+    """
+
+    squad: str
+    agent: str
+    last_processed_seq: int
+    """Messages with ``seq`` up to this one have been read by the extractor."""
+    last_run_at: datetime | None
+    """When an extraction last finished."""
+    in_flight: bool
+    pending: bool
+    claimed_at: datetime | None
+    """When the extraction now in flight claimed the agent (None when none is)."""
+    updated_at: datetime | None
+
+
+class TaskStatus(StrEnum):
+    """Where a task is in one run; the values of ``squad.runtime.tasks.TaskStatus``."""
+
+    PENDING = "pending"
+    RUNNING = "running"
+    AWAITING_APPROVAL = "awaiting_approval"
+    DONE = "done"
+    FAILED = "failed"
+    BLOCKED = "blocked"
+
+    @property
+    def finished(self) -> bool:
+        """True for statuses that end the task in its run and stamp ``ended_at``."""
+        return self in _FINISHED
+
+
+_FINISHED = frozenset({TaskStatus.DONE, TaskStatus.FAILED, TaskStatus.BLOCKED})
+
+
+@dataclass(frozen=True)
+class TaskRecord:
+    """The state of one task in one run; timestamps are timezone-aware UTC."""
+
+    run_id: str
+    task_id: str
+    squad: str
+    agent: str
+    status: TaskStatus
+    attempts: int
+    rounds: int
+    """Review rounds the task went through (hierarchical process)."""
+    error: str | None
+    """Why the task failed or was blocked; None unless its status says so."""
+    output: str | None
+    """The output file, relative to the workspace (``tasks/<task-id>/output.md``)."""
+    started_at: datetime | None
+    """First time the task entered ``running`` in this run."""
+    ended_at: datetime | None
+    """When it reached its finished status; None while it is not finished."""
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
+class SpendRecord:
+    """One model call in the spend ledger."""
+
+    id: int
+    squad: str
+    run_id: str | None
+    agent: str | None
+    model: str
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float
+    latency_s: float
+    at: datetime
+
+
+@dataclass(frozen=True)
+class SpendTotals:
+    """What a set of model calls added up to; all zero when there were none."""
+
+    cost_usd: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    calls: int = 0

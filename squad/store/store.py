@@ -1,5 +1,9 @@
 """The state store: squads and their runs, behind methods that speak frozen records.
 
+The rest hangs off a Store by concept: :attr:`Store.memory` (experiential memory),
+:attr:`Store.conversation` (agents' messages, turns, extraction watermarks) and
+:attr:`Store.runs` (task states per run, the spend ledger).
+
 Nothing outside this package sees a session or a table row. Time and ids come from injected
 callables, so tests freeze the clock and get exact timestamps back.
 """
@@ -19,10 +23,12 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlmodel import Session, col, delete, select, update
 
 from squad.errors import StoreError
+from squad.store.conversation import ConversationStore
 from squad.store.engine import make_engine, mask_url
 from squad.store.memory import MemoryStore
 from squad.store.migrate import upgrade
 from squad.store.records import RunRecord, RunStatus, SquadRecord
+from squad.store.run_state import RunStateStore
 from squad.store.tables import RunRow, SquadRow, UTCDateTime
 
 if TYPE_CHECKING:
@@ -60,6 +66,10 @@ class Store:
         self._where = mask_url(engine.url)
         self.memory = MemoryStore(engine, now=self._now)
         """Experiential memory (Layer A): namespaces, facts and their retrieval."""
+        self.conversation = ConversationStore(engine, now=self._now, new_id=self._new_id)
+        """Agents' messages with their seq and turn, and the extractor's watermarks."""
+        self.runs = RunStateStore(engine, now=self._now)
+        """Each task's state in a run, and the spend ledger."""
 
     @classmethod
     def open(
@@ -148,14 +158,26 @@ class Store:
 
     # runs
 
-    def create_run(self, squad: str, *, trigger: str = "manual") -> RunRecord:
-        """A new ``pending`` run of an existing squad (the foreign key refuses unknown ones)."""
+    def create_run(
+        self,
+        squad: str,
+        *,
+        trigger: str = "manual",
+        goal: str | None = None,
+        model: str | None = None,
+    ) -> RunRecord:
+        """A new ``pending`` run of an existing squad (the foreign key refuses unknown ones).
+
+        ``goal`` is the goal it was given and ``model`` the model chosen for it, if any.
+        """
         row = RunRow(
             id=self._new_id(),
             squad=squad,
             status=RunStatus.PENDING.value,
             trigger=trigger,
             created_at=self._now(),
+            goal=goal,
+            model=model,
         )
         try:
             with self._session(
@@ -183,8 +205,12 @@ class Store:
         tokens_in: int | None = None,
         tokens_out: int | None = None,
         cost_usd: float | None = None,
+        summary: dict[str, Any] | None = None,
     ) -> RunRecord:
         """Change the given fields (None leaves a field alone; numbers replace, not add).
+
+        ``summary`` is what the run did, as a JSON-serialisable mapping; it replaces any
+        earlier one.
 
         Entering ``running`` stamps ``started_at`` and a terminal status stamps ``ended_at``,
         each only the first time, in the same statement (no read-modify-write race). Which
@@ -205,6 +231,7 @@ class Store:
             ("tokens_in", tokens_in),
             ("tokens_out", tokens_out),
             ("cost_usd", cost_usd),
+            ("summary", summary),
         ):
             if value is not None:
                 values[key] = value
@@ -233,6 +260,19 @@ class Store:
         with self._session("list runs") as session:
             return [_run_record(row) for row in session.exec(query).all()]
 
+    def interrupted_runs(self, squad: str | None = None) -> list[RunRecord]:
+        """Runs that stopped without finishing and may be resumed, newest first.
+
+        That is ``running`` (the process died or is still at it: the store cannot tell),
+        ``awaiting_approval`` and ``interrupted``; of one squad or of all.
+        """
+        query = select(RunRow).where(col(RunRow.status).in_([s.value for s in _RESUMABLE]))
+        if squad is not None:
+            query = query.where(col(RunRow.squad) == squad)
+        query = query.order_by(col(RunRow.created_at).desc(), col(RunRow.id).desc())
+        with self._session("list interrupted runs") as session:
+            return [_run_record(row) for row in session.exec(query).all()]
+
     # plumbing
 
     def _now(self) -> datetime:
@@ -256,6 +296,9 @@ class Store:
             raise StoreError(
                 f"cannot {action} in the state database {self._where!r}: {reason}"
             ) from exc
+
+
+_RESUMABLE = (RunStatus.RUNNING, RunStatus.AWAITING_APPROVAL, RunStatus.INTERRUPTED)
 
 
 def open_store(
@@ -289,4 +332,7 @@ def _run_record(row: RunRow) -> RunRecord:
         tokens_in=row.tokens_in,
         tokens_out=row.tokens_out,
         cost_usd=row.cost_usd,
+        goal=row.goal,
+        model=row.model,
+        summary=row.summary,
     )

@@ -34,13 +34,18 @@ from sqlmodel import Field, SQLModel
 __all__ = [
     "NAMING_CONVENTION",
     "FactRow",
+    "MessageCounterRow",
+    "MessageRow",
     "NamespaceRow",
     "PostingRow",
     "RunRow",
+    "RunTaskRow",
+    "SpendRow",
     "SquadRow",
     "TermRow",
     "UTCDateTime",
     "VectorRow",
+    "WatermarkRow",
     "metadata",
 ]
 
@@ -119,6 +124,12 @@ class RunRow(_Table, table=True):
     cost_usd: float = Field(
         default=0.0, sa_type=Float, sa_column_kwargs={"server_default": text("0")}
     )
+    goal: str | None = Field(default=None, sa_type=Text)
+    """The goal the run was given (``squad run --goal``); None for the squad's own tasks."""
+    model: str | None = Field(default=None, sa_type=String)
+    """The model the run was started with, when one was chosen for it (``--model``)."""
+    summary: dict[str, Any] | None = Field(default=None, sa_type=JSON)
+    """What the run did, as the runtime reports it at the end (tasks, turns, tokens, cost)."""
 
 
 # experiential memory (Layer A)
@@ -245,3 +256,110 @@ class VectorRow(_Table, table=True):
     dims: int = Field(sa_type=Integer)
     vector: bytes = Field(sa_type=LargeBinary)
     """``dims`` little-endian float32 values, L2-normalised."""
+
+
+# runtime: conversations, extraction, task states, spend
+
+
+class MessageRow(_Table, table=True):
+    """One message of an agent's conversation (a run's turns or a chat session's)."""
+
+    __tablename__ = "conversation_messages"
+    __table_args__ = (
+        UniqueConstraint("message_id", name="uq_conversation_messages_message_id"),
+        # An agent's history in order; also what makes two messages with one seq impossible.
+        UniqueConstraint("squad", "agent", "seq", name="uq_conversation_messages_squad_agent_seq"),
+    )
+
+    id: int | None = Field(default=None, sa_type=Integer, primary_key=True)
+    message_id: str = Field(sa_type=String)
+    squad: str = Field(sa_type=String)
+    agent: str = Field(sa_type=String)
+    run_id: str | None = Field(default=None, sa_type=String)
+    session_id: str | None = Field(default=None, sa_type=String)
+    role: str = Field(sa_type=String(16))
+    content: str = Field(sa_type=Text)
+    tool_name: str | None = Field(default=None, sa_type=String)
+    created_at: datetime = Field(sa_type=UTCDateTime)
+    seq: int = Field(sa_type=Integer)
+    turn: int = Field(sa_type=Integer)
+
+
+class MessageCounterRow(_Table, table=True):
+    """Per agent: the last ``seq`` handed out and the assistant replies so far.
+
+    Bumped in the transaction that inserts the message; its row lock is what serialises an
+    agent's writers, so seqs never repeat and never skip.
+    """
+
+    __tablename__ = "message_counters"
+    __table_args__ = (PrimaryKeyConstraint("squad", "agent", name="pk_message_counters"),)
+
+    squad: str = Field(sa_type=String)
+    agent: str = Field(sa_type=String)
+    last_seq: int = Field(sa_type=Integer)
+    turns: int = Field(sa_type=Integer)
+
+
+class WatermarkRow(_Table, table=True):
+    """How far the background extractor has read an agent's messages, and whether it runs."""
+
+    __tablename__ = "extraction_watermarks"
+    __table_args__ = (PrimaryKeyConstraint("squad", "agent", name="pk_extraction_watermarks"),)
+
+    squad: str = Field(sa_type=String)
+    agent: str = Field(sa_type=String)
+    last_processed_seq: int = Field(default=0, sa_type=Integer, sa_column_kwargs=_zero_default())
+    last_run_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    in_flight: bool = Field(sa_type=Boolean)
+    pending: bool = Field(sa_type=Boolean)
+    claimed_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    """When the running extraction claimed it; a claim older than a caller's limit is stale."""
+    updated_at: datetime = Field(sa_type=UTCDateTime)
+
+
+class RunTaskRow(_Table, table=True):
+    """The state of one task in one run; deleted with its run."""
+
+    __tablename__ = "run_tasks"
+    __table_args__ = (PrimaryKeyConstraint("run_id", "task_id", name="pk_run_tasks"),)
+
+    run_id: str = Field(sa_type=String, foreign_key="runs.id", ondelete="CASCADE")
+    task_id: str = Field(sa_type=String)
+    position: int = Field(sa_type=Integer)
+    """1 for the run's first task written, then 2...: the order :meth:`tasks` lists them in."""
+    squad: str = Field(sa_type=String)
+    agent: str = Field(sa_type=String)
+    status: str = Field(sa_type=String(32))
+    attempts: int = Field(default=0, sa_type=Integer, sa_column_kwargs=_zero_default())
+    rounds: int = Field(default=0, sa_type=Integer, sa_column_kwargs=_zero_default())
+    error: str | None = Field(default=None, sa_type=Text)
+    output: str | None = Field(default=None, sa_type=String)
+    started_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    ended_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    updated_at: datetime = Field(sa_type=UTCDateTime)
+
+
+class SpendRow(_Table, table=True):
+    """One model call's tokens, cost and latency.
+
+    ``squad`` and ``run_id`` are plain columns, not foreign keys: a squad's spend cap holds
+    across runs and re-registrations, so the ledger outlives both records.
+    """
+
+    __tablename__ = "spend_ledger"
+    __table_args__ = (
+        Index("ix_spend_ledger_squad_at", "squad", "at"),
+        Index("ix_spend_ledger_run_id", "run_id"),
+    )
+
+    id: int | None = Field(default=None, sa_type=Integer, primary_key=True)
+    squad: str = Field(sa_type=String)
+    run_id: str | None = Field(default=None, sa_type=String)
+    agent: str | None = Field(default=None, sa_type=String)
+    model: str = Field(sa_type=String)
+    prompt_tokens: int = Field(sa_type=Integer)
+    completion_tokens: int = Field(sa_type=Integer)
+    cost_usd: float = Field(sa_type=Float)
+    latency_s: float = Field(sa_type=Float)
+    at: datetime = Field(sa_type=UTCDateTime)

@@ -32,9 +32,9 @@ from squad.store.migrate import (
 from squad.store.tables import metadata
 
 SHA = "0" * 64
-HEAD = "0003"
+HEAD = "0004"
 """The newest shipped revision."""
-NEXT = "0004"
+NEXT = "0005"
 """The revision a newer squad would add."""
 
 REBUILD_SQUADS = f"""
@@ -131,6 +131,13 @@ def test_fresh_database_ends_at_head(store_url: str) -> None:
     assert {"squads", "runs", "alembic_version"} <= tables
     assert {"memory_namespaces", "memory_facts", "memory_terms", "memory_postings"} <= tables
     assert "memory_vectors" in tables
+    assert {
+        "conversation_messages",
+        "message_counters",
+        "extraction_watermarks",
+        "run_tasks",
+        "spend_ledger",
+    } <= tables
 
 
 def test_database_stamped_with_unknown_revision_is_refused(store_url: str) -> None:
@@ -263,6 +270,58 @@ def test_upgrading_from_0002_keeps_facts_and_their_index_and_adds_vectors(
         assert store.memory.set_vectors([(kept.id, "m", b"\x00\x00\x80\x3f", 1)]) == 1
         assert store.memory.vectors([kept.id, other.id], "m") == {kept.id: b"\x00\x00\x80\x3f"}
 
+    with _connect(store_url) as connection:
+        assert current_revisions(connection) == {HEAD}
+
+
+def test_upgrading_from_0003_keeps_squads_runs_and_facts_and_adds_the_runtime_tables(
+    store_url: str, tmp_path: Path
+) -> None:
+    _upgrade_with(store_url, _migrations_up_to(tmp_path, "0003"))
+    engine = make_engine(store_url)
+    try:  # a squad of revision 0003 wrote these (its runs table has no goal, model, summary)
+        with engine.begin() as connection:
+            assert current_revisions(connection) == {"0003"}
+            connection.execute(
+                text(
+                    "INSERT INTO squads (name, workspace, source, definition_sha256, created_at, "
+                    "updated_at) VALUES ('docs', '/ws/docs', 'docs.yaml', :sha, :at, :at)"
+                ),
+                {"sha": SHA, "at": "2030-01-02 03:04:05"},
+            )
+            for run_id, status in [("run-1", "succeeded"), ("run-2", "running")]:
+                connection.execute(
+                    text(
+                        "INSERT INTO runs (id, squad, status, trigger, created_at, tokens_in, "
+                        "cost_usd) VALUES (:id, 'docs', :status, 'manual', :at, 42, 0.5)"
+                    ),
+                    {"id": run_id, "status": status, "at": f"2030-01-02 03:04:0{run_id[-1]}"},
+                )
+        memory = Store(engine).memory
+        namespace = memory.ensure_namespace("profile:p1", "Agent Experience: Planner")
+        fact = memory.add_fact(
+            namespace.id, "zebra crossings need a second look", squad="docs", agent="a"
+        )
+    finally:
+        engine.dispose()
+
+    with Store.open(store_url) as store:
+        runs = {run.id: run for run in store.list_runs()}
+        assert [s.name for s in store.list_squads()] == ["docs"]
+        assert store.memory.get_fact(fact.id) == fact
+        assert [f.id for f in store.memory.relevant_facts(namespace.id, "zebra")] == [fact.id]
+        assert [r.id for r in store.interrupted_runs()] == ["run-2"]
+        # The old runs take the new columns (NULL) and the new tables at once.
+        task = store.runs.set_task("run-2", "t1", squad="docs", agent="a", status="running")
+        message = store.conversation.record_message("docs", "a", "user", "hello", run_id="run-2")
+        store.runs.record_spend("docs", model="m", cost_usd=0.25, run_id="run-2")
+
+    assert {(r.id, r.status, r.tokens_in, r.cost_usd) for r in runs.values()} == {
+        ("run-1", RunStatus.SUCCEEDED, 42, 0.5),
+        ("run-2", RunStatus.RUNNING, 42, 0.5),
+    }
+    assert {(r.goal, r.model, r.summary) for r in runs.values()} == {(None, None, None)}
+    assert (task.run_id, message.seq) == ("run-2", 1)
     with _connect(store_url) as connection:
         assert current_revisions(connection) == {HEAD}
 

@@ -29,15 +29,24 @@ def _squad(store: Store, name: str = "docs", sha: str = SHA_A) -> None:
 
 def test_public_api_is_exactly_the_documented_names() -> None:
     assert sorted(squad.store.__all__) == [
+        "ConversationStore",
         "FactRecord",
         "FactStatus",
         "MemoryStore",
+        "MessageRecord",
+        "MessageRole",
         "NamespaceRecord",
         "NewFact",
         "RunRecord",
+        "RunStateStore",
         "RunStatus",
+        "SpendRecord",
+        "SpendTotals",
         "SquadRecord",
         "Store",
+        "TaskRecord",
+        "TaskStatus",
+        "WatermarkRecord",
         "open_store",
     ]
 

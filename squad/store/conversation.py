@@ -1,0 +1,281 @@
+"""Agents' conversations and the extractor's place in them; reached as ``store.conversation``.
+
+Every message an agent sends or receives, in a run or a chat session, is one row of
+``conversation_messages``, numbered per (squad, agent) by ``seq``: 1, 2, 3... with no gap and
+no repeat, however many threads or processes write. The number comes from the agent's row in
+``message_counters``, bumped by an ``INSERT ... ON CONFLICT DO UPDATE`` in the transaction
+that inserts the message. That statement is the transaction's first, so it takes the write
+lock before anything is read: the row lock on Postgres, the database's write lock on SQLite
+(whose other writers wait ``busy_timeout`` for it). A second writer of the same agent
+therefore waits until the first commits and then reads its number; a rolled-back insert rolls
+its number back too. The unique (squad, agent, seq) constraint backs this up.
+
+The same row counts the agent's assistant replies: a message's ``turn`` is that count after
+it, the number the background extractor cites as a fact's provenance.
+
+``extraction_watermarks`` holds, per agent, the last ``seq`` the extractor has read and a
+claim protocol that keeps one extraction per agent at a time, coalescing triggers:
+
+* :meth:`ConversationStore.claim_extraction` claims the agent, or, when an extraction is
+  already in flight, records one pending trigger and returns False;
+* :meth:`ConversationStore.finish_extraction` advances the watermark, releases the claim and
+  says whether a trigger came meanwhile (then the caller claims again and runs once more).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import ColumnElement, Row, Table, and_, case, false, insert, or_, select, update
+from sqlalchemy.engine import Connection, Engine
+
+from squad.store.engine import transaction
+from squad.store.records import MessageRecord, MessageRole, WatermarkRecord
+from squad.store.tables import metadata
+from squad.store.upsert import upsert
+
+__all__ = ["ConversationStore"]
+
+MESSAGES: Table = metadata.tables["conversation_messages"]
+COUNTERS: Table = metadata.tables["message_counters"]
+WATERMARKS: Table = metadata.tables["extraction_watermarks"]
+
+
+class ConversationStore:
+    """Agents' messages, turn counts and extraction watermarks; get one as ``Store.conversation``.
+
+    Safe to share between threads, like the :class:`~squad.store.Store` that owns it.
+    """
+
+    def __init__(
+        self, engine: Engine, *, now: Callable[[], datetime], new_id: Callable[[], str]
+    ) -> None:
+        """Use ``engine`` (already migrated), time from ``now`` and message ids from ``new_id``."""
+        self._engine = engine
+        self._now = now
+        self._new_id = new_id
+
+    # messages
+
+    def record_message(
+        self,
+        squad: str,
+        agent: str,
+        role: MessageRole | str,
+        content: str,
+        *,
+        run_id: str | None = None,
+        session_id: str | None = None,
+        tool_name: str | None = None,
+    ) -> MessageRecord:
+        """Append a message to the agent's conversation and return it with its seq and turn."""
+        role = _checked_role(role)
+        _check_agent(squad, agent)
+        now = self._now()
+        values: dict[str, Any] = {
+            "message_id": self._new_id(),
+            "squad": squad,
+            "agent": agent,
+            "run_id": run_id,
+            "session_id": session_id,
+            "role": role.value,
+            "content": content,
+            "tool_name": tool_name,
+            "created_at": now,
+        }
+        action = f"record a message of agent {agent!r} of squad {squad!r}"
+        with transaction(self._engine, action) as conn:
+            values["seq"], values["turn"] = _next_seq(conn, squad, agent, role)
+            key = conn.execute(insert(MESSAGES).values(values)).inserted_primary_key
+            assert key is not None
+        return MessageRecord(id=int(key[0]), **{**values, "role": role})
+
+    def messages(
+        self,
+        squad: str,
+        agent: str,
+        *,
+        after_seq: int = 0,
+        limit: int | None = None,
+        session_id: str | None = None,
+        run_id: str | None = None,
+    ) -> list[MessageRecord]:
+        """The agent's messages with ``seq`` above ``after_seq``, oldest first.
+
+        ``limit`` keeps the first ones (page forward by passing the last seq seen as
+        ``after_seq``); ``session_id`` and ``run_id`` keep one chat session's or run's.
+        """
+        if after_seq < 0:
+            raise ValueError(f"after_seq must be 0 or more, got {after_seq!r}")
+        where = [_agent_key(MESSAGES, squad, agent), MESSAGES.c.seq > after_seq]
+        if session_id is not None:
+            where.append(MESSAGES.c.session_id == session_id)
+        if run_id is not None:
+            where.append(MESSAGES.c.run_id == run_id)
+        query = select(MESSAGES).where(*where).order_by(MESSAGES.c.seq)
+        if limit is not None:
+            if limit < 1:
+                raise ValueError(f"limit must be at least 1, got {limit!r}")
+            query = query.limit(limit)
+        with transaction(self._engine, f"read the messages of agent {agent!r}") as conn:
+            return [_message_record(row) for row in conn.execute(query)]
+
+    def turn_count(self, squad: str, agent: str) -> int:
+        """How many assistant replies the agent has given, in runs and chats together."""
+        query = select(COUNTERS.c.turns).where(_agent_key(COUNTERS, squad, agent))
+        with transaction(self._engine, f"count the turns of agent {agent!r}") as conn:
+            return int(conn.execute(query).scalar() or 0)
+
+    # extraction watermark
+
+    def watermark(self, squad: str, agent: str) -> WatermarkRecord:
+        """The extractor's place in the agent's messages (all zero before its first run)."""
+        query = select(WATERMARKS).where(_agent_key(WATERMARKS, squad, agent))
+        with transaction(self._engine, f"read the extraction watermark of {agent!r}") as conn:
+            row = conn.execute(query).first()
+        if row is None:
+            return WatermarkRecord(squad, agent, 0, None, False, False, None, None)
+        return _watermark_record(row)
+
+    def claim_extraction(
+        self, squad: str, agent: str, *, stale_after: timedelta | None = None
+    ) -> bool:
+        """Claim the agent for one extraction; True if this caller won and should extract.
+
+        When an extraction is already in flight, the trigger is recorded as ``pending`` (any
+        number of them count as one) and False is returned. With ``stale_after``, a claim
+        older than that is taken to belong to a process that died, and is taken over; it must
+        be longer than any extraction takes, or two may run at once.
+        """
+        _check_agent(squad, agent)
+        now = self._now()
+        where = _agent_key(WATERMARKS, squad, agent)
+        free: ColumnElement[bool] = WATERMARKS.c.in_flight == false()
+        if stale_after is not None:
+            free = or_(free, WATERMARKS.c.claimed_at < now - stale_after)
+        with transaction(self._engine, f"claim extraction for agent {agent!r}") as conn:
+            _ensure_watermark(conn, squad, agent, now)
+            # On Postgres a concurrent claimer waits on the row lock, then re-checks `free`.
+            won = conn.execute(
+                update(WATERMARKS)
+                .where(where, free)
+                .values(in_flight=True, pending=False, claimed_at=now, updated_at=now)
+            ).rowcount
+            if not won:
+                conn.execute(update(WATERMARKS).where(where).values(pending=True, updated_at=now))
+            return bool(won)
+
+    def finish_extraction(self, squad: str, agent: str, processed_seq: int) -> bool:
+        """End the extraction in flight, having read messages up to ``processed_seq``.
+
+        The watermark only moves forward. Returns True if a trigger came during the
+        extraction (it is cleared): the caller should then claim again and run once more.
+        Without a claim in flight it just moves the watermark (a manual extraction).
+        """
+        _check_agent(squad, agent)
+        if processed_seq < 0:
+            raise ValueError(f"processed_seq must be 0 or more, got {processed_seq!r}")
+        now = self._now()
+        where = _agent_key(WATERMARKS, squad, agent)
+        last = WATERMARKS.c.last_processed_seq
+        with transaction(self._engine, f"finish extraction for agent {agent!r}") as conn:
+            _ensure_watermark(conn, squad, agent, now)
+            conn.execute(
+                update(WATERMARKS)
+                .where(where)
+                .values(
+                    last_processed_seq=case((last < processed_seq, processed_seq), else_=last),
+                    last_run_at=now,
+                    in_flight=False,
+                    claimed_at=None,
+                    updated_at=now,
+                )
+            )
+            # The row is write-locked by us until commit: no trigger can slip in between.
+            pending = bool(conn.execute(select(WATERMARKS.c.pending).where(where)).scalar())
+            if pending:
+                conn.execute(update(WATERMARKS).where(where).values(pending=False))
+            return pending
+
+
+# helpers
+
+
+def _next_seq(conn: Connection, squad: str, agent: str, role: MessageRole) -> tuple[int, int]:
+    """Take the agent's next seq (and its turn count after a message of ``role``).
+
+    Must be the transaction's first statement: it takes the lock that orders the writers.
+    """
+    replies = int(role is MessageRole.ASSISTANT)
+    upsert(
+        conn,
+        COUNTERS,
+        {"squad": squad, "agent": agent, "last_seq": 1, "turns": replies},
+        key=("squad", "agent"),
+        set_={"last_seq": COUNTERS.c.last_seq + 1, "turns": COUNTERS.c.turns + replies},
+    )
+    row = conn.execute(
+        select(COUNTERS.c.last_seq, COUNTERS.c.turns).where(_agent_key(COUNTERS, squad, agent))
+    ).one()
+    return int(row.last_seq), int(row.turns)
+
+
+def _ensure_watermark(conn: Connection, squad: str, agent: str, now: datetime) -> None:
+    values = {
+        "squad": squad,
+        "agent": agent,
+        "last_processed_seq": 0,
+        "in_flight": False,
+        "pending": False,
+        "updated_at": now,
+    }
+    upsert(conn, WATERMARKS, values, key=("squad", "agent"), set_=None)
+
+
+def _agent_key(table: Table, squad: str, agent: str) -> ColumnElement[bool]:
+    return and_(table.c.squad == squad, table.c.agent == agent)
+
+
+def _check_agent(squad: str, agent: str) -> None:
+    if not squad or not agent:
+        raise ValueError(f"squad and agent must be non-empty, got {squad!r} and {agent!r}")
+
+
+def _checked_role(role: MessageRole | str) -> MessageRole:
+    try:
+        return MessageRole(role)
+    except ValueError:
+        choices = ", ".join(repr(r.value) for r in MessageRole)
+        raise ValueError(f"message role {role!r} is not one of {choices}") from None
+
+
+def _message_record(row: Row[Any]) -> MessageRecord:
+    return MessageRecord(
+        id=row.id,
+        message_id=row.message_id,
+        squad=row.squad,
+        agent=row.agent,
+        run_id=row.run_id,
+        session_id=row.session_id,
+        role=MessageRole(row.role),
+        content=row.content,
+        tool_name=row.tool_name,
+        created_at=row.created_at,
+        seq=row.seq,
+        turn=row.turn,
+    )
+
+
+def _watermark_record(row: Row[Any]) -> WatermarkRecord:
+    return WatermarkRecord(
+        squad=row.squad,
+        agent=row.agent,
+        last_processed_seq=row.last_processed_seq,
+        last_run_at=row.last_run_at,
+        in_flight=bool(row.in_flight),
+        pending=bool(row.pending),
+        claimed_at=row.claimed_at,
+        updated_at=row.updated_at,
+    )
