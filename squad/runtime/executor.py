@@ -1,0 +1,330 @@
+"""The run executor: what a graph step does to the world (model turns, files, store, log).
+
+It implements :class:`squad.runtime.graph.Executor` for one run of one squad: task prompts,
+the plan of a hierarchical squad, reviews, task status in the store and in
+``tasks/<task-id>/status.json``, the run log and the spend ledger.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from squad.fsutil import atomic_write
+from squad.memory.service import AgentContext, MemoryService
+from squad.memory.tools import MemoryTools
+from squad.model.types import ChatModel, Message, ModelEvent, ModelReply
+from squad.paths import contained
+from squad.runtime.agent import run_turn
+from squad.runtime.files_tool import WorkspaceFiles
+from squad.runtime.limits import LimitReached, RunBudget
+from squad.runtime.plan import PlanError, parse_plan, plan_request, render_plan
+from squad.runtime.runlog import RunLog
+from squad.runtime.tasks import TaskNode, TaskStatus
+from squad.runtime.tools import Tool, tool_from_function
+from squad.spec.models import ModelSpec, SquadSpec
+
+if TYPE_CHECKING:
+    from squad.store import Store
+
+__all__ = ["ModelFactory", "RunExecutor", "RunInterrupted"]
+
+ModelFactory = Callable[[ModelSpec, Callable[[ModelEvent], None]], ChatModel]
+CONTEXT_CHARS = 4000
+DEFAULT_CALL_TIMEOUT_S = 120.0
+
+
+class RunInterrupted(BaseException):
+    """A stop was requested (SIGTERM, Ctrl-C): leave at a checkpoint, resumable."""
+
+
+class _Recorder:
+    def __init__(self, executor: RunExecutor, agent: str) -> None:
+        self._executor = executor
+        self._agent = agent
+
+    def message(self, role: str, content: str, *, tool_name: str | None = None) -> None:
+        ex = self._executor
+        ex.store.conversation.record_message(
+            ex.spec.name, self._agent, role, content, run_id=ex.run_id, tool_name=tool_name
+        )
+
+    def model_call(self, reply: ModelReply) -> None:
+        ex = self._executor
+        ex.store.runs.record_spend(
+            ex.spec.name,
+            model=reply.model or "unknown",
+            run_id=ex.run_id,
+            agent=self._agent,
+            prompt_tokens=reply.usage.prompt_tokens,
+            completion_tokens=reply.usage.completion_tokens,
+            cost_usd=reply.usage.cost_usd,
+            latency_s=reply.latency_s,
+        )
+        ex.log.emit(
+            "model_call",
+            agent=self._agent,
+            model=reply.model,
+            prompt_tokens=reply.usage.prompt_tokens,
+            completion_tokens=reply.usage.completion_tokens,
+            cost_usd=reply.usage.cost_usd,
+            latency_s=round(reply.latency_s, 4),
+            attempts=reply.attempts,
+        )
+
+    def tool_call(self, name: str, arguments: dict[str, Any], result: str) -> None:
+        self._executor.log.emit(
+            "tool_call", agent=self._agent, tool=name, arguments=arguments, result=result[:300]
+        )
+
+
+class RunExecutor:
+    """Side effects of one run; built by the runner, handed to the graph."""
+
+    def __init__(
+        self,
+        *,
+        spec: SquadSpec,
+        workspace: Path,
+        run_id: str,
+        goal: str,
+        store: Store,
+        memory: MemoryService,
+        log: RunLog,
+        budget: RunBudget,
+        model_factory: ModelFactory,
+        model_override: str | None = None,
+        stop: threading.Event | None = None,
+        progress: Callable[[str], None] | None = None,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.spec = spec
+        self.workspace = workspace
+        self.run_id = run_id
+        self.goal = goal
+        self.store = store
+        self.memory = memory
+        self.log = log
+        self.budget = budget
+        self._factory = model_factory
+        self._override = model_override
+        self._models: dict[str, ChatModel] = {}
+        self._stop = stop or threading.Event()
+        self._progress = progress or (lambda _: None)
+        self._clock = clock
+        self._started = time.monotonic()
+
+    # -- graph protocol --------------------------------------------------------------------
+
+    def plan(self) -> list[TaskNode]:
+        self._check_running()
+        lead = self.spec.lead
+        self._progress(f"planning: {lead.id} writes the plan")
+        request = plan_request(self.spec, self.goal)
+        answer = self._turn(lead.id, request, tools=False)
+        try:
+            tasks = parse_plan(answer, self.spec)
+        except PlanError as first:
+            self.log.emit("plan_invalid", agent=lead.id, error=str(first), attempt=1)
+            answer = self._turn(
+                lead.id,
+                f"{request}\n\nYour previous plan was invalid: {first}. "
+                "Answer again with only the corrected JSON.",
+                tools=False,
+            )
+            try:
+                tasks = parse_plan(answer, self.spec)
+            except PlanError as second:
+                self.log.emit("plan_invalid", agent=lead.id, error=str(second), attempt=2)
+                raise PlanError(f"the lead's plan is invalid twice: {second}") from None
+        path = self._next_plan_path()
+        number = int(path.stem.split("-")[1])
+        atomic_write(path, render_plan(number, self.goal, tasks, lead.id).encode())
+        relative = path.relative_to(self.workspace.resolve()).as_posix()
+        self.log.emit("plan_written", agent=lead.id, path=relative, tasks=[t.id for t in tasks])
+        self._progress(f"plan: {relative} ({len(tasks)} tasks)")
+        return tasks
+
+    def execute(self, task: TaskNode, feedback: str | None) -> str:
+        self._check_running()
+        self.log.emit("node_start", node=task.id, agent=task.agent)
+        self._progress(f"{task.id}: {task.agent} working")
+        text = self._turn(task.agent, self._task_prompt(task, feedback), task_id=task.id)
+        output = contained(self.workspace, "tasks", task.id, "output.md")
+        output.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(output, (text.rstrip() + "\n").encode())
+        relative = f"tasks/{task.id}/output.md"
+        self.log.emit("node_end", node=task.id, agent=task.agent, output=relative)
+        return relative
+
+    def review(self, task: TaskNode, output: str) -> tuple[bool, str]:
+        reviewer = self._reviewer_for(task)
+        if reviewer is None:
+            return True, ""
+        self._check_running()
+        work = contained(self.workspace, *output.split("/")).read_text(encoding="utf-8")
+        prompt = (
+            f"Review the work for this task.\nTask: {task.description}\n\nWork:\n"
+            f"{work[:CONTEXT_CHARS]}\n\nAnswer with 'APPROVED: <why>' or "
+            "'CHANGES REQUESTED: <what to fix>'."
+        )
+        verdict = self._turn(reviewer, prompt, tools=False)
+        approved = verdict.strip().upper().startswith("APPROVED")
+        self.log.emit(
+            "review", node=task.id, reviewer=reviewer, approved=approved, verdict=verdict[:300]
+        )
+        self._progress(f"{task.id}: {reviewer} {'approved' if approved else 'sent it back'}")
+        return approved, verdict
+
+    def task_status(
+        self,
+        task: TaskNode,
+        status: TaskStatus,
+        *,
+        error: str | None = None,
+        output: str | None = None,
+        rounds: int = 0,
+    ) -> None:
+        self.store.runs.set_task(
+            self.run_id,
+            task.id,
+            squad=self.spec.name,
+            agent=task.agent,
+            status=status.value,
+            error=error,
+            output=output,
+            rounds=rounds,
+        )
+        record = {
+            "run_id": self.run_id,
+            "task": task.id,
+            "agent": task.agent,
+            "status": status.value,
+            "error": error,
+            "output": output,
+            "rounds": rounds,
+            "updated_at": self._clock().isoformat(),
+        }
+        path = contained(self.workspace, "tasks", task.id, "status.json")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, (json.dumps(record, indent=2) + "\n").encode())
+        self.log.emit("task_status", node=task.id, status=status.value, error=error)
+        if status in (
+            TaskStatus.DONE,
+            TaskStatus.FAILED,
+            TaskStatus.BLOCKED,
+            TaskStatus.AWAITING_APPROVAL,
+        ):
+            note = f" ({error})" if error else ""
+            self._progress(f"{task.id}: {status.value}{note}")
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _check_running(self) -> None:
+        if self._stop.is_set():
+            raise RunInterrupted
+        elapsed = time.monotonic() - self._started
+        if elapsed > self.spec.limits.timeout_s:
+            raise LimitReached(
+                "timeout_s", f"the run passed its {self.spec.limits.timeout_s:.0f}s time limit"
+            )
+
+    def model_for(self, agent_id: str) -> tuple[ChatModel, ModelSpec]:
+        agent = self.spec.agent(agent_id)
+        spec = agent.model or self.spec.model
+        if self._override:
+            spec = ModelSpec(name=self._override)
+        key = spec.model_dump_json()
+        if key not in self._models:
+            self._models[key] = self._factory(spec, self._on_event)
+        return self._models[key], spec
+
+    def _on_event(self, event: ModelEvent) -> None:
+        if event.kind != "call":
+            self.log.emit(
+                f"model_{event.kind}",
+                model=event.model,
+                attempt=event.attempt,
+                error=event.error,
+                status=event.status,
+                delay_s=event.delay_s,
+            )
+
+    def _turn(
+        self, agent_id: str, prompt: str, *, tools: bool = True, task_id: str | None = None
+    ) -> str:
+        ctx = AgentContext.of(self.spec, agent_id, self.workspace)
+        model, spec = self.model_for(agent_id)
+        offered: list[Tool] = []
+        if tools:
+            memory_tools = MemoryTools(self.memory, ctx) if ctx.memory_enabled else None
+            files = WorkspaceFiles(self.workspace, task_id or "notes")
+            functions: list[Callable[..., str]] = [
+                files.write_file,
+                files.read_file,
+                files.list_files,
+            ]
+            if memory_tools is not None:
+                functions += [
+                    memory_tools.memory_read,
+                    memory_tools.memory_append,
+                    memory_tools.memory_search,
+                    memory_tools.memory_write_daily,
+                ]
+            offered = [tool_from_function(f) for f in functions]
+        system = self.memory.system_prompt(ctx, message=prompt)
+        result = run_turn(
+            model=model,
+            system_prompt=system,
+            user_message=prompt,
+            tools=offered,
+            recorder=_Recorder(self, agent_id),
+            budget=self.budget,
+            timeout_s=spec.timeout_s or DEFAULT_CALL_TIMEOUT_S,
+        )
+        return result.text
+
+    def _task_prompt(self, task: TaskNode, feedback: str | None) -> str:
+        parts = [f"Task: {task.description}"]
+        if task.expected_output:
+            parts.append(f"Expected output: {task.expected_output}")
+        if self.goal:
+            parts.append(f"Goal: {self.goal.strip()}")
+        for dep in task.depends_on:
+            path = contained(self.workspace, "tasks", dep, "output.md")
+            if path.is_file():
+                parts.append(
+                    f"Work from task {dep} (tasks/{dep}/output.md):\n"
+                    f"{path.read_text(encoding='utf-8')[:CONTEXT_CHARS]}"
+                )
+        if feedback:
+            parts.append(f"Review feedback on your previous attempt: {feedback}")
+        parts.append(
+            f"Your answer is saved as tasks/{task.id}/output.md; write the deliverable "
+            "itself. Use write_file for extra files."
+        )
+        return "\n\n".join(parts)
+
+    def _reviewer_for(self, task: TaskNode) -> str | None:
+        for agent in self.spec.agents:
+            if agent.id == task.agent or agent is self.spec.lead:
+                continue
+            if "review" in agent.id or "review" in agent.role.lower():
+                return agent.id
+        return None
+
+    def _next_plan_path(self) -> Path:
+        plans = contained(self.workspace, "plans")
+        plans.mkdir(parents=True, exist_ok=True)
+        numbers = [int(p.stem.split("-")[1]) for p in plans.glob("plan-[0-9][0-9][0-9].md")]
+        return plans / f"plan-{max(numbers, default=0) + 1:03d}.md"
+
+
+def history_messages(messages: list[Any]) -> list[Message]:
+    """Store message records as model messages (user and assistant text only)."""
+    return [Message(m.role, m.content) for m in messages if m.role in ("user", "assistant")]

@@ -1,0 +1,324 @@
+"""Runs of squads: start, resume after a crash, approve or reject a paused task.
+
+A run is a LangGraph thread (thread id = run id) checkpointed durably to
+``$SQUAD_HOME/checkpoints.sqlite`` beside the store, so ``squad resume RUN_ID`` continues from
+the last completed step without redoing finished tasks or repeating their side effects.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from asyncio import CancelledError
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+from squad.errors import UsageError
+from squad.memory.service import MemoryService
+from squad.model.types import ChatModel, ModelEvent
+from squad.runtime.executor import ModelFactory, RunExecutor, RunInterrupted
+from squad.runtime.graph import RunState, build_graph, state_outcome
+from squad.runtime.limits import RunBudget
+from squad.runtime.runlog import RunLog
+from squad.runtime.tasks import RunOutcome, TaskNode
+from squad.spec.models import ModelSpec, SquadSpec
+
+if TYPE_CHECKING:
+    from squad.settings import Settings
+    from squad.store import Store
+
+__all__ = ["RunResult", "SquadRunner", "default_model_factory"]
+
+CHECKPOINTS = "checkpoints.sqlite"
+
+
+def default_model_factory(spec: ModelSpec, on_event: Callable[[ModelEvent], None]) -> ChatModel:
+    from squad.model import LiteLLMModel
+
+    return LiteLLMModel(spec, on_event=on_event)
+
+
+@dataclass(frozen=True)
+class RunResult:
+    run_id: str
+    squad: str
+    status: str
+    workspace: Path
+    tasks: dict[str, str] = field(default_factory=dict)
+    turns: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    error: str | None = None
+    awaiting: str | None = None
+    """The task waiting for approval, when the run is paused."""
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status == "succeeded"
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["workspace"] = str(self.workspace)
+        return data
+
+
+class SquadRunner:
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store,
+        *,
+        memory: MemoryService | None = None,
+        model_factory: ModelFactory = default_model_factory,
+        progress: Callable[[str], None] | None = None,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.memory = memory or MemoryService(settings, store, clock=clock)
+        self._factory = model_factory
+        self._progress = progress or (lambda _: None)
+        self._clock = clock
+        self.stop = threading.Event()
+        """Set it (from a signal handler) to stop after the current step's checkpoint."""
+
+    def run(
+        self,
+        spec: SquadSpec,
+        workspace: Path,
+        *,
+        goal: str | None = None,
+        model: str | None = None,
+        trigger: str = "manual",
+    ) -> RunResult:
+        run = self.store.create_run(spec.name, trigger=trigger, goal=goal or spec.goal, model=model)
+        state: RunState = {"tasks": [], "status": {}}
+        if spec.process == "sequential":
+            nodes = [
+                TaskNode(
+                    t.id, t.agent, tuple(t.depends_on), t.description, t.approval, t.expected_output
+                )
+                for t in spec.tasks
+            ]
+            state = {
+                "tasks": [asdict(n) for n in nodes],
+                "status": {n.id: "pending" for n in nodes},
+            }
+        log = RunLog(workspace, run.id, clock=self._clock)
+        log.emit(
+            "run_start",
+            squad=spec.name,
+            process=spec.process,
+            trigger=trigger,
+            goal=goal or spec.goal,
+            model=model,
+        )
+        return self._drive(spec, workspace, run.id, goal or spec.goal, model, log, state)
+
+    def resume(self, run_id: str, *, decision: dict[str, Any] | None = None) -> RunResult:
+        from langgraph.types import Command
+
+        run = self.store.get_run(run_id)
+        if run is None:
+            raise UsageError(f"no run {run_id!r}; `squad logs SQUAD` lists recent runs")
+        spec, workspace = self._squad_of(run.squad)
+        log = RunLog(workspace, run_id, clock=self._clock)
+        log.emit("run_resume", decision=decision)
+        command: Any = Command(resume=decision) if decision is not None else None
+        return self._drive(spec, workspace, run_id, run.goal or spec.goal, run.model, log, command)
+
+    def pending_approval(self, run_id: str) -> str | None:
+        """The task a paused run waits on, if any."""
+        with self._graph_for(run_id) as (app, config):
+            snapshot = app.get_state(config)
+            for item in snapshot.interrupts:
+                if isinstance(item.value, dict):
+                    return str(item.value.get("task"))
+        return None
+
+    def approve(self, run_id: str, task: str, *, approved: bool, reason: str = "") -> RunResult:
+        waiting = self.pending_approval(run_id)
+        if waiting is None:
+            raise UsageError(f"run {run_id!r} is not waiting for an approval")
+        if waiting != task:
+            raise UsageError(f"run {run_id!r} waits for task {waiting!r}, not {task!r}")
+        return self.resume(run_id, decision={"approved": approved, "reason": reason})
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _squad_of(self, squad: str) -> tuple[SquadSpec, Path]:
+        from squad.manager import SquadManager
+
+        manager = SquadManager(self.settings, store=self.store)
+        found = manager.locate(squad)
+        return manager.workspaces.read_manifest(found.path).definition, found.path
+
+    @contextmanager
+    def _graph_for(
+        self, run_id: str, executor: RunExecutor | None = None, spec: SquadSpec | None = None
+    ) -> Iterator[tuple[Any, dict[str, Any]]]:
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        self.settings.home.mkdir(parents=True, exist_ok=True)
+        connection = sqlite3.connect(self.settings.home / CHECKPOINTS, check_same_thread=False)
+        try:
+            hierarchical = spec is not None and spec.process == "hierarchical"
+            rounds = spec.limits.max_rounds if spec is not None else 1
+            graph = build_graph(
+                executor or _NoExecutor(), hierarchical=hierarchical, max_rounds=rounds
+            )
+            app = graph.compile(checkpointer=SqliteSaver(connection))
+            yield app, {"configurable": {"thread_id": run_id}, "recursion_limit": 10_000}
+        finally:
+            connection.close()
+
+    def _drive(
+        self,
+        spec: SquadSpec,
+        workspace: Path,
+        run_id: str,
+        goal: str,
+        model: str | None,
+        log: RunLog,
+        payload: Any,
+    ) -> RunResult:
+        from squad.store.records import RunStatus
+
+        spent = self.store.runs.spent(spec.name).cost_usd
+        budget = RunBudget(spec.limits.max_turns, spec.limits.max_cost_usd, spent)
+        executor = RunExecutor(
+            spec=spec,
+            workspace=workspace,
+            run_id=run_id,
+            goal=goal,
+            store=self.store,
+            memory=self.memory,
+            log=log,
+            budget=budget,
+            model_factory=self._factory,
+            model_override=model,
+            stop=self.stop,
+            progress=self._progress,
+            clock=self._clock,
+        )
+        self.store.update_run(run_id, status=RunStatus.RUNNING)
+        with self._graph_for(run_id, executor, spec) as (app, config):
+            try:
+                result = app.invoke(payload, config, durability="sync")
+            except (RunInterrupted, KeyboardInterrupt, CancelledError):
+                log.emit("run_end", status="interrupted")
+                self.store.update_run(
+                    run_id,
+                    status=RunStatus.INTERRUPTED,
+                    error="interrupted; `squad resume` continues it",
+                )
+                self._progress("interrupted: the run stops at its last checkpoint")
+                return self._result(run_id, spec, workspace, "interrupted", budget)
+        return self._finish(run_id, spec, workspace, result, budget, log)
+
+    def _finish(
+        self,
+        run_id: str,
+        spec: SquadSpec,
+        workspace: Path,
+        result: dict[str, Any],
+        budget: RunBudget,
+        log: RunLog,
+    ) -> RunResult:
+        from squad.store.records import RunStatus
+
+        awaiting = None
+        error = result.get("error")
+        if result.get("__interrupt__"):
+            status = RunStatus.AWAITING_APPROVAL
+            awaiting = str(result["__interrupt__"][0].value.get("task"))
+            error = None
+        elif result.get("stopped") == "plan_failed":
+            status = RunStatus.FAILED
+        elif result.get("stopped"):
+            status = RunStatus.STOPPED
+        else:
+            outcome = (
+                state_outcome(cast(RunState, result))
+                if result.get("tasks")
+                else RunOutcome.SUCCEEDED
+            )
+            status = RunStatus.SUCCEEDED if outcome == RunOutcome.SUCCEEDED else RunStatus.FAILED
+            if status == RunStatus.FAILED and not error:
+                failed = [k for k, v in result.get("status", {}).items() if v == "failed"]
+                error = f"failed tasks: {', '.join(failed)}"
+        totals = self.store.runs.run_spend(run_id)
+        summary = {
+            "tasks": result.get("status", {}),
+            "awaiting": awaiting,
+            "stopped": result.get("stopped"),
+        }
+        self.store.update_run(
+            run_id,
+            status=status,
+            error=error,
+            tokens_in=totals.prompt_tokens,
+            tokens_out=totals.completion_tokens,
+            cost_usd=totals.cost_usd,
+            summary=summary,
+        )
+        log.emit(
+            "run_end",
+            status=status.value,
+            error=error,
+            tasks=result.get("status", {}),
+            prompt_tokens=totals.prompt_tokens,
+            completion_tokens=totals.completion_tokens,
+            cost_usd=totals.cost_usd,
+        )
+        return RunResult(
+            run_id,
+            spec.name,
+            status.value,
+            workspace,
+            dict(result.get("status", {})),
+            budget.turns,
+            totals.prompt_tokens,
+            totals.completion_tokens,
+            totals.cost_usd,
+            error,
+            awaiting,
+        )
+
+    def _result(
+        self, run_id: str, spec: SquadSpec, workspace: Path, status: str, budget: RunBudget
+    ) -> RunResult:
+        totals = self.store.runs.run_spend(run_id)
+        tasks = {t.task_id: str(t.status) for t in self.store.runs.tasks(run_id)}
+        return RunResult(
+            run_id,
+            spec.name,
+            status,
+            workspace,
+            tasks,
+            budget.turns,
+            totals.prompt_tokens,
+            totals.completion_tokens,
+            totals.cost_usd,
+        )
+
+
+class _NoExecutor:
+    """Stands in when the graph is built only to read its state."""
+
+    def plan(self) -> list[Any]:
+        raise RuntimeError("read-only graph")
+
+    def execute(self, task: Any, feedback: str | None) -> str:
+        raise RuntimeError("read-only graph")
+
+    def review(self, task: Any, output: str) -> tuple[bool, str]:
+        raise RuntimeError("read-only graph")
+
+    def task_status(self, task: Any, status: Any, **_: Any) -> None:
+        raise RuntimeError("read-only graph")
