@@ -16,12 +16,12 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[dev]"
 	@touch $(STAMP)
 
-# The main job on the example squads (offline model, no key): validate them, create their
-# workspaces, and show what was made.
+# The main job on the example squads (offline model, no key): validate them, run each one
+# end to end (approval gates approved automatically), and show what they left behind.
 demo: install
 	$(BIN)/squad validate $(SQUADS)
-	$(BIN)/squad create $(SQUADS)
-	@for f in $(SQUADS); do $(BIN)/squad ws tree $$(basename $$f .yaml) || exit 1; done
+	@for f in $(SQUADS); do $(BIN)/squad run $$f --auto-approve || exit 1; done
+	@for f in $(SQUADS); do $(BIN)/squad ws tree $$(basename $$f .yaml) --depth 2 || exit 1; done
 	$(BIN)/squad ws health
 
 test: install

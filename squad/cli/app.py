@@ -9,6 +9,7 @@ import typer
 
 from squad.cli.memory import memory_app
 from squad.cli.output import Output, report_error
+from squad.cli.run import register as register_run_commands
 from squad.cli.ws import ws_app
 
 if TYPE_CHECKING:
@@ -29,6 +30,7 @@ app = typer.Typer(
 )
 app.add_typer(ws_app, name="ws")
 app.add_typer(memory_app, name="memory")
+register_run_commands(app)
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
 Files = Annotated[list[Path], typer.Argument(help="Squad YAML files.", show_default=False)]

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from squad.fsutil import atomic_write
 from squad.memory.service import AgentContext, MemoryService
 from squad.memory.tools import MemoryTools
-from squad.model.types import ChatModel, Message, ModelEvent, ModelReply
+from squad.model.types import ChatModel, ModelEvent, ModelReply
 from squad.paths import contained
 from squad.runtime.agent import run_turn
 from squad.runtime.files_tool import WorkspaceFiles
@@ -190,6 +190,8 @@ class RunExecutor:
         output: str | None = None,
         rounds: int = 0,
     ) -> None:
+        previous = self.store.runs.get_task(self.run_id, task.id)
+        unchanged = previous is not None and str(previous.status) == status.value
         self.store.runs.set_task(
             self.run_id,
             task.id,
@@ -214,7 +216,7 @@ class RunExecutor:
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(path, (json.dumps(record, indent=2) + "\n").encode())
         self.log.emit("task_status", node=task.id, status=status.value, error=error)
-        if status in (
+        if not unchanged and status in (
             TaskStatus.DONE,
             TaskStatus.FAILED,
             TaskStatus.BLOCKED,
@@ -323,8 +325,3 @@ class RunExecutor:
         plans.mkdir(parents=True, exist_ok=True)
         numbers = [int(p.stem.split("-")[1]) for p in plans.glob("plan-[0-9][0-9][0-9].md")]
         return plans / f"plan-{max(numbers, default=0) + 1:03d}.md"
-
-
-def history_messages(messages: list[Any]) -> list[Message]:
-    """Store message records as model messages (user and assistant text only)."""
-    return [Message(m.role, m.content) for m in messages if m.role in ("user", "assistant")]

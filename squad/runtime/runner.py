@@ -81,7 +81,7 @@ class SquadRunner:
         self.settings = settings
         self.store = store
         self.memory = memory or MemoryService(settings, store, clock=clock)
-        self._factory = model_factory
+        self.model_factory = model_factory
         self._progress = progress or (lambda _: None)
         self._clock = clock
         self.stop = threading.Event()
@@ -126,7 +126,7 @@ class SquadRunner:
         run = self.store.get_run(run_id)
         if run is None:
             raise UsageError(f"no run {run_id!r}; `squad logs SQUAD` lists recent runs")
-        spec, workspace = self._squad_of(run.squad)
+        spec, workspace = self.squad_of(run.squad)
         log = RunLog(workspace, run_id, clock=self._clock)
         log.emit("run_resume", decision=decision)
         command: Any = Command(resume=decision) if decision is not None else None
@@ -151,7 +151,8 @@ class SquadRunner:
 
     # -- internals -------------------------------------------------------------------------
 
-    def _squad_of(self, squad: str) -> tuple[SquadSpec, Path]:
+    def squad_of(self, squad: str) -> tuple[SquadSpec, Path]:
+        """A squad's definition (from its workspace manifest) and workspace folder."""
         from squad.manager import SquadManager
 
         manager = SquadManager(self.settings, store=self.store)
@@ -200,7 +201,7 @@ class SquadRunner:
             memory=self.memory,
             log=log,
             budget=budget,
-            model_factory=self._factory,
+            model_factory=self.model_factory,
             model_override=model,
             stop=self.stop,
             progress=self._progress,

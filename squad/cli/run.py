@@ -1,0 +1,284 @@
+"""``squad run``, ``resume``, ``approve``, ``logs`` and ``chat``: squads at work."""
+
+from __future__ import annotations
+
+import signal
+import sys
+from datetime import datetime
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from squad.cli.output import Output
+
+if TYPE_CHECKING:
+    from squad.manager import SquadManager
+    from squad.runtime.runner import RunResult, SquadRunner
+    from squad.spec.models import SquadSpec
+
+__all__ = ["register"]
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+
+
+def _progress(err: Output) -> Any:
+    def show(text: str) -> None:
+        stamp = datetime.now().strftime("%H:%M:%S")
+        err.line(f"{stamp}  {text}", style="cyan" if err.rich else None)
+
+    return show
+
+
+def _runner(manager: SquadManager, err: Output) -> SquadRunner:
+    from squad.memory.embeddings import load_embedder
+    from squad.memory.service import MemoryService
+    from squad.runtime.runner import SquadRunner
+
+    memory = MemoryService(
+        manager.settings, manager.store, embedder=load_embedder(manager.settings.memory_ranking)
+    )
+    return SquadRunner(manager.settings, manager.store, memory=memory, progress=_progress(err))
+
+
+class _GracefulStop:
+    """First SIGINT/SIGTERM: stop after the current step's checkpoint. Second: stop now."""
+
+    def __init__(self, runner: SquadRunner, err: Output) -> None:
+        self._runner = runner
+        self._err = err
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> _GracefulStop:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            self._previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        if self._runner.stop.is_set():
+            raise KeyboardInterrupt
+        self._runner.stop.set()
+        self._err.line("stopping after the current step (again to stop at once)", style="yellow")
+
+
+def _summary(out: Output, result: RunResult) -> None:
+    if out.json_mode:
+        out.json(result.to_dict())
+        return
+    done = [t for t, s in result.tasks.items() if s == "done"]
+    failed = [t for t, s in result.tasks.items() if s in ("failed", "blocked")]
+    style = "green" if result.succeeded else "red"
+    out.line(f"run {result.run_id}: {result.status}", style=style)
+    out.line(
+        f"  tasks: {len(done)} done"
+        + (f", {len(failed)} failed or blocked ({', '.join(failed)})" if failed else "")
+    )
+    out.line(
+        f"  turns: {result.turns}  tokens: {result.prompt_tokens:,} in, "
+        f"{result.completion_tokens:,} out  cost: ${result.cost_usd:.4f}"
+    )
+    out.line(f"  workspace: {result.workspace}")
+    if result.error:
+        out.line(f"  error: {result.error}", style="red")
+    if result.awaiting:
+        out.line(
+            f"  waiting for approval: squad approve {result.run_id} {result.awaiting} "
+            "[--reject --reason TEXT]",
+            style="yellow",
+        )
+
+
+def _exit(result: RunResult) -> None:
+    if not result.succeeded:
+        raise typer.Exit(1)
+
+
+def _spec_for(manager: SquadManager, target: str) -> tuple[SquadSpec, Path]:
+    path = Path(target)
+    if path.suffix in (".yaml", ".yml") or path.is_file():
+        from squad.spec.loader import squad_from_file
+
+        spec = squad_from_file(path)
+        return spec, manager.create(spec, source=path).path
+    found = manager.locate(target)
+    return manager.workspaces.read_manifest(found.path).definition, found.path
+
+
+def run(
+    target: Annotated[str, typer.Argument(help="A squad YAML file, or a squad name.")],
+    model: Annotated[
+        str | None,
+        typer.Option("--model", help="Use this model for every agent (a litellm model string)."),
+    ] = None,
+    goal: Annotated[str | None, typer.Option("--goal", help="Override the squad's goal.")] = None,
+    resume_latest: Annotated[
+        bool,
+        typer.Option(
+            "--resume", help="Resume the squad's latest interrupted run instead of starting one."
+        ),
+    ] = False,
+    auto_approve: Annotated[
+        bool, typer.Option("--auto-approve", help="Approve every approval gate (unattended runs).")
+    ] = False,
+    json_output: JsonFlag = False,
+) -> None:
+    """Run a squad once, with live progress and a summary; exit 0 only when it succeeded."""
+    from squad.cli.app import open_manager
+
+    out, err = Output(json_mode=json_output), Output(stream=sys.stderr)
+    with open_manager() as manager:
+        spec, workspace = _spec_for(manager, target)
+        runner = _runner(manager, err)
+        interrupted = [
+            r
+            for r in manager.store.interrupted_runs(spec.name)
+            if r.status in ("running", "interrupted")
+        ]
+        with _GracefulStop(runner, err):
+            if interrupted and (resume_latest or _ask_resume(interrupted[0].id)):
+                result = runner.resume(interrupted[0].id)
+            else:
+                if interrupted:
+                    err.line(
+                        f"note: run {interrupted[0].id} was interrupted; "
+                        f"`squad resume {interrupted[0].id}` continues it"
+                    )
+                result = runner.run(spec, workspace, goal=goal, model=model)
+            while auto_approve and result.awaiting:
+                err.line(f"auto-approving {result.awaiting}")
+                result = runner.approve(result.run_id, result.awaiting, approved=True)
+    _summary(out, result)
+    _exit(result)
+
+
+def _ask_resume(run_id: str) -> bool:
+    if not sys.stdin.isatty():
+        return False
+    return typer.confirm(f"Run {run_id} of this squad was interrupted. Resume it?", default=True)
+
+
+def resume(
+    run_id: Annotated[str, typer.Argument(help="The run to continue.")],
+    json_output: JsonFlag = False,
+) -> None:
+    """Continue an interrupted run from its last completed step."""
+    from squad.cli.app import open_manager
+
+    out, err = Output(json_mode=json_output), Output(stream=sys.stderr)
+    with open_manager() as manager:
+        runner = _runner(manager, err)
+        with _GracefulStop(runner, err):
+            result = runner.resume(run_id)
+    _summary(out, result)
+    _exit(result)
+
+
+def approve(
+    run_id: Annotated[str, typer.Argument(help="The paused run.")],
+    task: Annotated[str, typer.Argument(help="The task waiting for approval.")],
+    reject: Annotated[bool, typer.Option("--reject", help="Reject instead of approving.")] = False,
+    reason: Annotated[str, typer.Option("--reason", help="Why (kept in the run log).")] = "",
+    json_output: JsonFlag = False,
+) -> None:
+    """Approve (or reject) a task waiting for a person; the run then goes on."""
+    from squad.cli.app import open_manager
+
+    out, err = Output(json_mode=json_output), Output(stream=sys.stderr)
+    with open_manager() as manager:
+        runner = _runner(manager, err)
+        with _GracefulStop(runner, err):
+            result = runner.approve(run_id, task, approved=not reject, reason=reason)
+    _summary(out, result)
+    _exit(result)
+
+
+def logs(
+    squad: Annotated[str, typer.Argument(help="Squad name.")],
+    run_id: Annotated[
+        str | None, typer.Option("--run", help="This run (default: the latest).")
+    ] = None,
+    follow: Annotated[
+        bool, typer.Option("--follow", "-f", help="Keep printing new events until the run ends.")
+    ] = False,
+    json_output: JsonFlag = False,
+) -> None:
+    """Show a run's event log (logs/run-<run-id>.jsonl)."""
+    from squad.cli.app import open_manager
+    from squad.errors import UsageError
+    from squad.runtime.runlog import follow_events, read_events, run_log_path
+
+    out = Output(json_mode=json_output)
+    with open_manager() as manager:
+        workspace = manager.locate(squad).path
+    if run_id is None:
+        found = sorted((workspace / "logs").glob("run-*.jsonl"), key=lambda p: p.stat().st_mtime)
+        if not found:
+            raise UsageError(f"squad {squad!r} has no runs yet; start one with `squad run`")
+        path = found[-1]
+    else:
+        path = run_log_path(workspace, run_id)
+        if not path.is_file():
+            raise UsageError(f"no log for run {run_id!r} in {workspace / 'logs'}")
+    if follow:
+        ended: list[bool] = []
+        for event in follow_events(path, stop=lambda: bool(ended)):
+            _print_event(out, event)
+            if event.get("event") == "run_end":
+                ended.append(True)
+        return
+    events = read_events(path)
+    if json_output:
+        out.json(events)
+        return
+    for event in events:
+        _print_event(out, event)
+
+
+def _print_event(out: Output, event: dict[str, Any]) -> None:
+    if out.json_mode:
+        out.stream.write(__import__("json").dumps(event) + "\n")
+        return
+    skip = {"time", "run_id", "event"}
+    fields = " ".join(f"{k}={v}" for k, v in event.items() if k not in skip and v is not None)
+    out.line(f"{str(event.get('time', ''))[11:19]}  {event.get('event')}  {fields}")
+
+
+def chat(
+    squad: Annotated[str, typer.Argument(help="Squad name.")],
+    agent: Annotated[str, typer.Argument(help="Agent id.")],
+    message: Annotated[
+        str | None, typer.Option("--message", "-m", help="Send one message, print the reply, exit.")
+    ] = None,
+    model: Annotated[str | None, typer.Option("--model", help="Use this model instead.")] = None,
+) -> None:
+    """Talk to one agent in its workspace context; its memory is rebuilt every turn."""
+    from squad.cli.app import open_manager
+    from squad.runtime.chat import ChatSession
+
+    err = Output(stream=sys.stderr)
+    with open_manager() as manager:
+        runner = _runner(manager, err)
+        session = ChatSession.open(runner, squad, agent, model=model)
+        if message is not None:
+            sys.stdout.write(session.say(message).rstrip() + "\n")
+            return
+        err.line(f"chatting with {agent} of {squad} (empty line or Ctrl-D to leave)")
+        while True:
+            try:
+                text = input("you> ")
+            except (EOFError, KeyboardInterrupt):
+                sys.stdout.write("\n")
+                return
+            if not text.strip():
+                return
+            sys.stdout.write(f"{agent}> " + session.say(text).rstrip() + "\n")
+
+
+def register(app: typer.Typer) -> None:
+    for command in (run, resume, approve, logs, chat):
+        app.command()(command)

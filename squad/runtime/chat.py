@@ -1,0 +1,114 @@
+"""``squad chat``: one agent in its workspace context, one turn per message.
+
+Every turn rebuilds the system prompt (boot files, memory ranked against the message), keeps
+the conversation in the store (session ``chat``), and charges the squad's spend ledger.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from squad.memory.service import AgentContext
+from squad.memory.tools import MemoryTools
+from squad.model.types import ChatModel, Message, ModelReply
+from squad.runtime.agent import run_turn
+from squad.runtime.files_tool import WorkspaceFiles
+from squad.runtime.limits import RunBudget
+from squad.runtime.tools import tool_from_function
+from squad.spec.models import ModelSpec
+
+if TYPE_CHECKING:
+    from squad.runtime.runner import SquadRunner
+
+__all__ = ["CHAT_SESSION", "ChatSession"]
+
+CHAT_SESSION = "chat"
+HISTORY_MESSAGES = 20
+
+
+@dataclass
+class _ChatRecorder:
+    session: ChatSession
+
+    def message(self, role: str, content: str, *, tool_name: str | None = None) -> None:
+        s = self.session
+        s.runner.store.conversation.record_message(
+            s.ctx.squad.name,
+            s.ctx.agent.id,
+            role,
+            content,
+            session_id=CHAT_SESSION,
+            tool_name=tool_name,
+        )
+
+    def model_call(self, reply: ModelReply) -> None:
+        s = self.session
+        s.runner.store.runs.record_spend(
+            s.ctx.squad.name,
+            model=reply.model or "unknown",
+            agent=s.ctx.agent.id,
+            prompt_tokens=reply.usage.prompt_tokens,
+            completion_tokens=reply.usage.completion_tokens,
+            cost_usd=reply.usage.cost_usd,
+            latency_s=reply.latency_s,
+        )
+
+    def tool_call(self, name: str, arguments: dict[str, Any], result: str) -> None:
+        return None
+
+
+class ChatSession:
+    def __init__(
+        self, runner: SquadRunner, ctx: AgentContext, model: ChatModel, model_spec: ModelSpec
+    ) -> None:
+        self.runner = runner
+        self.ctx = ctx
+        self.model = model
+        self.model_spec = model_spec
+
+    @classmethod
+    def open(
+        cls, runner: SquadRunner, squad: str, agent: str, *, model: str | None = None
+    ) -> ChatSession:
+        spec, workspace = runner.squad_of(squad)
+        ctx = AgentContext.of(spec, agent, workspace)
+        model_spec = ModelSpec(name=model) if model else (ctx.agent.model or spec.model)
+        return cls(runner, ctx, runner.model_factory(model_spec, lambda event: None), model_spec)
+
+    def say(self, text: str, *, on_token: Callable[[str], None] | None = None) -> str:
+        store, ctx = self.runner.store, self.ctx
+        history = [
+            Message("user" if m.role == "user" else "assistant", m.content)
+            for m in store.conversation.messages(
+                ctx.squad.name, ctx.agent.id, session_id=CHAT_SESSION
+            )
+            if m.role in ("user", "assistant")
+        ][-HISTORY_MESSAGES:]
+        files = WorkspaceFiles(ctx.workspace, "chat")
+        functions: list[Callable[..., str]] = [files.read_file, files.list_files, files.write_file]
+        if ctx.memory_enabled:
+            tools = MemoryTools(self.runner.memory, ctx)
+            functions += [
+                tools.memory_read,
+                tools.memory_append,
+                tools.memory_search,
+                tools.memory_read_daily,
+                tools.memory_write_daily,
+            ]
+        budget = RunBudget(
+            10**9, ctx.squad.limits.max_cost_usd, store.runs.spent(ctx.squad.name).cost_usd
+        )
+        result = run_turn(
+            model=self.model,
+            system_prompt=self.runner.memory.system_prompt(ctx, message=text),
+            user_message=text,
+            history=history,
+            tools=[tool_from_function(f) for f in functions],
+            recorder=_ChatRecorder(self),
+            budget=budget,
+            timeout_s=self.model_spec.timeout_s or 120.0,
+            on_token=on_token,
+        )
+        return result.text
