@@ -102,9 +102,23 @@ def bench_memory() -> list[Result]:
     ]
 
 
+def bench_runtime() -> Result:
+    """Orchestration overhead per agent turn vs a bare LangGraph graph, same checkpointer."""
+    from bench.runtime_overhead import TARGET, measure
+
+    ours, bare = measure()
+    return Result("runtime overhead per turn", ours, "bare LangGraph", bare, TARGET)
+
+
 def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
-        results = [bench_help(), bench_validate(), bench_search(Path(tmp)), *bench_memory()]
+        results = [
+            bench_help(),
+            bench_validate(),
+            bench_search(Path(tmp)),
+            *bench_memory(),
+            bench_runtime(),
+        ]
     print(f"{'benchmark':28} {'measured':>10} {'baseline':>29} {'ratio':>7} {'target':>7}")
     failed = 0
     for result in filter(None, results):

@@ -1,0 +1,136 @@
+"""Orchestration overhead per agent turn, against a bare LangGraph graph of the same shape.
+
+``python -m bench.runtime_overhead`` runs a sequential squad of N chained tasks on a
+zero-latency model through ``SquadRunner`` (prompt assembly with memory, store writes, run
+log, task files, durable checkpoints), and a bare ``StateGraph`` looping N steps that each
+call the same model once, with the same SQLite checkpointer in durable mode. Target: at most
+1.5x per turn.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypedDict
+
+from squad.model.types import Message, ModelReply, TokenCallback, ToolSpec, Usage
+
+TASKS = 20
+TARGET = 1.5
+
+
+class InstantModel:
+    """A zero-latency ChatModel: the cost of the model is taken out of the measurement."""
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[ToolSpec] = (),
+        response_format: Mapping[str, Any] | None = None,
+        timeout_s: float | None = None,
+        on_token: TokenCallback | None = None,
+    ) -> ModelReply:
+        return ModelReply("Done: the task is complete.", usage=Usage(10, 5, 0.0), model="instant")
+
+
+def squad_yaml(tasks: int) -> str:
+    lines = ["name: bench", "agents:", "  - {id: worker, role: Does the work}", "tasks:"]
+    for i in range(tasks):
+        deps = f", depends_on: [t{i - 1}]" if i else ""
+        lines.append(f"  - {{id: t{i}, description: Step {i} of the work., agent: worker{deps}}}")
+    return "\n".join(lines) + "\n"
+
+
+def squad_run(tasks: int) -> float:
+    from squad.manager import SquadManager
+    from squad.runtime.runner import SquadRunner
+    from squad.settings import Settings
+    from squad.spec.loader import squad_from_text
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        settings = Settings.load(
+            {
+                "SQUAD_HOME": str(root / "home"),
+                "SQUAD_WORKSPACES": str(root / "ws"),
+                "SQUAD_CONFIGS": str(root / "c"),
+            },
+            cwd=root,
+        )
+        spec = squad_from_text(squad_yaml(tasks))
+        with SquadManager(settings) as manager:
+            workspace = manager.create(spec).path
+            runner = SquadRunner(
+                settings, manager.store, model_factory=lambda spec, on_event: InstantModel()
+            )
+            runner.run(spec, workspace)  # warm: tokenizer, imports, schema
+            start = time.perf_counter()
+            result = runner.run(spec, workspace)
+            elapsed = time.perf_counter() - start
+            assert result.succeeded, result
+    return elapsed / tasks
+
+
+class _State(TypedDict):
+    done: int
+
+
+def bare_graph(tasks: int) -> float:
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.graph import END, START, StateGraph
+
+    model = InstantModel()
+
+    def step(state: _State) -> _State:
+        model.complete([Message.system("s"), Message.user(f"step {state['done']}")])
+        return {"done": state["done"] + 1}
+
+    graph = StateGraph(_State)
+    graph.add_node("step", step)
+    graph.add_edge(START, "step")
+    graph.add_conditional_edges(
+        "step", lambda s: END if s["done"] >= tasks else "step", ["step", END]
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        connection = sqlite3.connect(Path(tmp) / "c.sqlite", check_same_thread=False)
+        try:
+            app = graph.compile(checkpointer=SqliteSaver(connection))
+            config = {"recursion_limit": 10_000}
+            app.invoke(
+                {"done": 0}, {**config, "configurable": {"thread_id": "warm"}}, durability="sync"
+            )
+            start = time.perf_counter()
+            app.invoke(
+                {"done": 0}, {**config, "configurable": {"thread_id": "t"}}, durability="sync"
+            )
+            elapsed = time.perf_counter() - start
+        finally:
+            connection.close()
+    return elapsed / tasks
+
+
+def measure(repeat: int = 3) -> tuple[float, float]:
+    ours = statistics.median(squad_run(TASKS) for _ in range(repeat))
+    bare = statistics.median(bare_graph(TASKS) for _ in range(repeat))
+    return ours, bare
+
+
+def main() -> int:
+    ours, bare = measure()
+    ratio = ours / bare
+    flag = "ok" if ratio <= TARGET else "OVER"
+    print(
+        f"per turn: squad {ours * 1000:.1f} ms, bare LangGraph {bare * 1000:.1f} ms, "
+        f"ratio {ratio:.1f}x (target <= {TARGET}x)  {flag}"
+    )
+    return 0 if ratio <= TARGET else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
