@@ -37,7 +37,7 @@ class RunBudget:
         if spent > self.max_cost_usd or (self.max_cost_usd > 0 and spent >= self.max_cost_usd):
             raise LimitReached(
                 "max_cost_usd",
-                f"the squad has spent ${spent:.4f} of its ${self.max_cost_usd:.2f} cap",
+                f"the squad has spent ${spent:.4f} of its ${self.max_cost_usd:g} cap",
             )
         self.turns += 1
 

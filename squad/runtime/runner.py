@@ -126,7 +126,17 @@ class SquadRunner:
         run = self.store.get_run(run_id)
         if run is None:
             raise UsageError(f"no run {run_id!r}; `squad logs SQUAD` lists recent runs")
+        if str(run.status) in ("succeeded", "failed", "stopped"):
+            raise UsageError(
+                f"run {run_id!r} already ended ({run.status}); start a new one with `squad run`"
+            )
         spec, workspace = self.squad_of(run.squad)
+        with self._graph_for(run_id) as (app, config):
+            if not app.get_state(config).values:
+                raise UsageError(
+                    f"run {run_id!r} has no checkpoint (it stopped before its first step); "
+                    "start a new one with `squad run`"
+                )
         log = RunLog(workspace, run_id, clock=self._clock)
         log.emit("run_resume", decision=decision)
         command: Any = Command(resume=decision) if decision is not None else None
@@ -190,6 +200,7 @@ class SquadRunner:
     ) -> RunResult:
         from squad.store.records import RunStatus
 
+        self.stop.clear()
         spent = self.store.runs.spent(spec.name).cost_usd
         budget = RunBudget(spec.limits.max_turns, spec.limits.max_cost_usd, spent)
         executor = RunExecutor(
@@ -235,9 +246,12 @@ class SquadRunner:
 
         awaiting = None
         error = result.get("error")
+        tasks = dict(result.get("status", {}))
         if result.get("__interrupt__"):
             status = RunStatus.AWAITING_APPROVAL
             awaiting = str(result["__interrupt__"][0].value.get("task"))
+            # The interrupted step never returned, so the state still says pending.
+            tasks[awaiting] = "awaiting_approval"
             error = None
         elif result.get("stopped") == "plan_failed":
             status = RunStatus.FAILED
@@ -255,7 +269,7 @@ class SquadRunner:
                 error = f"failed tasks: {', '.join(failed)}"
         totals = self.store.runs.run_spend(run_id)
         summary = {
-            "tasks": result.get("status", {}),
+            "tasks": tasks,
             "awaiting": awaiting,
             "stopped": result.get("stopped"),
         }
@@ -272,7 +286,7 @@ class SquadRunner:
             "run_end",
             status=status.value,
             error=error,
-            tasks=result.get("status", {}),
+            tasks=tasks,
             prompt_tokens=totals.prompt_tokens,
             completion_tokens=totals.completion_tokens,
             cost_usd=totals.cost_usd,
@@ -282,7 +296,7 @@ class SquadRunner:
             spec.name,
             status.value,
             workspace,
-            dict(result.get("status", {})),
+            tasks,
             budget.turns,
             totals.prompt_tokens,
             totals.completion_tokens,

@@ -1,0 +1,767 @@
+"""SquadRunner end to end: real SQLite store and checkpointer, real workspace, real model path.
+
+Models are the built-in offline model (through litellm, as in production) or the OpenAI stub
+server on 127.0.0.1; nothing of squad's own is mocked. A model double appears only where a
+test needs a model that dies mid-call.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from squad.errors import UsageError
+from squad.manager import SquadManager
+from squad.model import ChatModel, LiteLLMModel, ModelEvent, RetryPolicy
+from squad.model.testing import OpenAIStubServer, answer, slow, status, tool_call
+from squad.model.types import Message, ModelReply, TokenCallback, ToolSpec
+from squad.runtime.executor import ModelFactory
+from squad.runtime.runlog import read_events, run_log_path
+from squad.runtime.runner import RunResult, SquadRunner
+from squad.settings import Settings
+from squad.spec.models import ModelSpec, SquadSpec
+from squad.store import RunStatus
+from tests.conftest import BASIC_YAML
+
+MakeSpec = Callable[..., SquadSpec]
+FAST_RETRY = RetryPolicy(max_attempts=2, base_delay_s=0, jitter=0)
+
+GATED_YAML = """\
+name: gated
+goal: Ship it.
+agents:
+  - {id: planner, role: Plans the work}
+  - {id: writer, role: Writes the pages}
+tasks:
+  - {id: outline, description: Outline the guide., agent: planner}
+  - {id: draft, description: Write the guide., agent: writer, depends_on: [outline], approval: true}
+  - {id: publish, description: Publish the guide., agent: writer, depends_on: [draft]}
+"""
+
+
+# -- fixtures and helpers ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def manager(settings: Settings) -> Iterator[SquadManager]:
+    with SquadManager(settings) as squads:
+        yield squads
+
+
+@pytest.fixture
+def stub() -> Iterator[OpenAIStubServer]:
+    with OpenAIStubServer() as server:
+        yield server
+
+
+@pytest.fixture
+def stub_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STUB_KEY", "stub-key")
+
+
+def create(manager: SquadManager, make_spec: MakeSpec, text: str) -> tuple[SquadSpec, Path]:
+    spec = make_spec(text)
+    return spec, manager.create(spec).path
+
+
+def fast_models(*, api_base: str | None = None) -> ModelFactory:
+    """The real seam with instant retries; ``api_base`` re-points stub-backed models."""
+
+    def make(spec: ModelSpec, on_event: Callable[[ModelEvent], None]) -> ChatModel:
+        if api_base is not None and spec.api_base is not None:
+            spec = spec.model_copy(update={"api_base": api_base})
+        return LiteLLMModel(spec, on_event=on_event, retry=FAST_RETRY, sleep=lambda _: None)
+
+    return make
+
+
+def events(result: RunResult) -> list[dict[str, Any]]:
+    return read_events(run_log_path(result.workspace, result.run_id))
+
+
+def of_kind(log: Sequence[Mapping[str, Any]], kind: str) -> list[Mapping[str, Any]]:
+    return [e for e in log if e["event"] == kind]
+
+
+def task_status(workspace: Path, task: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(
+        (workspace / "tasks" / task / "status.json").read_text(encoding="utf-8")
+    )
+    return data
+
+
+def user_messages(body: Any) -> list[str]:
+    return [str(m.get("content") or "") for m in body["messages"] if m.get("role") == "user"]
+
+
+def on_stub(text: str, url: str, *, model: str = "openai/stub") -> str:
+    """A squad definition whose default model is the stub server at ``url``."""
+    name_line, rest = text.split("\n", 1)
+    return (
+        f"{name_line}\nmodel: {{name: {model}, api_base: '{url}', api_key_env: STUB_KEY}}\n{rest}"
+    )
+
+
+NOTES_YAML = """\
+name: tooled
+goal: Keep notes.
+agents:
+  - {id: writer, role: Writes the pages}
+tasks:
+  - {id: notes, description: Write the notes., agent: writer}
+"""
+
+
+# -- sequential runs ---------------------------------------------------------------------------
+
+
+def test_sequential_run_on_the_offline_model_writes_outputs_status_log_and_messages(
+    settings: Settings, manager: SquadManager, make_spec: MakeSpec
+) -> None:
+    spec, workspace = create(manager, make_spec, BASIC_YAML)
+    progress: list[str] = []
+
+    result = SquadRunner(settings, manager.store, progress=progress.append).run(spec, workspace)
+
+    assert result.succeeded and result.error is None
+    assert result.tasks == {"outline": "done", "draft": "done"}
+    assert result.turns == 2 and result.prompt_tokens > 0 and result.completion_tokens > 0
+    for task in ("outline", "draft"):
+        assert (workspace / "tasks" / task / "output.md").read_text(encoding="utf-8").strip()
+        status_file = task_status(workspace, task)
+        assert (status_file["status"], status_file["run_id"]) == ("done", result.run_id)
+        assert status_file["output"] == f"tasks/{task}/output.md"
+    assert "draft: done" in progress
+
+    log = events(result)
+    assert log[0]["event"] == "run_start" and log[-1]["event"] == "run_end"
+    assert log[-1]["status"] == "succeeded"
+    assert [e["node"] for e in of_kind(log, "node_start")] == ["outline", "draft"]
+    assert [e["node"] for e in of_kind(log, "node_end")] == ["outline", "draft"]
+    calls = of_kind(log, "model_call")
+    assert [c["agent"] for c in calls] == ["planner", "writer"]
+    assert all(c["model"] == "offline" and c["prompt_tokens"] > 0 for c in calls)
+    assert all(c["completion_tokens"] > 0 for c in calls)
+
+    run = manager.store.get_run(result.run_id)
+    assert run is not None and run.status is RunStatus.SUCCEEDED
+    assert (run.tokens_in, run.tokens_out) == (result.prompt_tokens, result.completion_tokens)
+    assert run.tokens_in == sum(c["prompt_tokens"] for c in calls)
+    assert run.started_at is not None and run.ended_at is not None
+    assert {t.task_id: str(t.status) for t in manager.store.runs.tasks(result.run_id)} == {
+        "outline": "done",
+        "draft": "done",
+    }
+    for agent in ("planner", "writer"):
+        messages = manager.store.conversation.messages("demo", agent)
+        assert [m.role.value for m in messages] == ["user", "assistant"]
+        assert [m.seq for m in messages] == [1, 2]
+        assert {m.run_id for m in messages} == {result.run_id}
+        assert manager.store.conversation.turn_count("demo", agent) == 1
+
+
+def test_second_run_continues_each_agents_seq(
+    settings: Settings, manager: SquadManager, make_spec: MakeSpec
+) -> None:
+    spec, workspace = create(manager, make_spec, BASIC_YAML)
+    runner = SquadRunner(settings, manager.store)
+    first = runner.run(spec, workspace)
+    second = runner.run(spec, workspace)
+
+    assert first.succeeded and second.succeeded and first.run_id != second.run_id
+    messages = manager.store.conversation.messages("demo", "writer")
+    assert [m.seq for m in messages] == [1, 2, 3, 4]
+    assert [m.run_id for m in messages] == [first.run_id] * 2 + [second.run_id] * 2
+    assert manager.store.conversation.turn_count("demo", "writer") == 2
+
+
+def test_a_task_prompt_carries_the_output_of_the_tasks_it_depends_on(
+    settings: Settings, manager: SquadManager, make_spec: MakeSpec
+) -> None:
+    spec, workspace = create(manager, make_spec, BASIC_YAML)
+
+    result = SquadRunner(settings, manager.store).run(spec, workspace)
+
+    assert result.succeeded
+    outline = (workspace / "tasks" / "outline" / "output.md").read_text(encoding="utf-8")
+    [planner_prompt] = [
+        m.content
+        for m in manager.store.conversation.messages("demo", "planner")
+        if m.role.value == "user"
+    ]
+    [writer_prompt] = [
+        m.content
+        for m in manager.store.conversation.messages("demo", "writer")
+        if m.role.value == "user"
+    ]
+    assert "Task: Write the guide." in writer_prompt
+    assert "Work from task outline (tasks/outline/output.md):" in writer_prompt
+    assert outline.strip() in writer_prompt
+    assert "Work from task" not in planner_prompt  # outline depends on nothing
+
+
+def test_dependency_output_reaches_the_model_over_http(
+    settings: Settings,
+    manager: SquadManager,
+    make_spec: MakeSpec,
+    stub: OpenAIStubServer,
+    stub_key: None,
+) -> None:
+    spec, workspace = create(manager, make_spec, on_stub(BASIC_YAML, stub.url))
+    stub.script(answer("1. Install\n2. Configure\n3. Deploy"), answer("The guide."))
+
+    result = SquadRunner(settings, manager.store, model_factory=fast_models()).run(spec, workspace)
+
+    assert result.succeeded
+    first, second = stub.bodies
+    assert "Task: Outline the guide." in user_messages(first)[-1]
+    draft_prompt = user_messages(second)[-1]
+    assert "Task: Write the guide." in draft_prompt
+    assert "Work from task outline" in draft_prompt
+    assert "1. Install\n2. Configure\n3. Deploy" in draft_prompt
+    assert second["messages"][0]["role"] == "system"
+    assert (workspace / "tasks" / "draft" / "output.md").read_text() == "The guide.\n"
+
+
+# -- faults ------------------------------------------------------------------------------------
+
+
+def test_model_error_after_retries_fails_the_task_blocks_dependents_and_runs_the_rest(
+    settings: Settings, manager: SquadManager, make_spec: MakeSpec, stub_key: None
+) -> None:
+    with OpenAIStubServer(handler=lambda body: status(500, "upstream is down")) as failing:
+        text = f"""\
+name: faulty
+agents:
+  - {{id: planner, role: Plans the work}}
+  - id: writer
+    role: Writes the pages
+    model: {{name: openai/x, api_base: '{failing.url}', api_key_env: STUB_KEY}}
+tasks:
+  - {{id: draft, description: Write the guide., agent: writer}}
+  - {{id: publish, description: Publish the guide., agent: planner, depends_on: [draft]}}
+  - {{id: notes, description: Write release notes., agent: planner}}
+"""
+        spec, workspace = create(manager, make_spec, text)
+        result = SquadRunner(settings, manager.store, model_factory=fast_models()).run(
+            spec, workspace
+        )
+        assert len(failing.requests) == FAST_RETRY.max_attempts
+
+    assert not result.succeeded and result.status == "failed"
+    assert result.tasks == {"draft": "failed", "publish": "blocked", "notes": "done"}
+    assert result.error == "failed tasks: draft"
+    draft = task_status(workspace, "draft")
+    assert draft["status"] == "failed"
+    assert "failed after 2 attempts" in draft["error"] and "HTTP 500" in draft["error"]
+    publish = task_status(workspace, "publish")
+    assert (publish["status"], publish["error"]) == ("blocked", "a dependency failed")
+    assert not (workspace / "tasks" / "publish" / "output.md").exists()
+    assert (workspace / "tasks" / "notes" / "output.md").is_file()
+
+    log = events(result)
+    assert [e["attempt"] for e in of_kind(log, "model_retry")] == [1]
+    [error] = of_kind(log, "model_error")
+    assert error["status"] == 500 and "upstream is down" in error["error"]
+    failed = [e for e in of_kind(log, "task_status") if e["status"] == "failed"]
+    assert [e["node"] for e in failed] == ["draft"] and "HTTP 500" in failed[0]["error"]
+    assert log[-1]["event"] == "run_end" and log[-1]["status"] == "failed"
+    run = manager.store.get_run(result.run_id)
+    assert run is not None and run.status is RunStatus.FAILED and run.error == result.error
+
+
+# -- approval ----------------------------------------------------------------------------------
+
+
+def test_approval_pauses_the_run_until_approved_then_finishes_it(
+    settings: Settings, manager: SquadManager, make_spec: MakeSpec
+) -> None:
+    spec, workspace = create(manager, make_spec, GATED_YAML)
+    runner = SquadRunner(settings, manager.store)
+
+    paused = runner.run(spec, workspace)
+
+    assert (paused.status, paused.awaiting) == ("awaiting_approval", "draft")
+    assert paused.error is None
+    assert paused.tasks == {"outline": "done", "draft": "awaiting_approval", "publish": "pending"}
+    assert task_status(workspace, "draft")["status"] == "awaiting_approval"
+    assert not (workspace / "tasks" / "draft" / "output.md").exists()
+    run = manager.store.get_run(paused.run_id)
+    assert run is not None and run.status is RunStatus.AWAITING_APPROVAL
+    assert runner.pending_approval(paused.run_id) == "draft"
+
+    # Another process (a fresh runner) approves it.
+    done = SquadRunner(settings, manager.store).approve(paused.run_id, "draft", approved=True)
+
+    assert done.succeeded and done.run_id == paused.run_id and done.awaiting is None
+    assert done.tasks == {"outline": "done", "draft": "done", "publish": "done"}
+    assert (workspace / "tasks" / "draft" / "output.md").is_file()
+    log = events(done)
+    assert [e["node"] for e in of_kind(log, "node_start")] == ["outline", "draft", "publish"]
+    assert [e["status"] for e in of_kind(log, "run_end")] == ["awaiting_approval", "succeeded"]
+    assert of_kind(log, "run_resume")[0]["decision"] == {"approved": True, "reason": ""}
+    assert runner.pending_approval(paused.run_id) is None
+
+
+def test_rejected_approval_fails_the_task_with_the_reason_and_blocks_its_dependents(
+    settings: Settings, manager: SquadManager, make_spec: MakeSpec
+) -> None:
+    spec, workspace = create(manager, make_spec, GATED_YAML)
+    runner = SquadRunner(settings, manager.store)
+    paused = runner.run(spec, workspace)
+
+    result = runner.approve(paused.run_id, "draft", approved=False, reason="the outline is thin")
+
+    assert result.status == "failed"
+    assert result.tasks == {"outline": "done", "draft": "failed", "publish": "blocked"}
+    draft = task_status(workspace, "draft")
+    assert draft["status"] == "failed"
+    assert draft["error"] == "rejected by a person: the outline is thin"
+    assert task_status(workspace, "publish")["status"] == "blocked"
+    assert not (workspace / "tasks" / "draft" / "output.md").exists()
+    assert [e["node"] for e in of_kind(events(result), "node_start")] == ["outline"]
+    run = manager.store.get_run(paused.run_id)
+    assert run is not None and run.status is RunStatus.FAILED
+
+
+def test_approving_the_wrong_task_or_a_run_that_is_not_waiting_is_a_usage_error(
+    settings: Settings, manager: SquadManager, make_spec: MakeSpec
+) -> None:
+    spec, workspace = create(manager, make_spec, GATED_YAML)
+    runner = SquadRunner(settings, manager.store)
+    paused = runner.run(spec, workspace)
+
+    with pytest.raises(UsageError, match="waits for task 'draft', not 'publish'"):
+        runner.approve(paused.run_id, "publish", approved=True)
+    assert runner.pending_approval(paused.run_id) == "draft"  # still waiting, untouched
+
+    finished = runner.approve(paused.run_id, "draft", approved=True)
+    assert finished.succeeded
+    with pytest.raises(UsageError, match="is not waiting for an approval"):
+        runner.approve(paused.run_id, "draft", approved=True)
+    with pytest.raises(UsageError, match="is not waiting for an approval"):
+        runner.approve("no-such-run", "draft", approved=True)
+
+
+# -- interruption and crash resume -------------------------------------------------------------
+
+
+def test_resuming_an_unknown_run_is_a_usage_error(
+    settings: Settings, manager: SquadManager
+) -> None:
+    with pytest.raises(UsageError, match="no run 'no-such-run'"):
+        SquadRunner(settings, manager.store).resume("no-such-run")
+
+
+class DiesOnCall:
+    """A model that, on its ``die_on``-th call, raises what Ctrl-C raises; else the real one."""
+
+    def __init__(self, inner: ChatModel, die_on: int) -> None:
+        self._inner = inner
+        self._die_on = die_on
+        self.calls = 0
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[ToolSpec] = (),
+        response_format: Mapping[str, Any] | None = None,
+        timeout_s: float | None = None,
+        on_token: TokenCallback | None = None,
+    ) -> ModelReply:
+        self.calls += 1
+        if self.calls == self._die_on:
+            raise KeyboardInterrupt
+        return self._inner.complete(
+            messages,
+            tools=tools,
+            response_format=response_format,
+            timeout_s=timeout_s,
+            on_token=on_token,
+        )
+
+
+def assert_each_task_ran_once(result: RunResult, manager: SquadManager) -> None:
+    log = events(result)
+    assert [e["node"] for e in of_kind(log, "node_end")] == ["outline", "draft"]
+    assert [e["agent"] for e in of_kind(log, "model_call")] == ["planner", "writer"]
+    planner = manager.store.conversation.messages("demo", "planner")
+    assert [m.role.value for m in planner] == ["user", "assistant"]
+
+
+def test_ctrl_c_mid_run_leaves_it_interrupted_and_resume_does_not_redo_finished_tasks(
+    settings: Settings, manager: SquadManager, make_spec: MakeSpec
+) -> None:
+    spec, workspace = create(manager, make_spec, BASIC_YAML)
+    models: list[DiesOnCall] = []
+
+    def dies_on_second_call(spec: ModelSpec, on_event: Callable[[ModelEvent], None]) -> ChatModel:
+        models.append(DiesOnCall(LiteLLMModel(spec, on_event=on_event), die_on=2))
+        return models[-1]
+
+    interrupted = SquadRunner(settings, manager.store, model_factory=dies_on_second_call).run(
+        spec, workspace
+    )
+
+    assert interrupted.status == "interrupted"
+    assert [m.calls for m in models] == [2]  # both agents share the offline model
+    run = manager.store.get_run(interrupted.run_id)
+    assert run is not None and run.status is RunStatus.INTERRUPTED
+    assert run in manager.store.interrupted_runs("demo")
+    outline = workspace / "tasks" / "outline" / "output.md"
+    before = (outline.read_bytes(), outline.stat().st_mtime_ns)
+    assert not (workspace / "tasks" / "draft" / "output.md").exists()
+    assert of_kind(events(interrupted), "run_end")[-1]["status"] == "interrupted"
+
+    resumed = SquadRunner(settings, manager.store).resume(interrupted.run_id)
+
+    assert resumed.succeeded and resumed.tasks == {"outline": "done", "draft": "done"}
+    assert (outline.read_bytes(), outline.stat().st_mtime_ns) == before
+    assert (workspace / "tasks" / "draft" / "output.md").is_file()
+    assert_each_task_ran_once(resumed, manager)
+    run = manager.store.get_run(interrupted.run_id)
+    assert run is not None and run.status is RunStatus.SUCCEEDED
+
+
+def test_stop_request_after_a_task_stops_at_its_checkpoint_and_resume_finishes(
+    settings: Settings, manager: SquadManager, make_spec: MakeSpec
+) -> None:
+    spec, workspace = create(manager, make_spec, BASIC_YAML)
+
+    def stop_after_outline(line: str) -> None:
+        if line == "outline: done":
+            runner.stop.set()  # what the CLI's SIGTERM handler does
+
+    runner = SquadRunner(settings, manager.store, progress=stop_after_outline)
+    stopped = runner.run(spec, workspace)
+
+    assert stopped.status == "interrupted"
+    assert stopped.tasks["outline"] == "done" and stopped.tasks["draft"] != "done"
+    run = manager.store.get_run(stopped.run_id)
+    assert run is not None and run.status is RunStatus.INTERRUPTED
+    assert run.error is not None and "squad resume" in run.error
+
+    resumed = SquadRunner(settings, manager.store).resume(stopped.run_id)
+
+    assert resumed.succeeded
+    assert_each_task_ran_once(resumed, manager)
+    assert len(of_kind(events(resumed), "run_resume")) == 1
+
+
+HARD_KILL_CHILD = """\
+import sys
+from squad.manager import SquadManager
+from squad.runtime.runner import SquadRunner
+from squad.settings import Settings
+
+settings = Settings.load()
+with SquadManager(settings) as manager:
+    found = manager.locate(sys.argv[1])
+    spec = manager.workspaces.read_manifest(found.path).definition
+    SquadRunner(settings, manager.store).run(spec, found.path)
+"""
+
+
+def test_hard_kill_mid_task_resumes_without_redoing_the_finished_task(
+    settings: Settings,
+    manager: SquadManager,
+    make_spec: MakeSpec,
+    stub_key: None,
+    tmp_path: Path,
+) -> None:
+    with OpenAIStubServer() as first_stub:
+        _, workspace = create(manager, make_spec, on_stub(BASIC_YAML, first_stub.url))
+        first_stub.script(answer("The outline."), slow(60, answer("too late")))
+        env = {
+            **os.environ,
+            "SQUAD_HOME": str(settings.home),
+            "SQUAD_WORKSPACES": str(settings.workspaces),
+            "SQUAD_CONFIGS": str(settings.configs),
+            "STUB_KEY": "stub-key",
+        }
+        child = subprocess.Popen(
+            [sys.executable, "-c", HARD_KILL_CHILD, "demo"],
+            cwd=tmp_path,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        try:
+            # The second request is the draft's: the outline's step is checkpointed by then.
+            deadline = time.monotonic() + 60
+            while len(first_stub.requests) < 2 and child.poll() is None:
+                assert time.monotonic() < deadline, "the child never reached the second task"
+                time.sleep(0.05)
+        finally:
+            child.kill()  # SIGKILL: no handler runs, nothing is flushed or recorded
+            _, stderr = child.communicate(timeout=30)
+        assert child.returncode == -signal.SIGKILL, stderr.decode()
+        outline_prompts = [
+            b for b in first_stub.bodies if "Task: Outline the guide." in user_messages(b)[-1]
+        ]
+
+    outline = workspace / "tasks" / "outline" / "output.md"
+    before = (outline.read_bytes(), outline.stat().st_mtime_ns)
+    assert before[0] == b"The outline.\n"
+    [run] = manager.store.interrupted_runs("demo")
+    assert run.status is RunStatus.RUNNING  # the process died: nobody recorded the end
+    assert task_status(workspace, "draft")["status"] == "running"
+
+    with OpenAIStubServer() as fresh:
+        fresh.script(answer("The guide."))
+        runner = SquadRunner(settings, manager.store, model_factory=fast_models(api_base=fresh.url))
+        result = runner.resume(run.id)
+        resumed_prompts = fresh.bodies
+
+    assert result.succeeded and result.tasks == {"outline": "done", "draft": "done"}
+    assert len(outline_prompts) == 1
+    [resumed_prompt] = [user_messages(b)[-1] for b in resumed_prompts]
+    assert "Task: Write the guide." in resumed_prompt and "The outline." in resumed_prompt
+    assert (outline.read_bytes(), outline.stat().st_mtime_ns) == before
+    assert (workspace / "tasks" / "draft" / "output.md").read_text() == "The guide.\n"
+    assert [e["node"] for e in of_kind(events(result), "node_end")] == ["outline", "draft"]
+
+
+# -- hierarchical squads -----------------------------------------------------------------------
+
+TEAM_YAML = """\
+name: team
+goal: Research the market, then write the report.
+process: hierarchical
+agents:
+  - {id: lead, role: Plans and coordinates the work, lead: true}
+  - {id: researcher, role: Researches markets}
+  - {id: writer, role: Writes reports}
+  - {id: reviewer, role: Reviews the work}
+"""
+
+
+def test_hierarchical_run_on_the_offline_model_writes_a_plan_and_carries_it_out(
+    settings: Settings, manager: SquadManager, make_spec: MakeSpec
+) -> None:
+    spec, workspace = create(manager, make_spec, TEAM_YAML)
+
+    result = SquadRunner(settings, manager.store).run(spec, workspace)
+
+    assert result.succeeded, result.error
+    plan = (workspace / "plans" / "plan-001.md").read_text(encoding="utf-8")
+    assert plan.startswith("# Plan 001") and "Planned by: lead" in plan
+    assert result.tasks and set(result.tasks.values()) == {"done"}
+    for task in result.tasks:
+        assert f"`{task}`" in plan
+        assert (workspace / "tasks" / task / "output.md").is_file()
+        assert task_status(workspace, task)["status"] == "done"
+    log = events(result)
+    [written] = of_kind(log, "plan_written")
+    assert written["path"] == "plans/plan-001.md" and written["tasks"] == list(result.tasks)
+    assert {e["node"] for e in of_kind(log, "review")} == set(result.tasks)
+    assert {e["reviewer"] for e in of_kind(log, "review")} == {"reviewer"}
+    assert all(e["approved"] for e in of_kind(log, "review"))
+    assert of_kind(log, "model_call")[0]["agent"] == "lead"
+
+    again = SquadRunner(settings, manager.store).run(spec, workspace)
+    assert again.succeeded and (workspace / "plans" / "plan-002.md").is_file()
+
+
+def test_review_sends_work_back_once_and_the_redo_sees_the_feedback(
+    settings: Settings,
+    manager: SquadManager,
+    make_spec: MakeSpec,
+    stub: OpenAIStubServer,
+    stub_key: None,
+) -> None:
+    spec, workspace = create(manager, make_spec, on_stub(TEAM_YAML, stub.url))
+    plan = {"tasks": [{"id": "report", "description": "Write the report.", "agent": "writer"}]}
+    stub.script(
+        answer(json.dumps(plan)),
+        answer("A report."),
+        answer("CHANGES REQUESTED: add a market size estimate"),
+        answer("A report with a market size estimate."),
+        answer("APPROVED: complete"),
+    )
+
+    result = SquadRunner(settings, manager.store, model_factory=fast_models()).run(spec, workspace)
+
+    assert result.succeeded and result.tasks == {"report": "done"}
+    bodies = stub.bodies
+    assert len(bodies) == 5 and stub.pending == 0
+    first_try, redo = user_messages(bodies[1])[-1], user_messages(bodies[3])[-1]
+    assert "Review feedback" not in first_try
+    assert (
+        "Review feedback on your previous attempt: CHANGES REQUESTED: add a market size estimate"
+        in redo
+    )
+    assert "Work:\nA report with a market size estimate." in user_messages(bodies[4])[-1]
+    output = (workspace / "tasks" / "report" / "output.md").read_text(encoding="utf-8")
+    assert output == "A report with a market size estimate.\n"
+    assert task_status(workspace, "report")["rounds"] == 1
+    log = events(result)
+    assert [e["approved"] for e in of_kind(log, "review")] == [False, True]
+    assert [e["node"] for e in of_kind(log, "node_start")] == ["report", "report"]
+
+
+def test_plan_that_never_validates_fails_the_run_with_the_plan_error_in_the_log(
+    settings: Settings,
+    manager: SquadManager,
+    make_spec: MakeSpec,
+    stub: OpenAIStubServer,
+    stub_key: None,
+) -> None:
+    spec, workspace = create(manager, make_spec, on_stub(TEAM_YAML, stub.url))
+    stub.script(answer("We should research first."), answer("Still no plan, sorry."))
+
+    result = SquadRunner(settings, manager.store, model_factory=fast_models()).run(spec, workspace)
+
+    assert result.status == "failed" and result.tasks == {}
+    assert result.error is not None and "the lead's plan is invalid twice" in result.error
+    assert len(stub.requests) == 2
+    retry = user_messages(stub.bodies[1])[-1]
+    assert "Your previous plan was invalid: the answer holds no JSON object" in retry
+    log = events(result)
+    assert [e["attempt"] for e in of_kind(log, "plan_invalid")] == [1, 2]
+    assert log[-1]["event"] == "run_end" and log[-1]["status"] == "failed"
+    assert "invalid twice" in log[-1]["error"]
+    assert not (workspace / "plans").exists() or not any((workspace / "plans").iterdir())
+    run = manager.store.get_run(result.run_id)
+    assert run is not None and run.status is RunStatus.FAILED and run.error == result.error
+
+
+# -- limits ------------------------------------------------------------------------------------
+
+
+def test_max_turns_stops_the_run_after_that_many_turns(
+    settings: Settings, manager: SquadManager, make_spec: MakeSpec
+) -> None:
+    spec, workspace = create(manager, make_spec, BASIC_YAML + "limits: {max_turns: 1}\n")
+
+    result = SquadRunner(settings, manager.store).run(spec, workspace)
+
+    assert result.status == "stopped" and not result.succeeded
+    assert result.turns == 1
+    assert result.tasks == {"outline": "done", "draft": "pending"}
+    assert result.error is not None and "1 agent turns" in result.error
+    assert not (workspace / "tasks" / "draft" / "output.md").exists()
+    log = events(result)
+    assert len(of_kind(log, "model_call")) == 1
+    assert log[-1]["event"] == "run_end" and log[-1]["status"] == "stopped"
+    run = manager.store.get_run(result.run_id)
+    assert run is not None and run.status is RunStatus.STOPPED and run.ended_at is not None
+
+
+def test_spend_cap_counts_earlier_runs_and_stops_the_next_one(
+    settings: Settings,
+    manager: SquadManager,
+    make_spec: MakeSpec,
+    stub: OpenAIStubServer,
+    stub_key: None,
+) -> None:
+    spec, workspace = create(
+        manager,
+        make_spec,
+        on_stub(
+            NOTES_YAML + "limits: {max_cost_usd: 0.0005}\n", stub.url, model="openai/gpt-4o-mini"
+        ),
+    )
+    # gpt-4o-mini by litellm's local price map: 1,000 in + 1,000 out is about $0.00075.
+    stub.script(answer("Notes.", prompt_tokens=1000, completion_tokens=1000))
+
+    first = SquadRunner(settings, manager.store, model_factory=fast_models()).run(spec, workspace)
+
+    assert first.succeeded and first.cost_usd > 0.0005
+    spent = manager.store.runs.spent("tooled")
+    assert spent.cost_usd == pytest.approx(first.cost_usd)
+    assert (spent.prompt_tokens, spent.completion_tokens) == (1000, 1000)
+    run = manager.store.get_run(first.run_id)
+    assert run is not None and run.cost_usd == pytest.approx(first.cost_usd)
+
+    # A new runner (a restart) still sees the ledger, and stops before any call.
+    second = SquadRunner(settings, manager.store, model_factory=fast_models()).run(spec, workspace)
+
+    assert second.status == "stopped" and second.tasks == {"notes": "pending"}
+    assert second.error is not None and "of its $0.0005 cap" in second.error
+    assert len(stub.requests) == 1
+    assert manager.store.runs.spent("tooled").cost_usd == pytest.approx(first.cost_usd)
+    assert second.cost_usd == 0.0
+    stopped = manager.store.get_run(second.run_id)
+    assert stopped is not None and stopped.status is RunStatus.STOPPED
+    assert stopped.summary is not None and stopped.summary["stopped"] == "max_cost_usd"
+
+
+# -- tools -------------------------------------------------------------------------------------
+
+
+def test_tool_calls_write_task_files_and_memory_and_are_logged(
+    settings: Settings,
+    manager: SquadManager,
+    make_spec: MakeSpec,
+    stub: OpenAIStubServer,
+    stub_key: None,
+) -> None:
+    spec, workspace = create(
+        manager, make_spec, on_stub(NOTES_YAML, stub.url, model="openai/gpt-4o-mini")
+    )
+    stub.script(
+        tool_call("write_file", {"path": "extra/facts.md", "content": "# Facts\n\n- one\n"}),
+        tool_call(
+            "memory_append",
+            {"section": "Insights", "text": "- The notes need a changelog."},
+            call_id="call_stub_2",
+        ),
+        answer("Notes written."),
+    )
+
+    result = SquadRunner(settings, manager.store, model_factory=fast_models()).run(spec, workspace)
+
+    assert result.succeeded and result.turns == 1
+    assert (workspace / "tasks" / "notes" / "extra" / "facts.md").read_text() == (
+        "# Facts\n\n- one\n"
+    )
+    assert (workspace / "tasks" / "notes" / "output.md").read_text() == "Notes written.\n"
+    memory = (workspace / "agents" / "writer" / "memory.md").read_text(encoding="utf-8")
+    assert "- The notes need a changelog." in memory
+    log = events(result)
+    tools = of_kind(log, "tool_call")
+    assert [(e["agent"], e["tool"]) for e in tools] == [
+        ("writer", "write_file"),
+        ("writer", "memory_append"),
+    ]
+    assert tools[0]["result"].startswith("wrote tasks/notes/extra/facts.md")
+    assert tools[1]["result"].startswith("saved to")
+    assert len(of_kind(log, "model_call")) == 3
+    offered = {t["function"]["name"] for t in stub.bodies[0]["tools"]}
+    assert {"write_file", "read_file", "list_files", "memory_append"} <= offered
+    assert stub.bodies[1]["messages"][-1]["role"] == "tool"
+    messages = manager.store.conversation.messages("tooled", "writer")
+    assert [(m.role.value, m.tool_name) for m in messages] == [
+        ("user", None),
+        ("tool", "write_file"),
+        ("tool", "memory_append"),
+        ("assistant", None),
+    ]
+
+
+def test_resuming_a_finished_run_or_one_without_a_checkpoint_is_refused(
+    settings: Settings, manager: SquadManager
+) -> None:
+    from squad.spec.loader import squad_from_text
+
+    spec = squad_from_text(BASIC_YAML)
+    workspace = manager.create(spec).path
+    runner = SquadRunner(settings, manager.store)
+    finished = runner.run(spec, workspace)
+    assert finished.succeeded
+    with pytest.raises(UsageError, match="already ended"):
+        runner.resume(finished.run_id)
+    orphan = manager.store.create_run(spec.name)
+    with pytest.raises(UsageError, match="has no checkpoint"):
+        runner.resume(orphan.id)
