@@ -19,13 +19,14 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def _write_temp(path: Path, data: bytes) -> Path:
+def _write_temp(path: Path, data: bytes, *, durable: bool = True) -> Path:
     fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             Path(name).unlink()
@@ -33,16 +34,22 @@ def _write_temp(path: Path, data: bytes) -> Path:
     return Path(name)
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data``: temporary file, fsync, rename, fsync the folder."""
-    temp = _write_temp(path, data)
+def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Replace ``path`` with ``data``: temporary file, fsync, rename, fsync the folder.
+
+    ``durable=False`` skips the fsyncs: still atomic for readers and across a process kill
+    (the page cache survives it), but an OS crash may lose it. For files derived from the
+    store (``status.json``) that the next write rewrites anyway.
+    """
+    temp = _write_temp(path, data, durable=durable)
     try:
         temp.replace(path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             temp.unlink()
         raise
-    fsync_dir(path.parent)
+    if durable:
+        fsync_dir(path.parent)
 
 
 def create_new(path: Path, data: bytes) -> bool:

@@ -52,6 +52,8 @@ def ensure_default_soul(home: Path) -> bool:
     """Write the default persona when the home has no SOUL.md; True if it was written."""
     from squad.prompts import load
 
+    if (home / "SOUL.md").exists():  # every prompt build asks: answer from a stat
+        return False
     home.mkdir(parents=True, exist_ok=True)
     return create_new(home / "SOUL.md", load("SOUL.md").encode())
 

@@ -109,12 +109,20 @@ class MemoryService:
         self.store = store
         self._clock = clock
         self.embedder = embedder
+        self._namespace_ids: dict[tuple[str, str], int] = {}
 
     # -- layers ----------------------------------------------------------------------------
 
     def namespace(self, ctx: AgentContext) -> NamespaceRecord:
         """The agent's Layer A namespace, created (disabled) on first use."""
         return self.store.memory.ensure_namespace(ctx.identity, ctx.namespace_name)
+
+    def namespace_id(self, ctx: AgentContext) -> int:
+        """The namespace id, ensured once per service (ids never change; a write per turn would)."""
+        key = (ctx.identity, ctx.namespace_name)
+        if key not in self._namespace_ids:
+            self._namespace_ids[key] = self.namespace(ctx).id
+        return self._namespace_ids[key]
 
     def memory_file(self, ctx: AgentContext) -> MemoryFile:
         return MemoryFile(
@@ -227,8 +235,9 @@ class MemoryService:
         counter = self.counter(ctx)
         if not ctx.memory_enabled:
             return build_memory_block([], None, budget, counter)
-        namespace = self.namespace(ctx)
-        facts = self.store.memory.relevant_facts(namespace.id, message, limit=EXPERIENCE_LIMIT)
+        facts = self.store.memory.relevant_facts(
+            self.namespace_id(ctx), message, limit=EXPERIENCE_LIMIT
+        )
         if self.embedder is not None and message.strip():
             facts = self._semantic_order(self.embedder, message, facts)
         document = self.memory_file(ctx).snapshot().document

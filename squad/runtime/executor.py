@@ -118,6 +118,7 @@ class RunExecutor:
         self._progress = progress or (lambda _: None)
         self._clock = clock
         self._started = time.monotonic()
+        self._last_status: dict[str, TaskStatus] = {}
 
     # -- graph protocol --------------------------------------------------------------------
 
@@ -190,8 +191,8 @@ class RunExecutor:
         output: str | None = None,
         rounds: int = 0,
     ) -> None:
-        previous = self.store.runs.get_task(self.run_id, task.id)
-        unchanged = previous is not None and str(previous.status) == status.value
+        unchanged = self._last_status.get(task.id) == status
+        self._last_status[task.id] = status
         self.store.runs.set_task(
             self.run_id,
             task.id,
@@ -214,7 +215,8 @@ class RunExecutor:
         }
         path = contained(self.workspace, "tasks", task.id, "status.json")
         path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, (json.dumps(record, indent=2) + "\n").encode())
+        # A view of the store's task state: atomic, but not worth an fsync per change.
+        atomic_write(path, (json.dumps(record, indent=2) + "\n").encode(), durable=False)
         self.log.emit("task_status", node=task.id, status=status.value, error=error)
         if not unchanged and status in (
             TaskStatus.DONE,

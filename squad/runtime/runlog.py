@@ -1,9 +1,9 @@
 """Run logs: ``logs/run-<run-id>.jsonl`` in the workspace, one JSON object per event.
 
-Events are appended with one ``write`` on an ``O_APPEND`` descriptor and fsynced, so a log
-survives a kill with every acknowledged event intact, and a reader following the file never
-sees half a line. String fields pass through secret redaction: a tool argument carrying a
-key never lands in a log.
+Events are appended with one ``write`` on an ``O_APPEND`` descriptor, so a reader following
+the file never sees half a line and a killed process loses nothing it wrote (the page cache
+outlives it). Run boundaries are also fsynced, for OS crashes. String fields pass through
+secret redaction: a tool argument carrying a key never lands in a log.
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ from squad.memory.secrets import redact
 from squad.paths import check_name, contained
 
 __all__ = ["RunLog", "follow_events", "read_events", "run_log_path"]
+
+_DURABLE_EVENTS = frozenset({"run_start", "run_resume", "run_end"})
 
 
 def run_log_path(workspace: Path, run_id: str) -> Path:
@@ -59,7 +61,8 @@ class RunLog:
         fd = os.open(self.path, flags, 0o644)
         try:
             os.write(fd, (line + "\n").encode())
-            os.fsync(fd)
+            if event in _DURABLE_EVENTS:
+                os.fsync(fd)
         finally:
             os.close(fd)
         return record

@@ -9,6 +9,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, get_type_hints
 
 from squad.errors import SquadError
@@ -39,10 +40,18 @@ class Tool:
 
 def tool_from_function(function: Callable[..., str]) -> Tool:
     """A tool whose name, description and parameters come from ``function`` itself."""
+    return Tool(_spec_of(getattr(function, "__func__", function)), function)
+
+
+@lru_cache(maxsize=256)
+def _spec_of(function: Callable[..., str]) -> ToolSpec:
+    """The spec of a plain function (bound methods share their function's spec)."""
     hints = get_type_hints(function)
     properties: dict[str, Any] = {}
     required = []
     for name, parameter in inspect.signature(function).parameters.items():
+        if name == "self":
+            continue
         annotation = hints.get(name, str)
         base = next((t for t in _JSON_TYPES if annotation is t or annotation == t | None), str)
         properties[name] = {"type": _JSON_TYPES[base]}
@@ -52,7 +61,7 @@ def tool_from_function(function: Callable[..., str]) -> Tool:
     if required:
         schema["required"] = required
     description = inspect.getdoc(function) or function.__name__
-    return Tool(ToolSpec(function.__name__, description.strip(), schema), function)
+    return ToolSpec(function.__name__, description.strip(), schema)
 
 
 def tools_by_name(tools: Sequence[Tool]) -> dict[str, Tool]:
