@@ -276,7 +276,19 @@ def chat(
                 return
             if not text.strip():
                 return
-            sys.stdout.write(f"{agent}> " + session.say(text).rstrip() + "\n")
+            sys.stdout.write(f"{agent}> ")
+            sys.stdout.flush()
+            streamed: list[str] = []
+
+            def show(delta: str, streamed: list[str] = streamed) -> None:
+                streamed.append(delta)
+                sys.stdout.write(delta)
+                sys.stdout.flush()
+
+            reply = session.say(text, on_token=show)
+            if not streamed:  # the model did not stream: print the whole reply
+                sys.stdout.write(reply.rstrip())
+            sys.stdout.write("\n")
 
 
 def register(app: typer.Typer) -> None:
