@@ -65,3 +65,53 @@ def test_unknown_run_and_squad_are_usage_errors(cli: Cli) -> None:  # noqa: F811
     assert cli("resume", "nope").returncode == 2
     assert cli("run", "no-such-squad").returncode == 2
     assert cli("logs", "no-such-squad").returncode == 2
+
+
+def test_sigterm_stops_after_the_current_task_and_resume_finishes_it(
+    cli: Cli,  # noqa: F811
+) -> None:
+    import signal
+    import subprocess
+    import time
+
+    from squad.model.testing import OpenAIStubServer, answer, slow
+    from tests.cli.test_cli import SQUAD
+
+    with OpenAIStubServer() as stub:
+        stub.script(slow(2.0, answer("The outline.")), answer("The draft."))
+        definition = cli.tmp / "slow.yaml"
+        definition.write_text(
+            "name: slow\n"
+            f"model: {{name: openai/stub-model, api_base: '{stub.url}', api_key_env: STUB_KEY}}\n"
+            "agents: [{id: writer, role: Writes}]\n"
+            "tasks:\n"
+            "  - {id: outline, description: Outline it., agent: writer}\n"
+            "  - {id: draft, description: Draft it., agent: writer, depends_on: [outline]}\n"
+        )
+        env = {**cli.env, "STUB_KEY": "test-key"}
+        process = subprocess.Popen(
+            [str(SQUAD), "run", str(definition), "--json"],
+            env=env,
+            cwd=cli.tmp,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 60
+        while not stub.requests:
+            assert time.monotonic() < deadline and process.poll() is None
+            time.sleep(0.05)
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=60)
+        assert process.returncode == 1, err
+        stopped = json.loads(out)
+        assert stopped["status"] == "interrupted"
+        assert "stopping after the current step" in err
+        ws = cli.workspaces / "slow"
+        assert (ws / "tasks" / "outline" / "output.md").read_text().strip() == "The outline."
+        assert not (ws / "tasks" / "draft" / "output.md").exists()
+        cli.env["STUB_KEY"] = "test-key"
+        resumed = cli("resume", stopped["run_id"], "--json")
+        assert resumed.returncode == 0, resumed.stderr
+        assert json.loads(resumed.stdout)["tasks"] == {"outline": "done", "draft": "done"}
+        assert len(stub.requests) == 2  # the outline was not asked for again
