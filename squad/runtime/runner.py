@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from squad.errors import UsageError
+from squad.errors import UsageError, WorkspaceError
 from squad.memory.service import MemoryService
 from squad.model.types import ChatModel, ModelEvent
 from squad.runtime.executor import ModelFactory, RunExecutor, RunInterrupted
@@ -222,6 +222,17 @@ class SquadRunner:
         with self._graph_for(run_id, executor, spec) as (app, config):
             try:
                 result = app.invoke(payload, config, durability="sync")
+            except OSError as exc:
+                # A full disk or a vanished folder: the step did not finish, so its
+                # checkpoint was not written and a resume redoes exactly that step.
+                reason = exc.strerror or str(exc)
+                self.store.update_run(
+                    run_id, status=RunStatus.INTERRUPTED, error=f"cannot write: {reason}"
+                )
+                raise WorkspaceError(
+                    f"run {run_id} stopped: cannot write to the workspace ({reason}); "
+                    f"fix that, then `squad resume {run_id}`"
+                ) from None
             except (RunInterrupted, KeyboardInterrupt, CancelledError):
                 log.emit("run_end", status="interrupted")
                 self.store.update_run(

@@ -765,3 +765,24 @@ def test_resuming_a_finished_run_or_one_without_a_checkpoint_is_refused(
     orphan = manager.store.create_run(spec.name)
     with pytest.raises(UsageError, match="has no checkpoint"):
         runner.resume(orphan.id)
+
+
+def test_a_write_failure_stops_the_run_resumably_without_a_traceback(
+    settings: Settings, manager: SquadManager
+) -> None:
+    from squad.errors import WorkspaceError
+    from squad.spec.loader import squad_from_text
+
+    spec = squad_from_text(BASIC_YAML)
+    workspace = manager.create(spec).path
+    runner = SquadRunner(settings, manager.store)
+    blocker = workspace / "tasks" / "draft"
+    blocker.write_text("a file where the task folder should be")  # stands in for a full disk
+    with pytest.raises(WorkspaceError, match="squad resume"):
+        runner.run(spec, workspace)
+    run = manager.store.list_runs(spec.name)[0]
+    assert run.status == RunStatus.INTERRUPTED and "cannot write" in (run.error or "")
+    assert (workspace / "tasks" / "outline" / "output.md").is_file()
+    blocker.unlink()
+    resumed = runner.resume(run.id)
+    assert resumed.succeeded and resumed.tasks == {"outline": "done", "draft": "done"}
