@@ -280,8 +280,8 @@ class MemoryService:
         counter = self.counter(ctx)
         own = ctx.identity
         columns: list[list[SupplementaryEntry]] = []
-        for namespace in self.store.memory.list_namespaces():
-            if not namespace.enabled or namespace.identity == own:
+        for namespace in self.store.memory.enabled_namespaces():
+            if namespace.identity == own:
                 continue
             facts = self.store.memory.relevant_facts(
                 namespace.id, message, limit=SUPPLEMENTARY_PER_NAMESPACE

@@ -104,6 +104,20 @@ class MemoryStore:
         with self._begin("list memory namespaces") as conn:
             return self._namespaces(conn, true())
 
+    def enabled_namespaces(self) -> list[NamespaceRecord]:
+        """Enabled namespaces, cheaply: for every prompt's supplementary block.
+
+        ``fact_count`` here is the index's count of active facts (expiry not re-checked), so
+        no query ever counts a namespace's facts on the prompt path.
+        """
+        with self._begin("list enabled memory namespaces") as conn:
+            rows = conn.execute(
+                select(NAMESPACES)
+                .where(NAMESPACES.c.enabled.is_(True))
+                .order_by(NAMESPACES.c.name, NAMESPACES.c.id)
+            ).all()
+            return [_namespace_record(row, int(row.indexed_facts)) for row in rows]
+
     def set_namespace_enabled(self, ref: int | str, enabled: bool) -> NamespaceRecord:
         """Enable or disable injection of a namespace into other agents' chats.
 

@@ -525,3 +525,19 @@ def test_facts_lists_newest_first_and_inactive_only_on_request(
     assert _ids(store.memory.facts(ns.id)) == [c.id, b.id]
     assert _ids(store.memory.facts(ns.id, limit=1)) == [c.id]
     assert _ids(store.memory.facts(ns.id, include_inactive=True)) == [a.id, c.id, b.id]
+
+
+def test_enabled_namespaces_lists_only_enabled_ones_with_their_active_counts(
+    store_url: str,
+) -> None:
+    from squad.store import Store
+
+    with Store.open(store_url) as store:
+        on = store.memory.ensure_namespace("profile:on", "Agent Experience: On")
+        store.memory.ensure_namespace("profile:off", "Agent Experience: Off")
+        store.memory.add_fact(on.id, "a fact", squad="s", agent="a")
+        gone = store.memory.add_fact(on.id, "forgotten", squad="s", agent="a")
+        store.memory.forget(gone.id)
+        store.memory.set_namespace_enabled("profile:on", True)
+        (found,) = store.memory.enabled_namespaces()
+        assert (found.identity, found.fact_count) == ("profile:on", 1)
