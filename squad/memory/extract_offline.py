@@ -1,0 +1,216 @@
+"""The offline fact extractor: does one chat message state a durable fact, and of which scope?
+
+Used when no model is configured, and as the cheap gate that decides whether a batch of
+messages is worth a model call. English and Korean. Three answers:
+
+- ``project`` (Layer B): only meaningful inside this project: stack, layout, ports, owners,
+  decisions, this repo's conventions, its deadlines.
+- ``experiential`` (Layer A): follows the agent across projects: the user's preferences,
+  working style and schedule, name, role, timezone, reusable lessons and techniques.
+- none (``classify`` returns None): greetings, thanks, status updates, one-off requests,
+  questions that state no fact, suggestions nobody took up, and anything with a credential.
+
+How: credentials are refused first (:func:`~squad.memory.extract_rules.has_secret`). Then a
+multinomial logistic regression scores the message over hand-written cues and lexical features
+(:mod:`squad.memory.extract_rules`); its weights ship as ``data/extract_weights.json``, trained
+by ``python -m bench.train_extractor`` from ``data/extract_examples.jsonl`` (our own examples,
+none taken from the evaluation set). Scoring is dictionary look-ups: no numpy, no training at
+run time. Relative dates are then made absolute (:mod:`squad.memory.extract_dates`), and a
+project fact gets a section and a subject key (:mod:`squad.memory.extract_subject`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+from functools import cache
+from importlib import resources
+from typing import Literal
+
+from squad.memory.extract_dates import absolutise
+from squad.memory.extract_rules import features, has_secret
+from squad.memory.extract_subject import section_for, subject_for
+
+__all__ = [
+    "GATE_THRESHOLD",
+    "LABELS",
+    "LONG_MESSAGE_CHARS",
+    "Example",
+    "OfflineFact",
+    "classify",
+    "fact_probabilities",
+    "load_examples",
+    "worth_a_model_call",
+]
+
+Label = Literal["none", "project", "experiential"]
+LABELS: tuple[Label, ...] = ("none", "project", "experiential")
+WEIGHTS_FILE = "extract_weights.json"
+EXAMPLES_FILE = "extract_examples.jsonl"
+
+LONG_MESSAGE_CHARS = 280
+"""Past this length a message is judged sentence by sentence (see :func:`fact_probabilities`)."""
+
+GATE_THRESHOLD = 0.5
+"""A batch is worth a model call when some message is a fact with at least this probability.
+
+Lower than it might be: a missed fact is lost for good, a wasted call costs one request."""
+
+
+@dataclass(frozen=True)
+class OfflineFact:
+    """One fact found in one message, ready to be routed to Layer A or Layer B."""
+
+    text: str
+    """The message as a one-line fact, relative dates made absolute."""
+    scope: Literal["project", "experiential"]
+    section: str | None
+    """memory.md section for a project fact (Decisions, Coding Rules, Project Context,
+    Insights); None for an experiential one."""
+    subject: str | None
+    """What the fact is about ("backend port"), for supersession; None when unrecognised."""
+    confidence: float
+    """The classifier's probability for ``scope``, in [0, 1]."""
+
+
+@dataclass(frozen=True)
+class Example:
+    """One labelled message of our own training or held-out data."""
+
+    text: str
+    label: Label
+    role: str = "user"
+    lang: str = ""
+
+
+def load_examples(name: str = EXAMPLES_FILE) -> list[Example]:
+    """Labelled examples from ``squad/memory/data/<name>`` (JSON Lines)."""
+    text = resources.files(__package__).joinpath("data", name).read_text(encoding="utf-8")
+    return parse_examples(text)
+
+
+def parse_examples(text: str) -> list[Example]:
+    """Examples from JSON Lines with ``text``, ``label`` and optional ``role`` and ``lang``."""
+    rows = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        data = json.loads(line)
+        if data["label"] not in LABELS:
+            raise ValueError(f"line {number}: label {data['label']!r} is not one of {LABELS}")
+        rows.append(
+            Example(data["text"], data["label"], data.get("role", "user"), data.get("lang", ""))
+        )
+    return rows
+
+
+@dataclass(frozen=True)
+class _Weights:
+    bias: tuple[float, ...]
+    by_feature: dict[str, tuple[float, ...]]
+
+
+@cache
+def _weights() -> _Weights:
+    """The shipped weights, read once on first use (never at import)."""
+    raw = resources.files(__package__).joinpath("data", WEIGHTS_FILE).read_text(encoding="utf-8")
+    data = json.loads(raw)
+    if tuple(data["labels"]) != LABELS:
+        raise ValueError(f"{WEIGHTS_FILE}: labels {data['labels']!r}, expected {LABELS!r}")
+    return _Weights(tuple(data["bias"]), {name: tuple(w) for name, w in data["weights"].items()})
+
+
+_NO_FACT: dict[Label, float] = {"none": 1.0, "project": 0.0, "experiential": 0.0}
+_FENCE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?。])\s+|\s*\n\s*")
+
+
+def _score(text: str, role: str) -> dict[Label, float]:
+    weights = _weights()
+    scores = list(weights.bias)
+    for name in set(features(text, role)):
+        for i, w in enumerate(weights.by_feature.get(name, ())):
+            scores[i] += w
+    top = max(scores)
+    exps = [math.exp(s - top) for s in scores]
+    total = sum(exps)
+    return {label: e / total for label, e in zip(LABELS, exps, strict=True)}
+
+
+def _best_span(text: str, role: str) -> tuple[str, dict[Label, float]]:
+    """The part of ``text`` most likely to state a fact, and its label probabilities.
+
+    A short message is judged whole. A long one (an assistant's answer, a pasted paragraph)
+    is judged sentence by sentence with code blocks dropped, so a fact is one sentence rather
+    than a screenful. A credential anywhere refuses the whole message.
+    """
+    if has_secret(text):
+        return "", _NO_FACT
+    prose = _FENCE.sub(" ", text) if len(text) > LONG_MESSAGE_CHARS else text
+    spans = [prose]
+    if len(prose) > LONG_MESSAGE_CHARS:
+        spans = [s for s in _SENTENCE_BREAK.split(prose) if len(s) <= LONG_MESSAGE_CHARS]
+    best: tuple[str, dict[Label, float]] = ("", _NO_FACT)
+    for span in spans:
+        if re.search(r"\w", span):
+            probabilities = _score(span, role)
+            if probabilities["none"] < best[1]["none"]:
+                best = (span, probabilities)
+    return best
+
+
+def fact_probabilities(text: str, role: str = "user") -> dict[Label, float]:
+    """The probability of each label for one message (for a long one, its likeliest sentence).
+
+    A message holding a credential, or no word at all, is ``none`` with certainty.
+    """
+    return _best_span(text, role)[1]
+
+
+_LEAD_IN = re.compile(
+    r"^(?:(?:noted|got it|understood|to recap|recap|heads up|fyi|note|ok(?:ay)?|so|actually"
+    r"|알겠습니다|확인했(?:어요|습니다)|정리하면|참고로)\s*[:,.!\-—]\s*)+",
+    re.IGNORECASE,
+)
+
+
+def _one_line(text: str) -> str:
+    text = re.sub(r"\s+", " ", text).strip()
+    return _LEAD_IN.sub("", text) or text
+
+
+def classify(text: str, *, role: str = "user", today: date) -> OfflineFact | None:
+    """The durable fact ``text`` states, or None when it states none (or holds a credential).
+
+    ``role`` is ``"user"`` or ``"assistant"``; ``today`` anchors relative dates.
+    """
+    span, probabilities = _best_span(text, role)
+    label = max(LABELS, key=lambda name: probabilities[name])
+    if label == "none":
+        return None
+    return OfflineFact(
+        text=absolutise(_one_line(span), today),
+        scope=label,
+        section=section_for(span) if label == "project" else None,
+        subject=subject_for(span, label),
+        confidence=round(probabilities[label], 3),
+    )
+
+
+def worth_a_model_call(
+    messages: Sequence[tuple[str, str]], *, threshold: float = GATE_THRESHOLD
+) -> bool:
+    """True when some ``(role, text)`` message looks fact-bearing: P(fact) >= ``threshold``.
+
+    System and tool messages are never fact sources and are ignored.
+    """
+    for role, text in messages:
+        if role in ("user", "assistant"):
+            probabilities = fact_probabilities(text, role)
+            if 1.0 - probabilities["none"] >= threshold:
+                return True
+    return False

@@ -1,0 +1,301 @@
+"""Cues and features for the offline fact classifier, English and Korean. Pure, no I/O.
+
+A message is described by two kinds of features. *Cues* are hand-written patterns for how people
+mark what they say: deixis to the project ("this repo", "our API", "이 레포", "여기서는"), the
+speaker's own preferences, identity and habits ("I prefer", "my name is", "저는 ... 선호해요"),
+scope beyond the project ("in every repo", "어느 프로젝트든"), lessons ("rule of thumb", "경험상"),
+decisions ("we decided", "하기로 했어요"), rules ("must", "반드시"), concrete project details
+(ports, paths, versions, env var names, URLs, owners, dates), and the speech acts that state no
+fact (questions, one-off requests, status updates, greetings, thanks, suggestions). A few cue
+*pairs* carry meaning neither cue has alone (a question that names the project's version, a
+request that says "always"). *Lexical* features (words, word pairs, Korean endings and character
+bigrams, number shapes) let the trained weights pick up phrasing the cues miss; tech names are
+folded into one ``<tech>`` token (only names that are not also everyday words: not "go",
+"rest", "code") so that weights learn how things are said, not which stack.
+
+Cues are the part meant to generalise; they were written from how people talk, not from any
+evaluation set.
+"""
+
+from __future__ import annotations
+
+import re
+from itertools import combinations
+
+from squad.memory.secrets import contains_secret
+
+__all__ = ["CUES", "cues", "features", "has_secret", "is_korean"]
+
+_I = re.IGNORECASE
+
+_PROJECT_NOUN = (
+    r"(?:repo|repository|project|codebase|code base|app|application|service|monorepo|api|backend"
+    r"|frontend|stack|system|product|cluster|pipeline|site|website|library|package|server|module"
+    r"|platform|workspace|microservices?|deployment|dashboard|client|tool)"
+)
+_DAYS = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend)s?"
+_KO_PROJECT_NOUN = (
+    r"(?:프로젝트|레포|저장소|서비스|앱|코드베이스|코드|모노레포|API|api|시스템|사이트|라이브러리"
+    r"|클러스터|파이프라인|백엔드|프론트|서버|모듈|제품|플랫폼)"
+)
+
+CUES: dict[str, str] = {
+    # -- the project: deixis and concrete details
+    "here": rf"\b(?:this|our|in the|for the) {_PROJECT_NOUN}\b|\bhere\b(?!'s| is the| are the| you)"
+    r"|\bin this (?:one|team's)\b|\bwe(?:'re| are) on\b",
+    "the_system": rf"^(?:the|our) (?:[\w.-]+ ){{0,2}}{_PROJECT_NOUN}\b",
+    "ko_here": rf"(?:이|우리|본|해당|이번) ?{_KO_PROJECT_NOUN}|여기(?:서|는|선|에서)|우리 쪽",
+    "port": r"\bports?\b|localhost:\d|127\.0\.0\.1:\d|:\d{4,5}\b|\b(?:on|at) \d{4,5}\b"
+    r"|\d{4,5} ?(?:번|포트)|포트",
+    "path": r"\b(?:folder|directory|subdirectory)\b|폴더|디렉터리|디렉토리"
+    r"|(?<![~\w])(?:[\w.-]+/)+[\w.*<>{}-]*|(?<![~/\w])\.?[\w-]+\.(?:py|ts|tsx|js|jsx|go|rs"
+    r"|rb|java|kt|ya?ml|toml|json|env|md|sql|cfg|ini|lock|sh|tf|proto)\b|(?<![~/])\.env\b",
+    "home_path": r"~/",
+    "version": r"\b[a-z][\w.+#-]* v?\d+(?:\.\d+)+\b|\bv\d+\b|\bversion\b|버전"
+    r"|\b(?:python|node|java|go|ruby|php|rust|react|vue|angular|django|rails|postgres|mysql"
+    r"|kubernetes|k8s|ios|android|swift|kotlin|\.net|spring boot|next\.js|flutter|laravel"
+    r"|elixir|typescript|es) ?\d+\b",
+    "env_var": r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b",
+    "url": r"https?://|\b[\w-]+\.(?:io|dev|app|com|net|org|co\.kr|kr|cloud|internal|local)\b",
+    "owner": r"\bowns?\b|\bowner\b|\bmaintain(?:s|ed)?\b|\b(?:tech )?lead (?:for|on)\b"
+    r"|\bresponsible for\b|\bin charge of\b|\bpoint of contact\b|\bassigned to\b|\bon call\b"
+    r"|\bask \w+ about\b|\bapproves?\b|\bsigns? off\b"
+    r"|담당|맡(?:았|고|아|은)|관리해|책임지|물어보|할당|승인해|오너",
+    "person": r"^(?!I\b|The\b|This\b|We\b|Our\b|All\b|Every\b|In\b|For\b|Our\b|Please\b)[A-Z][a-z]+"
+    r" (?:is|owns|will|maintains|wrote|handles|leads|approves|reviews|runs|does|takes)\b"
+    r"|[가-힣]{2,3} ?님",
+    "decision": r"\bwe(?:'ve| have)? (?:decided|agreed|chose|chosen|settled|picked|standardi[sz]ed)"
+    r"|\b(?:we|let's) (?:go|stick) with\b|\bthe plan is\b|\bfinal answer\b|^(?:결론|결정)\s*:"
+    r"|(?:으로|로) 갑니다|(?:으로|로) 가요"
+    r"|\bdecided (?:to|on|against)\b|\bdecision\b|\bwe(?:'re| are| will|'ll) (?:going with|go with"
+    r"|use|be using|switch|moving|migrat\w*|drop\w*|adopt\w*|stick(?:ing)? with|not going to"
+    r"|no longer)\b|\bswitched\b|\bmoved (?:from|to)\b|\breplaced\b|\bin favou?r of\b"
+    r"|\binstead of\b|\bscrap\b|\bscratch\b|\bfinal call\b|\bwe won't\b|\bno more\b"
+    r"|\bgoing forward\b|\bconfirmed\b"
+    r"|(?:하|쓰|가|바꾸|옮기|않|안 하|안 쓰|통일하|중단하|도입하|유지하|정하|분리해서 가)기로"
+    r"|결정|확정|대신|말고|빼고|바꿨|옮겼|교체|전환|채택",
+    "rule": r"\b(?:must|mustn't|have to|has to|needs? to|required|forbidden|not allowed"
+    r"|should (?:always|never))\b|\bconvention\b|\bfollow(?:s)? the pattern\b|\bnaming\b"
+    r"|\b(?:all|every|each) (?:[\w-]+ )?(?:endpoints?|tables?|components?|prs?|pull requests?"
+    r"|commits?|migrations?|handlers?|routes?|functions?|tests?|files?|services?|responses?"
+    r"|columns?|modules?|changes?|amounts?|dates?|timestamps?)\b|\bare (?:named|prefixed|suffixed)"
+    r"|야 ?(?:해요|합니다|돼요|됩니다|해\b|함)|하면 안 |절대|반드시|꼭|금지|규칙|컨벤션"
+    r"|통일|형식으로|형태로",
+    "deadline": r"\bdeadline\b|\bdue\b|\bship(?:s|ping)? (?:by|on)\b|\blaunch\w*\b|\brelease\w*\b"
+    r"|\bcode freeze\b|\bgo(?:es)? live\b|\bsprint\b|\bdemo\b|\bmilestone\b|\bbeta\b"
+    r"|\bscheduled\b|마감|까지|출시|오픈|데모|배포일|릴리[스즈]|일정|스프린트|런칭|론칭",
+    "date": rf"\b(?:tomorrow|yesterday|next week|next month|{_DAYS}|january|february|march|april"
+    r"|may|june|july|august|september|october|november|december|\d{4}-\d\d-\d\d)\b"
+    r"|내일|모레|다음 ?주|다음 ?달|[월화수목금토일]요일|\d{1,2}월|\d{1,2}일",
+    "stack": r"\b(?:is|are) (?:built|written|implemented|deployed|hosted|served|stored|managed"
+    r"|generated|configured|set up|read|loaded|exposed|shipped|reported|scraped|retried"
+    r"|versioned|kept|wired|backed)\b|\b(?:runs?|listens?|lives?) (?:on|in|at|under)\b|\buses\b"
+    r"|\bwe (?:use|run|deploy|host|store|ship)\b|\bis (?:a|an) [\w. -]{0,30}(?:app|application"
+    r"|service|monolith|site|library|api|backend|frontend|server)\b|\btargets?\b|\bpinned\b"
+    r"|\bbased on\b|\bgo(?:es)? (?:to|through|under|into)\b|\bis (?:at|on|in)\b"
+    r"|(?:으로|로) (?:만들|되어|돼|짜여|개발|작성|구성|빌드|배포|관리|돌리|돌아|모으|수집|보내)"
+    r"|기반|쓰고 있|사용하고|돌아가요|돌아요|떠요|열려|있어요|예요|이에요|입니다",
+    "flaky": r"\bflak\w*\b|\bintermittent\w*\b|\bknown (?:issue|bug|flake)\b"
+    r"|\bfails? (?:randomly|sometimes|intermittently)\b|\bunstable\b|불안정|자주 깨|랜덤하게 실패",
+    "test_name": r"\btest_\w+",
+    # -- the person: preferences, identity, habits, lessons, scope beyond the project
+    "i_pref": r"\bI(?:'d| would)? (?:really |strongly |much |generally |usually |always |never "
+    r"|also |just )?(?:prefer|like|love|hate|dislike|can't stand|enjoy|avoid|favou?r|rather"
+    r"|care)\b|\bI'?m (?:a big |not a |not much of a |more of a )?fan of\b|\bpersonally\b"
+    r"|\bmy (?:preference|go-to|habit|workflow|rule|principle|style|editor|favou?rite)\b"
+    r"|\bfor me\b|\bover \w+ for me\b|\bI(?:'m| am) more comfortable\b|\bI don't like\b"
+    r"|\bI find (?:it|them|that)\b|\bstop (?:adding|using|writing|doing|suggesting)\b",
+    "i_habit": r"\bI (?:always|never|usually|typically|tend to|normally|often|rarely|generally"
+    r"|mostly|only|check|review|start|hold|take|sign|write|squash|do)\b",
+    "i_identity": r"\bmy name(?:'s| is)\b|\bcall me\b|\bI(?:'m| am) (?:a|an|the) (?:[\w-]+ ){0,3}"
+    r"(?:engineer|developer|dev|designer|scientist|analyst|manager|pm|lead|architect|student"
+    r"|founder|cto|sre|consultant|researcher|person)\b|\bI work (?:at|for|with|on)\b"
+    r"|\bI(?:'m| am) (?:on|in) the [\w -]+ team\b|\bmy (?:timezone|time zone|pronouns|team|company"
+    r"|role|job)\b|\bI(?:'m| am) (?:based|located|living) in\b|\bI live in\b|\bI(?:'m| am) in "
+    r"[A-Z]|\bI(?:'m| am) on the (?:east|west) coast\b|\bmy timezone\b|\bI(?:'m| am) the only\b"
+    r"|^I'm [A-Z][a-z]+\b",
+    "i_trait": r"\bI(?:'m| am) (?:fairly |pretty |very |quite |still )?(?:new to|not (?:very )?"
+    r"familiar|colou?r ?blind|dyslexic|hard of hearing|a beginner|learning|not a native"
+    r"|a visual)\b|\b(?:second|first|native) language\b|\bI(?:'ve| have) been (?:writing|using"
+    r"|doing|working)\b|\bI get overwhelmed\b",
+    "schedule": rf"\b(?:on )?{_DAYS}\b.*\b(?:off|offline|work|don't)|\bI (?:don't|do not|never) "
+    rf"work\b|\b(?:mornings|afternoons|evenings|weekends)\b|\bI take \w+ off\b|\boffline\b"
+    r"|[월화수목금토일]요일(?:마다|은|엔|에는|이랑)|주말(?:에는|엔|은)|오전(?:에는|엔)"
+    r"|오후(?:에는|엔)|밤 ?\d+시|아침 ?\d+시|재택|\d+시 (?:전|넘어)",
+    "reply_style": r"\b(?:your|you) (?:replies|reply|answers?|responses?|explanations?|messages?)\b"
+    r"|\b(?:reply|respond|answer|explain|speak|talk|write)\w* (?:\w+ )?(?:to me|for me"
+    r"|in (?:english|korean|\w+ish|british|plain))\b"
+    r"|\bwhen you (?:explain|reply|answer|write|suggest|review|mock|give)\b"
+    r"|\b(?:bullet points|tables|emojis?|exclamation marks?|preambles?|jargon"
+    r"|spelling)\b|\bkeep (?:it|them|your \w+) (?:short|concise|brief|simple)\b"
+    r"|\b(?:give|show|tell|explain \w+ to) me\b|\bcode you write\b|\bfor me\b|\bask (?:me )?a "
+    r"clarifying"
+    r"|답변|대답|설명(?:할 때|은|해 주|해주)|말투|존댓말|반말|말해 주|말해줘|알려 주|알려줘|보여 주"
+    r"|보여주|정리해 주|요약|한국어로|영어로|이모지|이모티콘|글머리표|목록으로|표 말고|되물어",
+    "global": r"\b(?:any|every|all (?:my|of my|our)|each|whatever|whichever) (?:[\w-]+ )?(?:project"
+    r"|repo|repository|codebase|team|language|job|company|code)s?\b|\bacross (?:all )?(?:\w+ )?"
+    r"(?:projects|repos|repositories|teams|languages)\b|\bno matter (?:which|what)\b"
+    r"|\bregardless of\b|\beverywhere\b|\bin general\b|\bgenerally\b|\bwherever\b|\bever\b"
+    r"|\bI've been on\b|\bin any\b"
+    r"|어디서든|어디서나|어느 (?:프로젝트|레포|팀|언어|회사)|어떤 (?:프로젝트|레포|팀|언어)"
+    r"|모든 (?:프로젝트|레포|저장소|언어|코드)|프로젝트가 바뀌어도|어떤 언어든|어느 언어든",
+    "durable": r"\b(?:always|never|from now on|going forward|whenever|every time|in future)\b"
+    r"|항상|늘|매번|앞으로|언제나|웬만하면|꼭",
+    "lesson": r"\blessons?(?: learned| from)?\b|\bTIL\b|\bturns out\b|\brule of thumb\b|\bpro tip\b"
+    r"|\btip\b|\btrick\b|\bin my experience\b|\bI(?:'ve)? learned\b|\bgo-to\b|\bwhenever\b"
+    r"|\bthe first thing\b|\busually (?:fixes|works|helps|means)\b|\bsaves? (?:a lot|hours|time)"
+    r"|\bpays off\b|\bis always (?:faster|better|safer)\b|^(?:if|when)\b"
+    r"|경험상|팁|배운 점|배웠|교훈|요령|하면 (?:대부분|보통|대개)|부터 (?:확인|보|봐|의심|떠|해)"
+    r"|^[^,.]{0,25}?(?:하|되|나|이|으|히|키|기|지|리)면 "
+    r"|(?:할|일|날|때) ?땐|할 때는|하면 돼요|기본이에요|좋더라|빠르더라|통하는|편해요|습관|원칙",
+    "we_habit": r"\bwe (?:always|never|usually)\b|\bas a team\b|우리는 항상|저희는",
+    "ko_i": r"(?:^|\s)(?:저는|전|제가|저도|나는|난|내가|저한테|저에게|제게|저랑)\s|^제 "
+    r"|\s제 (?:이름|취향|원칙|습관|스타일|방식|생각|경험|역할)",
+    "ko_pref": r"좋아해|좋아하|선호|싫어|별로|편해요|편하|좋더라|싶어요|주의예요|편이에요|취향"
+    r"|좋겠어요|좋아요\.?$|했으면 해요|마세요|말아 주",
+    "ko_identity": r"제 이름|(?:이|)라고 불러|개발자|엔지니어|디자이너|기획자|CTO|학생|년 ?차"
+    r"|에서 일해|에 다녀|소속|시간대|시차|에 살아|살고 있|팀에 있|출신",
+    "ko_trait": r"초보|처음이라|낯설|서툴|잘 몰라|눈이|익숙하지|배우는 중",
+    # -- no fact: speech acts
+    "question": r"\?\s*$|^(?:what|why|how|when|where|which|who|is there|are there|any idea|does"
+    r"|do you|did|can i|could i|should i)\b",
+    "ko_question": r"(?:까요|나요|가요|죠|뭐예요|뭔가요|인가요|을까|ㄹ까|는지|되나요|어요|해요|세요"
+    r"|아요|였죠)\s*\?+\s*$|(?:까요|나요|인가요|뭐예요|되나요)[.!]?\s*$|왜 |어떻게 |언제 ",
+    "request": r"^(?:please |pls |plz |can (?:you|u)|could (?:you|u)|would you|will you|let's|lets"
+    r"|go ahead)\b"
+    r"|^(?:fix|add|run|rename|refactor|write|update|remove|delete|check|look|explain|show"
+    r"|summari[sz]e|generate|create|make|help|try|review|rerun|deploy|revert|format|put|use)\b",
+    "ko_request": r"(?:해|봐|줘|고쳐|바꿔|짜|만들어|돌려|추가해|알려|확인해|설명해|정리해|해석해"
+    r"|써|뽑아)\s?(?:주세요|줘|줄래요|줄 수 있어요|주실 수|주시겠어요|줄래)",
+    "deictic": r"\b(?:this|that|these|those) (?:function|file|loop|line|query|test|variable|method"
+    r"|class|diff|error|bug|stack trace|helper|pr|commit|branch|snippet|code|one|step|part)\b"
+    r"|\bline \d+\b|\bthe last (?:diff|commit|run|error)\b|\bthe other one\b"
+    r"|이 (?:함수|파일|부분|쿼리|변수|에러|코드|테스트|로그|줄)|방금 올린|\d+번째 줄",
+    "transient": r"\b(?:right now|at the moment|currently|just now|for a (?:sec|second|minute|bit)"
+    r"|one sec|a minute|hold on|hang on|brb|be back|back in|in progress|in a meeting"
+    r"|working on it|still)\b|^wait\b|\b\w+ing (?:now|again)\b|\bnow[.!]?$|\btoday\b"
+    r"|\bthis (?:morning|afternoon|evening)\b|^I'm \w+ing\b|\bI'll (?:be back|take a look|check"
+    r"|look|report)\b|\blet me\b|\bwill report back\b|\bI have updated\b|\bseems to be\b"
+    r"|지금|방금|잠깐|잠시|중이에요|중입니다|하는 중|중이라|올게요|볼게요|할게요|드릴게요|오늘|아직"
+    r"|자리 비울",
+    "greeting": r"^(?:hi|hello|hey|yo|good (?:morning|afternoon|evening|night)|morning|evening"
+    r"|howdy)\b|^(?:안녕|하이|반갑|좋은 (?:아침|저녁)|수고|내일 봬|잘 자)",
+    "thanks": r"\b(?:thanks|thank you|thx|ty|cheers|appreciated?)\b|감사|고마워|고맙",
+    "ack": r"^(?:ok(?:ay)?|k|sure|yes|yeah|yep|no|nope|got it|cool|nice|great|perfect|awesome"
+    r"|sounds good|right|fine|lol|haha|hmm+|interesting|done|oops|sorry|never ?mind|no worries"
+    r"|fair enough|네|넵|넹|예|응|오케이|ㅇㅋ|알겠|확인했|좋아요|좋습니다|완벽|오|아|앗|헐|흠|ㅋ|ㅎ"
+    r"|그렇|맞아|아니요|죄송)",
+    "emotive": r"\b(?:ugh|lol|haha|omg|wow|yay|meh|sigh|wild|crazy)\b|:\)|:\(|!!"
+    r"|ㅋㅋ|ㅎㅎ|ㅠㅠ|ㅜㅜ|대박|헐|아 진짜|피곤|배고|날씨",
+    "hedge": r"\bI think\b|\bI guess\b|\bprobably\b|\bseems?\b|\bmight be\b|\blooks like\b"
+    r"|것 같아요|같아요|듯해요|듯요|인 듯",
+    "suggest": r"\b(?:maybe|perhaps|what if|how about|should we|could we|we could|we might"
+    r"|you (?:could|might|may) (?:also )?(?:consider|try|want)|one option|if you want|if that helps"
+    r"|at some point|someday|not sure|it's up to you)\b|(?:면|는 게|는 것도) (?:어떨까요|어때요"
+    r"|좋을 것 같|괜찮지 않을까|나을까)|볼까요|고민해 봐|나중에|언젠가|원하시면"
+    r"|방법도 있|것도 방법",
+    "error_paste": r"\b(?:Traceback|[A-Z]\w+(?:Error|Exception)):|\bline \d+, in\b",
+}
+
+_CASED = frozenset({"person", "env_var", "i_identity"})  # capitals carry the meaning here
+_COMPILED = {
+    name: re.compile(pattern, 0 if name in _CASED else _I) for name, pattern in CUES.items()
+}
+
+_SCOPE = ("here", "ko_here", "global", "durable", "reply_style", "version", "i_pref", "ko_i")
+_ACTS = ("question", "ko_question", "request", "ko_request", "transient", "we_habit", "suggest")
+_PAIRS = frozenset((a, b) for a in _ACTS for b in _SCOPE)
+
+_HANGUL = re.compile(r"[\uac00-\ud7a3]")
+_WORD = re.compile(r"[A-Za-z][\w'+#.-]*[\w+#]|[A-Za-z]|\d+(?:\.\d+)*|[\uac00-\ud7a3]+")
+_TECH = re.compile(
+    r"^(?:react|vue|svelte|sveltekit|angular|next\.js|nuxt|django|flask|fastapi|rails|laravel"
+    r"|spring boot|nestjs|phoenix|axum|postgres|postgresql|mysql|sqlite|mongodb|redis"
+    r"|kafka|rabbitmq|sqs|celery|sidekiq|docker|kubernetes|k8s|helm|terraform|aws|gcp|azure"
+    r"|vercel|netlify|heroku|fly\.io|nginx|caddy|jest|vitest|pytest|playwright|cypress|webpack"
+    r"|vite|pnpm|npm|yarn|poetry|pip|gradle|maven|typescript|javascript|python|golang|rust|ruby"
+    r"|java|kotlin|swift|swiftui|flutter|elixir|node|deno|graphql|grpc|redux|zustand"
+    r"|mobx|recoil|jotai|pinia|tailwind|sass|prisma|typeorm|sqlalchemy|alembic|flyway|sentry"
+    r"|datadog|grafana|prometheus|loki|elasticsearch|airflow|spark|argo|jwt|oauth|vim|intellij"
+    r"|github|gitlab|turborepo|storybook|zod|dramatiq|keycloak|s3|ecs|eks|cdk)$",
+    _I,
+)
+_SECRET_PROSE = re.compile(
+    r"(?:password|passwd|passphrase|pass ?code|api[ _-]?key|access[ _-]?key|secret|token|비밀번호"
+    r"|패스워드|암호|토큰|키)(?: (?:for|of|on|to) (?:[\w-]+ ){0,3}?[\w-]+)?\W{0,3}"
+    r"\s*(?:is|was|=|:|은|는|이|가)\s*[:=]?\s*['\"`]?"
+    r"(?P<v>(?=[^\s'\"`]*\d)(?=[^\s'\"`]*[A-Za-z])[^\s'\"`,]{6,})",
+    _I,
+)
+
+
+def is_korean(text: str) -> bool:
+    """True when ``text`` has any Hangul syllable."""
+    return _HANGUL.search(text) is not None
+
+
+def has_secret(text: str) -> bool:
+    """A credential by :func:`contains_secret`, or a password or key spelled out in prose.
+
+    The prose check ("the password is Hunter2024!") is deliberately wider than the memory
+    writer's, because a classifier that says "no fact" loses nothing but a fact.
+    """
+    if contains_secret(text):
+        return True
+    for m in _SECRET_PROSE.finditer(text):
+        value = m["v"].rstrip(".!")
+        if not re.fullmatch(r"[A-Z][A-Z0-9_]+|[\w-]+\.\w{1,5}|(?:[\w.-]+/)+[\w.-]*", value):
+            return True
+    return False
+
+
+def cues(text: str, role: str = "user") -> list[str]:
+    """The names of the cues that fire on ``text``, in :data:`CUES` order."""
+    stripped = text.strip()
+    found = [name for name, pattern in _COMPILED.items() if pattern.search(stripped)]
+    if role == "assistant":
+        found.append("assistant")
+    return found
+
+
+def _shape(word: str) -> str:
+    if word[0].isdigit():
+        if "." in word:
+            return "<ver>"
+        return "<port>" if len(word) in (4, 5) else "<num>"
+    if _TECH.match(word):
+        return "<tech>"
+    return word.lower()
+
+
+def _lexical(text: str) -> list[str]:
+    out: list[str] = []
+    words = [_shape(w) for w in _WORD.findall(text)]
+    previous = "<s>"
+    for word in [*words, "</s>"]:
+        if word != "</s>":
+            out.append("w:" + word)
+        out.append("b:" + previous + "_" + word)
+        previous = word
+        if _HANGUL.match(word):
+            out.extend(("ke:" + word[-1:], "ke:" + word[-2:]))
+            out.extend("kc:" + word[i : i + 2] for i in range(len(word) - 1))
+    return out
+
+
+def _length(text: str) -> str:
+    n = len(_WORD.findall(text))
+    return "len:" + ("1" if n <= 1 else "2-3" if n <= 3 else "4-6" if n <= 6 else "7+")
+
+
+def features(text: str, role: str = "user") -> list[str]:
+    """Every feature of one message: cues (``@``), cue pairs (``@a&b``), length and words."""
+    fired = cues(text, role)
+    marks = ["@" + name for name in fired]
+    present = set(fired)
+    marks += [f"@{a}&{b}" for a, b in combinations(fired, 2) if (a, b) in _PAIRS]
+    marks += [f"@{b}&{a}" for a, b in combinations(fired, 2) if (b, a) in _PAIRS]
+    if not present & {"question", "ko_question", "request", "ko_request"}:
+        marks.append("@statement")
+    marks.append("@lang:" + ("ko" if is_korean(text) else "en"))
+    return [*marks, _length(text), *_lexical(text)]
