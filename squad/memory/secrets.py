@@ -147,6 +147,12 @@ _PATTERNS = (  # (kind, pattern); the value is group "v" if the pattern has one,
     ("anthropic_api_key", _B + r"sk-ant-[a-z]{2,10}\d{2}-" + _U + "{40,}"),
     ("openai_api_key", _B + r"sk-(?:(?:proj|svcacct|admin)-" + _U + "{20,}|[A-Za-z0-9]{32,})"),
     ("aws_access_key_id", r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
+    (  # "the prod DB password is Tr0ub4dor&3", "비밀번호는 Abcd1234!": letters and digits, 8+
+        "password_prose",
+        r"(?i:(?<![\w-])(?:password|passwd|passphrase|비밀번호|패스워드)"
+        r"(?:\s+(?:for|of|on|to)\s+[\w.-]+(?:\s+[\w.-]+){0,2}?)?\s*(?:is|was|은|는)\s+"
+        r"['\"`]?)(?P<v>(?=[^\s'\"`]*\d)(?=[^\s'\"`]*[A-Za-z])[^\s'\"`,;]{8,})",
+    ),
     (
         "aws_secret_access_key",
         r"(?i:aws_?secret(?:_?access)?(?:_?key)?|secret_?access_?key)[\"']?[ \t]{0,8}"
@@ -194,6 +200,7 @@ _CHECKS: dict[str, Callable[[str], bool]] = {  # default: _random_token
     "twilio_api_key": _not_placeholder,
     "telegram_bot_token": _not_placeholder,
     "jwt": _not_placeholder,
+    "password_prose": _not_placeholder,
     "bearer_token": _bearer,
     "basic_auth": _basic,
     "cli_password": _userinfo,  # curl -u user:password

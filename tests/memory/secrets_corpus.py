@@ -340,6 +340,10 @@ POSITIVES: list[tuple[str, str]] = [
         "amqp://guest:⟦Rabbit2024⟧@mq:5672/ and ftp://ftpuser:⟦Ftp-9911⟧@files.acme.dev/",
     ),
     _p("url_password", "proxy: http://svc:⟦123456789⟧@proxy.acme.dev:3128"),
+    # passwords spelled out in prose
+    _p("password_prose", "FYI the prod DB password is ⟦Tr0ub4dor&3⟧ until Friday."),
+    _p("password_prose", "운영 DB 비밀번호는 ⟦Abcd1234!x⟧ 입니다"),
+    _p("password_prose", "The password for the staging box was ⟦Sup3rS3cret⟧, rotate it."),
     # connection strings
     _p("password_assignment", "Server=db.acme.dev;Database=app;User Id=sa;Password=⟦Pa$$w0rd!⟧;"),
     _p(
@@ -414,6 +418,10 @@ POSITIVES: list[tuple[str, str]] = [
 ]
 
 NEGATIVES: list[str] = [
+    "The password policy is 12 characters with a symbol.",
+    "The password for staging is in 1Password under 'infra'.",
+    "The password was rotated on 2026-11-29 after the audit.",
+    "비밀번호는 1Password에 있어요",
     # prose about secrets, no value
     "the password policy requires 12 characters",
     "rotate the API key monthly",
