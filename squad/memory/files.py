@@ -55,8 +55,8 @@ def _locked(path: Path) -> FileLock:
     return FileLock(str(path.with_name(f".{path.name}.lock")), timeout=LOCK_TIMEOUT_S)
 
 
-class MemoryFile:
-    """One agent's ``memory.md`` inside a workspace."""
+class _AgentFile:
+    """What every per-agent memory file shares: where, how big it may grow, clock, audit."""
 
     def __init__(
         self,
@@ -68,11 +68,25 @@ class MemoryFile:
     ) -> None:
         self.workspace = workspace
         self.agent = check_name(agent, what="agent id")
-        self.path = contained(workspace, "agents", agent, MEMORY_FILE)
-        self.relative = f"agents/{agent}/{MEMORY_FILE}"
         self.cap_bytes = cap_bytes
         self._clock = clock
         self._audit = AuditLog(workspace)
+
+
+class MemoryFile(_AgentFile):
+    """One agent's ``memory.md`` inside a workspace."""
+
+    def __init__(
+        self,
+        workspace: Path,
+        agent: str,
+        *,
+        cap_bytes: int = DEFAULT_CAP_BYTES,
+        clock: Callable[[], datetime] = _utc_now,
+    ) -> None:
+        super().__init__(workspace, agent, cap_bytes=cap_bytes, clock=clock)
+        self.path = contained(workspace, "agents", agent, MEMORY_FILE)
+        self.relative = f"agents/{agent}/{MEMORY_FILE}"
 
     def snapshot(self) -> Snapshot:
         try:
@@ -193,22 +207,8 @@ class MemoryFile:
         return result
 
 
-class DailyLog:
+class DailyLog(_AgentFile):
     """``agents/<agent>/daily/YYYY-MM-DD.md``: long details, read on demand, never injected."""
-
-    def __init__(
-        self,
-        workspace: Path,
-        agent: str,
-        *,
-        cap_bytes: int = DEFAULT_CAP_BYTES,
-        clock: Callable[[], datetime] = _utc_now,
-    ) -> None:
-        self.workspace = workspace
-        self.agent = check_name(agent, what="agent id")
-        self.cap_bytes = cap_bytes
-        self._clock = clock
-        self._audit = AuditLog(workspace)
 
     def path_for(self, day: date) -> Path:
         return contained(self.workspace, "agents", self.agent, "daily", f"{day.isoformat()}.md")

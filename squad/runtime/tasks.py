@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from squad.store.records import TaskStatus
+
 __all__ = [
     "RunOutcome",
     "TaskNode",
@@ -21,19 +23,6 @@ __all__ = [
     "ready_tasks",
     "topological_order",
 ]
-
-
-class TaskStatus(StrEnum):
-    PENDING = "pending"
-    RUNNING = "running"
-    AWAITING_APPROVAL = "awaiting_approval"
-    DONE = "done"
-    FAILED = "failed"
-    BLOCKED = "blocked"
-
-    @property
-    def finished(self) -> bool:
-        return self in (TaskStatus.DONE, TaskStatus.FAILED, TaskStatus.BLOCKED)
 
 
 class RunOutcome(StrEnum):

@@ -32,7 +32,7 @@ from sqlalchemy import ColumnElement, Row, Table, and_, case, false, insert, or_
 from sqlalchemy.engine import Connection, Engine
 
 from squad.store.engine import transaction
-from squad.store.records import MessageRecord, MessageRole, WatermarkRecord
+from squad.store.records import MessageRecord, MessageRole, WatermarkRecord, enum_value
 from squad.store.tables import metadata
 from squad.store.upsert import upsert
 
@@ -71,7 +71,7 @@ class ConversationStore:
         tool_name: str | None = None,
     ) -> MessageRecord:
         """Append a message to the agent's conversation and return it with its seq and turn."""
-        role = _checked_role(role)
+        role = enum_value(MessageRole, role, "message role")
         _check_agent(squad, agent)
         now = self._now()
         values: dict[str, Any] = {
@@ -241,14 +241,6 @@ def _agent_key(table: Table, squad: str, agent: str) -> ColumnElement[bool]:
 def _check_agent(squad: str, agent: str) -> None:
     if not squad or not agent:
         raise ValueError(f"squad and agent must be non-empty, got {squad!r} and {agent!r}")
-
-
-def _checked_role(role: MessageRole | str) -> MessageRole:
-    try:
-        return MessageRole(role)
-    except ValueError:
-        choices = ", ".join(repr(r.value) for r in MessageRole)
-        raise ValueError(f"message role {role!r} is not one of {choices}") from None
 
 
 def _message_record(row: Row[Any]) -> MessageRecord:

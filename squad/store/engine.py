@@ -90,15 +90,20 @@ def make_engine(url: str | URL) -> Engine:
 
 
 @contextmanager
-def transaction(engine: Engine, action: str) -> Iterator[Connection]:
+def transaction(
+    engine: Engine, action: str, *, reraise: type[SQLAlchemyError] | None = None
+) -> Iterator[Connection]:
     """One transaction on ``engine``; its SQLAlchemy errors become StoreError naming ``action``.
 
     ``action`` completes "cannot ... in the state database": ``"record a message of 'a'"``.
+    Errors of type ``reraise`` pass through unchanged, for callers that handle them.
     """
     try:
         with engine.begin() as conn:
             yield conn
     except SQLAlchemyError as exc:
+        if reraise is not None and isinstance(exc, reraise):
+            raise
         reason = getattr(exc, "orig", None) or exc
         raise StoreError(
             f"cannot {action} in the state database {mask_url(engine.url)!r}: {reason}"

@@ -23,9 +23,9 @@ from sqlalchemy import ColumnElement, Row, delete, func, insert, select, true, u
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from squad.errors import MemoryError_, StoreError, UsageError
+from squad.errors import MemoryError_, UsageError
 from squad.memory.lexical import query_terms, term_counts
-from squad.store.engine import mask_url
+from squad.store.engine import transaction
 from squad.store.memory_index import (
     CHUNK,
     FACTS,
@@ -57,7 +57,6 @@ class MemoryStore:
         """Use ``engine`` (already migrated) and take time from ``now`` (timezone-aware UTC)."""
         self._engine = engine
         self._now = now
-        self._where = mask_url(engine.url)
 
     # namespaces
 
@@ -449,16 +448,8 @@ class MemoryStore:
         self, action: str, *, reraise: type[SQLAlchemyError] | None = None
     ) -> Iterator[Connection]:
         """A transaction whose SQLAlchemy errors become StoreError (except ``reraise``)."""
-        try:
-            with self._engine.begin() as conn:
-                yield conn
-        except SQLAlchemyError as exc:
-            if reraise is not None and isinstance(exc, reraise):
-                raise
-            reason = getattr(exc, "orig", None) or exc
-            raise StoreError(
-                f"cannot {action} in the state database {self._where!r}: {reason}"
-            ) from exc
+        with transaction(self._engine, action, reraise=reraise) as conn:
+            yield conn
 
 
 # helpers

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar
 
 __all__ = [
     "FactRecord",
@@ -223,6 +223,18 @@ class WatermarkRecord:
     claimed_at: datetime | None
     """When the extraction now in flight claimed the agent (None when none is)."""
     updated_at: datetime | None
+
+
+E = TypeVar("E", bound=StrEnum)
+
+
+def enum_value(kind: type[E], value: E | str, what: str) -> E:
+    """``value`` as a member of ``kind``; ValueError listing the valid values otherwise."""
+    try:
+        return kind(value)
+    except ValueError:
+        choices = ", ".join(repr(member.value) for member in kind)
+        raise ValueError(f"{what} {value!r} is not one of {choices}") from None
 
 
 class TaskStatus(StrEnum):

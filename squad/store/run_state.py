@@ -22,7 +22,7 @@ from sqlalchemy.exc import IntegrityError
 
 from squad.errors import StoreError
 from squad.store.engine import transaction
-from squad.store.records import SpendRecord, SpendTotals, TaskRecord, TaskStatus
+from squad.store.records import SpendRecord, SpendTotals, TaskRecord, TaskStatus, enum_value
 from squad.store.tables import UTCDateTime, metadata
 from squad.store.upsert import upsert
 
@@ -66,7 +66,7 @@ class RunStateStore:
         status (done, failed, blocked) stamps ``ended_at``, kept if the task was finished
         already; any other status clears it, so a task sent back for rework is unfinished.
         """
-        status = _checked_status(status)
+        status = enum_value(TaskStatus, status, "task status")
         for name, number in (("attempts", attempts), ("rounds", rounds)):
             if number is not None and number < 0:
                 raise ValueError(f"{name} must be 0 or more, got {number!r}")
@@ -212,14 +212,6 @@ class RunStateStore:
 
 def _task_key(run_id: str, task_id: str) -> ColumnElement[bool]:
     return and_(TASKS.c.run_id == run_id, TASKS.c.task_id == task_id)
-
-
-def _checked_status(status: TaskStatus | str) -> TaskStatus:
-    try:
-        return TaskStatus(status)
-    except ValueError:
-        choices = ", ".join(repr(s.value) for s in TaskStatus)
-        raise ValueError(f"task status {status!r} is not one of {choices}") from None
 
 
 def _task_record(row: Row[Any]) -> TaskRecord:

@@ -11,7 +11,6 @@ import pytest
 from sqlalchemy import text
 
 from squad.errors import StoreError
-from squad.runtime.tasks import TaskStatus as RuntimeTaskStatus
 from squad.store import (
     MessageRole,
     RunStatus,
@@ -342,12 +341,6 @@ def test_deleting_a_run_or_its_squad_deletes_its_tasks(store: Store, store_url: 
 
     store.delete_squad("other")
     assert store.runs.tasks(kept) == []
-
-
-def test_task_statuses_are_the_runtimes() -> None:
-    assert [s.value for s in TaskStatus] == [s.value for s in RuntimeTaskStatus]
-    finished = {s.value for s in RuntimeTaskStatus if s.finished}
-    assert {s.value for s in TaskStatus if s.finished} == finished
 
 
 # spend ledger
