@@ -33,6 +33,9 @@ from sqlmodel import Field, SQLModel
 
 __all__ = [
     "NAMING_CONVENTION",
+    "ExtractionRunRow",
+    "HeartbeatRow",
+    "SightingRow",
     "FactRow",
     "MessageCounterRow",
     "MessageRow",
@@ -363,3 +366,57 @@ class SpendRow(_Table, table=True):
     cost_usd: float = Field(sa_type=Float)
     latency_s: float = Field(sa_type=Float)
     at: datetime = Field(sa_type=UTCDateTime)
+
+
+class HeartbeatRow(_Table, table=True):
+    """The daemon of one squad home: who it is, when it last beat, what it reported."""
+
+    __tablename__ = "daemon_heartbeats"
+
+    home: str = Field(sa_type=String, primary_key=True)
+    pid: int = Field(sa_type=Integer)
+    host: str = Field(sa_type=String)
+    started_at: datetime = Field(sa_type=UTCDateTime)
+    beat_at: datetime = Field(sa_type=UTCDateTime)
+    stopped_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    state: dict[str, Any] | None = Field(default=None, sa_type=JSON)
+
+
+class ExtractionRunRow(_Table, table=True):
+    """One pass of the background extractor over an agent's new messages."""
+
+    __tablename__ = "extraction_runs"
+    __table_args__ = (
+        Index("ix_extraction_runs_squad_agent_started_at", "squad", "agent", "started_at"),
+        {"sqlite_autoincrement": True},
+    )
+
+    id: int | None = Field(default=None, sa_type=Integer, primary_key=True)
+    squad: str = Field(sa_type=String)
+    agent: str = Field(sa_type=String)
+    started_at: datetime = Field(sa_type=UTCDateTime)
+    finished_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    status: str = Field(sa_type=String(16))
+    reason: str | None = Field(default=None, sa_type=Text)
+    extractor: str = Field(sa_type=String(32))
+    from_seq: int = Field(sa_type=Integer)
+    to_seq: int = Field(sa_type=Integer)
+    message_ids: list[str] = Field(sa_type=JSON)
+    written: list[dict[str, Any]] = Field(sa_type=JSON)
+    dropped: list[dict[str, Any]] = Field(sa_type=JSON)
+
+
+class SightingRow(_Table, table=True):
+    """A project fact and the runs or sessions it was extracted in (promotion evidence)."""
+
+    __tablename__ = "memory_sightings"
+    __table_args__ = (PrimaryKeyConstraint("squad", "agent", "key", name="pk_memory_sightings"),)
+
+    squad: str = Field(sa_type=String)
+    agent: str = Field(sa_type=String)
+    key: str = Field(sa_type=String)
+    text: str = Field(sa_type=Text)
+    sources: list[str] = Field(sa_type=JSON)
+    first_seen_at: datetime = Field(sa_type=UTCDateTime)
+    last_seen_at: datetime = Field(sa_type=UTCDateTime)
+    proposed_at: datetime | None = Field(default=None, sa_type=UTCDateTime)

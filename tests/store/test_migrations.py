@@ -32,9 +32,9 @@ from squad.store.migrate import (
 from squad.store.tables import metadata
 
 SHA = "0" * 64
-HEAD = "0004"
+HEAD = "0005"
 """The newest shipped revision."""
-NEXT = "0005"
+NEXT = "0006"
 """The revision a newer squad would add."""
 
 REBUILD_SQUADS = f"""
