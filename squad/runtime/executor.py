@@ -44,27 +44,29 @@ class RunInterrupted(BaseException):
 
 
 class _Recorder:
+    """Turns of one agent: messages and spend go to the executor's journal, events to the log."""
+
     def __init__(self, executor: RunExecutor, agent: str) -> None:
         self._executor = executor
         self._agent = agent
 
     def message(self, role: str, content: str, *, tool_name: str | None = None) -> None:
-        ex = self._executor
-        ex.store.conversation.record_message(
-            ex.spec.name, self._agent, role, content, run_id=ex.run_id, tool_name=tool_name
-        )
+        self._executor.journal_message(self._agent, role, content, tool_name)
 
     def model_call(self, reply: ModelReply) -> None:
-        ex = self._executor
-        ex.store.runs.record_spend(
-            ex.spec.name,
-            model=reply.model or "unknown",
-            run_id=ex.run_id,
-            agent=self._agent,
-            prompt_tokens=reply.usage.prompt_tokens,
-            completion_tokens=reply.usage.completion_tokens,
-            cost_usd=reply.usage.cost_usd,
-            latency_s=reply.latency_s,
+        ex, agent = self._executor, self._agent
+        ex.journal(
+            lambda store: store.runs.record_spend(
+                ex.spec.name,
+                model=reply.model or "unknown",
+                run_id=ex.run_id,
+                agent=agent,
+                prompt_tokens=reply.usage.prompt_tokens,
+                completion_tokens=reply.usage.completion_tokens,
+                cost_usd=reply.usage.cost_usd,
+                latency_s=reply.latency_s,
+            ),
+            keep_on_abort=True,
         )
         ex.log.emit(
             "model_call",
@@ -119,11 +121,53 @@ class RunExecutor:
         self._clock = clock
         self._started = time.monotonic()
         self._last_status: dict[str, TaskStatus] = {}
+        self._journal: list[tuple[Callable[[Store], object], bool]] = []
+        self._messages: dict[str, list[tuple[str, str, str | None]]] = {}
+
+    # -- the step's store writes -----------------------------------------------------------
+
+    def journal(self, write: Callable[[Store], object], *, keep_on_abort: bool = False) -> None:
+        """Keep a store write for the end of the step (see :meth:`flush`)."""
+        self._journal.append((write, keep_on_abort))
+
+    def journal_message(self, agent: str, role: str, content: str, tool_name: str | None) -> None:
+        """Keep one of the agent's messages for the end of the step; they land in order."""
+        self._messages.setdefault(agent, []).append((role, content, tool_name))
+
+    def flush(self, action: str = "record a step", *, aborted: bool = False) -> None:
+        """Write the step's journal in one transaction, with nothing held while the model works.
+
+        A step that ends by an error (a full disk, a stop) is redone on resume, messages and
+        all, so ``aborted`` writes only what must outlive it: the spend of the calls it made.
+        A hard kill loses that too; the redone step counts its own.
+        """
+        journal, self._journal = self._journal, []
+        writes = [write for write, keep in journal if keep or not aborted]
+        messages, self._messages = ({} if aborted else self._messages), {}
+        for agent, items in messages.items():
+            writes.insert(0, self._message_write(agent, items))
+        if writes:
+            with self.store.batch(f"{action} of run {self.run_id!r}"):
+                for write in writes:
+                    write(self.store)
+
+    def _message_write(
+        self, agent: str, items: list[tuple[str, str, str | None]]
+    ) -> Callable[[Store], object]:
+        return lambda store: store.conversation.record_messages(
+            self.spec.name, agent, items, run_id=self.run_id
+        )
 
     # -- graph protocol --------------------------------------------------------------------
 
     def plan(self) -> list[TaskNode]:
         self._check_running()
+        try:
+            return self._plan()
+        finally:
+            self.flush("record the plan")
+
+    def _plan(self) -> list[TaskNode]:
         lead = self.spec.lead
         self._progress(f"planning: {lead.id} writes the plan")
         request = plan_request(self.spec, self.goal)
@@ -193,16 +237,19 @@ class RunExecutor:
     ) -> None:
         unchanged = self._last_status.get(task.id) == status
         self._last_status[task.id] = status
-        self.store.runs.set_task(
-            self.run_id,
-            task.id,
-            squad=self.spec.name,
-            agent=task.agent,
-            status=status.value,
-            error=error,
-            output=output,
-            rounds=rounds,
+        self.journal(
+            lambda store: store.runs.set_task(
+                self.run_id,
+                task.id,
+                squad=self.spec.name,
+                agent=task.agent,
+                status=status.value,
+                error=error,
+                output=output,
+                rounds=rounds,
+            )
         )
+        self.flush(f"record task {task.id!r}")
         record = {
             "run_id": self.run_id,
             "task": task.id,

@@ -221,7 +221,7 @@ class SquadRunner:
         self.store.update_run(run_id, status=RunStatus.RUNNING)
         with self._graph_for(run_id, executor, spec) as (app, config):
             try:
-                result = app.invoke(payload, config, durability="sync")
+                result = self._invoke(app, payload, config, executor)
             except OSError as exc:
                 # A full disk or a vanished folder: the step did not finish, so its
                 # checkpoint was not written and a resume redoes exactly that step.
@@ -243,6 +243,14 @@ class SquadRunner:
                 self._progress("interrupted: the run stops at its last checkpoint")
                 return self._result(run_id, spec, workspace, "interrupted", budget)
         return self._finish(run_id, spec, workspace, result, budget, log)
+
+    @staticmethod
+    def _invoke(app: Any, payload: Any, config: dict[str, Any], executor: RunExecutor) -> Any:
+        try:
+            return app.invoke(payload, config, durability="sync")
+        except BaseException:
+            executor.flush("record the spend of an unfinished step", aborted=True)
+            raise
 
     def _finish(
         self,

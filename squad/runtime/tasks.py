@@ -50,19 +50,25 @@ def topological_order(tasks: Sequence[TaskNode]) -> list[str]:
     The definition was validated (no cycles, no unknown ids), so every task is placed.
     """
     position = {t.id: i for i, t in enumerate(tasks)}
-    remaining = {t.id: set(t.depends_on) for t in tasks}
+    waiting = {t.id: len(set(t.depends_on)) for t in tasks}
+    dependents: dict[str, list[str]] = {t.id: [] for t in tasks}
+    for t in tasks:
+        for dep in set(t.depends_on):
+            dependents[dep].append(t.id)
+    wave = [tid for tid, count in waiting.items() if count == 0]
     order: list[str] = []
-    while remaining:
-        ready = sorted(
-            (tid for tid, deps in remaining.items() if not deps), key=position.__getitem__
-        )
-        if not ready:
-            raise ValueError(f"dependency cycle among {sorted(remaining)}")
-        for tid in ready:
-            order.append(tid)
-            del remaining[tid]
-        for deps in remaining.values():
-            deps.difference_update(ready)
+    while wave:  # every task whose dependencies are placed, in written order, then the next
+        wave.sort(key=position.__getitem__)
+        order += wave
+        following: list[str] = []
+        for tid in wave:
+            for after in dependents[tid]:
+                waiting[after] -= 1
+                if waiting[after] == 0:
+                    following.append(after)
+        wave = following
+    if len(order) < len(tasks):
+        raise ValueError(f"dependency cycle among {sorted(set(position) - set(order))}")
     return order
 
 

@@ -24,7 +24,7 @@ claim protocol that keeps one extraction per agent at a time, coalescing trigger
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -71,26 +71,59 @@ class ConversationStore:
         tool_name: str | None = None,
     ) -> MessageRecord:
         """Append a message to the agent's conversation and return it with its seq and turn."""
-        role = enum_value(MessageRole, role, "message role")
+        return self.record_messages(
+            squad, agent, [(role, content, tool_name)], run_id=run_id, session_id=session_id
+        )[0]
+
+    def record_messages(
+        self,
+        squad: str,
+        agent: str,
+        items: Sequence[tuple[MessageRole | str, str, str | None]],
+        *,
+        run_id: str | None = None,
+        session_id: str | None = None,
+    ) -> list[MessageRecord]:
+        """Append ``(role, content, tool_name)`` messages in order, in one transaction.
+
+        They get consecutive seqs; each one's turn counts the assistant replies up to it.
+        """
+        roles = [enum_value(MessageRole, role, "message role") for role, _, _ in items]
         _check_agent(squad, agent)
+        if not items:
+            return []
         now = self._now()
-        values: dict[str, Any] = {
-            "message_id": self._new_id(),
-            "squad": squad,
-            "agent": agent,
-            "run_id": run_id,
-            "session_id": session_id,
-            "role": role.value,
-            "content": content,
-            "tool_name": tool_name,
-            "created_at": now,
-        }
+        replies = sum(role is MessageRole.ASSISTANT for role in roles)
         action = f"record a message of agent {agent!r} of squad {squad!r}"
+        rows: list[dict[str, Any]] = []
         with transaction(self._engine, action) as conn:
-            values["seq"], values["turn"] = _next_seq(conn, squad, agent, role)
-            key = conn.execute(insert(MESSAGES).values(values)).inserted_primary_key
-            assert key is not None
-        return MessageRecord(id=int(key[0]), **{**values, "role": role})
+            last_seq, turns = _take_seqs(conn, squad, agent, len(items), replies)
+            seq, turn = last_seq - len(items), turns - replies
+            for role, (_, content, tool_name) in zip(roles, items, strict=True):
+                seq += 1
+                turn += role is MessageRole.ASSISTANT
+                rows.append(
+                    {
+                        "message_id": self._new_id(),
+                        "squad": squad,
+                        "agent": agent,
+                        "run_id": run_id,
+                        "session_id": session_id,
+                        "role": role.value,
+                        "content": content,
+                        "tool_name": tool_name,
+                        "created_at": now,
+                        "seq": seq,
+                        "turn": turn,
+                    }
+                )
+            ids = conn.execute(
+                insert(MESSAGES).returning(MESSAGES.c.id, sort_by_parameter_order=True), rows
+            ).scalars()
+            return [
+                MessageRecord(id=int(key), **{**row, "role": role})
+                for key, row, role in zip(ids, rows, roles, strict=True)
+            ]
 
     def messages(
         self,
@@ -203,18 +236,20 @@ class ConversationStore:
 # helpers
 
 
-def _next_seq(conn: Connection, squad: str, agent: str, role: MessageRole) -> tuple[int, int]:
-    """Take the agent's next seq (and its turn count after a message of ``role``).
+def _take_seqs(
+    conn: Connection, squad: str, agent: str, count: int, replies: int
+) -> tuple[int, int]:
+    """Take the agent's next ``count`` seqs, ``replies`` of them assistant replies; return the
+    last seq and the turn count after them.
 
     Must be the transaction's first statement: it takes the lock that orders the writers.
     """
-    replies = int(role is MessageRole.ASSISTANT)
     upsert(
         conn,
         COUNTERS,
-        {"squad": squad, "agent": agent, "last_seq": 1, "turns": replies},
+        {"squad": squad, "agent": agent, "last_seq": count, "turns": replies},
         key=("squad", "agent"),
-        set_={"last_seq": COUNTERS.c.last_seq + 1, "turns": COUNTERS.c.turns + replies},
+        set_={"last_seq": COUNTERS.c.last_seq + count, "turns": COUNTERS.c.turns + replies},
     )
     row = conn.execute(
         select(COUNTERS.c.last_seq, COUNTERS.c.turns).where(_agent_key(COUNTERS, squad, agent))

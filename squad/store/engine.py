@@ -13,6 +13,7 @@ import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from squad.errors import StoreError
 
 __all__ = [
     "BUSY_TIMEOUT_MS",
+    "batch",
     "make_engine",
     "mask_url",
     "parse_url",
@@ -89,6 +91,10 @@ def make_engine(url: str | URL) -> Engine:
         ) from exc
 
 
+_BATCH: ContextVar[tuple[Engine, Connection] | None] = ContextVar("store_batch", default=None)
+"""The batch transaction open in this context, if any (see :func:`batch`)."""
+
+
 @contextmanager
 def transaction(
     engine: Engine, action: str, *, reraise: type[SQLAlchemyError] | None = None
@@ -96,11 +102,17 @@ def transaction(
     """One transaction on ``engine``; its SQLAlchemy errors become StoreError naming ``action``.
 
     ``action`` completes "cannot ... in the state database": ``"record a message of 'a'"``.
-    Errors of type ``reraise`` pass through unchanged, for callers that handle them.
+    Errors of type ``reraise`` pass through unchanged, for callers that handle them. Inside a
+    :func:`batch` on the same engine, the work joins the batch's transaction instead of
+    committing on its own.
     """
+    open_batch = _BATCH.get()
     try:
-        with engine.begin() as conn:
-            yield conn
+        if open_batch is not None and open_batch[0] is engine:
+            yield open_batch[1]
+        else:
+            with engine.begin() as conn:
+                yield conn
     except SQLAlchemyError as exc:
         if reraise is not None and isinstance(exc, reraise):
             raise
@@ -108,6 +120,24 @@ def transaction(
         raise StoreError(
             f"cannot {action} in the state database {mask_url(engine.url)!r}: {reason}"
         ) from exc
+
+
+@contextmanager
+def batch(engine: Engine, action: str) -> Iterator[None]:
+    """Make every store write in this block one transaction: all of them land, or none.
+
+    A runtime step buffers its messages, spend and task state while the model works and
+    writes them here at the end, so no lock is held across a model call and a step costs one
+    commit instead of one per record. Batches do not nest.
+    """
+    if _BATCH.get() is not None:
+        raise RuntimeError("store batches do not nest")
+    with transaction(engine, action) as conn:
+        token = _BATCH.set((engine, conn))
+        try:
+            yield
+        finally:
+            _BATCH.reset(token)
 
 
 def _sqlite_in_memory(url: URL) -> bool:

@@ -16,8 +16,23 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Row, Table, and_, func, insert, literal, null, select
-from sqlalchemy.engine import Engine
+from sqlalchemy import (
+    Boolean,
+    ColumnElement,
+    Row,
+    ScalarSelect,
+    Table,
+    and_,
+    bindparam,
+    case,
+    func,
+    insert,
+    literal,
+    null,
+    select,
+)
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
 from squad.errors import StoreError
@@ -71,17 +86,76 @@ class RunStateStore:
             if number is not None and number < 0:
                 raise ValueError(f"{name} must be 0 or more, got {number!r}")
         now = self._now()
+        action = f"set task {task_id!r} of run {run_id!r}"
+        try:
+            with transaction(self._engine, action) as conn:
+                statement = _TASK_UPSERTS.get(conn.dialect.name)
+                if statement is None:
+                    return self._set_task_portably(
+                        conn,
+                        run_id,
+                        task_id,
+                        squad,
+                        agent,
+                        status,
+                        error,
+                        output,
+                        attempts,
+                        rounds,
+                        now,
+                    )
+                row = conn.execute(
+                    statement,
+                    {
+                        "run_id": run_id,
+                        "task_id": task_id,
+                        "squad": squad,
+                        "agent": agent,
+                        "status": status.value,
+                        "error": error,
+                        "now": now,
+                        "first_output": output,
+                        "first_attempts": attempts or 0,
+                        "first_rounds": rounds or 0,
+                        "first_started_at": now if status is TaskStatus.RUNNING else None,
+                        "first_ended_at": now if status.finished else None,
+                        "new_output": output,
+                        "new_attempts": attempts,
+                        "new_rounds": rounds,
+                        "running": status is TaskStatus.RUNNING,
+                        "finished": status.finished,
+                    },
+                ).one()
+                return _task_record(row)
+        except StoreError as exc:
+            if isinstance(exc.__cause__, IntegrityError):
+                raise StoreError(
+                    f"cannot set task {task_id!r}: no run with id {run_id!r} in the state "
+                    "database (create_run first)"
+                ) from exc.__cause__
+            raise
+
+    @staticmethod
+    def _set_task_portably(
+        conn: Connection,
+        run_id: str,
+        task_id: str,
+        squad: str,
+        agent: str,
+        status: TaskStatus,
+        error: str | None,
+        output: str | None,
+        attempts: int | None,
+        rounds: int | None,
+        now: datetime,
+    ) -> TaskRecord:
+        """:meth:`set_task` on backends without ``INSERT ... ON CONFLICT ... RETURNING``."""
         stamp = literal(now, UTCDateTime())
         key = _task_key(run_id, task_id)
-        position = (
-            select(func.coalesce(func.max(TASKS.c.position), 0) + 1)
-            .where(TASKS.c.run_id == run_id)
-            .scalar_subquery()
-        )
         values: dict[str, Any] = {
             "run_id": run_id,
             "task_id": task_id,
-            "position": position,
+            "position": _next_position(),
             "squad": squad,
             "agent": agent,
             "status": status.value,
@@ -106,17 +180,8 @@ class RunStateStore:
         for name, value in (("output", output), ("attempts", attempts), ("rounds", rounds)):
             if value is not None:
                 changes[name] = value
-        try:
-            with transaction(self._engine, f"set task {task_id!r} of run {run_id!r}") as conn:
-                upsert(conn, TASKS, values, key=("run_id", "task_id"), set_=changes)
-                return _task_record(conn.execute(select(TASKS).where(key)).one())
-        except StoreError as exc:
-            if isinstance(exc.__cause__, IntegrityError):
-                raise StoreError(
-                    f"cannot set task {task_id!r}: no run with id {run_id!r} in the state "
-                    "database (create_run first)"
-                ) from exc.__cause__
-            raise
+        upsert(conn, TASKS, values, key=("run_id", "task_id"), set_=changes)
+        return _task_record(conn.execute(select(TASKS).where(key)).one())
 
     def tasks(self, run_id: str) -> list[TaskRecord]:
         """The run's tasks, in the order they were first set.
@@ -208,6 +273,66 @@ class RunStateStore:
 
 
 # helpers
+
+
+def _next_position() -> ScalarSelect[Any]:
+    """A new task's place in its run: the highest so far plus one."""
+    return (
+        select(func.coalesce(func.max(TASKS.c.position), 0) + 1)
+        .where(TASKS.c.run_id == bindparam("run_id"))
+        .scalar_subquery()
+    )
+
+
+def _task_upsert(insert_of: Callable[[Table], Any]) -> Any:
+    """:meth:`RunStateStore.set_task` as one prepared ``INSERT ... ON CONFLICT ... RETURNING``.
+
+    Built once per dialect, so a task change costs one statement and no SQL construction.
+    """
+    now = bindparam("now", type_=UTCDateTime())
+    statement = insert_of(TASKS).values(
+        run_id=bindparam("run_id"),
+        task_id=bindparam("task_id"),
+        position=_next_position(),
+        squad=bindparam("squad"),
+        agent=bindparam("agent"),
+        status=bindparam("status"),
+        attempts=bindparam("first_attempts"),
+        rounds=bindparam("first_rounds"),
+        error=bindparam("error"),
+        output=bindparam("first_output"),
+        started_at=bindparam("first_started_at", type_=UTCDateTime()),
+        ended_at=bindparam("first_ended_at", type_=UTCDateTime()),
+        updated_at=now,
+    )
+    keep = {name: bindparam(f"new_{name}", type_=TASKS.c[name].type) for name in _KEPT}
+    return statement.on_conflict_do_update(
+        index_elements=[TASKS.c.run_id, TASKS.c.task_id],
+        set_={
+            "squad": statement.excluded.squad,
+            "agent": statement.excluded.agent,
+            "status": statement.excluded.status,
+            "error": statement.excluded.error,
+            "updated_at": statement.excluded.updated_at,
+            "started_at": case(
+                (bindparam("running", type_=Boolean()), func.coalesce(TASKS.c.started_at, now)),
+                else_=TASKS.c.started_at,
+            ),
+            "ended_at": case(
+                (bindparam("finished", type_=Boolean()), func.coalesce(TASKS.c.ended_at, now)),
+                else_=null(),
+            ),
+            **{name: func.coalesce(keep[name], TASKS.c[name]) for name in _KEPT},
+        },
+    ).returning(*TASKS.c)
+
+
+_KEPT = ("output", "attempts", "rounds")
+"""Columns a ``set_task`` leaves alone when given None."""
+_TASK_UPSERTS = {
+    "sqlite": _task_upsert(sqlite.insert),
+    "postgresql": _task_upsert(postgresql.insert),
+}
 
 
 def _task_key(run_id: str, task_id: str) -> ColumnElement[bool]:

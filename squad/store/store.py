@@ -24,7 +24,7 @@ from sqlmodel import Session, col, delete, select, update
 
 from squad.errors import StoreError
 from squad.store.conversation import ConversationStore
-from squad.store.engine import make_engine, mask_url
+from squad.store.engine import batch, make_engine, mask_url
 from squad.store.memory import MemoryStore
 from squad.store.migrate import upgrade
 from squad.store.records import RunRecord, RunStatus, SquadRecord
@@ -272,6 +272,16 @@ class Store:
         query = query.order_by(col(RunRow.created_at).desc(), col(RunRow.id).desc())
         with self._session("list interrupted runs") as session:
             return [_run_record(row) for row in session.exec(query).all()]
+
+    @contextmanager
+    def batch(self, action: str) -> Iterator[None]:
+        """One transaction for every write of ``store.conversation`` and ``store.runs`` inside.
+
+        ``action`` names it in errors ("record step t1 of run 42"). Writes made through
+        :class:`Session` (squads, runs) are not part of it.
+        """
+        with batch(self._engine, action):
+            yield
 
     # plumbing
 
