@@ -167,14 +167,206 @@ def forget(
 
 
 @memory_app.command()
-def show(squad: SquadArg, agent: AgentArg, json_output: JsonFlag = False) -> None:
+def extract(
+    transcript: Annotated[
+        Path, typer.Argument(help="JSON Lines of {role, content}, or a JSON list of them.")
+    ],
+    squad: Annotated[
+        str | None, typer.Option("--squad", help="Check against (and write to) this squad.")
+    ] = None,
+    agent: Annotated[str | None, typer.Option("--agent", help="The squad's agent.")] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show what would be written; write nothing.")
+    ] = False,
+    output_format: Annotated[
+        str, typer.Option("--format", help="text or json.", show_default=True)
+    ] = "text",
+    model: Annotated[
+        str | None,
+        typer.Option("--model", help="Extract with this model (default: the agent's; offline)."),
+    ] = None,
+) -> None:
+    """Run the fact extractor over a transcript file.
+
+    With --squad and --agent the facts are checked against that agent's memory (duplicates,
+    near-duplicates, superseded facts) and written, unless --dry-run. Without them nothing is
+    written. `--format json` prints {"facts": [...], "dropped": [...]}, with source_turns as
+    zero-based indexes of the file's messages.
+    """
+    from datetime import UTC, datetime
+
+    from squad.errors import UsageError
+    from squad.extraction.models import ExtractionModels
+    from squad.extraction.transcript import extract_transcript, read_transcript
+    from squad.model.seam import LiteLLMModel
+    from squad.spec.models import ModelSpec
+
+    if output_format not in ("text", "json"):
+        raise UsageError(f"--format must be text or json, got {output_format!r}")
+    if (squad is None) != (agent is None):
+        raise UsageError("give both --squad and --agent, or neither")
+    messages = read_transcript(transcript)
+    out = Output(json_mode=output_format == "json")
+    now = datetime.now(UTC)
+    models = ExtractionModels(lambda spec, on_event: LiteLLMModel(spec, on_event=on_event))
+    if squad is None or agent is None:
+        chosen = None if model is None else models.for_spec(ModelSpec(name=model))
+        result = extract_transcript(messages, now=now, model=chosen)
+        writes = False
+    else:
+        with _Session() as session:
+            ctx = session.agent(squad, agent)
+            chosen = models(ctx) if model is None else models.for_spec(ModelSpec(name=model))
+            result = extract_transcript(
+                messages,
+                now=now,
+                model=chosen,
+                memory=session.service,
+                ctx=ctx,
+                dry_run=dry_run,
+                source=f"transcript:{transcript.name}",
+            )
+            writes = not dry_run
+            if writes and result.applied is not None:
+                session.manager.store.extraction.record(
+                    ctx.squad.name,
+                    ctx.agent.id,
+                    started_at=now,
+                    status="done",
+                    extractor=result.extractor,
+                    from_seq=0,
+                    to_seq=0,
+                    written=result.applied.written,
+                    dropped=result.applied.dropped,
+                    reason=f"transcript {transcript}",
+                )
+    data = result.to_dict(dry_run=not writes)
+    if out.json_mode:
+        out.json(data)
+        return
+    for fact in data["facts"]:
+        where = f" [{fact['section']}]" if fact["section"] else ""
+        turns = ",".join(map(str, fact["source_turns"]))
+        out.line(f"{fact['action']:5} {fact['scope']}{where}: {fact['text']}  (turns {turns})")
+    for fact in data["dropped"]:
+        out.line(f"drop  {fact['reason']}: {fact['text']}", style="dim")
+    if not writes:
+        out.line("(nothing written)", style="dim")
+
+
+@memory_app.command()
+def gc(
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Report what would change; write nothing.")
+    ] = False,
+    half_life_days: Annotated[
+        float | None,
+        typer.Option(
+            "--half-life-days", min=0.01, help="Days unused that halve a fact's score (30)."
+        ),
+    ] = None,
+    json_output: JsonFlag = False,
+) -> None:
+    """Consolidate memory: expire facts past their TTL, make long-unused ones dormant, and
+    propose promoting project facts seen in three runs or sessions. Nothing is deleted."""
+    from squad.cli.app import open_manager
+    from squad.memory.gc import GcPolicy, run_gc
+
+    out = Output(json_mode=json_output)
+    policy = GcPolicy() if half_life_days is None else GcPolicy(half_life_days=half_life_days)
+    with open_manager() as manager:
+        report = run_gc(manager.settings, manager.store, dry_run=dry_run, policy=policy)
+    if json_output:
+        out.json(report.to_dict())
+    else:
+        out.stream.write(report.render() + "\n")
+
+
+@memory_app.command()
+def revive(
+    fact_id: Annotated[int, typer.Argument(help="A dormant fact's id (see `memory show --all`).")],
+) -> None:
+    """Bring a dormant experiential fact back into retrieval."""
+    from datetime import UTC, datetime
+
+    from squad.errors import UsageError
+    from squad.memory.audit import AuditLog, AuditRecord
+
+    out = Output()
+    with _Session() as session:
+        fact = session.manager.store.maintenance.revive(fact_id)
+        try:
+            workspace = session.manager.locate(fact.squad).path
+        except UsageError:  # the squad is gone: the store row keeps status and time
+            workspace = None
+        if workspace is not None:
+            AuditLog(workspace).append(
+                AuditRecord(
+                    time=datetime.now(UTC).isoformat(),
+                    actor="cli",
+                    operation="revive",
+                    file=f"fact:{fact_id}",
+                    section=None,
+                    old_sha256=None,
+                    new_sha256=None,
+                )
+            )
+    out.line(f"fact {fact_id} is active again: {fact.text}")
+
+
+@memory_app.command()
+def promote(
+    squad: SquadArg,
+    agent: AgentArg,
+    key: Annotated[str, typer.Argument(help="The proposal's key (or the fact's text).")],
+    json_output: JsonFlag = False,
+) -> None:
+    """Copy a project fact memory gc proposed into the agent's experiential memory."""
+    from squad.errors import UsageError
+    from squad.memory.sightings import fact_text, sighting_key
+
+    out = Output(json_mode=json_output)
+    with _Session() as session:
+        ctx = session.agent(squad, agent)
+        maintenance = session.manager.store.maintenance
+        found = maintenance.sighting(ctx.squad.name, ctx.agent.id, key)
+        found = found or maintenance.sighting(ctx.squad.name, ctx.agent.id, sighting_key(key))
+        if found is None:
+            raise UsageError(
+                f"no project fact {key!r} was seen for {ctx.squad.name}/{ctx.agent.id}; "
+                "`squad memory gc --dry-run` lists the proposals"
+            )
+        namespace = session.service.namespace(ctx)
+        text = fact_text(found.text)
+        for fact in session.manager.store.memory.search_facts(text, namespace_ids=[namespace.id]):
+            if sighting_key(fact.text) == found.key:
+                raise UsageError(f"already in experiential memory as fact {fact.id}")
+        result = session.service.remember(ctx, text, layer="experiential", actor="promote")
+    if json_output:
+        out.json({"key": found.key, "where": result.where, "id": result.fact and result.fact.id})
+    else:
+        out.line(f"promoted to {result.where}: {text}", style="green")
+
+
+@memory_app.command()
+def show(
+    squad: SquadArg,
+    agent: AgentArg,
+    include_all: Annotated[
+        bool,
+        typer.Option(
+            "--all", help="Also list inactive facts: dormant, expired, forgotten, superseded."
+        ),
+    ] = False,
+    json_output: JsonFlag = False,
+) -> None:
     """Show an agent's project memory (memory.md) and its experience (Layer A facts)."""
     out = Output(json_mode=json_output)
     with _Session() as session:
         ctx = session.agent(squad, agent)
         snapshot = session.service.memory_file(ctx).snapshot()
         ns = session.service.namespace(ctx)
-        facts = session.manager.store.memory.facts(ns.id)
+        facts = session.manager.store.memory.facts(ns.id, include_inactive=include_all)
     if json_output:
         out.json(
             {
@@ -195,6 +387,7 @@ def show(squad: SquadArg, agent: AgentArg, json_output: JsonFlag = False) -> Non
                             "squad": f.squad,
                             "created_at": f.created_at.isoformat(),
                             "access_count": f.access_count,
+                            "status": f.status.value,
                         }
                         for f in facts
                     ],
@@ -209,10 +402,12 @@ def show(squad: SquadArg, agent: AgentArg, json_output: JsonFlag = False) -> Non
     )
     out.stream.write(snapshot.document.render() or "(empty)\n")
     state = "enabled" if ns.enabled else "disabled for other agents"
-    out.line(f"# {ns.name} [{ns.identity}] ({state}): {len(facts)} active facts", style="bold")
+    listed = "facts" if include_all else "active facts"
+    out.line(f"# {ns.name} [{ns.identity}] ({state}): {len(facts)} {listed}", style="bold")
     for fact in facts:
+        status = "" if fact.status.value == "active" else f"[{fact.status.value}] "
         out.line(
-            f"{fact.id:>5}  {fact.text}  ({fact.created_at.date().isoformat()}, "
+            f"{fact.id:>5}  {status}{fact.text}  ({fact.created_at.date().isoformat()}, "
             f"from {fact.squad}/{fact.agent})"
         )
 

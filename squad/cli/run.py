@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import signal
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from types import FrameType
@@ -31,7 +33,9 @@ def _progress(err: Output) -> Any:
     return show
 
 
-def _runner(manager: SquadManager, err: Output) -> SquadRunner:
+@contextmanager
+def _runner(manager: SquadManager, err: Output) -> Iterator[SquadRunner]:
+    """A runner for this command; on the way out, its queued fact extractions finish."""
     from squad.memory.embeddings import load_embedder
     from squad.memory.service import MemoryService
     from squad.runtime.runner import SquadRunner
@@ -39,7 +43,11 @@ def _runner(manager: SquadManager, err: Output) -> SquadRunner:
     memory = MemoryService(
         manager.settings, manager.store, embedder=load_embedder(manager.settings.memory_ranking)
     )
-    return SquadRunner(manager.settings, manager.store, memory=memory, progress=_progress(err))
+    runner = SquadRunner(manager.settings, manager.store, memory=memory, progress=_progress(err))
+    try:
+        yield runner
+    finally:
+        runner.close()
 
 
 class _GracefulStop:
@@ -131,9 +139,8 @@ def run(
     from squad.cli.app import open_manager
 
     out, err = Output(json_mode=json_output), Output(stream=sys.stderr)
-    with open_manager() as manager:
+    with open_manager() as manager, _runner(manager, err) as runner:
         spec, workspace = _spec_for(manager, target)
-        runner = _runner(manager, err)
         interrupted = [
             r
             for r in manager.store.interrupted_runs(spec.name)
@@ -170,10 +177,8 @@ def resume(
     from squad.cli.app import open_manager
 
     out, err = Output(json_mode=json_output), Output(stream=sys.stderr)
-    with open_manager() as manager:
-        runner = _runner(manager, err)
-        with _GracefulStop(runner, err):
-            result = runner.resume(run_id)
+    with open_manager() as manager, _runner(manager, err) as runner, _GracefulStop(runner, err):
+        result = runner.resume(run_id)
     _summary(out, result)
     _exit(result)
 
@@ -189,10 +194,8 @@ def approve(
     from squad.cli.app import open_manager
 
     out, err = Output(json_mode=json_output), Output(stream=sys.stderr)
-    with open_manager() as manager:
-        runner = _runner(manager, err)
-        with _GracefulStop(runner, err):
-            result = runner.approve(run_id, task, approved=not reject, reason=reason)
+    with open_manager() as manager, _runner(manager, err) as runner, _GracefulStop(runner, err):
+        result = runner.approve(run_id, task, approved=not reject, reason=reason)
     _summary(out, result)
     _exit(result)
 
@@ -261,8 +264,7 @@ def chat(
     from squad.runtime.chat import ChatSession
 
     err = Output(stream=sys.stderr)
-    with open_manager() as manager:
-        runner = _runner(manager, err)
+    with open_manager() as manager, _runner(manager, err) as runner:
         session = ChatSession.open(runner, squad, agent, model=model)
         if message is not None:
             sys.stdout.write(session.say(message).rstrip() + "\n")

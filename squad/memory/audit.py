@@ -11,6 +11,7 @@ import json
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from squad.paths import contained
 
@@ -38,6 +39,8 @@ class AuditRecord:
     new_sha256: str | None
     bytes: int | None = None
     note: str | None = None
+    details: dict[str, Any] | None = None
+    """Structured detail, e.g. an extraction's messages, writes and drops."""
 
 
 class AuditLog:

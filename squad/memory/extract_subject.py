@@ -162,7 +162,11 @@ _PERSONAL: tuple[tuple[str, str], ...] = (
         "reply format",
         r"bullet points|tables?|emojis?|exclamation|이모지|이모티콘|글머리표|목록으로",
     ),
-    ("reply length", r"concise|short|brief|preambles?|짧|장황|핵심만"),
+    (
+        "reply length",
+        r"concise|short|brief|preambles?|짧|장황|핵심만|길게|자세히|\b(?:long|lengthy|detailed"
+        r"|verbose|thorough)\b (?:\w+ )?(?:answers?|replies|responses|explanations?)",
+    ),
     ("review style", r"\breviews?\b.*\b(?:direct|blunt|problems)|리뷰.*(?:직설|문제점)"),
     ("commit messages", r"commit messages?|커밋 메시지"),
     ("editor", r"\beditor\b|\bvim\b|vs ?code|intellij|emacs|에디터"),

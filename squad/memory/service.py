@@ -79,6 +79,12 @@ class AgentContext:
         return self.squad.memory.enabled if own is None else own
 
     @property
+    def extraction_enabled(self) -> bool:
+        """Memory on, and the background extractor not turned off for the agent or squad."""
+        own = self.agent.memory.extract
+        return self.memory_enabled and (self.squad.memory.extract if own is None else own)
+
+    @property
     def identity(self) -> str:
         return experience_identity(self.squad.name, self.agent.id, self.agent.profile)
 

@@ -10,7 +10,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from squad.memory.compress import compress_history
 from squad.memory.service import AgentContext
+from squad.memory.tokens import counter_for_model
 from squad.memory.tools import MemoryTools
 from squad.model.types import ChatModel, Message, ModelReply
 from squad.runtime.agent import run_turn
@@ -22,10 +24,12 @@ from squad.spec.models import ModelSpec
 if TYPE_CHECKING:
     from squad.runtime.runner import SquadRunner
 
-__all__ = ["CHAT_SESSION", "ChatSession"]
+__all__ = ["CHAT_SESSION", "SESSION_BUDGET_TOKENS", "ChatSession"]
 
 CHAT_SESSION = "chat"
-HISTORY_MESSAGES = 20
+SESSION_BUDGET_TOKENS = 6_000
+"""Tokens the earlier conversation may take in a chat prompt; past it, older turns are
+compressed (summary + landmarks + recent turns, :mod:`squad.memory.compress`)."""
 
 
 @dataclass
@@ -60,6 +64,9 @@ class _ChatRecorder:
 
 
 class ChatSession:
+    history_budget: int = SESSION_BUDGET_TOKENS
+    """Tokens of earlier conversation sent with each turn (:data:`SESSION_BUDGET_TOKENS`)."""
+
     def __init__(
         self, runner: SquadRunner, ctx: AgentContext, model: ChatModel, model_spec: ModelSpec
     ) -> None:
@@ -79,13 +86,17 @@ class ChatSession:
 
     def say(self, text: str, *, on_token: Callable[[str], None] | None = None) -> str:
         store, ctx = self.runner.store, self.ctx
-        history = [
-            Message("user" if m.role == "user" else "assistant", m.content)
-            for m in store.conversation.messages(
-                ctx.squad.name, ctx.agent.id, session_id=CHAT_SESSION
-            )
-            if m.role in ("user", "assistant")
-        ][-HISTORY_MESSAGES:]
+        history = compress_history(
+            [
+                Message("user" if m.role == "user" else "assistant", m.content)
+                for m in store.conversation.messages(
+                    ctx.squad.name, ctx.agent.id, session_id=CHAT_SESSION
+                )
+                if m.role in ("user", "assistant")
+            ],
+            budget=self.history_budget,
+            counter=counter_for_model(self.model_spec.name),
+        ).messages
         files = WorkspaceFiles(ctx.workspace, "chat")
         functions: list[Callable[..., str]] = [files.read_file, files.list_files, files.write_file]
         if ctx.memory_enabled:
@@ -111,4 +122,5 @@ class ChatSession:
             timeout_s=self.model_spec.timeout_s or 120.0,
             on_token=on_token,
         )
+        self.runner.extraction.notify(ctx, 1)  # queues a background pass at the interval
         return result.text

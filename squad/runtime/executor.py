@@ -104,6 +104,7 @@ class RunExecutor:
         stop: threading.Event | None = None,
         progress: Callable[[str], None] | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        on_replies: Callable[[AgentContext, int], None] | None = None,
     ) -> None:
         self.spec = spec
         self.workspace = workspace
@@ -119,6 +120,7 @@ class RunExecutor:
         self._stop = stop or threading.Event()
         self._progress = progress or (lambda _: None)
         self._clock = clock
+        self._on_replies = on_replies or (lambda ctx, replies: None)
         self._started = time.monotonic()
         self._last_status: dict[str, TaskStatus] = {}
         self._journal: list[tuple[Callable[[Store], object], bool]] = []
@@ -150,6 +152,10 @@ class RunExecutor:
             with self.store.batch(f"{action} of run {self.run_id!r}"):
                 for write in writes:
                     write(self.store)
+        for agent, items in messages.items():
+            replies = sum(role == "assistant" for role, _, _ in items)
+            if replies:
+                self._on_replies(AgentContext.of(self.spec, agent, self.workspace), replies)
 
     def _message_write(
         self, agent: str, items: list[tuple[str, str, str | None]]

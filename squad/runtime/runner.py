@@ -18,6 +18,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from squad.errors import UsageError, WorkspaceError
+from squad.extraction.background import BackgroundExtractor
+from squad.extraction.job import AgentExtractor
+from squad.extraction.models import ExtractionModels
 from squad.memory.service import MemoryService
 from squad.model.types import ChatModel, ModelEvent
 from squad.runtime.executor import ModelFactory, RunExecutor, RunInterrupted
@@ -77,6 +80,7 @@ class SquadRunner:
         model_factory: ModelFactory = default_model_factory,
         progress: Callable[[str], None] | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        extraction: BackgroundExtractor | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
@@ -86,6 +90,17 @@ class SquadRunner:
         self._clock = clock
         self.stop = threading.Event()
         """Set it (from a signal handler) to stop after the current step's checkpoint."""
+        self._owns_extraction = extraction is None
+        self.extraction = extraction or BackgroundExtractor(
+            AgentExtractor(self.memory, ExtractionModels(model_factory), clock=clock)
+        )
+        """Background fact extraction every ``trigger_interval`` replies (share one between
+        runners of a process, as the daemon does)."""
+
+    def close(self, timeout: float | None = 30.0) -> None:
+        """Let queued extractions finish (up to ``timeout``) before the process ends."""
+        if self._owns_extraction:
+            self.extraction.close(timeout)
 
     def run(
         self,
@@ -217,6 +232,7 @@ class SquadRunner:
             stop=self.stop,
             progress=self._progress,
             clock=self._clock,
+            on_replies=self.extraction.notify,
         )
         self.store.update_run(run_id, status=RunStatus.RUNNING)
         with self._graph_for(run_id, executor, spec) as (app, config):

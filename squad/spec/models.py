@@ -161,6 +161,9 @@ class AgentMemory(_Strict):
     """Whether this agent reads and writes memory (default: the squad setting)."""
     trigger_interval: Annotated[int, Field(ge=1, le=1000)] | None = None
     """Turns between background fact extractions (default: the squad setting)."""
+    extract: bool | None = None
+    """Whether the background extractor learns facts from this agent's conversations
+    (default: the squad setting)."""
 
 
 class AgentSpec(_Strict):
@@ -229,6 +232,8 @@ class MemoryPolicy(_Strict):
     """Independent budget of the global [Supplementary Context] block."""
     trigger_interval: Annotated[int, Field(ge=1, le=1000)] = 6
     """Turns between background fact extractions."""
+    extract: bool = True
+    """Whether the background extractor learns facts from conversations (needs memory on)."""
     share_unused: bool = False
     """Let a memory layer use the share the other layer leaves unused (off: strict 60/40)."""
 

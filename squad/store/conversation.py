@@ -28,7 +28,19 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, Row, Table, and_, case, false, insert, or_, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Row,
+    Table,
+    and_,
+    case,
+    false,
+    func,
+    insert,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.engine import Connection, Engine
 
 from squad.store.engine import transaction
@@ -159,6 +171,16 @@ class ConversationStore:
         """How many assistant replies the agent has given, in runs and chats together."""
         query = select(COUNTERS.c.turns).where(_agent_key(COUNTERS, squad, agent))
         with transaction(self._engine, f"count the turns of agent {agent!r}") as conn:
+            return int(conn.execute(query).scalar() or 0)
+
+    def replies_after(self, squad: str, agent: str, seq: int) -> int:
+        """How many assistant replies the agent gave after message ``seq``."""
+        query = select(func.count()).where(
+            _agent_key(MESSAGES, squad, agent),
+            MESSAGES.c.seq > seq,
+            MESSAGES.c.role == MessageRole.ASSISTANT.value,
+        )
+        with transaction(self._engine, f"count the replies of agent {agent!r}") as conn:
             return int(conn.execute(query).scalar() or 0)
 
     # extraction watermark

@@ -97,6 +97,10 @@ class FactStatus(StrEnum):
     """Replaced by a newer fact (``superseded_by``); kept, with its text, for history."""
     FORGOTTEN = "forgotten"
     """Withdrawn by a user or agent; out of retrieval and search, kept for audit."""
+    DORMANT = "dormant"
+    """Unused for long (memory gc's recency decay); out of retrieval, restorable (revive)."""
+    EXPIRED = "expired"
+    """Past its ``expires_at`` (memory gc's TTL sweep); out of retrieval, kept for audit."""
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,8 @@ from sqlmodel import Session, col, delete, select, update
 from squad.errors import StoreError
 from squad.store.conversation import ConversationStore
 from squad.store.engine import batch, make_engine, mask_url
+from squad.store.extraction import ExtractionStore
+from squad.store.maintenance import MaintenanceStore
 from squad.store.memory import MemoryStore
 from squad.store.migrate import upgrade
 from squad.store.records import RunRecord, RunStatus, SquadRecord
@@ -70,6 +72,10 @@ class Store:
         """Agents' messages with their seq and turn, and the extractor's watermarks."""
         self.runs = RunStateStore(engine, now=self._now)
         """Each task's state in a run, and the spend ledger."""
+        self.extraction = ExtractionStore(engine, now=self._now)
+        """The background extractor's passes: what it read, wrote and dropped."""
+        self.maintenance = MaintenanceStore(engine, now=self._now)
+        """Memory gc's decay and TTL sweeps, and the evidence for promoting project facts."""
 
     @classmethod
     def open(

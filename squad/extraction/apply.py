@@ -1,0 +1,266 @@
+"""The extractor's writes: project facts to memory.md, experiential facts to Layer A.
+
+Both go through the memory issue's safe paths: memory.md edits take the file's lock and check
+its version (a concurrent edit means read again and redo, up to :data:`EDIT_ATTEMPTS` times),
+respect its size cap, refuse credentials and are audited; Layer A facts go through the store,
+audited here. Superseded facts are kept: struck through and dated in memory.md, marked
+``superseded`` (with the new fact's id) in the store.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
+
+from squad.errors import MemoryError_, MemoryFullError, SecretInMemoryError, StaleWriteError
+from squad.extraction.candidates import Candidate, Existing
+from squad.extraction.lines import parse_line, render_line, struck
+from squad.extraction.quality import Decision
+from squad.memory.audit import AuditLog, AuditRecord
+from squad.memory.extract_subject import subject_for
+from squad.memory.service import AgentContext, MemoryService
+from squad.memory.sightings import sighting_key
+
+__all__ = ["EDIT_ATTEMPTS", "Applied", "apply_decisions", "existing_facts"]
+
+EDIT_ATTEMPTS = 3
+ACTOR = "extractor"
+RECENT_FACTS = 30
+"""Existing facts shown to the model and checked against, per layer."""
+
+
+@dataclass
+class Applied:
+    """What one extraction changed, and what it did not and why (JSON-ready dicts)."""
+
+    written: list[dict[str, Any]] = field(default_factory=list)
+    dropped: list[dict[str, Any]] = field(default_factory=list)
+
+
+def existing_facts(memory: MemoryService, ctx: AgentContext) -> list[Existing]:
+    """The agent's current facts: memory.md bullet lines, then recent Layer A facts."""
+    out: list[Existing] = []
+    document = memory.memory_file(ctx).snapshot().document
+    project: list[tuple[str, str]] = []
+    for name in document.names:
+        section = document.find(name)
+        if section is not None:
+            project += [(name, line) for line in section.content_lines()]
+    for name, line in project[-RECENT_FACTS:]:
+        parsed = parse_line(line)
+        if parsed is None or parsed.superseded:
+            continue
+        out.append(
+            Existing(
+                number=len(out) + 1,
+                scope="project",
+                text=parsed.text,
+                subject=subject_for(parsed.text, "project"),
+                ref=f"{memory.memory_file(ctx).relative}#{name}",
+                section=name,
+                line=line,
+            )
+        )
+    facts = memory.store.memory.facts(memory.namespace_id(ctx), limit=RECENT_FACTS)
+    for fact in reversed(facts):  # oldest first, like the file
+        out.append(
+            Existing(
+                number=len(out) + 1,
+                scope="experiential",
+                text=fact.text,
+                subject=fact.subject,
+                ref=f"fact:{fact.id}",
+                fact_id=fact.id,
+            )
+        )
+    return out
+
+
+def apply_decisions(
+    memory: MemoryService,
+    ctx: AgentContext,
+    decisions: Sequence[Decision],
+    *,
+    now: datetime,
+    source: str,
+    seqs: dict[int, int],
+    run_id: str | None = None,
+) -> Applied:
+    """Write the decisions' facts; ``seqs`` maps message index to store seq (provenance).
+
+    ``source`` is the run id, or the chat session and day, the facts came from: project facts
+    seen again in three of them are proposed for promotion by ``squad memory gc``.
+    """
+    today = now.date()
+    applied = Applied()
+    for d in decisions:
+        if d.kind == "drop":
+            applied.dropped.append(_entry(d.candidate, d.reason, d.target))
+    project = [d for d in decisions if d.kind != "drop" and d.candidate.scope == "project"]
+    experiential = [
+        d for d in decisions if d.kind != "drop" and d.candidate.scope == "experiential"
+    ]
+    if project:
+        _write_project(memory, ctx, project, today, applied)
+    for d in experiential:
+        _write_experiential(memory, ctx, d, now, seqs, run_id, applied)
+    for d in decisions:  # a project fact seen again, in another run or session, is evidence
+        seen = d.target.text if d.kind != "write" and d.target is not None else d.candidate.text
+        if d.candidate.scope == "project" and d.reason in (
+            "new",
+            "supersedes",
+            "duplicate",
+            "near-duplicate",
+        ):
+            memory.store.maintenance.record_sighting(
+                ctx.squad.name, ctx.agent.id, sighting_key(seen), seen, source
+            )
+    return applied
+
+
+def _entry(
+    c: Candidate, reason: str, target: Existing | None = None, **more: Any
+) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "text": c.text,
+        "scope": c.scope,
+        "reason": reason,
+        "source_turns": list(c.source_turns),
+    }
+    if c.section and c.scope == "project":
+        entry["section"] = c.section
+    if target is not None:
+        entry["target"] = target.ref
+    entry.update(more)
+    return entry
+
+
+def _write_project(
+    memory: MemoryService,
+    ctx: AgentContext,
+    decisions: Sequence[Decision],
+    today: date,
+    applied: Applied,
+) -> None:
+    file = memory.memory_file(ctx)
+    new_lines: dict[str, list[tuple[Decision, str]]] = defaultdict(list)
+    strike: dict[str, set[str]] = defaultdict(set)
+    for d in decisions:
+        if d.kind == "merge":
+            applied.written.append(
+                _entry(d.candidate, "merged", d.target, where=d.target.ref if d.target else None)
+            )
+            continue
+        c = d.candidate
+        pointer = None
+        if c.detail:
+            try:
+                pointer = memory.daily_log(ctx).append(
+                    f"{c.text}\n\n> " + "\n> ".join(c.detail.splitlines()), actor=ACTOR, day=today
+                )
+            except (MemoryFullError, SecretInMemoryError):
+                pointer = None
+        new_lines[c.section or "Insights"].append((d, render_line(c.text, today, pointer=pointer)))
+        if d.target is not None and d.target.section and d.target.line:
+            strike[d.target.section].add(d.target.line)
+    for section in sorted(set(new_lines) | set(strike)):
+        lines = new_lines.get(section, [])
+        try:
+            _edit_section(file, section, [line for _, line in lines], strike[section], today)
+        except (MemoryFullError, SecretInMemoryError, MemoryError_) as exc:
+            for d, _ in lines:
+                applied.dropped.append(_entry(d.candidate, f"not written: {exc}"))
+            continue
+        for d, _ in lines:
+            applied.written.append(
+                _entry(
+                    d.candidate,
+                    d.reason,
+                    d.target,
+                    where=f"{file.relative}#{section}",
+                )
+            )
+
+
+def _edit_section(file: Any, section: str, lines: list[str], strike: set[str], today: date) -> None:
+    for attempt in range(EDIT_ATTEMPTS):
+        snapshot = file.snapshot()
+        current = snapshot.document.find(section)
+        if current is None or not strike:
+            if lines:
+                file.append(section, "\n".join(lines), actor=ACTOR)
+            return
+        body = [struck(line, today) if line in strike else line for line in current.content_lines()]
+        body += lines
+        try:
+            file.replace(
+                section,
+                "\n".join(body),
+                actor=ACTOR,
+                automatic=True,
+                expected_version=snapshot.version,
+            )
+            return
+        except StaleWriteError:
+            if attempt == EDIT_ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _write_experiential(
+    memory: MemoryService,
+    ctx: AgentContext,
+    d: Decision,
+    now: datetime,
+    seqs: dict[int, int],
+    run_id: str | None,
+    applied: Applied,
+) -> None:
+    store = memory.store.memory
+    c = d.candidate
+    if d.kind == "merge":
+        if d.target is not None and d.target.fact_id is not None:
+            store.touch_facts([d.target.fact_id])
+        applied.written.append(
+            _entry(c, "merged", d.target, where=d.target.ref if d.target else None)
+        )
+        return
+    expires = (
+        datetime.combine(c.expires_on + timedelta(days=1), time(0), tzinfo=UTC)
+        if c.expires_on is not None
+        else None
+    )
+    try:
+        fact = store.add_fact(
+            memory.namespace_id(ctx),
+            c.text,
+            squad=ctx.squad.name,
+            agent=ctx.agent.id,
+            run_id=run_id,
+            turns=[seqs[i] for i in c.source_turns if i in seqs],
+            subject=c.subject,
+            source=ACTOR,
+            transient=expires is not None,
+            expires_at=expires,
+        )
+    except SecretInMemoryError as exc:
+        applied.dropped.append(_entry(c, f"not written: {exc}"))
+        return
+    if d.target is not None and d.target.fact_id is not None:
+        store.supersede(d.target.fact_id, fact.id)
+    AuditLog(ctx.workspace).append(
+        AuditRecord(
+            time=now.isoformat(),
+            actor=ACTOR,
+            operation="remember",
+            file=f"fact:{fact.id}",
+            section=None,
+            old_sha256=None,
+            new_sha256=None,
+            note=f"supersedes {d.target.ref}" if d.target is not None else None,
+        )
+    )
+    applied.written.append(_entry(c, d.reason, d.target, where=f"fact:{fact.id}"))

@@ -1,0 +1,121 @@
+"""Extraction of one batch: the offline classifier, or one model call behind the offline gate."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import date
+from typing import Literal
+
+from squad.extraction.candidates import Candidate, ConversationMessage, Existing
+from squad.extraction.model_answer import AnswerError, parse_answer
+from squad.extraction.prompt import extraction_messages
+from squad.extraction.quality import containment
+from squad.memory.extract_offline import LONG_MESSAGE_CHARS, classify, worth_a_model_call
+from squad.model.types import ChatModel, Message, ModelReply
+
+__all__ = ["BatchResult", "ExtractionFailed", "extract_batch", "extract_offline"]
+
+Extractor = Literal["offline", "model", "gate"]
+MODEL_TIMEOUT_S = 120.0
+
+
+class ExtractionFailed(Exception):
+    """The model's answer was invalid twice; the batch is skipped (``reason`` says why)."""
+
+    def __init__(self, reason: str, replies: Sequence[ModelReply] = ()) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.replies = tuple(replies)
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    candidates: list[Candidate]
+    extractor: Extractor
+    """``offline`` (the classifier), ``model``, or ``gate`` (the classifier saw nothing
+    worth a model call, so none was made)."""
+    replies: tuple[ModelReply, ...] = ()
+    """The model calls made, for the spend ledger."""
+    attempts: int = 0
+
+
+ECHO = 0.8
+"""An assistant message holding this much of an earlier user message restates it."""
+
+
+def extract_offline(batch: Sequence[ConversationMessage], today: date) -> list[Candidate]:
+    """One candidate per message that states a fact, by the offline classifier.
+
+    An assistant reply that restates an earlier user message ("Noted: the API is on 8080")
+    adds nothing the user's message did not: it is dropped as an echo.
+    """
+    out = []
+    for message in batch:
+        fact = classify(message.content, role=message.role, today=today)
+        if fact is None:
+            continue
+        echo = message.role == "assistant" and any(
+            m.role == "user"
+            and m.index < message.index
+            and containment(m.content, fact.text) >= ECHO
+            for m in batch
+        )
+        long = len(message.content) > LONG_MESSAGE_CHARS
+        out.append(
+            Candidate(
+                text=fact.text,
+                scope=fact.scope,
+                section=fact.section,
+                subject=fact.subject,
+                confidence=fact.confidence,
+                source_turns=(message.index,),
+                detail=message.content.strip() if long else None,
+                dropped="restates the user" if echo else None,
+            )
+        )
+    return out
+
+
+def extract_batch(
+    batch: Sequence[ConversationMessage],
+    existing: Sequence[Existing],
+    today: date,
+    model: ChatModel | None,
+) -> BatchResult:
+    """The batch's candidate facts.
+
+    Without a model, the offline classifier. With one, the classifier first decides whether
+    the batch is worth a call; then one call, retried once with the validation error when the
+    answer is malformed (:class:`ExtractionFailed` after that). A :class:`ModelError` (the
+    model is unreachable, or kept failing) propagates: the caller skips the batch.
+    """
+    if model is None:
+        return BatchResult(extract_offline(batch, today), "offline")
+    if not worth_a_model_call([(m.role, m.content) for m in batch]):
+        return BatchResult([], "gate")
+    messages = extraction_messages(batch, existing, today)
+    replies: list[ModelReply] = []
+    error: AnswerError | None = None
+    for attempt in (1, 2):
+        reply = model.complete(
+            messages, response_format={"type": "json_object"}, timeout_s=MODEL_TIMEOUT_S
+        )
+        replies.append(reply)
+        try:
+            found = parse_answer(reply.content, batch_size=len(batch))
+        except AnswerError as exc:
+            error = exc
+            messages = [
+                *messages,
+                Message.assistant(reply.content),
+                Message.user(
+                    f"Your answer was invalid: {exc}. Answer again with only the corrected JSON."
+                ),
+            ]
+            continue
+        mapped = [
+            replace(c, source_turns=tuple(batch[t].index for t in c.source_turns)) for c in found
+        ]
+        return BatchResult(mapped, "model", tuple(replies), attempt)
+    raise ExtractionFailed(f"the model's answer was invalid twice: {error}", replies)

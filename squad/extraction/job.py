@@ -1,0 +1,319 @@
+"""One extraction pass over one agent's new messages: claim, read, extract, check, write, record.
+
+The watermark in the store says how far the agent's messages have been read. A pass claims the
+agent (one pass per agent at a time, across processes; a trigger meanwhile is coalesced into
+one more pass), reads the user and assistant messages past the watermark in batches, and moves
+the watermark past each batch it finished: written, or skipped for good (a model answer invalid
+twice). It does not move it when the pass is skipped because there is too little to read or the
+model cannot be reached: those messages wait for the next pass. Every pass is recorded in the
+store and in the workspace's ``logs/memory-audit.jsonl``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal
+
+from squad.errors import ModelError
+from squad.extraction.apply import Applied, apply_decisions, existing_facts
+from squad.extraction.candidates import ConversationMessage
+from squad.extraction.extract import ExtractionFailed, extract_batch
+from squad.extraction.quality import decide
+from squad.memory.audit import AuditLog, AuditRecord
+from squad.memory.service import AgentContext, MemoryService
+from squad.model.types import ChatModel, ModelReply
+from squad.store.records import MessageRecord
+
+__all__ = [
+    "BATCH_MESSAGES",
+    "MODEL_MIN_CONFIDENCE",
+    "AgentExtractor",
+    "PassReport",
+    "interval_of",
+]
+
+BATCH_MESSAGES = 40
+"""User and assistant messages per extraction call."""
+MODEL_MIN_CONFIDENCE = 0.5
+"""Model facts below this confidence are dropped (the offline classifier has its own bar)."""
+STALE_CLAIM = timedelta(minutes=15)
+"""A claim older than this belongs to a process that died: it is taken over."""
+
+Status = Literal["done", "skipped", "failed"]
+ModelFor = Callable[[AgentContext], ChatModel | None]
+"""The agent's extraction model; None when no model is configured (offline extractor)."""
+
+
+def interval_of(ctx: AgentContext) -> int:
+    """Turns between extractions: the agent's setting, else the squad's (default 6)."""
+    own = ctx.agent.memory.trigger_interval
+    return own if own is not None else ctx.squad.memory.trigger_interval
+
+
+@dataclass(frozen=True)
+class PassReport:
+    """One batch (or one skipped pass) of an agent's extraction."""
+
+    status: Status
+    extractor: str
+    from_seq: int
+    to_seq: int
+    reason: str | None = None
+    written: list[dict[str, Any]] = field(default_factory=list)
+    dropped: list[dict[str, Any]] = field(default_factory=list)
+    record_id: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "extractor": self.extractor,
+            "from_seq": self.from_seq,
+            "to_seq": self.to_seq,
+            "reason": self.reason,
+            "written": self.written,
+            "dropped": self.dropped,
+            "id": self.record_id,
+        }
+
+
+class AgentExtractor:
+    """Runs extraction passes; shared by chat, runs and the daemon (thread-safe: no state
+    besides its collaborators)."""
+
+    def __init__(
+        self,
+        memory: MemoryService,
+        model_for: ModelFor,
+        *,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        log: Callable[[str, dict[str, Any]], None] | None = None,
+    ) -> None:
+        self.memory = memory
+        self.model_for = model_for
+        self._clock = clock
+        self._log = log or (lambda event, fields: None)
+
+    def run(self, ctx: AgentContext, *, force: bool = False) -> list[PassReport]:
+        """Extract what is new for the agent; [] when another pass holds the claim (this
+        trigger is then coalesced into that pass's next round). ``force`` ignores the
+        minimum number of messages."""
+        conversation = self.memory.store.conversation
+        squad, agent = ctx.squad.name, ctx.agent.id
+        if not conversation.claim_extraction(squad, agent, stale_after=STALE_CLAIM):
+            self._log("extraction_coalesced", {"squad": squad, "agent": agent})
+            return []
+        reports: list[PassReport] = []
+        while True:
+            processed = conversation.watermark(squad, agent).last_processed_seq
+            try:
+                processed = self._drain(ctx, processed, force, reports)
+            finally:
+                again = conversation.finish_extraction(squad, agent, processed)
+            if not again or not conversation.claim_extraction(
+                squad, agent, stale_after=STALE_CLAIM
+            ):
+                return reports
+
+    def _drain(
+        self, ctx: AgentContext, processed: int, force: bool, reports: list[PassReport]
+    ) -> int:
+        """Batches past ``processed`` until none is left; returns the new watermark."""
+        conversation = self.memory.store.conversation
+        squad, agent = ctx.squad.name, ctx.agent.id
+        interval = interval_of(ctx)
+        first = True
+        while True:
+            page = conversation.messages(squad, agent, after_seq=processed, limit=500)
+            talk = [m for m in page if m.role in ("user", "assistant")][:BATCH_MESSAGES]
+            if talk and len(talk) < BATCH_MESSAGES:
+                # The whole batch fits the page: nothing after it is left out.
+                last = page[-1].seq
+            elif talk:
+                last = talk[-1].seq
+            else:
+                last = page[-1].seq if page else processed
+            if not talk:
+                return last
+            if first and not force and len(talk) < interval:
+                reports.append(
+                    self._skip(
+                        ctx,
+                        processed,
+                        last,
+                        f"{len(talk)} messages, fewer than the trigger interval of {interval}",
+                    )
+                )
+                return processed
+            first = False
+            report = self._batch(ctx, talk, processed, last)
+            reports.append(report)
+            if report.status == "skipped":
+                return processed  # the model is unreachable: the messages wait
+            processed = last
+
+    def _batch(
+        self, ctx: AgentContext, talk: Sequence[MessageRecord], processed: int, last: int
+    ) -> PassReport:
+        started = self._clock()
+        batch = [
+            ConversationMessage(i, "user" if m.role == "user" else "assistant", m.content, m.seq)
+            for i, m in enumerate(talk)
+        ]
+        existing = existing_facts(self.memory, ctx)
+        model = self.model_for(ctx)
+        try:
+            result = extract_batch(batch, existing, started.date(), model)
+        except ModelError as exc:
+            return self._record(
+                ctx,
+                started,
+                "skipped",
+                "model",
+                processed,
+                last,
+                talk,
+                Applied(),
+                reason=f"the model is unreachable: {exc}",
+            )
+        except ExtractionFailed as exc:
+            self._spend(ctx, exc.replies)
+            return self._record(
+                ctx, started, "failed", "model", processed, last, talk, Applied(), reason=exc.reason
+            )
+        self._spend(ctx, result.replies)
+        decisions = decide(
+            result.candidates,
+            existing,
+            min_confidence=MODEL_MIN_CONFIDENCE if result.extractor == "model" else 0.0,
+        )
+        applied = apply_decisions(
+            self.memory,
+            ctx,
+            decisions,
+            now=started,
+            source=_source(talk),
+            seqs={m.index: m.seq for m in batch},
+            run_id=_run_of(talk),
+        )
+        return self._record(ctx, started, "done", result.extractor, processed, last, talk, applied)
+
+    def _skip(self, ctx: AgentContext, processed: int, last: int, reason: str) -> PassReport:
+        self._log(
+            "extraction_skipped", {"squad": ctx.squad.name, "agent": ctx.agent.id, "reason": reason}
+        )
+        AuditLog(ctx.workspace).append(
+            AuditRecord(
+                time=self._clock().isoformat(),
+                actor="extractor",
+                operation="extract",
+                file=f"agents/{ctx.agent.id}",
+                section=None,
+                old_sha256=None,
+                new_sha256=None,
+                note=f"skipped: {reason}",
+            )
+        )
+        return PassReport("skipped", "none", processed, last, reason)
+
+    def _record(
+        self,
+        ctx: AgentContext,
+        started: datetime,
+        status: Status,
+        extractor: str,
+        processed: int,
+        last: int,
+        talk: Sequence[MessageRecord],
+        applied: Applied,
+        *,
+        reason: str | None = None,
+    ) -> PassReport:
+        record = self.memory.store.extraction.record(
+            ctx.squad.name,
+            ctx.agent.id,
+            started_at=started,
+            status=status,
+            extractor=extractor,
+            from_seq=processed + 1,
+            to_seq=last,
+            message_ids=[m.message_id for m in talk],
+            written=applied.written,
+            dropped=applied.dropped,
+            reason=reason,
+        )
+        summary = f"{status}: {len(applied.written)} written, {len(applied.dropped)} dropped" + (
+            f" ({reason})" if reason else ""
+        )
+        AuditLog(ctx.workspace).append(
+            AuditRecord(
+                time=started.isoformat(),
+                actor="extractor",
+                operation="extract",
+                file=f"extraction:{record.id}",
+                section=None,
+                old_sha256=None,
+                new_sha256=None,
+                note=summary,
+                details={
+                    "agent": ctx.agent.id,
+                    "extractor": extractor,
+                    "messages": {
+                        "from_seq": processed + 1,
+                        "to_seq": last,
+                        "ids": [m.message_id for m in talk],
+                    },
+                    "written": applied.written,
+                    "dropped": applied.dropped,
+                },
+            )
+        )
+        self._log(
+            "extraction",
+            {
+                "squad": ctx.squad.name,
+                "agent": ctx.agent.id,
+                "status": status,
+                "extractor": extractor,
+                "written": len(applied.written),
+                "dropped": len(applied.dropped),
+                "reason": reason,
+            },
+        )
+        return PassReport(
+            status,
+            extractor,
+            processed + 1,
+            last,
+            reason,
+            applied.written,
+            applied.dropped,
+            record.id,
+        )
+
+    def _spend(self, ctx: AgentContext, replies: Sequence[ModelReply]) -> None:
+        for reply in replies:
+            self.memory.store.runs.record_spend(
+                ctx.squad.name,
+                model=reply.model or "unknown",
+                agent=ctx.agent.id,
+                prompt_tokens=reply.usage.prompt_tokens,
+                completion_tokens=reply.usage.completion_tokens,
+                cost_usd=reply.usage.cost_usd,
+                latency_s=reply.latency_s,
+            )
+
+
+def _run_of(talk: Sequence[MessageRecord]) -> str | None:
+    runs = [m.run_id for m in talk if m.run_id]
+    return runs[-1] if runs else None
+
+
+def _source(talk: Sequence[MessageRecord]) -> str:
+    """Where most of the batch came from: a run id, or a chat session and its day."""
+    counts = Counter(
+        m.run_id or f"{m.session_id or 'chat'}:{m.created_at.date().isoformat()}" for m in talk
+    )
+    return counts.most_common(1)[0][0]

@@ -1,0 +1,43 @@
+"""Which model extracts an agent's facts: its own, or none (the offline extractor)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from squad.memory.service import AgentContext
+from squad.model.types import ChatModel, ModelEvent
+from squad.spec.models import DEFAULT_MODEL, ModelSpec
+
+__all__ = ["ExtractionModels", "is_offline"]
+
+
+def is_offline(name: str) -> bool:
+    """Whether ``name`` is the built-in offline model: "no model configured" for extraction,
+    so its agents get the offline extractor, without a call."""
+    return name == DEFAULT_MODEL or name.startswith("squad-offline/")
+
+
+class ExtractionModels:
+    """``model_for(ctx)``: the agent's configured model (one instance per spec), or None when
+    the agent runs on the built-in offline model."""
+
+    def __init__(
+        self, factory: Callable[[ModelSpec, Callable[[ModelEvent], None]], ChatModel]
+    ) -> None:
+        self._factory = factory
+        self._models: dict[str, ChatModel] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, ctx: AgentContext) -> ChatModel | None:
+        return self.for_spec(ctx.agent.model or ctx.squad.model)
+
+    def for_spec(self, spec: ModelSpec) -> ChatModel | None:
+        """The model for ``spec``; None for the built-in offline model."""
+        if is_offline(spec.name):
+            return None
+        key = spec.model_dump_json()
+        with self._lock:
+            if key not in self._models:
+                self._models[key] = self._factory(spec, lambda event: None)
+            return self._models[key]

@@ -1,0 +1,160 @@
+"""Extraction through a model: real HTTP to the OpenAI stub server on 127.0.0.1, via litellm."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from squad.model import LiteLLMModel, RetryPolicy
+from squad.model.testing import OpenAIStubServer, answer, status
+from squad.spec.models import ModelSpec
+from tests.extraction.conftest import World
+
+MakeWorld = Callable[..., World]
+
+GOOD = json.dumps(
+    {
+        "facts": [
+            {
+                "text": "The API listens on port 8080",
+                "scope": "project",
+                "section": "Project Context",
+                "subject": "api port",
+                "confidence": 0.9,
+                "source_turns": [0],
+            },
+            {
+                "text": "The user prefers short answers",
+                "scope": "experiential",
+                "confidence": 0.8,
+                "source_turns": [2],
+            },
+            {"text": "Maybe we could try Redis", "scope": "project", "confidence": 0.9},
+            {"text": "The logo might be blue", "scope": "project", "confidence": 0.2},
+        ]
+    }
+)
+
+
+@pytest.fixture
+def stub(monkeypatch: pytest.MonkeyPatch) -> Iterator[OpenAIStubServer]:
+    monkeypatch.setenv("STUB_KEY", "stub-key")
+    with OpenAIStubServer() as server:
+        yield server
+
+
+def model_on(stub: OpenAIStubServer) -> LiteLLMModel:
+    spec = ModelSpec(name="openai/stub", api_base=stub.url, api_key_env="STUB_KEY")
+    retry = RetryPolicy(max_attempts=2, base_delay_s=0, jitter=0)
+    return LiteLLMModel(spec, retry=retry, sleep=lambda _: None)
+
+
+def fact_bearing(world: World) -> None:
+    world.say(("system", "SYSTEM PROMPT: never show this"))
+    world.talk("The API listens on port 8080 in this repo.", "I prefer short answers.")
+
+
+def prompt_of(body: Any) -> str:
+    return "\n".join(str(m.get("content")) for m in body["messages"])
+
+
+def test_one_call_extracts_routes_and_drops_by_the_quality_bar(
+    make_world: MakeWorld, stub: OpenAIStubServer
+) -> None:
+    world = make_world(interval=2)
+    fact_bearing(world)
+    stub.script(answer(GOOD))
+    [report] = world.extractor(model_on(stub)).run(world.ctx)
+
+    assert (report.status, report.extractor) == ("done", "model")
+    assert "- The API listens on port 8080 (2026-11-29)" in world.memory_md()
+    assert world.facts() == ["The user prefers short answers"]
+    reasons = {d["text"]: d["reason"] for d in report.dropped}
+    assert reasons == {
+        "Maybe we could try Redis": "suggestion nobody accepted",
+        "The logo might be blue": "low confidence (0.20 < 0.50)",
+    }
+    [body] = stub.bodies
+    prompt = prompt_of(body)
+    assert "Today is 2026-11-29." in prompt
+    assert "[0] user: The API listens on port 8080 in this repo." in prompt
+    assert "SYSTEM PROMPT" not in prompt
+    assert body["response_format"] == {"type": "json_object"}
+    spent = world.manager.store.runs.spent("demo")
+    assert spent.calls == 1
+
+
+def test_existing_facts_are_shown_with_small_ids_and_replaces_supersedes(
+    make_world: MakeWorld, stub: OpenAIStubServer
+) -> None:
+    world = make_world(interval=1)
+    world.memory.remember(world.ctx, "Deploys happen on Fridays", layer="project")
+    world.talk("We moved deploys to Thursdays.")
+    update = {"text": "Deploys happen on Thursdays", "scope": "project", "replaces": 1}
+    stub.script(answer(json.dumps({"facts": [update]})))
+    world.extractor(model_on(stub)).run(world.ctx)
+
+    assert "[1] (project) Deploys happen on Fridays" in prompt_of(stub.bodies[0])
+    text = world.memory_md()
+    assert "~~Deploys happen on Fridays~~ (2026-11-29; superseded 2026-11-29)" in text
+    assert "- Deploys happen on Thursdays (2026-11-29)" in text
+
+
+def test_a_malformed_answer_is_retried_once_with_the_validation_error(
+    make_world: MakeWorld, stub: OpenAIStubServer
+) -> None:
+    world = make_world(interval=2)
+    fact_bearing(world)
+    bad = json.dumps({"facts": [{"text": "We ship tomorrow", "scope": "project"}]})
+    stub.script(answer(bad), answer(GOOD))
+    [report] = world.extractor(model_on(stub)).run(world.ctx)
+
+    assert report.status == "done"
+    retry = prompt_of(stub.bodies[1])
+    assert "Your answer was invalid" in retry and "relative date 'tomorrow'" in retry
+
+
+def test_malformed_twice_skips_the_batch_records_it_and_moves_on(
+    make_world: MakeWorld, stub: OpenAIStubServer
+) -> None:
+    world = make_world(interval=2)
+    fact_bearing(world)
+    stub.script(answer("not json"), answer('{"facts": [{"text": 1}]}'))
+    [report] = world.extractor(model_on(stub)).run(world.ctx)
+
+    assert report.status == "failed" and "invalid twice" in (report.reason or "")
+    assert world.facts() == []
+    wm = world.manager.store.conversation.watermark("demo", "planner")
+    assert (wm.last_processed_seq, wm.in_flight) == (5, False)
+    [run] = world.manager.store.extraction.runs("demo", "planner")
+    assert run.status == "failed"
+
+
+def test_an_unreachable_model_skips_and_leaves_the_messages_for_later(
+    make_world: MakeWorld, stub: OpenAIStubServer
+) -> None:
+    world = make_world(interval=2)
+    fact_bearing(world)
+    stub.script(status(500), status(500))
+    [report] = world.extractor(model_on(stub)).run(world.ctx)
+
+    assert report.status == "skipped" and "unreachable" in (report.reason or "")
+    wm = world.manager.store.conversation.watermark("demo", "planner")
+    assert (wm.last_processed_seq, wm.in_flight) == (0, False)
+    stub.script(answer(GOOD))
+    [again] = world.extractor(model_on(stub)).run(world.ctx)
+    assert again.status == "done"
+
+
+def test_the_offline_gate_saves_the_call_when_nothing_states_a_fact(
+    make_world: MakeWorld, stub: OpenAIStubServer
+) -> None:
+    world = make_world(interval=2)
+    world.talk("Hi there!", "Thanks, that's all.")
+    [report] = world.extractor(model_on(stub)).run(world.ctx)
+
+    assert (report.status, report.extractor) == ("done", "gate")
+    assert stub.bodies == []

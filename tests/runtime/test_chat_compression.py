@@ -1,0 +1,114 @@
+"""A long ``squad chat`` sends a compressed history: what the model receives, over real HTTP.
+
+The squad's model is the OpenAI stub server on 127.0.0.1, reached through the real seam
+(litellm); the store, the workspace and the runner are real. The test reads the requests the
+server received, not anything of squad's own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from squad.manager import SquadManager
+from squad.memory.compress import SUMMARY_PREFIX, history_tokens
+from squad.memory.tokens import counter_for_model
+from squad.model.testing import Behaviour, OpenAIStubServer, answer
+from squad.model.types import Message
+from squad.runtime.chat import ChatSession
+from squad.runtime.runner import SquadRunner
+from squad.settings import Settings
+from squad.spec.loader import squad_from_text
+
+FILLER = " ".join(f"word{i}" for i in range(60))
+BUDGET = 1100
+
+CHAT_YAML = """\
+name: demo
+goal: Ship the docs.
+model: {{name: openai/stub, api_base: '{url}', api_key_env: STUB_KEY}}
+agents:
+  - {{id: writer, role: Writes the pages}}
+tasks:
+  - {{id: draft, description: Write the guide., agent: writer}}
+"""
+
+# The user's side of the chat, oldest first; the stub answers each (see `reply`).
+SAID = [
+    "Please set up the docs site with MkDocs.",  # a request
+    f"Tell me about the theme options. {FILLER}",
+    f"And the plugins? {FILLER}",
+    "mkdocs build fails with ValueError: nav entry 'faq.md' not found",  # an error
+    f"How does search work? {FILLER}",
+    "No, the theme must be Material, not readthedocs.",  # a correction
+    f"What about the footer? {FILLER}",
+    f"And the header? {FILLER}",
+    f"And the sidebar? {FILLER}",
+    f"And the colours? {FILLER}",
+    "Last question: the logo?",
+]
+
+
+def reply(body: Any) -> Behaviour:
+    if body.get("response_format"):  # the background fact extractor: nothing to extract
+        return answer('{"facts": []}')
+    last = str(body["messages"][-1]["content"])
+    if "ValueError" in last:
+        return answer("The nav pointed at a missing page; I fixed the path in mkdocs.yml.")
+    if last.startswith("No, the theme"):
+        return answer("Understood. We'll go with Material.")  # a decision
+    return answer(f"Here is what I know. {FILLER}")
+
+
+@pytest.fixture
+def stub(monkeypatch: pytest.MonkeyPatch) -> Iterator[OpenAIStubServer]:
+    monkeypatch.setenv("STUB_KEY", "stub-key")
+    with OpenAIStubServer(handler=reply) as server:
+        yield server
+
+
+def test_a_long_chat_sends_summary_landmarks_and_recent_turns_within_budget(
+    settings: Settings, stub: OpenAIStubServer
+) -> None:
+    with SquadManager(settings) as manager:
+        spec = squad_from_text(CHAT_YAML.format(url=stub.url), source="demo.yaml")
+        manager.create(spec)
+        runner = SquadRunner(settings, manager.store)
+        try:
+            chat = ChatSession.open(runner, "demo", "writer")
+            chat.history_budget = BUDGET
+            for text in SAID:
+                chat.say(text)
+        finally:
+            runner.close()
+
+    turns = [body for body in stub.bodies if not body.get("response_format")]
+    assert len(turns) == len(SAID)
+    first, last = turns[0], turns[-1]
+    assert [m["role"] for m in first["messages"]] == ["system", "user"]
+    sent = last["messages"]
+    assert sent[0]["role"] == "system" and sent[-1]["content"] == SAID[-1]
+    history = [Message(m["role"], m["content"]) for m in sent[1:-1]]
+    summary, *rest = history
+    assert summary.role == "user" and summary.content.startswith(SUMMARY_PREFIX)
+    assert history_tokens(history, counter_for_model("openai/stub")) <= BUDGET
+    contents = [m.content for m in rest]
+    landmarks = [
+        SAID[0],
+        SAID[3],
+        "The nav pointed at a missing page; I fixed the path in mkdocs.yml.",
+        SAID[5],
+        "Understood. We'll go with Material.",
+    ]
+    assert contents[: len(landmarks)] == landmarks  # verbatim, in order
+    assert contents[len(landmarks) :] == [  # the last three turns
+        SAID[7],
+        f"Here is what I know. {FILLER}",
+        SAID[8],
+        f"Here is what I know. {FILLER}",
+        SAID[9],
+        f"Here is what I know. {FILLER}",
+    ]
+    assert "- User: Tell me about the theme options." in summary.content
