@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
 from typing import Literal
@@ -77,6 +77,12 @@ def extract_offline(batch: Sequence[ConversationMessage], today: date) -> list[C
     return out
 
 
+def _detail(sources: Iterable[str]) -> str | None:
+    """The long source messages of a fact, kept in the daily log; None when all are short."""
+    long = [text.strip() for text in sources if len(text) > LONG_MESSAGE_CHARS]
+    return "\n\n".join(long) or None
+
+
 def extract_batch(
     batch: Sequence[ConversationMessage],
     existing: Sequence[Existing],
@@ -115,7 +121,12 @@ def extract_batch(
             ]
             continue
         mapped = [
-            replace(c, source_turns=tuple(batch[t].index for t in c.source_turns)) for c in found
+            replace(
+                c,
+                source_turns=tuple(batch[t].index for t in c.source_turns),
+                detail=_detail(batch[t].content for t in c.source_turns),
+            )
+            for c in found
         ]
         return BatchResult(mapped, "model", tuple(replies), attempt)
     raise ExtractionFailed(f"the model's answer was invalid twice: {error}", replies)

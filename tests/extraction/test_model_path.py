@@ -158,3 +158,21 @@ def test_the_offline_gate_saves_the_call_when_nothing_states_a_fact(
 
     assert (report.status, report.extractor) == ("done", "gate")
     assert stub.bodies == []
+
+
+def test_a_fact_from_a_long_message_points_to_the_daily_log_that_keeps_it(
+    make_world: MakeWorld, stub: OpenAIStubServer
+) -> None:
+    world = make_world(interval=1)
+    long = "In this repo the API listens on port 8080. " + "Background detail. " * 20
+    world.talk(long)
+    fact = {"text": "The API listens on port 8080", "scope": "project", "source_turns": [0]}
+    stub.script(answer(json.dumps({"facts": [fact]})))
+    world.extractor(model_on(stub)).run(world.ctx)
+
+    line = (
+        "- The API listens on port 8080 (2026-11-29; details: agents/planner/daily/2026-11-29.md)"
+    )
+    assert line in world.memory_md()
+    daily = world.ctx.workspace / "agents" / "planner" / "daily" / "2026-11-29.md"
+    assert "Background detail." in daily.read_text()
