@@ -184,11 +184,11 @@ def build_graph(executor: Executor, *, hierarchical: bool, max_rounds: int) -> A
                 task, TaskStatus.DONE, output=output, rounds=rounds.get(task.id, 0)
             )
             changes[task.id] = TaskStatus.DONE.value
+        if verdict != "done":  # only changed channels: each one returned is checkpointed
+            update = {**update, "rounds": rounds, "feedback": feedback}
         return {
             **update,
             "outputs": outputs,
-            "rounds": rounds,
-            "feedback": feedback,
             "status": {**state.get("status", {}), **changes},
         }
 
