@@ -110,6 +110,12 @@ def _not_placeholder(value: str) -> bool:
     return not _placeholder(value)
 
 
+def _flag_value(value: str) -> bool:
+    """After ``--password``: a value, not prose ("the --password flag"): it has a digit, a
+    capital or a symbol, and is no placeholder."""
+    return _not_placeholder(value) and (not value.isalpha() or not value.islower())
+
+
 def _high_entropy(value: str) -> bool:
     if not _TOKENISH.fullmatch(value) or not _varied(value) or _WORDY.fullmatch(value):
         return False
@@ -189,6 +195,11 @@ _PATTERNS = (  # (kind, pattern); the value is group "v" if the pattern has one,
     ),
     ("basic_auth", _B + r"(?i:basic)[ \t]{1,8}(?P<v>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])"),
     ("cli_password", _B + r"(?:-u|--user)[ \t]{1,8}[\"']?[^\s:\"']{1,64}:(?P<v>[^\s\"']+)"),
+    (  # mysql --password hunter2, vault login --token ..., deploy --api-key ...
+        "cli_flag_secret",
+        _B + r"--(?:password|passwd|token|api-key|apikey|secret|client-secret"
+        r"|access-token|auth-token)[ \t]{1,8}[\"']?(?P<v>[^\s\"'-][^\s\"']{3,})",
+    ),
     (
         "url_password",
         r"[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/?#@\"'<>]{0,64}:(?P<v>[^\s/?#\"'<>]{1,256})@",
@@ -204,11 +215,14 @@ _CHECKS: dict[str, Callable[[str], bool]] = {  # default: _random_token
     "bearer_token": _bearer,
     "basic_auth": _basic,
     "cli_password": _userinfo,  # curl -u user:password
+    "cli_flag_secret": _flag_value,
     "url_password": _userinfo,
 }
 # Priority 0 (the default) is a provider's own shape; 1 a header, URL or command line that can
 # carry one; 2 and 3 named assignments (see below). On overlap the lower number wins.
-_PRIORITY = dict.fromkeys(("bearer_token", "basic_auth", "cli_password", "url_password"), 1)
+_PRIORITY = dict.fromkeys(
+    ("bearer_token", "basic_auth", "cli_password", "cli_flag_secret", "url_password"), 1
+)
 _RULES = [(kind, re.compile(pattern)) for kind, pattern in _PATTERNS]
 
 # -- named assignments: ``password=...``, ``"api_key": "..."``, ``STRIPE_KEY: ...`` -------------

@@ -303,6 +303,9 @@ POSITIVES: list[tuple[str, str]] = [
     _p("cli_password", "curl -u admin:⟦Tr0ub4dor-3⟧ https://jenkins.acme.dev/api/json"),
     _p("cli_password", "curl --user 'deploy:⟦s3cr3t!Pass⟧' https://nexus.acme.dev"),
     _p("cli_password", 'curl -s -u "ci-bot:⟦Bu1ld-T0ken⟧" https://ci.acme.dev/job/api/build'),
+    _p("cli_flag_secret", "mysql -u root --password ⟦hunter2pass⟧ shop"),
+    _p("cli_flag_secret", "vault login --token ⟦hvs-Cq8tT4xL2m⟧ and then list"),
+    _p("cli_flag_secret", 'deploy.sh --api-key "⟦ak_9f8e7d6c5b⟧" --env prod'),
     # PEM private keys
     _p("private_key", f"⟦{RSA_KEY}⟧\n"),
     _p("private_key", f"Old deploy key, do not reuse:\n\n⟦{EC_KEY}⟧\n\nReplaced on 2026-10-01."),
@@ -418,6 +421,11 @@ POSITIVES: list[tuple[str, str]] = [
 ]
 
 NEGATIVES: list[str] = [
+    "mysql -u root --password --host db.internal shop",
+    "pass the token with --token $VAULT_TOKEN",
+    "use --api-key <your key> when calling it",
+    "the --password flag is required for remote hosts",
+    "the --token option overrides the config file",
     "The password policy is 12 characters with a symbol.",
     "The password for staging is in 1Password under 'infra'.",
     "The password was rotated on 2026-11-29 after the audit.",
