@@ -133,11 +133,25 @@ def extract_transcript(
         batch = talk[start : start + BATCH_MESSAGES]
         found = extract_batch(batch, existing, now.date(), model)
         result.extractor = found.extractor if found.extractor != "gate" else result.extractor
-        result.decisions += decide(
+        decided = decide(
             found.candidates,
             existing,
             min_confidence=MODEL_MIN_CONFIDENCE if found.extractor == "model" else 0.0,
         )
+        result.decisions += decided
+        existing = [  # what this batch adds is what the next one is checked against
+            *existing,
+            *(
+                Existing(
+                    len(existing) + i + 1,
+                    d.candidate.scope,
+                    d.candidate.text,
+                    d.candidate.subject,
+                    f"transcript:{d.candidate.source_turns}",
+                )
+                for i, d in enumerate(x for x in decided if x.kind == "write")
+            ),
+        ]
     if not dry_run and memory is not None and ctx is not None:
         result.applied = apply_decisions(
             memory, ctx, result.decisions, now=now, source=source, seqs={}
