@@ -16,11 +16,13 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[dev]"
 	@touch $(STAMP)
 
-# The main job on the example squads (offline model, no key): validate them, run each one
-# end to end (approval gates approved automatically), and show what they left behind.
+# The main job on the example squads (offline model, no key): validate them, start the
+# daemon on configs/squads/ so the squads with run_on_start run (approval gates approved
+# automatically; --once exits when they are done), and show what they left behind.
 demo: install
 	$(BIN)/squad validate $(SQUADS)
-	@for f in $(SQUADS); do $(BIN)/squad run $$f --auto-approve || exit 1; done
+	$(BIN)/squad daemon --once --auto-approve
+	$(BIN)/squad status
 	@for f in $(SQUADS); do $(BIN)/squad ws tree $$(basename $$f .yaml) --depth 2 || exit 1; done
 	$(BIN)/squad ws health
 

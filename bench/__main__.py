@@ -110,7 +110,27 @@ def bench_runtime() -> Result:
     return Result("runtime overhead per turn", ours, "bare LangGraph", bare, TARGET)
 
 
+def bench_daemon(notes: list[str]) -> list[Result]:
+    """The daemon with 200 scheduled squads: start-up against `squad --help` and against no
+    squads; idle memory and CPU go to ``notes`` (they are not times)."""
+    from bench.daemon_bench import SQUADS, measure, report
+
+    baseline, empty, full = measure()
+    notes.extend(report(baseline, empty, full))
+    return [
+        Result(f"daemon start, {SQUADS} squads", full.startup_s, "squad --help", baseline, 25.0),
+        Result(
+            f"daemon restart, {SQUADS} vs 0",
+            full.restart_s,
+            "daemon, 0 squads",
+            empty.restart_s,
+            4.0,
+        ),
+    ]
+
+
 def main() -> int:
+    notes: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
         results = [
             bench_help(),
@@ -118,6 +138,7 @@ def main() -> int:
             bench_search(Path(tmp)),
             *bench_memory(),
             bench_runtime(),
+            *bench_daemon(notes),
         ]
     print(f"{'benchmark':28} {'measured':>10} {'baseline':>29} {'ratio':>7} {'target':>7}")
     failed = 0
@@ -129,6 +150,8 @@ def main() -> int:
             f"{result.baseline_name:>20} {result.baseline_s * 1000:6.1f}ms "
             f"{result.ratio:6.1f}x {result.target_ratio:6.1f}x  {flag}"
         )
+    for note in notes:
+        print(note)
     return 1 if failed else 0
 
 

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic_core import PydanticCustomError
 
-__all__ = ["MemoryRanking", "Settings", "SettingsFile"]
+__all__ = ["DaemonSettings", "MemoryRanking", "RetentionSettings", "Settings", "SettingsFile"]
 
 DEFAULT_MEMORY_FILE_CAP_KB = 50
 MemoryRanking = Literal["lexical", "hashing", "minilm", "auto"]
@@ -36,6 +37,55 @@ class _MemorySettings(BaseModel):
     more of them."""
 
 
+def _check_cron(value: str) -> str:
+    from squad.spec.schedule import parse_cron
+
+    try:
+        parse_cron(value)
+    except ValueError as exc:
+        message = f"invalid cron {value!r}: {exc}"
+        raise PydanticCustomError("cron", "{message}", {"message": message}) from None
+    return value
+
+
+class RetentionSettings(BaseModel):
+    """What the daemon's retention job prunes; memory files are never pruned."""
+
+    model_config = ConfigDict(
+        extra="forbid", strict=True, frozen=True, use_attribute_docstrings=True
+    )
+
+    checkpoints_days: Annotated[int, Field(ge=1, le=36_500)] = 30
+    """Checkpoints of runs that ended (succeeded, failed, stopped) more than this many days
+    ago are deleted; interrupted and paused runs keep theirs, so they can still resume."""
+    logs_days: Annotated[int, Field(ge=1, le=36_500)] = 30
+    """Run logs (``logs/run-*.jsonl``) older than this many days are deleted."""
+    logs_max_mb: Annotated[int, Field(ge=1, le=1_000_000)] = 100
+    """Largest total size of one workspace's run logs; the oldest go first past it."""
+
+
+class DaemonSettings(BaseModel):
+    """How ``squad daemon`` schedules runs and looks after the squad home."""
+
+    model_config = ConfigDict(
+        extra="forbid", strict=True, frozen=True, use_attribute_docstrings=True
+    )
+
+    max_concurrent_runs: Annotated[int, Field(ge=1, le=64)] = 2
+    """Runs going on at once; further ones wait in a queue (one squad never runs twice)."""
+    misfire_grace_s: Annotated[int, Field(ge=1, le=7 * 24 * 3600)] = 300
+    """A scheduled time missed by up to this many seconds (a busy machine, a daemon restart)
+    still starts its run; several missed times of one squad start one run."""
+    shutdown_grace_s: Annotated[int, Field(ge=0, le=3600)] = 30
+    """On SIGTERM/SIGINT, how long running steps get to reach their checkpoint."""
+    consolidation_cron: Annotated[str, AfterValidator(_check_cron)] = "0 3 * * *"
+    """When the memory consolidation pass runs (cron, the machine's local time)."""
+    retention_cron: Annotated[str, AfterValidator(_check_cron)] = "30 3 * * *"
+    """When old checkpoints and run logs are pruned (cron, the machine's local time)."""
+    retention: RetentionSettings = RetentionSettings()
+    """What the retention job keeps."""
+
+
 class SettingsFile(BaseModel):
     """The optional ``configs/settings.yaml``."""
 
@@ -47,6 +97,8 @@ class SettingsFile(BaseModel):
     """SQLAlchemy URL of the state store; SQUAD_DATABASE_URL wins over it."""
     memory: _MemorySettings = _MemorySettings()
     """Memory file limits and experiential-fact ranking."""
+    daemon: DaemonSettings = DaemonSettings()
+    """``squad daemon``: concurrency, misfires, shutdown, background jobs, retention."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +117,8 @@ class Settings:
     memory_ranking: str = "lexical"
     """``memory.ranking`` of settings.yaml: lexical, hashing, minilm or auto."""
     settings_file: Path | None = None
+    daemon: DaemonSettings = field(default_factory=DaemonSettings)
+    """The ``daemon:`` section of settings.yaml."""
 
     @property
     def squads_dir(self) -> Path:
@@ -118,6 +172,7 @@ class Settings:
             memory_file_cap_bytes=file_settings.memory.file_cap_kb * 1024,
             memory_ranking=file_settings.memory.ranking,
             settings_file=found,
+            daemon=file_settings.daemon,
         )
 
 

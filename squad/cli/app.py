@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from squad.cli.daemon import register as register_daemon_commands
 from squad.cli.memory import memory_app
 from squad.cli.output import Output, report_error
 from squad.cli.run import register as register_run_commands
@@ -31,6 +32,7 @@ app = typer.Typer(
 app.add_typer(ws_app, name="ws")
 app.add_typer(memory_app, name="memory")
 register_run_commands(app)
+register_daemon_commands(app)
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
 Files = Annotated[list[Path], typer.Argument(help="Squad YAML files.", show_default=False)]

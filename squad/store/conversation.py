@@ -254,6 +254,34 @@ class ConversationStore:
                 conn.execute(update(WATERMARKS).where(where).values(pending=False))
             return pending
 
+    # extraction backlog
+
+    def extraction_backlog(self) -> list[tuple[str, str, int]]:
+        """Agents with messages the extractor has not read: ``(squad, agent, count)`` each,
+        by squad and agent.
+
+        Seqs have no gaps, so the count is the agent's last seq minus its watermark.
+        """
+        last = WATERMARKS.c.last_processed_seq
+        processed = case((last.is_(None), 0), else_=last)  # no watermark row yet: none read
+        waiting = COUNTERS.c.last_seq - processed
+        query = (
+            select(COUNTERS.c.squad, COUNTERS.c.agent, waiting)
+            .select_from(
+                COUNTERS.outerjoin(
+                    WATERMARKS,
+                    and_(
+                        WATERMARKS.c.squad == COUNTERS.c.squad,
+                        WATERMARKS.c.agent == COUNTERS.c.agent,
+                    ),
+                )
+            )
+            .where(waiting > 0)
+            .order_by(COUNTERS.c.squad, COUNTERS.c.agent)
+        )
+        with transaction(self._engine, "read the extraction backlog") as conn:
+            return [(str(s), str(a), int(n)) for s, a, n in conn.execute(query)]
+
 
 # helpers
 

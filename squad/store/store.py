@@ -24,6 +24,7 @@ from sqlmodel import Session, col, delete, select, update
 
 from squad.errors import StoreError
 from squad.store.conversation import ConversationStore
+from squad.store.daemon_state import DaemonStateStore
 from squad.store.engine import batch, make_engine, mask_url
 from squad.store.extraction import ExtractionStore
 from squad.store.maintenance import MaintenanceStore
@@ -76,6 +77,8 @@ class Store:
         """The background extractor's passes: what it read, wrote and dropped."""
         self.maintenance = MaintenanceStore(engine, now=self._now)
         """Memory gc's decay and TTL sweeps, and the evidence for promoting project facts."""
+        self.daemon = DaemonStateStore(engine, now=self._now)
+        """The daemon's heartbeat per squad home."""
 
     @classmethod
     def open(
@@ -277,6 +280,22 @@ class Store:
             query = query.where(col(RunRow.squad) == squad)
         query = query.order_by(col(RunRow.created_at).desc(), col(RunRow.id).desc())
         with self._session("list interrupted runs") as session:
+            return [_run_record(row) for row in session.exec(query).all()]
+
+    def ended_runs(self, *, before: datetime) -> list[RunRecord]:
+        """Runs that ended (succeeded, failed, stopped) before ``before``, oldest first.
+
+        Interrupted and paused runs are not among them: they may still be resumed.
+        """
+        if before.utcoffset() is None:
+            raise ValueError(f"naive before {before!r}; pass a timezone-aware datetime")
+        ended = [s.value for s in RunStatus if s.is_terminal]
+        query = (
+            select(RunRow)
+            .where(col(RunRow.status).in_(ended), col(RunRow.ended_at) < before)
+            .order_by(col(RunRow.ended_at), col(RunRow.id))
+        )
+        with self._session("list ended runs") as session:
             return [_run_record(row) for row in session.exec(query).all()]
 
     @contextmanager

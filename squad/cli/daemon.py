@@ -1,0 +1,244 @@
+"""``squad daemon`` (alias ``squad up``), ``squad status`` and ``squad stop``."""
+
+from __future__ import annotations
+
+import signal
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from squad.cli.output import Output
+
+if TYPE_CHECKING:
+    from squad.daemon.service import Daemon
+
+__all__ = ["register"]
+
+ConfigsOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--configs",
+        help="The folder of squad YAML files (default: configs/squads, or SQUAD_CONFIGS/squads).",
+        show_default=False,
+    ),
+]
+
+
+def _echo(err: Output) -> Any:
+    """Each daemon event as one line on stderr: time, event, then its fields."""
+
+    def show(event: dict[str, Any]) -> None:
+        stamp = str(event.get("time", ""))[11:19]
+        name = str(event.get("event"))
+        fields = " ".join(
+            f"{k}={v}" for k, v in event.items() if k not in ("time", "event") and k != "error"
+        )
+        style = "red" if name.endswith("error") else "cyan" if err.rich else None
+        err.line(f"{stamp}  {name}  {fields}".rstrip(), style=style)
+        if event.get("error"):
+            for line in str(event["error"]).splitlines():
+                err.line(f"    {line}", style="red" if err.rich else None)
+
+    return show
+
+
+class _StopOnSignal:
+    """SIGINT/SIGTERM: stop gracefully; a second one: stop without waiting for runs."""
+
+    def __init__(self, daemon: Daemon, err: Output) -> None:
+        self._daemon = daemon
+        self._err = err
+        self._previous: dict[int, Any] = {}
+        self._count = 0
+
+    def __enter__(self) -> _StopOnSignal:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            self._previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        self._count += 1
+        name = signal.Signals(signum).name
+        self._daemon.request_stop(name)
+        if self._count == 1:
+            self._err.line(
+                f"{name}: stopping; running steps finish first (again to stop at once)",
+                style="yellow" if self._err.rich else None,
+            )
+
+
+def daemon(
+    configs: ConfigsOption = None,
+    once: Annotated[
+        bool,
+        typer.Option(
+            "--once",
+            "--exit-when-idle",
+            help="Run the start-up work (resumes, run_on_start squads), then exit when no run "
+            "is left: 0 if none failed, else 1. Schedules and the watcher are not started.",
+        ),
+    ] = False,
+    auto_approve: Annotated[
+        bool,
+        typer.Option("--auto-approve", help="Approve every approval gate (unattended demos)."),
+    ] = False,
+) -> None:
+    """Schedule every squad in the configs folder and run them; reload files as they change.
+
+    One daemon per squad home. SIGTERM or Ctrl-C stops it after the running steps reach
+    their checkpoint; the next start resumes them. Events go to $SQUAD_HOME/daemon.jsonl.
+    """
+    from squad.daemon.service import Daemon
+    from squad.settings import Settings
+
+    err = Output(stream=sys.stderr)
+    settings = Settings.load()
+    service = Daemon(
+        settings,
+        squads_dir=configs.resolve() if configs is not None else None,
+        exit_when_idle=once,
+        auto_approve=auto_approve,
+        echo=_echo(err),
+    )
+    with _StopOnSignal(service, err):
+        code = service.run()
+    raise typer.Exit(code)
+
+
+def _ago(seconds: float | None) -> str:
+    if seconds is None:
+        return "never"
+    whole = int(seconds)
+    if whole < 120:
+        return f"{whole}s"
+    if whole < 7200:
+        return f"{whole // 60}m {whole % 60}s"
+    return f"{whole // 3600}h {whole % 3600 // 60}m"
+
+
+def _render(out: Output, status: dict[str, Any]) -> None:
+    info = status["daemon"]
+    if info["state"] == "up":
+        out.line(
+            f"daemon: up (pid {info['pid']} on {info['host']}, up {_ago(info['uptime_s'])}, "
+            f"heartbeat {_ago(info['heartbeat_age_s'])} ago); {len(status['running'])} running, "
+            f"{status['queue_length']} queued",
+            style="green",
+        )
+    else:
+        out.line(f"daemon: down ({info['reason']})", style="yellow")
+    out.line(f"  squads folder: {info['configs']}")
+    out.line(f"squads ({len(status['squads'])}):" if status["squads"] else "squads: none")
+    width = max((len(s["name"]) for s in status["squads"]), default=0)
+    for squad in status["squads"]:
+        flags = " [running]" if squad["running"] else " [queued]" if squad["queued"] else ""
+        nxt = (
+            f"  next {squad['next_fire'][:16].replace('T', ' ')} UTC" if squad["next_fire"] else ""
+        )
+        out.line(f"  {squad['name']:<{width}}  {squad['schedule']}{nxt}{flags}")
+        last = squad["last_run"]
+        if last is not None:
+            took = f" in {last['duration_s']}s" if last["duration_s"] is not None else ""
+            tokens = last["tokens_in"] + last["tokens_out"]
+            out.line(
+                f"  {'':<{width}}  last run {last['id']}: {last['status']}{took}, "
+                f"{tokens:,} tokens, ${last['cost_usd']:.4f}"
+            )
+    if status["failed_files"]:
+        out.line(f"files that failed to load ({len(status['failed_files'])}):", style="red")
+        for failed in status["failed_files"]:
+            out.line(f"  {failed['file']}")
+            for line in str(failed["error"]).splitlines():
+                out.line(f"    {line}")
+    backlog = status["extraction_backlog"]
+    if backlog:
+        total = sum(b["messages"] for b in backlog)
+        out.line(f"extraction backlog: {len(backlog)} agents, {total} messages")
+    else:
+        out.line("extraction backlog: none")
+
+
+def status(
+    configs: ConfigsOption = None,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print JSON instead of text.")
+    ] = False,
+) -> None:
+    """Whether the daemon is up, each squad's schedule and last run, failed files, backlog.
+
+    Works with the daemon down too (squads then come from the configs folder).
+    """
+    from squad.daemon.status import collect_status
+    from squad.settings import Settings
+
+    out = Output(json_mode=json_output)
+    settings = Settings.load()
+    report = collect_status(
+        settings,
+        now=datetime.now(UTC),
+        squads_dir=configs.resolve() if configs is not None else None,
+    )
+    if json_output:
+        out.json(report)
+    else:
+        _render(out, report)
+
+
+def stop(
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout",
+            help="Seconds to wait for the daemon to exit (default: its shutdown grace + 15).",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """Ask the running daemon to stop gracefully (SIGTERM) and wait until it has exited.
+
+    Exits 1 when no daemon is running for this home, or it is still stopping at the timeout.
+    """
+    import os
+    import time
+
+    from squad.daemon.lock import probe_lock
+    from squad.errors import SquadError, UsageError
+    from squad.settings import Settings
+
+    settings = Settings.load()
+    if timeout is not None and timeout < 0:
+        raise UsageError(f"--timeout must be 0 or more, got {timeout!r}")
+    lock = probe_lock(settings.home)
+    if not lock.held or lock.pid is None:
+        raise SquadError(f"no daemon is running for {settings.home}; nothing to stop")
+    wait = timeout if timeout is not None else settings.daemon.shutdown_grace_s + 15
+    try:
+        os.kill(lock.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        raise SquadError(f"no daemon is running for {settings.home}; nothing to stop") from None
+    deadline = time.monotonic() + wait
+    err = Output(stream=sys.stderr)
+    err.line(f"asked daemon pid {lock.pid} to stop; waiting up to {wait:.0f}s")
+    while probe_lock(settings.home).held:
+        if time.monotonic() >= deadline:
+            raise SquadError(
+                f"daemon pid {lock.pid} is still stopping after {wait:.0f}s (runs finish their "
+                "current step first); wait, or run `squad stop` again"
+            )
+        time.sleep(0.1)
+    Output().line(f"daemon pid {lock.pid} stopped")
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(daemon)
+    app.command("up", help="Same as `squad daemon`.")(daemon)
+    app.command()(status)
+    app.command()(stop)

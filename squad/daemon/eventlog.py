@@ -1,0 +1,83 @@
+"""The daemon's own log: ``$SQUAD_HOME/daemon.jsonl``, one JSON object per event.
+
+Events: ``start``, ``ready``, ``stop``, ``load``/``schedule``, ``reschedule``,
+``unschedule``, ``load_error``, ``boot_changed``, ``run_start``, ``run_end``, ``run_error``,
+``resume_skipped``, ``job_start``, ``job_end``, ``job_error``... Each line is written with one
+``write`` on an ``O_APPEND`` descriptor, so readers never see half a line, and string fields
+pass through secret redaction like run logs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from squad.memory.secrets import redact
+
+__all__ = ["DAEMON_LOG", "DaemonLog", "read_daemon_log"]
+
+DAEMON_LOG = "daemon.jsonl"
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, str):
+        return redact(value)[0]
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    return value
+
+
+class DaemonLog:
+    """Appends the daemon's events; ``echo`` also receives each one (the terminal)."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        echo: Callable[[dict[str, Any]], None] | None = None,
+    ) -> None:
+        self.path = path
+        self._clock = clock
+        self._echo = echo
+        self._lock = threading.Lock()
+
+    def emit(self, event: str, **fields: Any) -> dict[str, Any]:
+        record: dict[str, Any] = {"time": self._clock().isoformat(), "event": event}
+        record.update(_clean({k: v for k, v in fields.items() if v is not None}))
+        line = json.dumps(record, ensure_ascii=False, default=str, separators=(",", ":"))
+        with self._lock:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+            fd = os.open(self.path, flags, 0o644)
+            try:
+                os.write(fd, (line + "\n").encode())
+            finally:
+                os.close(fd)
+            if self._echo is not None:
+                self._echo(record)
+        return record
+
+
+def read_daemon_log(path: Path) -> list[dict[str, Any]]:
+    """Every complete event of a daemon log (none when it does not exist)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    events = []
+    for line in text.splitlines(keepends=True):
+        if not line.endswith("\n"):
+            break
+        try:
+            events.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return events

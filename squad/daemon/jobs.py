@@ -1,0 +1,198 @@
+"""The daemon's background jobs: retention (old run logs and checkpoints) and memory
+consolidation.
+
+Retention deletes only two kinds of things: run logs, ``<workspace>/logs/run-<id>.jsonl``, and
+the LangGraph checkpoints of runs that ended long ago. Memory files (``memory.md``, daily logs,
+boot files, ``logs/memory-audit.jsonl``) never match either and are never touched. What to
+delete is decided by pure functions over plain data; the edges only list and remove.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import sqlite3
+import stat
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from squad.errors import SquadError
+
+if TYPE_CHECKING:
+    from squad.settings import RetentionSettings, Settings
+    from squad.store import Store
+
+__all__ = [
+    "LogFile",
+    "RetentionReport",
+    "find_run_logs",
+    "logs_to_prune",
+    "prune_checkpoints",
+    "run_consolidation",
+    "run_retention",
+]
+
+_RUN_LOG = re.compile(r"^run-([A-Za-z0-9][A-Za-z0-9_.-]*)\.jsonl$")
+"""The only file names retention deletes in a workspace (see runtime/runlog.py)."""
+CHECKPOINTS = "checkpoints.sqlite"
+
+
+@dataclass(frozen=True)
+class LogFile:
+    """A run log as retention sees it."""
+
+    path: Path
+    run_id: str
+    modified: datetime
+    size: int
+
+
+def logs_to_prune(
+    logs: Iterable[LogFile],
+    *,
+    now: datetime,
+    max_age: timedelta,
+    max_bytes: int,
+    keep: Collection[str] = (),
+) -> list[LogFile]:
+    """Which of one workspace's run logs to delete, oldest first.
+
+    Logs older than ``max_age`` go; then, while the logs left add up to more than
+    ``max_bytes``, the oldest of them. Logs of runs in ``keep`` (running, paused,
+    interrupted) always stay, though their size counts.
+    """
+    ordered = sorted(logs, key=lambda log: (log.modified, log.run_id))
+    doomed = [log for log in ordered if log.run_id not in keep and now - log.modified > max_age]
+    gone = {log.path for log in doomed}
+    left = [log for log in ordered if log.path not in gone]
+    total = sum(log.size for log in left)
+    for log in left:
+        if total <= max_bytes:
+            break
+        if log.run_id in keep:
+            continue
+        doomed.append(log)
+        total -= log.size
+    return doomed
+
+
+def find_run_logs(workspace: Path) -> list[LogFile]:
+    """The run logs of a workspace: regular files named ``run-<id>.jsonl`` in ``logs/``."""
+    folder = workspace / "logs"
+    found = []
+    try:
+        entries = list(folder.iterdir())
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    for path in entries:
+        match = _RUN_LOG.match(path.name)
+        if match is None:
+            continue
+        try:
+            info = path.lstat()
+        except FileNotFoundError:
+            continue
+        if not stat.S_ISREG(info.st_mode):  # lstat: a symbolic link is not followed
+            continue
+        modified = datetime.fromtimestamp(info.st_mtime, UTC)
+        found.append(LogFile(path, match.group(1), modified, info.st_size))
+    return found
+
+
+def prune_checkpoints(database: Path, ended: Collection[str]) -> list[str]:
+    """Delete the checkpoints of the runs in ``ended`` that have any; their ids, sorted."""
+    if not database.is_file() or not ended:
+        return []
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    connection = sqlite3.connect(database, check_same_thread=False)
+    try:
+        try:
+            threads = {
+                row[0] for row in connection.execute("SELECT DISTINCT thread_id FROM checkpoints")
+            }
+        except sqlite3.OperationalError:  # no run ever wrote a checkpoint here
+            return []
+        doomed = sorted(threads.intersection(ended))
+        saver = SqliteSaver(connection)
+        for thread_id in doomed:
+            saver.delete_thread(thread_id)
+        return doomed
+    finally:
+        connection.close()
+
+
+@dataclass(frozen=True)
+class RetentionReport:
+    """What one retention pass deleted."""
+
+    logs: list[str] = field(default_factory=list)
+    log_bytes: int = 0
+    checkpoints: list[str] = field(default_factory=list)
+    """Run ids whose checkpoints were deleted."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "logs_deleted": len(self.logs),
+            "log_bytes_freed": self.log_bytes,
+            "checkpoint_runs_deleted": len(self.checkpoints),
+            "logs": self.logs,
+            "checkpoints": self.checkpoints,
+        }
+
+
+def run_retention(
+    settings: Settings,
+    store: Store,
+    workspaces: Iterable[Path],
+    *,
+    now: datetime,
+    keep_runs: Collection[str] = (),
+    retention: RetentionSettings | None = None,
+) -> RetentionReport:
+    """Prune old run logs in ``workspaces`` and old checkpoints in the squad home.
+
+    ``keep_runs`` are runs going on now; runs that may still resume are kept as well.
+    """
+    policy = retention or settings.daemon.retention
+    unfinished = {run.id for run in store.interrupted_runs()}
+    keep = set(keep_runs) | unfinished
+    logs: list[str] = []
+    freed = 0
+    for workspace in workspaces:
+        for log in logs_to_prune(
+            find_run_logs(workspace),
+            now=now,
+            max_age=timedelta(days=policy.logs_days),
+            max_bytes=policy.logs_max_mb * 1024 * 1024,
+            keep=keep,
+        ):
+            try:
+                log.path.unlink()
+            except FileNotFoundError:
+                continue
+            logs.append(str(log.path))
+            freed += log.size
+    cutoff = now - timedelta(days=policy.checkpoints_days)
+    ended = {run.id for run in store.ended_runs(before=cutoff)} - keep
+    checkpoints = prune_checkpoints(settings.home / CHECKPOINTS, ended)
+    return RetentionReport(logs, freed, checkpoints)
+
+
+def run_consolidation(settings: Settings, store: Store, *, now: datetime) -> dict[str, Any]:
+    """The memory consolidation pass (``squad.memory.gc.run_gc``), as its report's dict."""
+    try:
+        gc = importlib.import_module("squad.memory.gc")
+    except ModuleNotFoundError as exc:
+        if exc.name != "squad.memory.gc":
+            raise
+        raise SquadError(
+            "memory consolidation is not available in this version of squad "
+            "(squad.memory.gc is missing); the job is skipped"
+        ) from None
+    report = gc.run_gc(settings, store, now=now, dry_run=False)
+    result: dict[str, Any] = report.to_dict()
+    return result

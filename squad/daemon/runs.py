@@ -1,0 +1,261 @@
+"""Runs started by the daemon: each on a queue worker, each with its own SquadRunner.
+
+A runner's ``stop`` event is per runner, so asking every run to stop at its next checkpoint
+means setting each one's. The runners share one background extractor (one extraction
+worker per process, as the extractor expects), drained when the daemon stops. Everything a
+run can raise is reported in the daemon's log and counted; no run can take a worker (or the
+daemon) down with it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from squad.daemon.runqueue import RunQueue, RunRequest
+from squad.errors import SquadError, UsageError
+
+if TYPE_CHECKING:
+    from squad.daemon.catalog import LoadedSquad
+    from squad.daemon.eventlog import DaemonLog
+    from squad.extraction.background import BackgroundExtractor
+    from squad.memory.service import AgentContext, MemoryService
+    from squad.runtime.executor import ModelFactory
+    from squad.runtime.runner import RunResult, SquadRunner
+    from squad.settings import Settings
+    from squad.store import Store
+
+__all__ = ["RunDispatcher"]
+
+
+@dataclass
+class _Active:
+    request: RunRequest
+    since: datetime
+    runner: SquadRunner | None = None
+
+
+class RunDispatcher:
+    """Starts and resumes runs from a :class:`RunQueue`; thread-safe."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store,
+        log: DaemonLog,
+        *,
+        lookup: Callable[[str], LoadedSquad | None],
+        clock: Callable[[], datetime],
+        workers: int,
+        auto_approve: bool = False,
+        model_factory: ModelFactory | None = None,
+        on_change: Callable[[], None] = lambda: None,
+    ) -> None:
+        self._settings = settings
+        self._store = store
+        self._log = log
+        self._lookup = lookup
+        self._clock = clock
+        self._auto_approve = auto_approve
+        self._model_factory = model_factory
+        self._lock = threading.Lock()
+        self._active: dict[str, _Active] = {}
+        self._stopping = False
+        self._memory: MemoryService | None = None
+        self._extraction: BackgroundExtractor | None = None
+        self.failures = 0
+        """Runs that failed, stopped on a limit, or could not start or resume."""
+        self.queue = RunQueue(workers, self._execute, on_change=on_change)
+
+    def submit(self, request: RunRequest, *, first: bool = False) -> bool:
+        return self.queue.submit(request, first=first)
+
+    def running_since(self) -> dict[str, datetime]:
+        with self._lock:
+            return {squad: active.since for squad, active in self._active.items()}
+
+    def stop_all(self) -> None:
+        """No new runs; every running one stops at its next checkpoint."""
+        with self._lock:
+            self._stopping = True
+            for active in self._active.values():
+                if active.runner is not None:
+                    active.runner.stop.set()
+
+    def wait(self, grace: float, *, force: threading.Event) -> bool:
+        """After :meth:`stop_all`, wait up to ``grace`` seconds; True if every run ended."""
+        deadline = time.monotonic() + grace
+        while True:
+            # Again each round: a run that was just starting cleared its flag.
+            self.stop_all()
+            remaining = deadline - time.monotonic()
+            if self.queue.join(timeout=max(0.0, min(0.5, remaining))):
+                return True
+            if remaining <= 0 or force.is_set():
+                return False
+
+    def close_extraction(self, timeout: float) -> bool:
+        """Let queued extraction passes finish (up to ``timeout``); True if they all did.
+
+        Messages not yet read stay past the extractor's watermark for the next pass."""
+        with self._lock:
+            extraction, self._extraction = self._extraction, None
+        return True if extraction is None else extraction.close(timeout)
+
+    def abandon(self) -> list[str]:
+        """Runs still going after the grace period: recorded as interrupted (resumable)."""
+        from squad.store.records import RunStatus
+
+        with self._lock:
+            squads = sorted(self._active)
+        left = []
+        for squad in squads:
+            for run in self._store.interrupted_runs(squad):
+                if run.status is RunStatus.RUNNING:
+                    self._store.update_run(
+                        run.id,
+                        status=RunStatus.INTERRUPTED,
+                        error="the daemon stopped before the step finished; the next start "
+                        "resumes it (or `squad resume`)",
+                    )
+                    left.append(run.id)
+        return left
+
+    # -- a worker's side -------------------------------------------------------------------
+
+    def _execute(self, request: RunRequest) -> None:
+        """One run from the queue, on a worker thread; never raises."""
+        squad = self._lookup(request.squad)
+        with self._lock:
+            if self._stopping:
+                return
+            active = _Active(request, self._clock())
+            self._active[request.squad] = active
+        try:
+            if squad is None:
+                self._log.emit(
+                    "run_dropped",
+                    squad=request.squad,
+                    trigger=request.trigger,
+                    reason="the squad is no longer in the squads folder",
+                )
+                return
+            self._run(request, squad, active)
+        finally:
+            with self._lock:
+                self._active.pop(request.squad, None)
+
+    def _run(self, request: RunRequest, squad: LoadedSquad, active: _Active) -> None:
+        started = time.monotonic()
+        self._log.emit(
+            "run_start", squad=request.squad, trigger=request.trigger, run_id=request.run_id
+        )
+        try:
+            runner = self._make_runner()
+            with self._lock:
+                active.runner = runner
+                if self._stopping:
+                    runner.stop.set()
+            result = self._drive(runner, request, squad)
+        except SquadError as exc:
+            self._count_failure()
+            self._log.emit("run_error", squad=request.squad, run_id=request.run_id, error=str(exc))
+            if request.run_id is not None and isinstance(exc, UsageError):
+                self._give_up_resume(request.run_id, str(exc))
+            return
+        except Exception as exc:  # noqa: BLE001 - logged, and the daemon must go on
+            self._count_failure()
+            self._log.emit(
+                "run_error",
+                squad=request.squad,
+                run_id=request.run_id,
+                error=f"{type(exc).__name__}: {exc}",
+            )
+            return
+        if result.status in ("failed", "stopped"):
+            self._count_failure()
+        self._log.emit(
+            "run_end",
+            squad=request.squad,
+            run_id=result.run_id,
+            status=result.status,
+            duration_s=round(time.monotonic() - started, 3),
+            prompt_tokens=result.prompt_tokens,
+            completion_tokens=result.completion_tokens,
+            cost_usd=result.cost_usd,
+            error=result.error,
+            awaiting=result.awaiting,
+        )
+
+    def _drive(self, runner: SquadRunner, request: RunRequest, squad: LoadedSquad) -> RunResult:
+        if request.run_id is not None:
+            result = runner.resume(request.run_id)
+        else:
+            result = runner.run(squad.spec, squad.workspace, trigger=request.trigger)
+        while self._auto_approve and result.awaiting and not runner.stop.is_set():
+            self._log.emit(
+                "auto_approve", squad=request.squad, run_id=result.run_id, task=result.awaiting
+            )
+            result = runner.approve(result.run_id, result.awaiting, approved=True)
+        return result
+
+    def _make_runner(self) -> SquadRunner:
+        from squad.extraction.background import BackgroundExtractor
+        from squad.extraction.job import AgentExtractor
+        from squad.extraction.models import ExtractionModels
+        from squad.memory.embeddings import load_embedder
+        from squad.memory.service import MemoryService
+        from squad.runtime.runner import SquadRunner, default_model_factory
+
+        factory = self._model_factory or default_model_factory
+        with self._lock:
+            if self._memory is None:
+                embedder = load_embedder(self._settings.memory_ranking)
+                self._memory = MemoryService(
+                    self._settings, self._store, embedder=embedder, clock=self._clock
+                )
+            if self._extraction is None:
+                extractor = AgentExtractor(
+                    self._memory, ExtractionModels(factory), clock=self._clock
+                )
+                self._extraction = BackgroundExtractor(extractor, on_error=self._extraction_error)
+            memory, extraction = self._memory, self._extraction
+        return SquadRunner(
+            self._settings,
+            self._store,
+            memory=memory,
+            model_factory=factory,
+            clock=self._clock,
+            extraction=extraction,
+        )
+
+    def _extraction_error(self, ctx: AgentContext, exc: BaseException) -> None:
+        self._log.emit(
+            "job_error",
+            job="extraction",
+            squad=ctx.squad.name,
+            agent=ctx.agent.id,
+            error=f"{type(exc).__name__}: {exc}",
+        )
+
+    def _give_up_resume(self, run_id: str, reason: str) -> None:
+        """A run that cannot be resumed (it has no checkpoint) is failed, so that no later
+        start tries again; one stopped by a full disk, say, stays resumable."""
+        from squad.store.records import RunStatus
+
+        with self._lock:
+            if self._stopping:
+                return
+        run = self._store.get_run(run_id)
+        if run is not None and run.status in (RunStatus.RUNNING, RunStatus.INTERRUPTED):
+            self._store.update_run(
+                run_id, status=RunStatus.FAILED, error=f"could not resume: {reason}"
+            )
+
+    def _count_failure(self) -> None:
+        with self._lock:
+            self.failures += 1

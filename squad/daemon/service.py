@@ -1,0 +1,488 @@
+"""``squad daemon``: load the squads folder, schedule its squads, run them, keep watching.
+
+One :class:`Daemon` per squad home (an OS lock on ``daemon.pid``). Its threads:
+
+* the caller's (main) thread: heartbeats and the stop request; it sleeps on an event that a
+  signal, a run starting or ending, or a reload sets, and otherwise wakes every few seconds
+  to beat;
+* APScheduler's (:mod:`squad.daemon.scheduler`): fires cron and interval triggers, which only
+  *ask* for runs;
+* the run queue's workers (``daemon.max_concurrent_runs``, :mod:`squad.daemon.runs`);
+* the folder watcher's (inotify) and its debouncer: hot reload of the squads folder, and a
+  log line when a boot memory file changes.
+
+Stopping (SIGTERM/SIGINT through :meth:`Daemon.request_stop`): no new runs start, running ones
+are asked to stop at their next checkpoint and get ``daemon.shutdown_grace_s`` to do so. The
+next start resumes interrupted runs from their checkpoints; runs paused for approval wait for
+``squad approve``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from squad.daemon.catalog import LoadedSquad, SquadCatalog
+from squad.daemon.definitions import is_definition_file
+from squad.daemon.eventlog import DAEMON_LOG, DaemonLog
+from squad.daemon.lock import DaemonLock
+from squad.daemon.runqueue import RunRequest
+from squad.daemon.runs import RunDispatcher
+from squad.daemon.scheduler import JobScheduler
+from squad.daemon.triggers import build_trigger, missed_fire
+from squad.daemon.watcher import FolderWatcher, Watch
+from squad.errors import SquadError, UsageError
+
+if TYPE_CHECKING:
+    from squad.manager import SquadManager
+    from squad.runtime.executor import ModelFactory
+    from squad.settings import Settings
+    from squad.store import Store
+
+__all__ = ["DAEMON_TRIGGERS", "HEARTBEAT_S", "Daemon"]
+
+HEARTBEAT_S = 5.0
+"""Seconds between heartbeats (and between wake-ups of an idle daemon's main thread)."""
+DAEMON_TRIGGERS = frozenset({"schedule", "on_start"})
+"""Run triggers only a daemon uses: a ``running`` run with one of them, found at start, was
+left by a daemon that died, and is resumed. Other ``running`` runs may belong to a
+``squad run`` still at work, and are left alone."""
+BOOT_NAMES = frozenset({"SOUL.md", "USER.md", "AGENTS.md"})
+"""Boot memory files (squad.memory.boot): watched only to log changes, since prompts read
+them fresh at every turn and nothing caches them."""
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.astimezone(UTC).isoformat()
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _is_workspace_rules(path: Path) -> bool:
+    return path.name == "AGENTS.md"
+
+
+class Daemon:
+    """The scheduler of one squad home; :meth:`run` blocks until it is asked to stop."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        squads_dir: Path | None = None,
+        store: Store | None = None,
+        clock: Callable[[], datetime] = _utc_now,
+        exit_when_idle: bool = False,
+        auto_approve: bool = False,
+        echo: Callable[[dict[str, Any]], None] | None = None,
+        model_factory: ModelFactory | None = None,
+        heartbeat_s: float = HEARTBEAT_S,
+        debounce_s: float = 0.5,
+    ) -> None:
+        self.settings = settings
+        self.squads_dir = (squads_dir or settings.squads_dir).resolve()
+        self.config = settings.daemon
+        self.exit_when_idle = exit_when_idle
+        self.log = DaemonLog(settings.home / DAEMON_LOG, clock=clock, echo=echo)
+        self._auto_approve = auto_approve
+        self._clock = clock
+        self._store = store
+        self._owns_store = store is None
+        self._model_factory = model_factory
+        self._heartbeat_s = heartbeat_s
+        self._debounce_s = debounce_s
+        self._lock = DaemonLock(settings.home)
+        self._pid = os.getpid()
+        self._host = socket.gethostname()
+        self._started_at = clock()
+        self._phase = "starting"
+        self._wake = threading.Event()
+        self._ready = threading.Event()
+        self._stopping = threading.Event()
+        self._force = threading.Event()
+        self._stop_reason = "signal"
+        self._last_state: str | None = None
+        self._scheduler: JobScheduler | None = None
+        self._watcher: FolderWatcher | None = None
+        self._manager: SquadManager | None = None
+        self._catalog: SquadCatalog | None = None
+        self._runs: RunDispatcher | None = None
+
+    # -- public ----------------------------------------------------------------------------
+
+    def request_stop(self, reason: str = "signal") -> None:
+        """Stop gracefully (safe from a signal handler); a second call stops at once."""
+        if self._stopping.is_set():
+            self._force.set()
+        else:
+            self._stop_reason = reason
+            self._stopping.set()
+        self._wake.set()
+
+    def run(self) -> int:
+        """Hold the home's lock and schedule until asked to stop; the exit code.
+
+        0 after a requested stop; with ``exit_when_idle``, once no run is left: 0 if every
+        run ended without failing (a run paused for approval has not failed), else 1.
+        """
+        if not self.squads_dir.is_dir():
+            raise UsageError(
+                f"the squads folder {str(self.squads_dir)!r} does not exist; create it "
+                "(one YAML file per squad) or pass --configs FOLDER"
+            )
+        self._lock.acquire(self._pid)
+        try:
+            self._start()
+            self._loop()
+        finally:
+            try:
+                self._shutdown()
+            finally:
+                self._lock.release()
+        failures = self._runs.failures if self._runs is not None else 0
+        return 1 if self.exit_when_idle and failures else 0
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            from squad.store import Store
+
+            self._store = Store.open(self.settings.database_url, clock=self._clock)
+        return self._store
+
+    def state(self) -> dict[str, Any]:
+        """What the heartbeat reports: squads, next fire times, runs, queue, failed files."""
+        if self._catalog is None or self._runs is None:
+            return {"phase": self._phase, "configs": str(self.squads_dir), "squads": []}
+        running, queued = self._runs.queue.snapshot()
+        since = self._runs.running_since()
+        busy = {r.squad for r in running}
+        waiting = {r.squad for r in queued}
+        scheduler = self._scheduler
+        squads = self._catalog.describe(
+            lambda name: None if scheduler is None else scheduler.next_fire(name)
+        )
+        for squad in squads:
+            squad["next_fire"] = _iso(squad["next_fire"])
+            squad["running"] = squad["name"] in busy
+            squad["queued"] = squad["name"] in waiting
+        return {
+            "phase": self._phase,
+            "configs": str(self.squads_dir),
+            "max_concurrent_runs": self.config.max_concurrent_runs,
+            "squads": squads,
+            "running": [
+                {
+                    "squad": r.squad,
+                    "trigger": r.trigger,
+                    "run_id": r.run_id,
+                    "since": _iso(since.get(r.squad)),
+                }
+                for r in running
+            ],
+            "queue": [{"squad": r.squad, "trigger": r.trigger} for r in queued],
+            "failed_files": self._catalog.failed_files(),
+        }
+
+    # -- start and stop --------------------------------------------------------------------
+
+    def _start(self) -> None:
+        from squad.manager import SquadManager
+
+        self.log.emit(
+            "start",
+            pid=self._pid,
+            home=str(self.settings.home),
+            configs=str(self.squads_dir),
+            max_concurrent_runs=self.config.max_concurrent_runs,
+            once=self.exit_when_idle or None,
+            took_over_from=self._lock.previous_pid,
+        )
+        self._manager = SquadManager(self.settings, store=self.store, clock=self._clock)
+        self._beat()
+        self._prepare_checkpoints()
+        if not self.exit_when_idle:
+            self._scheduler = JobScheduler(
+                misfire_grace_s=self.config.misfire_grace_s,
+                on_error=lambda job, exc: self.log.emit("job_error", job=job, error=_describe(exc)),
+                on_missed=lambda job, at: self.log.emit("fire_missed", job=job, scheduled=_iso(at)),
+            )
+            self._scheduler.start()
+        self._catalog = SquadCatalog(
+            self.squads_dir,
+            self._manager,
+            self.log,
+            scheduler=self._scheduler,
+            fire=self._fire,
+            on_added=self._added,
+        )
+        self._runs = RunDispatcher(
+            self.settings,
+            self.store,
+            self.log,
+            lookup=self._catalog.get,
+            clock=self._clock,
+            workers=self.config.max_concurrent_runs,
+            auto_approve=self._auto_approve,
+            model_factory=self._model_factory,
+            on_change=self._wake.set,
+        )
+        if not self.exit_when_idle:
+            # Before the first scan, so no file written meanwhile goes unnoticed; what it
+            # sees waits for start-up to finish (``_ready``).
+            self._start_watcher()
+        self._catalog.reconcile(starting=True)
+        self._watch_workspaces()
+        self._queue_start_runs()
+        if self._scheduler is not None:
+            self._scheduler.add_cron_job(
+                "consolidation",
+                self.config.consolidation_cron,
+                lambda: self._background("consolidation", self._consolidate),
+            )
+            self._scheduler.add_cron_job(
+                "retention",
+                self.config.retention_cron,
+                lambda: self._background("retention", self._retain),
+            )
+        self._runs.queue.start()
+        self._phase = "running"
+        self._ready.set()
+        self._beat()
+        running, queued = self._runs.queue.snapshot()
+        self.log.emit(
+            "ready",
+            squads=len(self._catalog.squads()),
+            failed_files=len(self._catalog.failed_files()),
+            runs=len(running) + len(queued),
+        )
+
+    def _loop(self) -> None:
+        assert self._runs is not None
+        while True:
+            woken = self._wake.wait(self._heartbeat_s)
+            self._wake.clear()
+            if self._stopping.is_set():
+                return
+            if self.exit_when_idle and self._runs.queue.idle():
+                self._stop_reason = "idle"
+                return
+            # Woken by a change (a run, a reload, a fire): report the new state. Timed out:
+            # nothing changed, so only the beat's time moves.
+            self._safe_beat(changed=woken)
+
+    def _shutdown(self) -> None:
+        self._phase = "stopping"
+        self._stopping.set()
+        self._ready.set()
+        if self._watcher is not None:
+            self._watcher.stop()
+        if self._scheduler is not None:
+            self._scheduler.shutdown()
+        left: list[str] = []
+        if self._runs is not None:
+            for request in self._runs.queue.close():
+                self.log.emit("run_dropped", squad=request.squad, trigger=request.trigger)
+            running = sorted(self._runs.running_since())
+            if running:
+                self.log.emit("stopping", running=running, grace_s=self.config.shutdown_grace_s)
+            deadline = time.monotonic() + self.config.shutdown_grace_s
+            if not self._runs.wait(self.config.shutdown_grace_s, force=self._force):
+                left = self._runs.abandon()
+            remaining = 0.0 if self._force.is_set() else deadline - time.monotonic()
+            if not self._runs.close_extraction(max(1.0, remaining)):
+                self.log.emit("extraction_left", reason="stopped before queued passes ran")
+        self._safe_beat()
+        try:
+            self.store.daemon.mark_stopped(str(self.settings.home), pid=self._pid)
+        except SquadError as exc:
+            self.log.emit("job_error", job="heartbeat", error=str(exc))
+        self.log.emit(
+            "stop",
+            reason=self._stop_reason,
+            interrupted=left or None,
+            forced=self._force.is_set() or None,
+        )
+        if self._manager is not None:
+            self._manager.close()
+        if self._owns_store and self._store is not None:
+            self._store.close()
+
+    def _prepare_checkpoints(self) -> None:
+        """Create the checkpoint database once, before runs open it side by side."""
+        import sqlite3
+
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        from squad.runtime.runner import CHECKPOINTS
+
+        self.settings.home.mkdir(parents=True, exist_ok=True)
+        connection = sqlite3.connect(self.settings.home / CHECKPOINTS, check_same_thread=False)
+        try:
+            SqliteSaver(connection).setup()
+        finally:
+            connection.close()
+
+    # -- runs ------------------------------------------------------------------------------
+
+    def _fire(self, name: str) -> None:
+        assert self._runs is not None
+        if not self._runs.submit(RunRequest(name, "schedule")):
+            self.log.emit("run_coalesced", squad=name, reason="a run of it is already waiting")
+        self._wake.set()  # its next fire time moved
+
+    def _added(self, squad: LoadedSquad) -> None:
+        """A squad that appeared while running: its first load counts as its start."""
+        assert self._runs is not None
+        schedule = squad.spec.schedule
+        if schedule is not None and schedule.run_on_start:
+            self._runs.submit(RunRequest(squad.spec.name, "on_start"))
+
+    def _queue_start_runs(self) -> None:
+        """Resumes of interrupted runs first, then late cron runs, then on-start runs."""
+        from squad.store.records import RunStatus
+
+        assert self._catalog is not None and self._runs is not None
+        loaded = self._catalog.squads()
+        for run in reversed(self.store.interrupted_runs()):
+            if run.status is RunStatus.AWAITING_APPROVAL:
+                continue  # waits for `squad approve`
+            if run.status is RunStatus.RUNNING and run.trigger not in DAEMON_TRIGGERS:
+                continue  # a `squad run` elsewhere may still be at it
+            reason = None
+            if run.squad not in loaded:
+                reason = "its squad is not in the squads folder"
+            elif not self._runs.submit(RunRequest(run.squad, "resume", run.id)):
+                reason = "another run of the squad resumes first; `squad resume` this one"
+            if reason is not None:
+                self.log.emit("resume_skipped", squad=run.squad, run_id=run.id, reason=reason)
+        if not self.exit_when_idle:
+            self._queue_late_runs(loaded)
+        for name, squad in loaded.items():
+            if squad.spec.schedule is not None and squad.spec.schedule.run_on_start:
+                self._runs.submit(RunRequest(name, "on_start"))
+
+    def _queue_late_runs(self, loaded: dict[str, LoadedSquad]) -> None:
+        """A cron time that passed while no daemon ran, within the misfire grace, runs now."""
+        assert self._runs is not None
+        now = self._clock()
+        grace = timedelta(seconds=self.config.misfire_grace_s)
+        for name, squad in loaded.items():
+            schedule = squad.spec.schedule
+            if schedule is None or schedule.cron is None:
+                continue
+            missed = missed_fire(build_trigger(schedule), now, grace)
+            if missed is None:
+                continue
+            latest = self.store.list_runs(name, limit=1)
+            if not latest or latest[0].created_at < missed:
+                self.log.emit("fire_late", squad=name, scheduled=_iso(missed))
+                self._runs.submit(RunRequest(name, "schedule"))
+
+    # -- background jobs -------------------------------------------------------------------
+
+    def _background(self, job: str, work: Callable[[], dict[str, Any]]) -> None:
+        self.log.emit("job_start", job=job)
+        try:
+            report = work()
+        except SquadError as exc:
+            self.log.emit("job_error", job=job, error=str(exc))
+            return
+        except Exception as exc:  # noqa: BLE001 - logged, and the daemon must go on
+            self.log.emit("job_error", job=job, error=_describe(exc))
+            return
+        self.log.emit("job_end", job=job, report=report)
+
+    def _consolidate(self) -> dict[str, Any]:
+        from squad.daemon.jobs import run_consolidation
+
+        return run_consolidation(self.settings, self.store, now=self._clock())
+
+    def _retain(self) -> dict[str, Any]:
+        from squad.daemon.jobs import run_retention
+
+        assert self._catalog is not None and self._runs is not None
+        workspaces = sorted({squad.workspace for squad in self._catalog.squads().values()})
+        busy = self._runs.running_since()
+        running = {run.id for squad in busy for run in self.store.list_runs(squad, limit=1)}
+        report = run_retention(
+            self.settings, self.store, workspaces, now=self._clock(), keep_runs=running
+        )
+        return report.to_dict()
+
+    # -- watching --------------------------------------------------------------------------
+
+    def _start_watcher(self) -> None:
+        home = self.settings.home
+        squads_dir = self.squads_dir
+
+        def config_file(path: Path) -> bool:
+            return path.parent == squads_dir and is_definition_file(path)
+
+        def home_boot(path: Path) -> bool:
+            return path.parent == home and path.name in BOOT_NAMES
+
+        self._watcher = FolderWatcher(
+            self._on_files_changed,
+            delay=self._debounce_s,
+            on_error=lambda exc: self.log.emit("job_error", job="reload", error=_describe(exc)),
+        )
+        self._watcher.start([Watch(squads_dir, config_file), Watch(home, home_boot)])
+
+    def _watch_workspaces(self) -> None:
+        """Watch each loaded squad's workspace for its AGENTS.md (one level deep)."""
+        if self._watcher is None or self._catalog is None:
+            return
+        wanted = {squad.workspace for squad in self._catalog.squads().values()}
+        fixed = {self.squads_dir, self.settings.home}
+        for folder in self._watcher.folders() - wanted - fixed:
+            self._watcher.unwatch(folder)
+        for folder in sorted(wanted - self._watcher.folders()):
+            self._watcher.watch(Watch(folder, _is_workspace_rules))
+
+    def _on_files_changed(self, paths: set[Path]) -> None:
+        boot = sorted(str(p) for p in paths if p.name in BOOT_NAMES)
+        if boot:
+            # Prompts read boot files fresh at every turn (squad.memory.boot) and nothing
+            # caches them, so live agents see the change at their next turn: just log it.
+            self.log.emit("boot_changed", files=boot)
+        configs = any(p.parent == self.squads_dir for p in paths)
+        self._ready.wait()
+        if configs and self._catalog is not None and not self._stopping.is_set():
+            self._catalog.reconcile()
+            self._watch_workspaces()
+            self._wake.set()
+
+    # -- heartbeat -------------------------------------------------------------------------
+
+    def _beat(self, *, changed: bool = True) -> None:
+        home = str(self.settings.home)
+        if not changed and self._last_state and self.store.daemon.touch(home, pid=self._pid):
+            return
+        state = self.state()
+        text = json.dumps(state, sort_keys=True)
+        if text == self._last_state and self.store.daemon.touch(home, pid=self._pid):
+            return
+        self.store.daemon.beat(
+            home, pid=self._pid, host=self._host, started_at=self._started_at, state=state
+        )
+        self._last_state = text
+
+    def _safe_beat(self, *, changed: bool = True) -> None:
+        try:
+            self._beat(changed=changed)
+        except SquadError as exc:
+            self.log.emit("job_error", job="heartbeat", error=str(exc))

@@ -1,0 +1,226 @@
+"""``squad status``: the daemon (up or down) and every squad, from the lock, store and folder.
+
+The status is built by pure functions from plain inputs (:func:`daemon_status`,
+:func:`build_status`); :func:`collect_status` only gathers those inputs. It works with the
+daemon down too: squads then come from the squads folder and their last runs from the store.
+A home whose database does not exist yet is not given one.
+
+The JSON shape (``squad status --json``)::
+
+    {"daemon": {"state": "up" | "down", "pid", "host", "started_at", "uptime_s",
+                "heartbeat_at", "heartbeat_age_s", "reason", "configs"},
+     "squads": [{"name", "file", "schedule", "next_fire", "running", "queued",
+                 "last_run": {"id", "status", "trigger", "started_at", "ended_at",
+                              "duration_s", "tokens_in", "tokens_out", "cost_usd", "error"}}],
+     "running": [...], "queue": [...], "queue_length": n,
+     "failed_files": [{"file", "squad", "error", "problems"}],
+     "extraction_backlog": [{"squad", "agent", "messages"}]}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from squad.daemon.lock import LockState, pid_alive, probe_lock
+
+if TYPE_CHECKING:
+    from squad.settings import Settings
+    from squad.store import RunRecord, SpendTotals, Store
+    from squad.store.daemon_state import HeartbeatRecord
+
+__all__ = [
+    "STALE_AFTER",
+    "build_status",
+    "collect_status",
+    "daemon_status",
+    "run_summary",
+]
+
+STALE_AFTER = timedelta(seconds=30)
+"""A heartbeat older than this (six missed beats) means the daemon is down or stuck."""
+
+
+def daemon_status(
+    *,
+    now: datetime,
+    lock: LockState,
+    heartbeat: HeartbeatRecord | None,
+    alive: Callable[[int], bool] = pid_alive,
+    stale_after: timedelta = STALE_AFTER,
+) -> dict[str, Any]:
+    """Whether a daemon is up for the home, and why not when it is down."""
+    age = None if heartbeat is None else (now - heartbeat.beat_at).total_seconds()
+    reason = None
+    if not lock.held:
+        if lock.pid is not None and not alive(lock.pid):
+            reason = f"not running (pid {lock.pid} in the pid file is gone)"
+        else:
+            reason = "not running"
+    elif lock.pid is not None and not alive(lock.pid):
+        reason = f"pid {lock.pid} is gone"
+    elif heartbeat is None or heartbeat.pid != lock.pid:
+        reason = "starting (no heartbeat yet)"
+    elif heartbeat.stopped_at is not None:
+        reason = "stopping"
+    elif age is not None and age > stale_after.total_seconds():
+        reason = f"heartbeat {age:.0f}s old: the daemon is stuck or its database unreachable"
+    up = reason is None
+    result: dict[str, Any] = {
+        "state": "up" if up else "down",
+        "pid": lock.pid if lock.held else None,
+        "host": heartbeat.host if heartbeat is not None else None,
+        "started_at": None,
+        "uptime_s": None,
+        "heartbeat_at": None if heartbeat is None else heartbeat.beat_at.isoformat(),
+        "heartbeat_age_s": None if age is None else round(age, 1),
+        "reason": reason,
+    }
+    if up and heartbeat is not None:
+        result["started_at"] = heartbeat.started_at.isoformat()
+        result["uptime_s"] = round((now - heartbeat.started_at).total_seconds(), 1)
+    elif heartbeat is not None and heartbeat.stopped_at is not None:
+        result["stopped_at"] = heartbeat.stopped_at.isoformat()
+    return result
+
+
+def run_summary(run: RunRecord, spend: SpendTotals, *, now: datetime) -> dict[str, Any]:
+    """A run for ``status``: tokens and cost from the spend ledger, so a running run's count."""
+    end = run.ended_at or (now if run.status.value == "running" else None)
+    duration = None
+    if run.started_at is not None and end is not None:
+        duration = round((end - run.started_at).total_seconds(), 1)
+    return {
+        "id": run.id,
+        "status": run.status.value,
+        "trigger": run.trigger,
+        "started_at": None if run.started_at is None else run.started_at.isoformat(),
+        "ended_at": None if run.ended_at is None else run.ended_at.isoformat(),
+        "duration_s": duration,
+        "tokens_in": max(spend.prompt_tokens, run.tokens_in),
+        "tokens_out": max(spend.completion_tokens, run.tokens_out),
+        "cost_usd": max(spend.cost_usd, run.cost_usd),
+        "error": run.error,
+    }
+
+
+def build_status(
+    *,
+    daemon: dict[str, Any],
+    state: Mapping[str, Any] | None,
+    configured: Sequence[Mapping[str, Any]],
+    failed_files: Sequence[Mapping[str, Any]],
+    last_runs: Mapping[str, dict[str, Any]],
+    backlog: Sequence[tuple[str, str, int]],
+) -> dict[str, Any]:
+    """The whole status; ``state`` is the daemon's last heartbeat state, used when it is up.
+
+    With the daemon down, squads are the ``configured`` ones (from the folder) and nothing
+    is queued or due.
+    """
+    up = daemon["state"] == "up" and state is not None
+    source: Sequence[Mapping[str, Any]] = state.get("squads", []) if up and state else configured
+    squads = []
+    for entry in source:
+        name = str(entry["name"])
+        last = last_runs.get(name)
+        squads.append(
+            {
+                "name": name,
+                "file": entry.get("file"),
+                "schedule": entry.get("schedule"),
+                "next_fire": entry.get("next_fire") if up else None,
+                "running": bool(entry.get("running"))
+                or (last is not None and last["status"] == "running"),
+                "queued": bool(entry.get("queued")) if up else False,
+                "last_run": last,
+            }
+        )
+    queue = list(state.get("queue", [])) if up and state else []
+    return {
+        "daemon": daemon,
+        "squads": squads,
+        "running": list(state.get("running", [])) if up and state else [],
+        "queue": queue,
+        "queue_length": len(queue),
+        "failed_files": list(state.get("failed_files", [])) if up and state else failed_files,
+        "extraction_backlog": [
+            {"squad": squad, "agent": agent, "messages": count} for squad, agent, count in backlog
+        ],
+    }
+
+
+def _configured(folder: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Squads and failed files of the folder, as the daemon would load them."""
+    from squad.daemon.definitions import assign_squads, list_definition_files, load_definition
+    from squad.daemon.triggers import describe_schedule
+
+    loaded = {path: load_definition(path) for path in list_definition_files(folder)}
+    valid = {path: d for path, d in loaded.items() if d.spec is not None}
+    squads, refused = assign_squads(valid, {})
+    failed = [d for d in loaded.values() if d.spec is None] + list(refused.values())
+    configured = [
+        {
+            "name": name,
+            "file": str(d.path),
+            "schedule": describe_schedule(d.spec.schedule if d.spec else None),
+        }
+        for name, d in sorted(squads.items())
+    ]
+    return configured, [d.to_dict() for d in sorted(failed, key=lambda d: d.path)]
+
+
+def _database_exists(settings: Settings) -> bool:
+    from squad.store.engine import parse_url, sqlite_file
+
+    url = parse_url(settings.database_url)
+    if url.get_backend_name() != "sqlite":
+        return True
+    path = sqlite_file(url)
+    return path is not None and path.is_file()
+
+
+def collect_status(
+    settings: Settings, *, now: datetime, squads_dir: Path | None = None
+) -> dict[str, Any]:
+    """Gather the lock, heartbeat, squads folder and store, and build the status."""
+    lock = probe_lock(settings.home)
+    store: Store | None = None
+    if _database_exists(settings):
+        from squad.store import Store
+
+        store = Store.open(settings.database_url)
+    try:
+        heartbeat = None if store is None else store.daemon.get(str(settings.home))
+        daemon = daemon_status(now=now, lock=lock, heartbeat=heartbeat)
+        state = heartbeat.state if heartbeat is not None else None
+        up = daemon["state"] == "up" and state is not None
+        folder = squads_dir or settings.squads_dir
+        if up and state is not None and squads_dir is None and state.get("configs"):
+            folder = Path(str(state["configs"]))
+        daemon["configs"] = str(folder)
+        configured, failed = ([], []) if up else _configured(folder)
+        names = [str(s["name"]) for s in (state or {}).get("squads", [])] if up else []
+        names += [str(s["name"]) for s in configured]
+        last_runs: dict[str, dict[str, Any]] = {}
+        backlog: list[tuple[str, str, int]] = []
+        if store is not None:
+            for name in names:
+                latest = store.list_runs(name, limit=1)
+                if latest:
+                    run = latest[0]
+                    last_runs[name] = run_summary(run, store.runs.run_spend(run.id), now=now)
+            backlog = store.conversation.extraction_backlog()
+        return build_status(
+            daemon=daemon,
+            state=state,
+            configured=configured,
+            failed_files=failed,
+            last_runs=last_runs,
+            backlog=backlog,
+        )
+    finally:
+        if store is not None:
+            store.close()

@@ -1,0 +1,238 @@
+"""``squad daemon``, ``status`` and ``stop`` as a user runs them: the installed console script
+in a subprocess, squads folder, home and workspaces in a temporary folder. Waits poll the
+daemon's log or ``squad status`` with a generous timeout; nothing asserts on speed."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from squad.daemon.eventlog import read_daemon_log
+from tests.cli.test_cli import SQUAD, Cli
+
+pytestmark = pytest.mark.slow
+WAIT = 60.0
+
+SQUAD_YAML = """\
+name: {name}
+agents: [{{id: writer, role: Writes}}]
+tasks: [{{id: draft, description: Draft it., agent: writer}}]
+schedule: {schedule}
+"""
+
+
+class Daemon:
+    """A ``squad daemon`` subprocess, its log, and helpers to wait on it."""
+
+    def __init__(self, cli: Cli) -> None:
+        self.cli = cli
+        self.squads = cli.tmp / "configs" / "squads"
+        self.squads.mkdir(parents=True, exist_ok=True)
+        self.log = cli.home / "daemon.jsonl"
+        self.process: subprocess.Popen[str] | None = None
+
+    def start(self, *args: str) -> subprocess.Popen[str]:
+        stderr = (self.cli.tmp / "daemon.err").open("a")
+        self.process = subprocess.Popen(
+            [str(SQUAD), "daemon", *args],
+            env=self.cli.env,
+            cwd=self.cli.tmp,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            text=True,
+        )
+        stderr.close()
+        return self.process
+
+    def events(self, kind: str) -> list[dict[str, Any]]:
+        return [e for e in read_daemon_log(self.log) if e["event"] == kind]
+
+    def wait_for(self, check: Callable[[], Any], what: str) -> Any:
+        deadline = time.monotonic() + WAIT
+        while not (found := check()):
+            if self.process is not None and self.process.poll() is not None:
+                pytest.fail(f"the daemon exited ({self.process.returncode}) before {what}")
+            assert time.monotonic() < deadline, f"timed out waiting for {what}"
+            time.sleep(0.1)
+        return found
+
+    def wait_event(self, kind: str, **fields: Any) -> dict[str, Any]:
+        def match() -> dict[str, Any] | None:
+            for event in self.events(kind):
+                if all(event.get(k) == v for k, v in fields.items()):
+                    return event
+            return None
+
+        found: dict[str, Any] = self.wait_for(match, f"{kind} {fields}")
+        return found
+
+    def status(self) -> dict[str, Any]:
+        data = self.cli.json("status")
+        assert isinstance(data, dict)
+        return data
+
+    def stop(self) -> int:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGTERM)
+        return self.process.wait(timeout=WAIT)
+
+
+@pytest.fixture
+def daemon(cli: Cli) -> Iterator[Daemon]:
+    running = Daemon(cli)
+    yield running
+    if running.process is not None and running.process.poll() is None:
+        running.process.kill()
+        running.process.wait()
+
+
+@pytest.fixture
+def cli(tmp_path: Path) -> Cli:
+    return Cli(tmp_path)
+
+
+def write(daemon: Daemon, file: str, name: str, schedule: str) -> Path:
+    path = daemon.squads / file
+    path.write_text(SQUAD_YAML.format(name=name, schedule=schedule))
+    return path
+
+
+def test_adding_changing_and_removing_files_reschedules_without_a_restart(
+    daemon: Daemon,
+) -> None:
+    write(daemon, "alpha.yaml", "alpha", "{interval: 1d}")
+    daemon.start()
+    daemon.wait_event("schedule", squad="alpha")
+
+    write(daemon, "beta.yaml", "beta", "{cron: '0 9 * * 1-5', timezone: Asia/Seoul}")
+    first = daemon.wait_event("schedule", squad="beta")
+    assert first["schedule"] == "cron '0 9 * * 1-5' (Asia/Seoul)"
+    assert first["next_fire"].endswith("T00:00:00+00:00")  # 09:00 in Seoul
+
+    write(daemon, "beta.yaml", "beta", "{interval: 2h}")
+    daemon.wait_event("reschedule", squad="beta", schedule="every 2h")
+
+    (daemon.squads / "bad.yaml").write_text("name: broken\nagents: [\n")
+    daemon.wait_event("load_error", file=str(daemon.squads / "bad.yaml"))
+
+    (daemon.cli.home / "USER.md").write_text("I prefer short answers.\n")
+    (daemon.cli.workspaces / "alpha" / "AGENTS.md").write_text("Cite tickets.\n")
+    daemon.wait_for(lambda: len(daemon.events("boot_changed")) >= 1, "boot_changed")
+    changed = {f for e in daemon.events("boot_changed") for f in e["files"]}
+    daemon.wait_for(
+        lambda: (
+            {f for e in daemon.events("boot_changed") for f in e["files"]}
+            >= {
+                str(daemon.cli.home / "USER.md"),
+                str(daemon.cli.workspaces / "alpha" / "AGENTS.md"),
+            }
+        ),
+        f"both boot files logged (so far {changed})",
+    )
+
+    status = daemon.wait_for(
+        lambda: (s := daemon.status())["failed_files"] and s, "status with the bad file"
+    )
+    assert status["daemon"]["state"] == "up" and status["daemon"]["pid"] == daemon.process.pid
+    squads = {s["name"]: s for s in status["squads"]}
+    assert set(squads) == {"alpha", "beta"}
+    assert squads["beta"]["schedule"] == "every 2h" and squads["beta"]["next_fire"]
+    assert [Path(f["file"]).name for f in status["failed_files"]] == ["bad.yaml"]
+    assert status["queue_length"] == 0 and status["extraction_backlog"] == []
+
+    (daemon.squads / "beta.yaml").unlink()
+    daemon.wait_event("unschedule", squad="beta", reason="file removed")
+
+    stopped = daemon.cli("stop")
+    assert stopped.returncode == 0, stopped.stderr
+    assert daemon.process is not None and daemon.process.wait(timeout=WAIT) == 0
+    down = daemon.status()
+    assert down["daemon"]["state"] == "down"
+    assert [s["name"] for s in down["squads"]] == ["alpha"]
+    assert [Path(f["file"]).name for f in down["failed_files"]] == ["bad.yaml"]
+
+
+def test_second_daemon_for_a_home_exits_1_and_a_dead_ones_lock_is_taken_over(
+    daemon: Daemon,
+) -> None:
+    first = daemon.start()
+    daemon.wait_event("start")
+    second = daemon.cli("daemon")
+    assert second.returncode == 1
+    assert f"a daemon is already running for {daemon.cli.home} (pid {first.pid})" in second.stderr
+    assert "Traceback" not in second.stderr
+    first.kill()  # no clean-up at all: the pid stays in the file
+    first.wait()
+    assert (daemon.cli.home / "daemon.pid").read_text().strip() == str(first.pid)
+    assert daemon.status()["daemon"]["state"] == "down"
+    nothing = daemon.cli("stop")
+    assert nothing.returncode == 1 and "no daemon is running" in nothing.stderr
+
+    again = daemon.cli("up", "--once")
+    assert again.returncode == 0, again.stderr
+    assert daemon.events("start")[-1]["took_over_from"] == first.pid
+
+
+def test_sigterm_lets_the_step_finish_and_the_next_start_resumes_the_run(
+    daemon: Daemon,
+) -> None:
+    from squad.model.testing import OpenAIStubServer, answer, slow
+
+    with OpenAIStubServer() as stub:
+        stub.script(slow(2.0, answer("The outline.")), answer("The draft."))
+        (daemon.squads / "slow.yaml").write_text(
+            "name: slow\n"
+            f"model: {{name: openai/stub-model, api_base: '{stub.url}', api_key_env: STUB_KEY}}\n"
+            "agents: [{id: writer, role: Writes}]\n"
+            "tasks:\n"
+            "  - {id: outline, description: Outline it., agent: writer}\n"
+            "  - {id: draft, description: Draft it., agent: writer, depends_on: [outline]}\n"
+            "schedule: {interval: 1d, run_on_start: true}\n"
+        )
+        daemon.cli.env["STUB_KEY"] = "test-key"
+        daemon.start()
+        daemon.wait_for(lambda: stub.requests, "the first model call")
+        assert daemon.stop() == 0
+        (end,) = daemon.events("run_end")
+        assert end["status"] == "interrupted"
+        assert daemon.events("stop")[-1]["reason"] == "SIGTERM"
+        workspace = daemon.cli.workspaces / "slow"
+        assert (workspace / "tasks" / "outline" / "output.md").read_text().strip() == "The outline."
+        assert not (workspace / "tasks" / "draft" / "output.md").exists()
+        status = daemon.status()["squads"][0]["last_run"]
+        assert (status["id"], status["status"]) == (end["run_id"], "interrupted")
+
+        resumed = daemon.cli("daemon", "--once")
+        assert resumed.returncode == 0, resumed.stderr
+        start = daemon.events("run_start")[-1]
+        assert (start["trigger"], start["run_id"]) == ("resume", end["run_id"])
+        final = daemon.events("run_end")[-1]
+        assert (final["run_id"], final["status"]) == (end["run_id"], "succeeded")
+        assert len(stub.requests) == 2  # the outline was not asked for again
+        assert (workspace / "tasks" / "draft" / "output.md").read_text().strip() == "The draft."
+
+
+def test_a_missing_squads_folder_is_bad_usage(cli: Cli) -> None:
+    result = cli("daemon", "--configs", str(cli.tmp / "nope"))
+    assert result.returncode == 2
+    assert "does not exist" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_help_lists_the_daemon_commands(cli: Cli) -> None:
+    result = cli("--help")
+    for command in ("daemon", "up", "status", "stop"):
+        assert command in result.stdout
+    code = (
+        "import sys, squad.cli; print([m for m in ('apscheduler', 'watchdog') if m in sys.modules])"
+    )
+    imported = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert imported.stdout.strip() == "[]"
+    assert json.loads(cli("status", "--json").stdout)["daemon"]["state"] == "down"

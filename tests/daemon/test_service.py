@@ -1,0 +1,194 @@
+"""The daemon in this process: start-up runs, resumes, hot reload, stop, its log and heartbeat.
+
+The offline model (through litellm, as in production) and the OpenAI stub server on 127.0.0.1
+do the model's part; nothing of squad's own is mocked.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from squad.daemon.eventlog import read_daemon_log
+from squad.daemon.service import Daemon
+from squad.manager import SquadManager
+from squad.memory.service import AgentContext, MemoryService
+from squad.model.testing import OpenAIStubServer, status
+from squad.settings import Settings
+from squad.store import RunStatus, Store
+from tests.conftest import BASIC_YAML
+
+WAIT = 60.0
+
+
+def squad_yaml(name: str, schedule: str = "", *, model: str = "") -> str:
+    text = BASIC_YAML.replace("name: demo", f"name: {name}")
+    if model:
+        text = text.replace("goal:", f"model: {model}\ngoal:", 1)
+    return text + (f"schedule: {schedule}\n" if schedule else "")
+
+
+def write_squad(settings: Settings, file: str, text: str) -> Path:
+    settings.squads_dir.mkdir(parents=True, exist_ok=True)
+    path = settings.squads_dir / file
+    path.write_text(text)
+    return path
+
+
+def events(settings: Settings, kind: str | None = None) -> list[dict[str, Any]]:
+    found = read_daemon_log(settings.home / "daemon.jsonl")
+    return [e for e in found if kind is None or e["event"] == kind]
+
+
+def wait_for(check: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + WAIT
+    while not check():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def store(settings: Settings) -> Iterator[Store]:
+    with Store.open(settings.database_url) as opened:
+        yield opened
+
+
+def test_once_runs_the_on_start_squads_then_exits_zero(settings: Settings, store: Store) -> None:
+    write_squad(settings, "a.yaml", squad_yaml("alpha", "{interval: 1d, run_on_start: true}"))
+    write_squad(settings, "b.yaml", squad_yaml("beta", "{cron: '0 9 * * 1-5'}"))
+
+    assert Daemon(settings, store=store, exit_when_idle=True).run() == 0
+
+    (run,) = store.list_runs("alpha")
+    assert (run.status, run.trigger) == (RunStatus.SUCCEEDED, "on_start")
+    assert store.list_runs("beta") == []
+    assert (settings.workspaces / "beta" / ".squad-config.json").is_file()
+    kinds = [e["event"] for e in events(settings)]
+    assert kinds[0] == "start" and kinds[-1] == "stop"
+    assert {"load", "run_start", "run_end"} <= set(kinds)
+    (end,) = events(settings, "run_end")
+    assert (end["squad"], end["status"], end["run_id"]) == ("alpha", "succeeded", run.id)
+    assert end["prompt_tokens"] > 0 and end["duration_s"] >= 0
+    assert events(settings, "stop")[0]["reason"] == "idle"
+    heartbeat = store.daemon.get(str(settings.home))
+    assert heartbeat is not None and heartbeat.stopped_at is not None
+    assert not (settings.home / "daemon.pid").read_text()
+
+
+def test_once_exits_one_when_a_run_fails(
+    settings: Settings, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STUB_KEY", "stub-key")
+    with OpenAIStubServer(handler=lambda _: status(400, "refused")) as stub:
+        model = f"{{name: openai/stub, api_base: '{stub.url}', api_key_env: STUB_KEY}}"
+        write_squad(settings, "a.yaml", squad_yaml("alpha", "{run_on_start: true}", model=model))
+        assert Daemon(settings, store=store, exit_when_idle=True).run() == 1
+    (run,) = store.list_runs("alpha")
+    assert run.status is RunStatus.FAILED
+
+
+def test_bad_file_is_reported_and_the_other_squads_still_run(
+    settings: Settings, store: Store
+) -> None:
+    write_squad(settings, "a.yaml", squad_yaml("alpha", "{run_on_start: true}"))
+    write_squad(settings, "bad.yaml", "name: beta\nagents: [\n")
+    write_squad(settings, "twin.yaml", squad_yaml("alpha"))
+    assert Daemon(settings, store=store, exit_when_idle=True).run() == 0
+    assert store.list_runs("alpha")[0].status is RunStatus.SUCCEEDED
+    errors = {Path(e["file"]).name: e["error"] for e in events(settings, "load_error")}
+    assert set(errors) == {"bad.yaml", "twin.yaml"}
+    assert "bad.yaml:" in errors["bad.yaml"]
+    assert "already defined by a.yaml" in errors["twin.yaml"]
+
+
+def test_start_resumes_interrupted_runs_but_leaves_paused_and_foreign_ones(
+    settings: Settings, store: Store
+) -> None:
+    write_squad(settings, "a.yaml", squad_yaml("alpha"))
+    with SquadManager(settings, store=store) as manager:
+        manager.create_from_file(settings.squads_dir / "a.yaml")
+    runs = {}
+    for name, trigger, status_ in (
+        ("paused", "schedule", RunStatus.AWAITING_APPROVAL),
+        ("foreign", "manual", RunStatus.RUNNING),  # a `squad run` that may still be at it
+        ("ours", "schedule", RunStatus.RUNNING),  # left by a daemon that died
+    ):
+        run = store.create_run("alpha", trigger=trigger)
+        store.update_run(run.id, status=status_)
+        runs[name] = run.id
+
+    assert Daemon(settings, store=store, exit_when_idle=True).run() == 1
+
+    # "ours" died before its first checkpoint: it cannot resume, so it is failed for good
+    # rather than retried at every start.
+    (start,) = events(settings, "run_start")
+    assert (start["trigger"], start["run_id"]) == ("resume", runs["ours"])
+    ours = store.get_run(runs["ours"])
+    assert ours is not None and ours.status is RunStatus.FAILED
+    assert "could not resume" in str(ours.error)
+    for name, expected in (("paused", "awaiting_approval"), ("foreign", "running")):
+        run = store.get_run(runs[name])
+        assert run is not None and run.status == expected
+
+
+def test_missing_squads_folder_is_a_usage_error(settings: Settings) -> None:
+    from squad.errors import UsageError
+
+    with pytest.raises(UsageError, match="does not exist"):
+        Daemon(settings, exit_when_idle=True).run()
+
+
+def test_files_added_changed_and_removed_while_running_are_rescheduled(
+    settings: Settings, store: Store
+) -> None:
+    write_squad(settings, "a.yaml", squad_yaml("alpha", "{interval: 1d}"))
+    daemon = Daemon(settings, store=store, heartbeat_s=0.2, debounce_s=0.1)
+    codes: list[int] = []
+    thread = threading.Thread(target=lambda: codes.append(daemon.run()))
+    thread.start()
+    try:
+        wait_for(lambda: bool(events(settings, "schedule")), "alpha scheduled")
+        write_squad(settings, "b.yaml", squad_yaml("beta", "{interval: 2h, run_on_start: true}"))
+        wait_for(lambda: bool(events(settings, "run_end")), "beta's on-start run")
+        write_squad(settings, "a.yaml", squad_yaml("alpha", "{cron: '0 0 * * 0'}"))
+        wait_for(lambda: bool(events(settings, "reschedule")), "alpha rescheduled")
+        (settings.squads_dir / "b.yaml").unlink()
+        wait_for(lambda: bool(events(settings, "unschedule")), "beta unscheduled")
+        wait_for(
+            lambda: [s["name"] for s in daemon.state()["squads"]] == ["alpha"], "state updated"
+        )
+        (squad,) = daemon.state()["squads"]
+        assert squad["schedule"] == "cron '0 0 * * 0' (UTC)"
+        assert squad["next_fire"] is not None
+    finally:
+        daemon.request_stop("test")
+        thread.join(WAIT)
+    assert codes == [0]
+    (end,) = events(settings, "run_end")
+    assert (end["squad"], end["status"]) == ("beta", "succeeded")
+    assert events(settings, "unschedule")[0]["reason"] == "file removed"
+    assert events(settings, "stop")[0]["reason"] == "test"
+
+
+def test_boot_file_edits_reach_the_next_prompt_without_a_restart(
+    settings: Settings, store: Store, make_spec: Callable[..., Any]
+) -> None:
+    spec = make_spec()
+    with SquadManager(settings, store=store) as manager:
+        workspace = manager.create(spec).path
+    memory = MemoryService(settings, store)
+    context = AgentContext.of(spec, "writer", workspace)
+    memory.system_prompt(context)  # first prompt: writes the default SOUL.md
+    (settings.home / "SOUL.md").write_text("You are Ada, terse and exact.\n")
+    (workspace / "AGENTS.md").write_text("Always cite the ticket number.\n")
+    prompt = memory.system_prompt(context)
+    assert "You are Ada, terse and exact." in prompt
+    assert "Always cite the ticket number." in prompt
+    (settings.home / "SOUL.md").write_text("You are Grace, warm and thorough.\n")
+    prompt = memory.system_prompt(context)
+    assert "Grace" in prompt and "Ada" not in prompt

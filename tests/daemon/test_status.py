@@ -1,0 +1,165 @@
+"""``squad status`` built from the lock, the heartbeat, the squads folder and the store."""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from squad.daemon.lock import DaemonLock, LockState
+from squad.daemon.status import build_status, collect_status, daemon_status
+from squad.settings import Settings
+from squad.store import RunStatus, Store
+from squad.store.daemon_state import HeartbeatRecord
+from tests.conftest import FrozenClock
+
+NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+STARTED = NOW - timedelta(hours=2)
+
+
+def beat(age_s: float, *, pid: int = 7, stopped: bool = False) -> HeartbeatRecord:
+    return HeartbeatRecord(
+        home="/h",
+        pid=pid,
+        host="box",
+        started_at=STARTED,
+        beat_at=NOW - timedelta(seconds=age_s),
+        stopped_at=NOW if stopped else None,
+        state={"squads": []},
+    )
+
+
+def state_of(lock: LockState, heartbeat: HeartbeatRecord | None, alive: bool = True) -> Any:
+    return daemon_status(now=NOW, lock=lock, heartbeat=heartbeat, alive=lambda _: alive)
+
+
+def test_daemon_is_up_with_the_lock_held_by_a_live_pid_and_a_fresh_heartbeat() -> None:
+    status = state_of(LockState(True, 7), beat(3))
+    assert status["state"] == "up" and status["reason"] is None
+    assert (status["pid"], status["host"], status["heartbeat_age_s"]) == (7, "box", 3.0)
+    assert status["uptime_s"] == 7200.0
+
+
+def test_daemon_is_down_for_each_reason_it_can_be() -> None:
+    cases = {
+        "not running": state_of(LockState(False, None), None),
+        "pid 7 in the pid file is gone": state_of(LockState(False, 7), beat(3), alive=False),
+        "no heartbeat yet": state_of(LockState(True, 7), None),
+        "stuck": state_of(LockState(True, 7), beat(300)),
+        "pid 7 is gone": state_of(LockState(True, 7), beat(3), alive=False),
+        "stopping": state_of(LockState(True, 7), beat(3, stopped=True)),
+    }
+    for reason, status in cases.items():
+        assert status["state"] == "down", reason
+        assert reason in status["reason"]
+        assert status["uptime_s"] is None
+
+
+def test_with_the_daemon_up_squads_come_from_its_heartbeat() -> None:
+    daemon = {"state": "up"}
+    state = {
+        "squads": [{"name": "a", "file": "a.yaml", "schedule": "every 2h", "next_fire": "T"}],
+        "queue": [{"squad": "b", "trigger": "schedule"}],
+        "running": [],
+        "failed_files": [{"file": "bad.yaml", "error": "boom"}],
+    }
+    report = build_status(
+        daemon=daemon,
+        state=state,
+        configured=[{"name": "other"}],
+        failed_files=[],
+        last_runs={"a": {"id": "r1", "status": "succeeded"}},
+        backlog=[("a", "writer", 4)],
+    )
+    assert [s["name"] for s in report["squads"]] == ["a"]
+    assert report["squads"][0]["next_fire"] == "T"
+    assert report["squads"][0]["last_run"]["id"] == "r1"
+    assert report["queue_length"] == 1
+    assert report["failed_files"] == [{"file": "bad.yaml", "error": "boom"}]
+    assert report["extraction_backlog"] == [{"squad": "a", "agent": "writer", "messages": 4}]
+
+
+def test_with_the_daemon_down_squads_come_from_the_folder_and_nothing_is_due() -> None:
+    report = build_status(
+        daemon={"state": "down"},
+        state={"squads": [{"name": "stale", "next_fire": "T"}], "queue": [{"squad": "x"}]},
+        configured=[{"name": "a", "file": "a.yaml", "schedule": "every 2h"}],
+        failed_files=[{"file": "bad.yaml"}],
+        last_runs={"a": {"id": "r1", "status": "running"}},
+        backlog=[],
+    )
+    assert [(s["name"], s["next_fire"], s["running"]) for s in report["squads"]] == [
+        ("a", None, True)
+    ]
+    assert report["queue_length"] == 0 and report["failed_files"] == [{"file": "bad.yaml"}]
+
+
+GOOD = (
+    "name: {name}\n"
+    "agents: [{{id: a, role: Does}}]\n"
+    "tasks: [{{id: t, description: Do., agent: a}}]\n"
+)
+
+
+def test_status_with_no_daemon_reads_the_folder_and_store_without_creating_a_database(
+    settings: Settings,
+) -> None:
+    folder = settings.squads_dir
+    folder.mkdir(parents=True)
+    (folder / "a.yaml").write_text(GOOD.format(name="a") + "schedule: {interval: 2h}\n")
+    (folder / "b.yaml").write_text("name: [\n")
+    report = collect_status(settings, now=NOW)
+    assert not Path(settings.database_url.split("///", 1)[1]).exists()
+    assert report["daemon"]["state"] == "down"
+    assert report["squads"] == [
+        {
+            "name": "a",
+            "file": str(folder / "a.yaml"),
+            "schedule": "every 2h",
+            "next_fire": None,
+            "running": False,
+            "queued": False,
+            "last_run": None,
+        }
+    ]
+    assert [Path(f["file"]).name for f in report["failed_files"]] == ["b.yaml"]
+
+
+def test_status_reports_the_last_run_with_its_duration_tokens_and_cost(
+    settings: Settings,
+) -> None:
+    folder = settings.squads_dir
+    folder.mkdir(parents=True)
+    (folder / "a.yaml").write_text(GOOD.format(name="a"))
+    clock = FrozenClock(NOW - timedelta(seconds=90))
+    with Store.open(settings.database_url, clock=clock) as store:
+        store.upsert_squad("a", workspace="/ws/a", source=None, definition_sha256="0" * 64)
+        run = store.create_run("a", trigger="schedule")
+        store.update_run(run.id, status=RunStatus.RUNNING)
+        clock.advance(60)
+        store.runs.record_spend(
+            "a", model="m", prompt_tokens=10, completion_tokens=5, cost_usd=0.25, run_id=run.id
+        )
+        store.update_run(run.id, status=RunStatus.SUCCEEDED)
+    report = collect_status(settings, now=NOW)
+    last = report["squads"][0]["last_run"]
+    assert (last["id"], last["status"], last["trigger"]) == (run.id, "succeeded", "schedule")
+    assert (last["tokens_in"], last["tokens_out"], last["cost_usd"]) == (10, 5, 0.25)
+    assert last["duration_s"] == 60.0
+
+
+def test_status_of_a_live_home_uses_the_heartbeat(settings: Settings) -> None:
+    with Store.open(settings.database_url) as store:
+        store.daemon.beat(
+            str(settings.home),
+            pid=os.getpid(),
+            host="box",
+            started_at=datetime.now(UTC),
+            state={"configs": "/elsewhere", "squads": [{"name": "z", "schedule": "every 1d"}]},
+        )
+    with DaemonLock(settings.home):
+        report = collect_status(settings, now=datetime.now(UTC))
+    assert report["daemon"]["state"] == "up"
+    assert report["daemon"]["configs"] == "/elsewhere"
+    assert [s["name"] for s in report["squads"]] == ["z"]
