@@ -110,6 +110,15 @@ def bench_runtime() -> Result:
     return Result("runtime overhead per turn", ours, "bare LangGraph", bare, TARGET)
 
 
+def bench_extraction(notes: list[str]) -> Result:
+    """p99 chat reply time with the background extractor on against off (200 turns)."""
+    from bench.extraction_latency import TARGET, TURNS, measure, offline_throughput
+
+    off, on = measure()
+    notes.append(f"offline extraction: {offline_throughput():,.0f} messages/s")
+    return Result("chat p99, extractor on/off", on, f"off, {TURNS} turns", off, TARGET)
+
+
 def bench_daemon(notes: list[str]) -> list[Result]:
     """The daemon with 200 scheduled squads: start-up against `squad --help` and against no
     squads; idle memory and CPU go to ``notes`` (they are not times)."""
@@ -138,6 +147,7 @@ def main() -> int:
             bench_search(Path(tmp)),
             *bench_memory(),
             bench_runtime(),
+            bench_extraction(notes),
             *bench_daemon(notes),
         ]
     print(f"{'benchmark':28} {'measured':>10} {'baseline':>29} {'ratio':>7} {'target':>7}")
@@ -148,7 +158,7 @@ def main() -> int:
         print(
             f"{result.name:28} {result.measured_s * 1000:8.1f}ms "
             f"{result.baseline_name:>20} {result.baseline_s * 1000:6.1f}ms "
-            f"{result.ratio:6.1f}x {result.target_ratio:6.1f}x  {flag}"
+            f"{result.ratio:6.2f}x {result.target_ratio:6.2f}x  {flag}"
         )
     for note in notes:
         print(note)
