@@ -13,10 +13,14 @@ Scope = Literal["project", "experiential"]
 
 @dataclass(frozen=True)
 class ConversationMessage:
-    """One user or assistant message of a batch; ``index`` is its place in the source."""
+    """One message of a batch; ``index`` is its place in the source.
+
+    ``task`` is a run's task prompt: written by the orchestrator, not by a person, so it is
+    context for the extractor (what was asked), never a source of facts.
+    """
 
     index: int
-    role: Literal["user", "assistant"]
+    role: Literal["user", "assistant", "task"]
     content: str
     seq: int = 0
     """The store's seq of the message (0 for transcript files)."""

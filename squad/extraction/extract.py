@@ -44,21 +44,27 @@ ECHO = 0.8
 """An assistant message holding this much of an earlier user message restates it."""
 
 
+def _echoes(fact: str, earlier: str) -> bool:
+    """``fact`` restates ``earlier``: it holds most of it, or most of it comes from it."""
+    return containment(earlier, fact) >= ECHO or containment(fact, earlier) >= ECHO
+
+
 def extract_offline(batch: Sequence[ConversationMessage], today: date) -> list[Candidate]:
     """One candidate per message that states a fact, by the offline classifier.
 
-    An assistant reply that restates an earlier user message ("Noted: the API is on 8080")
-    adds nothing the user's message did not: it is dropped as an echo.
+    Task prompts are never sources. An assistant reply that restates an earlier user message
+    or task prompt ("Noted: the API is on 8080", "This deliverable addresses the task: ...")
+    adds nothing: it is dropped as an echo.
     """
     out = []
     for message in batch:
+        if message.role == "task":
+            continue
         fact = classify(message.content, role=message.role, today=today)
         if fact is None:
             continue
         echo = message.role == "assistant" and any(
-            m.role == "user"
-            and m.index < message.index
-            and containment(m.content, fact.text) >= ECHO
+            m.role != "assistant" and m.index < message.index and _echoes(fact.text, m.content)
             for m in batch
         )
         long = len(message.content) > LONG_MESSAGE_CHARS
@@ -98,7 +104,7 @@ def extract_batch(
     """
     if model is None:
         return BatchResult(extract_offline(batch, today), "offline")
-    if not worth_a_model_call([(m.role, m.content) for m in batch]):
+    if not worth_a_model_call([(m.role, m.content) for m in batch if m.role != "task"]):
         return BatchResult([], "gate")
     messages = extraction_messages(batch, existing, today)
     replies: list[ModelReply] = []

@@ -158,10 +158,7 @@ class AgentExtractor:
         self, ctx: AgentContext, talk: Sequence[MessageRecord], processed: int, last: int
     ) -> PassReport:
         started = self._clock()
-        batch = [
-            ConversationMessage(i, "user" if m.role == "user" else "assistant", m.content, m.seq)
-            for i, m in enumerate(talk)
-        ]
+        batch = [ConversationMessage(i, _role(m), m.content, m.seq) for i, m in enumerate(talk)]
         existing = existing_facts(self.memory, ctx)
         model = self.model_for(ctx)
         try:
@@ -304,6 +301,13 @@ class AgentExtractor:
                 cost_usd=reply.usage.cost_usd,
                 latency_s=reply.latency_s,
             )
+
+
+def _role(message: MessageRecord) -> Literal["user", "assistant", "task"]:
+    """In a run nobody types: the user side of the conversation is the task prompt."""
+    if message.role != "user":
+        return "assistant"
+    return "task" if message.run_id else "user"
 
 
 def _run_of(talk: Sequence[MessageRecord]) -> str | None:

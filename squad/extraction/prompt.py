@@ -25,7 +25,9 @@ ports, owners, decisions, conventions, deadlines. Give a memory.md section: "Dec
 - experiential facts (scope "experiential"): follow the agent to other projects, e.g. the \
 user's preferences, working style, name, role, timezone, reusable lessons.
 Never extract: credentials or secrets; questions; greetings or thanks; transient status ("I'm \
-running the tests now"); one-off requests; suggestions nobody accepted.
+running the tests now"); one-off requests; suggestions nobody accepted; the assistant merely \
+restating what it was told. Messages from "task" are an orchestrator's instructions to the \
+agent: context only, never a source of facts.
 
 Rules:
 - One self-contained line per fact, in the conversation's language. Absolute dates only \

@@ -93,7 +93,9 @@ def test_duplicates_are_not_written_twice_and_count_as_sightings(make_world: Mak
     world = make_world(interval=1)
     for run in ("run-1", "run-2", "run-3"):
         world.say(
-            ("user", "In this repo the API listens on port 8080."), ("assistant", "OK."), run=run
+            ("user", "Task: Check the service config."),
+            ("assistant", "In this repo the API listens on port 8080."),
+            run=run,
         )
         world.extractor().run(world.ctx)
 
@@ -144,3 +146,29 @@ def test_secrets_questions_and_status_never_reach_memory(make_world: MakeWorld) 
     [report] = world.extractor().run(world.ctx)
     assert report.written == []
     assert "Tr0ub4dor" not in world.memory_md() + json.dumps(world.facts())
+
+
+def test_in_a_run_task_prompts_are_context_and_echoes_of_them_are_dropped(
+    make_world: MakeWorld,
+) -> None:
+    world = make_world(interval=1)
+    prompt = (
+        "Task: Outline the getting-started guide.\n\nGoal: Ship it.\n\n"
+        "Your answer is saved as tasks/outline/output.md; write the deliverable itself."
+    )
+    world.say(
+        ("user", prompt),
+        ("assistant", "This deliverable addresses the task: Outline the getting-started guide."),
+        run="run-1",
+    )
+    world.say(
+        ("user", "Task: Write the guide.\n\nYour answer is saved as tasks/draft/output.md."),
+        ("assistant", "We decided to use MkDocs Material for the docs site."),
+        run="run-1",
+    )
+    [report] = world.extractor().run(world.ctx)
+
+    assert [w["text"] for w in report.written] == [
+        "We decided to use MkDocs Material for the docs site."
+    ]
+    assert world.facts() == []  # nothing from the task prompts themselves

@@ -41,3 +41,17 @@ def test_a_fact_repeated_in_a_later_batch_is_a_duplicate_and_turns_count_all_mes
         ("write", "new", (1,)),
         ("drop", "duplicate", (47,)),
     ]
+
+
+def test_the_demo_conversation_teaches_facts_and_no_junk() -> None:
+    path = Path(__file__).resolve().parents[2] / "examples" / "onboarding-chat.jsonl"
+    result = extract_transcript(read_transcript(path), now=NOW, model=None)
+    written = {d.candidate.text: d.candidate.scope for d in result.decisions if d.kind == "write"}
+    assert written == {
+        "In this repo the docs live in docs/ and we build them with MkDocs Material.": "project",
+        "I prefer short answers with the code first, then one line of explanation.": (
+            "experiential"
+        ),
+        "We decided to publish the docs every Friday after the release.": "project",
+        "The staging site is at https://docs-staging.example.dev.": "project",
+    }
