@@ -82,6 +82,9 @@ class DaemonSettings(BaseModel):
     """When the memory consolidation pass runs (cron, the machine's local time)."""
     retention_cron: Annotated[str, AfterValidator(_check_cron)] = "30 3 * * *"
     """When old checkpoints and run logs are pruned (cron, the machine's local time)."""
+    extraction_cron: Annotated[str, AfterValidator(_check_cron)] = "*/10 * * * *"
+    """When agents with enough unread replies (left by a chat or a run that ended before its
+    extraction pass) get one; also once at start-up."""
     retention: RetentionSettings = RetentionSettings()
     """What the retention job keeps."""
 

@@ -203,13 +203,30 @@ class RunDispatcher:
             result = runner.approve(result.run_id, result.awaiting, approved=True)
         return result
 
+    def extraction(self) -> BackgroundExtractor:
+        """The background extractor every run of this daemon shares (made on first use)."""
+        return self._shared()[1]
+
     def _make_runner(self) -> SquadRunner:
+        from squad.runtime.runner import SquadRunner, default_model_factory
+
+        memory, extraction = self._shared()
+        return SquadRunner(
+            self._settings,
+            self._store,
+            memory=memory,
+            model_factory=self._model_factory or default_model_factory,
+            clock=self._clock,
+            extraction=extraction,
+        )
+
+    def _shared(self) -> tuple[MemoryService, BackgroundExtractor]:
         from squad.extraction.background import BackgroundExtractor
         from squad.extraction.job import AgentExtractor
         from squad.extraction.models import ExtractionModels
         from squad.memory.embeddings import load_embedder
         from squad.memory.service import MemoryService
-        from squad.runtime.runner import SquadRunner, default_model_factory
+        from squad.runtime.runner import default_model_factory
 
         factory = self._model_factory or default_model_factory
         with self._lock:
@@ -223,15 +240,7 @@ class RunDispatcher:
                     self._memory, ExtractionModels(factory), clock=self._clock
                 )
                 self._extraction = BackgroundExtractor(extractor, on_error=self._extraction_error)
-            memory, extraction = self._memory, self._extraction
-        return SquadRunner(
-            self._settings,
-            self._store,
-            memory=memory,
-            model_factory=factory,
-            clock=self._clock,
-            extraction=extraction,
-        )
+            return self._memory, self._extraction
 
     def _extraction_error(self, ctx: AgentContext, exc: BaseException) -> None:
         self._log.emit(

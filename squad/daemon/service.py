@@ -258,6 +258,12 @@ class Daemon:
                 self.config.retention_cron,
                 lambda: self._background("retention", self._retain),
             )
+            self._scheduler.add_cron_job(
+                "extraction",
+                self.config.extraction_cron,
+                lambda: self._background("extraction", self._sweep_extraction),
+            )
+        self._background("extraction", self._sweep_extraction)
         self._runs.queue.start()
         self._phase = "running"
         self._ready.set()
@@ -410,6 +416,21 @@ class Daemon:
         from squad.daemon.jobs import run_consolidation
 
         return run_consolidation(self.settings, self.store, now=self._clock())
+
+    def _sweep_extraction(self) -> dict[str, Any]:
+        """Queue a look at every loaded agent with unread messages (see
+        :meth:`~squad.extraction.background.BackgroundExtractor.check`)."""
+        from squad.memory.service import AgentContext
+
+        assert self._catalog is not None and self._runs is not None
+        checked = []
+        for squad, agent, _ in self.store.conversation.extraction_backlog():
+            loaded = self._catalog.get(squad)
+            if loaded is None or agent not in {a.id for a in loaded.spec.agents}:
+                continue  # a squad no file defines any more: nothing to extract for
+            self._runs.extraction().check(AgentContext.of(loaded.spec, agent, loaded.workspace))
+            checked.append(f"{squad}/{agent}")
+        return {"checked": checked}
 
     def _retain(self) -> dict[str, Any]:
         from squad.daemon.jobs import run_retention

@@ -88,6 +88,19 @@ class BackgroundExtractor:
             elif agent.replies >= interval_of(ctx):
                 self._enqueue(key, check=False)
 
+    def check(self, ctx: AgentContext) -> None:
+        """Queue a look at the store: a pass runs if the agent has ``trigger_interval`` unread
+        replies (a sweep for replies whose process ended before their pass ran)."""
+        if not ctx.extraction_enabled:
+            return
+        key = (ctx.squad.name, ctx.agent.id, str(ctx.workspace))
+        with self._lock:
+            if self._closed:
+                return
+            agent = self._agents.setdefault(key, _Agent(ctx))
+            agent.checked = True
+            self._enqueue(key, check=True)
+
     def drain(self, timeout: float | None = None) -> bool:
         """Wait until nothing is queued or running; False on timeout."""
         with self._lock:

@@ -192,3 +192,29 @@ def test_boot_file_edits_reach_the_next_prompt_without_a_restart(
     (settings.home / "SOUL.md").write_text("You are Grace, warm and thorough.\n")
     prompt = memory.system_prompt(context)
     assert "Grace" in prompt and "Ada" not in prompt
+
+
+def test_start_up_extracts_for_agents_whose_replies_were_left_unread(
+    settings: Settings, store: Store
+) -> None:
+    """A chat process that ended before its pass ran leaves replies past the watermark: the
+    daemon's sweep (at start-up, then on its cron) gives those agents their pass."""
+    write_squad(
+        settings,
+        "a.yaml",
+        squad_yaml("alpha").replace("goal:", "memory: {trigger_interval: 2}\ngoal:", 1),
+    )
+    for line in ("In this repo the API listens on port 8080.", "We deploy on Fridays."):
+        store.conversation.record_message("alpha", "writer", "user", line, session_id="chat")
+        store.conversation.record_message("alpha", "writer", "assistant", "OK.", session_id="chat")
+    store.conversation.record_message("alpha", "planner", "user", "Hi", session_id="chat")
+
+    assert Daemon(settings, store=store, exit_when_idle=True).run() == 0
+
+    [run] = store.extraction.runs("alpha", "writer")
+    assert run.status == "done"
+    assert store.extraction.runs("alpha", "planner") == []  # one reply short of the interval
+    memory = (settings.workspaces / "alpha" / "agents" / "writer" / "memory.md").read_text()
+    assert "In this repo the API listens on port 8080." in memory
+    (sweep,) = [e for e in events(settings, "job_end") if e["job"] == "extraction"]
+    assert sweep["report"]["checked"] == ["alpha/planner", "alpha/writer"]
