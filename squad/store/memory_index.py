@@ -97,8 +97,8 @@ def ranked(
     """The ``limit`` live facts with the best BM25 score for ``wanted`` (bounded reads).
 
     The database does the scoring: per usable term its newest :data:`POSTINGS_PER_TERM`
-    postings, each scored, summed per fact, best first. Ties go to the higher id, which is the
-    newer ``updated_at`` too: an indexed (active) fact's ``updated_at`` is its ``created_at``.
+    postings, each scored, summed per fact, best first. Ties go to the higher id, the newer
+    fact (a revived dormant fact keeps its old id, so it ties as old as it is).
     Only a page of ``2 * limit`` ids comes back and only the facts needed are read, in rank
     order; more are read only where expired facts left gaps.
     """

@@ -157,7 +157,8 @@ class NamespaceRow(_Table, table=True):
     name: str = Field(sa_type=String)
     enabled: bool = Field(sa_type=Boolean)
     indexed_facts: int = Field(default=0, sa_type=Integer, sa_column_kwargs=_zero_default())
-    """Facts with postings (active ones, expired included until purged): BM25's N."""
+    """Facts with postings, BM25's N: the active ones (memory gc removes the postings of the
+    facts it expires or makes dormant)."""
     indexed_terms: int = Field(default=0, sa_type=Integer, sa_column_kwargs=_zero_default())
     """Sum of the indexed facts' lengths in terms: N times BM25's average length."""
     created_at: datetime = Field(sa_type=UTCDateTime)
