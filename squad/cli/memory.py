@@ -402,7 +402,11 @@ def show(
     )
     out.stream.write(snapshot.document.render() or "(empty)\n")
     state = "enabled" if ns.enabled else "disabled for other agents"
-    listed = "facts" if include_all else "active facts"
+    listed = (
+        ("fact" if len(facts) == 1 else "facts")
+        if include_all
+        else ("active fact" if len(facts) == 1 else "active facts")
+    )
     out.line(f"# {ns.name} [{ns.identity}] ({state}): {len(facts)} {listed}", style="bold")
     for fact in facts:
         status = "" if fact.status.value == "active" else f"[{fact.status.value}] "
