@@ -8,6 +8,7 @@ secret redaction: a tool argument carrying a key never lands in a log.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import time
@@ -28,9 +29,15 @@ def run_log_path(workspace: Path, run_id: str) -> Path:
     return contained(workspace, "logs", f"run-{check_name(run_id, what='run id')}.jsonl")
 
 
+@functools.lru_cache(maxsize=4096)
+def _redacted_short(text: str) -> str:
+    """Redaction of a short field; ids, statuses and model names repeat on every event."""
+    return redact(text)[0]
+
+
 def _clean(value: Any) -> Any:
     if isinstance(value, str):
-        return redact(value)[0]
+        return _redacted_short(value) if len(value) <= 128 else redact(value)[0]
     if isinstance(value, dict):
         return {str(k): _clean(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
