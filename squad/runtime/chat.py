@@ -27,6 +27,10 @@ if TYPE_CHECKING:
 __all__ = ["CHAT_SESSION", "SESSION_BUDGET_TOKENS", "ChatSession"]
 
 CHAT_SESSION = "chat"
+CHAT_WINDOW = 400
+"""Messages of a chat read per turn: compression works on this recent window, so a turn's cost
+does not grow with a session that lasts for weeks (what fell out of it lives on in what the
+extractor learned)."""
 SESSION_BUDGET_TOKENS = 6_000
 """Tokens the earlier conversation may take in a chat prompt; past it, older turns are
 compressed (summary + landmarks + recent turns, :mod:`squad.memory.compress`)."""
@@ -90,7 +94,7 @@ class ChatSession:
             [
                 Message("user" if m.role == "user" else "assistant", m.content)
                 for m in store.conversation.messages(
-                    ctx.squad.name, ctx.agent.id, session_id=CHAT_SESSION
+                    ctx.squad.name, ctx.agent.id, session_id=CHAT_SESSION, newest=CHAT_WINDOW
                 )
                 if m.role in ("user", "assistant")
             ],

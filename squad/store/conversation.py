@@ -146,12 +146,17 @@ class ConversationStore:
         limit: int | None = None,
         session_id: str | None = None,
         run_id: str | None = None,
+        newest: int | None = None,
     ) -> list[MessageRecord]:
         """The agent's messages with ``seq`` above ``after_seq``, oldest first.
 
         ``limit`` keeps the first ones (page forward by passing the last seq seen as
-        ``after_seq``); ``session_id`` and ``run_id`` keep one chat session's or run's.
+        ``after_seq``); ``newest`` keeps the last ones instead (a chat's recent window, read
+        without reading its whole history); ``session_id`` and ``run_id`` keep one chat
+        session's or run's.
         """
+        if limit is not None and newest is not None:
+            raise ValueError("give limit or newest, not both")
         if after_seq < 0:
             raise ValueError(f"after_seq must be 0 or more, got {after_seq!r}")
         where = [_agent_key(MESSAGES, squad, agent), MESSAGES.c.seq > after_seq]
@@ -160,12 +165,16 @@ class ConversationStore:
         if run_id is not None:
             where.append(MESSAGES.c.run_id == run_id)
         query = select(MESSAGES).where(*where).order_by(MESSAGES.c.seq)
+        for name, number in (("limit", limit), ("newest", newest)):
+            if number is not None and number < 1:
+                raise ValueError(f"{name} must be at least 1, got {number!r}")
         if limit is not None:
-            if limit < 1:
-                raise ValueError(f"limit must be at least 1, got {limit!r}")
             query = query.limit(limit)
+        if newest is not None:
+            query = select(MESSAGES).where(*where).order_by(MESSAGES.c.seq.desc()).limit(newest)
         with transaction(self._engine, f"read the messages of agent {agent!r}") as conn:
-            return [_message_record(row) for row in conn.execute(query)]
+            rows = [_message_record(row) for row in conn.execute(query)]
+        return rows[::-1] if newest is not None else rows
 
     def turn_count(self, squad: str, agent: str) -> int:
         """How many assistant replies the agent has given, in runs and chats together."""

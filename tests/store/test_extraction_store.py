@@ -80,3 +80,15 @@ def test_a_batch_lands_whole_or_not_at_all(store: Store) -> None:
 def test_batches_do_not_nest(store: Store) -> None:
     with pytest.raises(RuntimeError, match="do not nest"), store.batch("a"), store.batch("b"):
         pass
+
+
+def test_the_newest_messages_come_back_oldest_first_without_reading_the_rest(
+    store: Store,
+) -> None:
+    for i in range(6):
+        store.conversation.record_message("docs", "writer", "user", f"m{i}", session_id="chat")
+    store.conversation.record_message("docs", "writer", "user", "other", session_id="s2")
+    window = store.conversation.messages("docs", "writer", session_id="chat", newest=3)
+    assert [m.content for m in window] == ["m3", "m4", "m5"]
+    with pytest.raises(ValueError, match="not both"):
+        store.conversation.messages("docs", "writer", limit=1, newest=1)
