@@ -30,9 +30,11 @@ from typing import Any
 
 from sqlalchemy import (
     ColumnElement,
+    Integer,
     Row,
     Table,
     and_,
+    bindparam,
     case,
     false,
     func,
@@ -41,6 +43,7 @@ from sqlalchemy import (
     select,
     update,
 )
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
 
 from squad.store.engine import transaction
@@ -129,9 +132,7 @@ class ConversationStore:
                         "turn": turn,
                     }
                 )
-            ids = conn.execute(
-                insert(MESSAGES).returning(MESSAGES.c.id, sort_by_parameter_order=True), rows
-            ).scalars()
+            ids = conn.execute(_INSERT_MESSAGES, rows).scalars()
             return [
                 MessageRecord(id=int(key), **{**row, "role": role})
                 for key, row, role in zip(ids, rows, roles, strict=True)
@@ -303,6 +304,11 @@ def _take_seqs(
 
     Must be the transaction's first statement: it takes the lock that orders the writers.
     """
+    params = {"squad": squad, "agent": agent, "count": count, "replies": replies}
+    prepared = _TAKE_SEQS.get(conn.dialect.name)
+    if prepared is not None:
+        row = conn.execute(prepared, params).one()
+        return int(row.last_seq), int(row.turns)
     upsert(
         conn,
         COUNTERS,
@@ -314,6 +320,27 @@ def _take_seqs(
         select(COUNTERS.c.last_seq, COUNTERS.c.turns).where(_agent_key(COUNTERS, squad, agent))
     ).one()
     return int(row.last_seq), int(row.turns)
+
+
+def _take_seqs_statement(insert_of: Callable[[Table], Any]) -> Any:
+    """:func:`_take_seqs` as one prepared ``INSERT .. ON CONFLICT .. RETURNING``."""
+    count = bindparam("count", type_=Integer())
+    replies = bindparam("replies", type_=Integer())
+    statement = insert_of(COUNTERS).values(
+        squad=bindparam("squad"), agent=bindparam("agent"), last_seq=count, turns=replies
+    )
+    return statement.on_conflict_do_update(
+        index_elements=[COUNTERS.c.squad, COUNTERS.c.agent],
+        set_={"last_seq": COUNTERS.c.last_seq + count, "turns": COUNTERS.c.turns + replies},
+    ).returning(COUNTERS.c.last_seq, COUNTERS.c.turns)
+
+
+_TAKE_SEQS = {
+    "sqlite": _take_seqs_statement(sqlite.insert),
+    "postgresql": _take_seqs_statement(postgresql.insert),
+}
+"""Prepared per dialect: a message write builds no SQL (others take the portable path)."""
+_INSERT_MESSAGES = insert(MESSAGES).returning(MESSAGES.c.id, sort_by_parameter_order=True)
 
 
 def _ensure_watermark(conn: Connection, squad: str, agent: str, now: datetime) -> None:

@@ -19,7 +19,18 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Row, delete, func, insert, select, true, update
+from sqlalchemy import (
+    ColumnElement,
+    Integer,
+    Row,
+    bindparam,
+    delete,
+    func,
+    insert,
+    select,
+    true,
+    update,
+)
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
@@ -39,12 +50,33 @@ from squad.store.memory_index import (
 )
 from squad.store.memory_vectors import missing_vectors, read_vectors, write_vectors
 from squad.store.records import FactRecord, FactStatus, NamespaceRecord, NewFact
+from squad.store.tables import UTCDateTime
 
 __all__ = ["MemoryStore"]
 
 _QUERY_TERMS_LOOKED_UP = 256
 """Distinct terms of a query whose df is looked up (in first-seen order)."""
 _ACTIVE = FactStatus.ACTIVE.value
+
+
+_NAMESPACE_STATS = select(NAMESPACES.c.indexed_facts, NAMESPACES.c.indexed_terms).where(
+    NAMESPACES.c.id == bindparam("ns")
+)
+"""Prepared once, like the two below: they run on every prompt, so they build no SQL per call."""
+_ENABLED = (
+    select(NAMESPACES)
+    .where(NAMESPACES.c.enabled.is_(True))
+    .order_by(NAMESPACES.c.name, NAMESPACES.c.id)
+)
+_RECENT_LIVE = (
+    select(FACTS)
+    .where(
+        FACTS.c.namespace_id == bindparam("ns"),
+        live(bindparam("now", type_=UTCDateTime())),
+    )
+    .order_by(FACTS.c.updated_at.desc(), FACTS.c.id.desc())
+    .limit(bindparam("limit", type_=Integer()))
+)
 
 
 class MemoryStore:
@@ -110,11 +142,7 @@ class MemoryStore:
         no query ever counts a namespace's facts on the prompt path.
         """
         with self._begin("list enabled memory namespaces") as conn:
-            rows = conn.execute(
-                select(NAMESPACES)
-                .where(NAMESPACES.c.enabled.is_(True))
-                .order_by(NAMESPACES.c.name, NAMESPACES.c.id)
-            ).all()
+            rows = conn.execute(_ENABLED).all()
             return [_namespace_record(row, int(row.indexed_facts)) for row in rows]
 
     def set_namespace_enabled(self, ref: int | str, enabled: bool) -> NamespaceRecord:
@@ -386,11 +414,7 @@ class MemoryStore:
         now = self._now()
         wanted = query_terms(query)[:_QUERY_TERMS_LOOKED_UP]
         with self._begin(f"retrieve facts of memory namespace {namespace_id!r}") as conn:
-            stats = conn.execute(
-                select(NAMESPACES.c.indexed_facts, NAMESPACES.c.indexed_terms).where(
-                    NAMESPACES.c.id == namespace_id
-                )
-            ).first()
+            stats = conn.execute(_NAMESPACE_STATS, {"ns": namespace_id}).first()
             if stats is None:
                 raise UsageError(f"no memory namespace with id {namespace_id!r}")
             picked = ranked(
@@ -399,10 +423,7 @@ class MemoryStore:
             if len(picked) < limit:
                 seen = {row.id for row in picked}
                 recent = conn.execute(
-                    select(FACTS)
-                    .where(FACTS.c.namespace_id == namespace_id, live(now))
-                    .order_by(FACTS.c.updated_at.desc(), FACTS.c.id.desc())
-                    .limit(limit)
+                    _RECENT_LIVE, {"ns": namespace_id, "now": now, "limit": limit}
                 ).all()
                 picked += [row for row in recent if row.id not in seen][: limit - len(picked)]
             return [_fact_record(row) for row in picked]

@@ -31,6 +31,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from sqlalchemy import (
+    BindParameter,
     ColumnElement,
     Float,
     Row,
@@ -297,8 +298,8 @@ def deindex(conn: Connection, fact_ids: list[int]) -> None:
 # helpers
 
 
-def live(now: datetime) -> ColumnElement[bool]:
-    """Active and not expired at ``now``."""
+def live(now: datetime | BindParameter[datetime]) -> ColumnElement[bool]:
+    """Active and not expired at ``now`` (a value, or a bound parameter of a prepared query)."""
     return and_(
         FACTS.c.status == _ACTIVE,
         or_(FACTS.c.expires_at.is_(None), FACTS.c.expires_at > now),

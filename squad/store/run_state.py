@@ -240,9 +240,8 @@ class RunStateStore:
             "at": self._now(),
         }
         with transaction(self._engine, f"record spend of squad {squad!r}") as conn:
-            key = conn.execute(insert(LEDGER).values(values)).inserted_primary_key
-            assert key is not None
-        return SpendRecord(id=int(key[0]), **values)
+            key = conn.execute(_INSERT_SPEND, values).scalar_one()
+        return SpendRecord(id=int(key), **values)
 
     def spent(self, squad: str, *, since: datetime | None = None) -> SpendTotals:
         """What the squad's model calls add up to, over all its runs and chats.
@@ -327,6 +326,8 @@ def _task_upsert(insert_of: Callable[[Table], Any]) -> Any:
     ).returning(*TASKS.c)
 
 
+_INSERT_SPEND = insert(LEDGER).returning(LEDGER.c.id)
+"""Prepared once: a model call's ledger row builds no SQL."""
 _KEPT = ("output", "attempts", "rounds")
 """Columns a ``set_task`` leaves alone when given None."""
 _TASK_UPSERTS = {
