@@ -7,6 +7,7 @@ workspace can never redirect a read or a write out of it.
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
 from pathlib import Path, PurePosixPath
@@ -40,8 +41,7 @@ def contained(base: Path, *parts: str) -> Path:
 
     ``base`` itself may be (or sit behind) a link: it is the trusted root the user chose.
     """
-    root = base.resolve()
-    current = root
+    current = _resolved(str(base)) if base.is_absolute() else base.resolve()
     for part in parts:
         check_name(part)
         current = current / part
@@ -54,6 +54,13 @@ def contained(base: Path, *parts: str) -> Path:
                 f"{current} is a symbolic link; squad never follows links inside a workspace"
             )
     return current
+
+
+@functools.lru_cache(maxsize=256)
+def _resolved(base: str) -> Path:
+    """A trusted root resolved once per process: workspace paths are built many times a turn,
+    and the root's own links are the user's choice (see :func:`contained`)."""
+    return Path(base).resolve()
 
 
 def resolve_inside(base: Path, relative: str) -> Path:
