@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
+from squad.extraction.background import Worker
 from squad.settings import Settings
 from squad.spec.loader import squad_from_text
 from squad.spec.models import SquadSpec
@@ -64,3 +66,14 @@ def settings(tmp_path: Path) -> Settings:
         },
         cwd=tmp_path,
     )
+
+
+@pytest.fixture(autouse=True)
+def no_extraction_left_behind() -> Iterator[None]:
+    """Extraction passes a test queued and did not wait for are dropped when it ends, so none
+    runs later, in another test (against a stub server that is gone)."""
+    before = set(threading.enumerate())
+    yield
+    for thread in set(threading.enumerate()) - before:
+        if isinstance(thread, Worker):
+            thread.owner.close(10.0, abandon=True)

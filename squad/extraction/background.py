@@ -25,13 +25,21 @@ from dataclasses import dataclass
 from squad.extraction.job import AgentExtractor, PassReport, interval_of
 from squad.memory.service import AgentContext
 
-__all__ = ["BackgroundExtractor"]
+__all__ = ["BackgroundExtractor", "Worker"]
 
 Key = tuple[str, str, str]
 QUIET_S = 0.25
 """A pass waits for this long without a reply before it starts ..."""
 MAX_DELAY_S = 30.0
 """... but never longer than this after it was queued."""
+
+
+class Worker(threading.Thread):
+    """The worker thread of one :class:`BackgroundExtractor` (its ``owner``)."""
+
+    def __init__(self, owner: BackgroundExtractor) -> None:
+        super().__init__(target=owner._work, name="squad-extractor", daemon=True)
+        self.owner = owner
 
 
 @dataclass
@@ -111,15 +119,19 @@ class BackgroundExtractor:
             finally:
                 self._hurry -= 1
 
-    def close(self, timeout: float | None = 30.0) -> bool:
-        """Finish what is queued (up to ``timeout``), then stop the worker. Replies not yet
+    def close(self, timeout: float | None = 30.0, *, abandon: bool = False) -> bool:
+        """Finish what is queued (up to ``timeout``), then stop the worker; ``abandon`` drops
+        the queue instead (a pass already running still ends). Either way, replies not yet
         processed stay past the watermark: the next pass (any process) reads them."""
-        done = self.drain(timeout)
+        done = False if abandon else self.drain(timeout)
         with self._lock:
             self._closed = True
+            if abandon:
+                self._queue.clear()
+                self._queued.clear()
             self._lock.notify_all()
         if self._thread is not None:
-            self._thread.join(timeout if done else 0.1)
+            self._thread.join(timeout if done or abandon else 0.1)
         return done
 
     # -- worker ----------------------------------------------------------------------------
@@ -130,7 +142,7 @@ class BackgroundExtractor:
         self._queued.add(key)
         self._queue.append((key, check, self._monotonic()))
         if self._thread is None:
-            self._thread = threading.Thread(target=self._work, name="squad-extractor", daemon=True)
+            self._thread = Worker(self)
             self._thread.start()
         self._lock.notify_all()
 
