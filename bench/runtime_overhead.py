@@ -9,6 +9,7 @@ call the same model once, with the same SQLite checkpointer in durable mode. Tar
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import statistics
 import sys
@@ -119,7 +120,6 @@ def bare_graph_with_io(tasks: int) -> float:
     """The bare graph plus the durable I/O a squad turn must do, and nothing else: the task's
     output file (fsynced, renamed, folder fsynced), two commits to a SQLite store in WAL mode
     (task running; turn, spend and task done), two status files and five run-log lines."""
-    import json
     import os
 
     from langgraph.checkpoint.sqlite import SqliteSaver
@@ -189,6 +189,9 @@ def measure(repeat: int = 3) -> tuple[float, float]:
 def main() -> int:
     ours, bare = measure()
     with_io = statistics.median(bare_graph_with_io(TASKS) for _ in range(3))
+    if "--json" in sys.argv:
+        print(json.dumps({"squad_s": ours, "bare_s": bare, "with_io_s": with_io}))
+        return 0
     ratio = ours / bare
     flag = "ok" if ratio <= TARGET else "OVER"
     print(
