@@ -306,9 +306,6 @@ def revive(
                     actor="cli",
                     operation="revive",
                     file=f"fact:{fact_id}",
-                    section=None,
-                    old_sha256=None,
-                    new_sha256=None,
                 )
             )
     out.line(f"fact {fact_id} is active again: {fact.text}")

@@ -17,21 +17,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from squad.memory.secrets import redact
+from squad.memory.secrets import redact_fields
 
 __all__ = ["DAEMON_LOG", "DaemonLog", "read_daemon_log"]
 
 DAEMON_LOG = "daemon.jsonl"
-
-
-def _clean(value: Any) -> Any:
-    if isinstance(value, str):
-        return redact(value)[0]
-    if isinstance(value, dict):
-        return {str(k): _clean(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_clean(v) for v in value]
-    return value
 
 
 class DaemonLog:
@@ -51,7 +41,7 @@ class DaemonLog:
 
     def emit(self, event: str, **fields: Any) -> dict[str, Any]:
         record: dict[str, Any] = {"time": self._clock().isoformat(), "event": event}
-        record.update(_clean({k: v for k, v in fields.items() if v is not None}))
+        record.update(redact_fields({k: v for k, v in fields.items() if v is not None}))
         line = json.dumps(record, ensure_ascii=False, default=str, separators=(",", ":"))
         with self._lock:
             self.path.parent.mkdir(parents=True, exist_ok=True)

@@ -21,6 +21,7 @@ from squad.extraction.lines import parse_line, render_line, struck
 from squad.extraction.quality import Decision
 from squad.memory.audit import AuditLog, AuditRecord
 from squad.memory.extract_subject import subject_for
+from squad.memory.files import MemoryFile
 from squad.memory.service import AgentContext, MemoryService
 from squad.memory.sightings import sighting_key
 
@@ -185,7 +186,9 @@ def _write_project(
             )
 
 
-def _edit_section(file: Any, section: str, lines: list[str], strike: set[str], today: date) -> None:
+def _edit_section(
+    file: MemoryFile, section: str, lines: list[str], strike: set[str], today: date
+) -> None:
     for attempt in range(EDIT_ATTEMPTS):
         snapshot = file.snapshot()
         current = snapshot.document.find(section)
@@ -257,9 +260,6 @@ def _write_experiential(
             actor=ACTOR,
             operation="remember",
             file=f"fact:{fact.id}",
-            section=None,
-            old_sha256=None,
-            new_sha256=None,
             note=f"supersedes {d.target.ref}" if d.target is not None else None,
         )
     )

@@ -207,9 +207,6 @@ class AgentExtractor:
                 actor="extractor",
                 operation="extract",
                 file=f"agents/{ctx.agent.id}",
-                section=None,
-                old_sha256=None,
-                new_sha256=None,
                 note=f"skipped: {reason}",
             )
         )
@@ -250,9 +247,6 @@ class AgentExtractor:
                 actor="extractor",
                 operation="extract",
                 file=f"extraction:{record.id}",
-                section=None,
-                old_sha256=None,
-                new_sha256=None,
                 note=summary,
                 details={
                     "agent": ctx.agent.id,
@@ -292,15 +286,7 @@ class AgentExtractor:
 
     def _spend(self, ctx: AgentContext, replies: Sequence[ModelReply]) -> None:
         for reply in replies:
-            self.memory.store.runs.record_spend(
-                ctx.squad.name,
-                model=reply.model or "unknown",
-                agent=ctx.agent.id,
-                prompt_tokens=reply.usage.prompt_tokens,
-                completion_tokens=reply.usage.completion_tokens,
-                cost_usd=reply.usage.cost_usd,
-                latency_s=reply.latency_s,
-            )
+            self.memory.store.runs.record_spend(ctx.squad.name, agent=ctx.agent.id, **reply.spend())
 
 
 def _role(message: MessageRecord) -> Literal["user", "assistant", "task"]:

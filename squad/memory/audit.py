@@ -34,9 +34,9 @@ class AuditRecord:
     """``append``, ``replace``, ``write``, ``daily``, ``remember``, ``forget`` ..."""
     file: str
     """Path relative to the workspace (or a store reference like ``fact:12``)."""
-    section: str | None
-    old_sha256: str | None
-    new_sha256: str | None
+    section: str | None = None
+    old_sha256: str | None = None
+    new_sha256: str | None = None
     bytes: int | None = None
     note: str | None = None
     details: dict[str, Any] | None = None

@@ -398,8 +398,5 @@ def _record(time: str, operation: str, where: str, note: str | None) -> AuditRec
         actor=ACTOR,
         operation=operation,
         file=where,
-        section=None,
-        old_sha256=None,
-        new_sha256=None,
         note=note,
     )

@@ -37,15 +37,25 @@ from __future__ import annotations
 import base64
 import binascii
 import bisect
+import functools
 import math
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from squad.errors import SecretInMemoryError
 
-__all__ = ["KINDS", "SecretMatch", "contains_secret", "find_secrets", "redact", "refuse_secrets"]
+__all__ = [
+    "KINDS",
+    "SecretMatch",
+    "contains_secret",
+    "find_secrets",
+    "redact",
+    "redact_fields",
+    "refuse_secrets",
+]
 
 
 @dataclass(frozen=True)
@@ -414,6 +424,26 @@ def redact(text: str) -> tuple[str, list[SecretMatch]]:
         pos = m.end
     parts.append(text[pos:])
     return "".join(parts), matches
+
+
+def redact_fields(value: Any) -> Any:
+    """``value`` (a log event's fields: strings, dicts, lists) with every string redacted."""
+    if isinstance(value, str):
+        return _redacted_short(value) if len(value) <= _SHORT else redact(value)[0]
+    if isinstance(value, dict):
+        return {str(k): redact_fields(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact_fields(v) for v in value]
+    return value
+
+
+_SHORT = 128
+
+
+@functools.lru_cache(maxsize=4096)
+def _redacted_short(text: str) -> str:
+    """Redaction of a short field: ids, statuses and model names repeat on every event."""
+    return redact(text)[0]
 
 
 def refuse_secrets(text: str, *, what: str = "text") -> None:

@@ -216,9 +216,6 @@ class MemoryService:
                 actor=actor,
                 operation=operation,
                 file=where,
-                section=None,
-                old_sha256=None,
-                new_sha256=None,
                 note=note,
             )
         )

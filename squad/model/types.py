@@ -109,6 +109,16 @@ class ModelReply:
     model: str = ""
     attempts: int = 1
 
+    def spend(self) -> dict[str, Any]:
+        """The call as the spend ledger records it (``store.runs.record_spend`` keywords)."""
+        return {
+            "model": self.model or "unknown",
+            "prompt_tokens": self.usage.prompt_tokens,
+            "completion_tokens": self.usage.completion_tokens,
+            "cost_usd": self.usage.cost_usd,
+            "latency_s": self.latency_s,
+        }
+
 
 @dataclass(frozen=True)
 class ModelEvent:

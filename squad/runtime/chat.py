@@ -53,15 +53,7 @@ class _ChatRecorder:
 
     def model_call(self, reply: ModelReply) -> None:
         s = self.session
-        s.runner.store.runs.record_spend(
-            s.ctx.squad.name,
-            model=reply.model or "unknown",
-            agent=s.ctx.agent.id,
-            prompt_tokens=reply.usage.prompt_tokens,
-            completion_tokens=reply.usage.completion_tokens,
-            cost_usd=reply.usage.cost_usd,
-            latency_s=reply.latency_s,
-        )
+        s.runner.store.runs.record_spend(s.ctx.squad.name, agent=s.ctx.agent.id, **reply.spend())
 
     def tool_call(self, name: str, arguments: dict[str, Any], result: str) -> None:
         return None

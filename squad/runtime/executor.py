@@ -57,14 +57,7 @@ class _Recorder:
         ex, agent = self._executor, self._agent
         ex.journal(
             lambda store: store.runs.record_spend(
-                ex.spec.name,
-                model=reply.model or "unknown",
-                run_id=ex.run_id,
-                agent=agent,
-                prompt_tokens=reply.usage.prompt_tokens,
-                completion_tokens=reply.usage.completion_tokens,
-                cost_usd=reply.usage.cost_usd,
-                latency_s=reply.latency_s,
+                ex.spec.name, run_id=ex.run_id, agent=agent, **reply.spend()
             ),
             keep_on_abort=True,
         )

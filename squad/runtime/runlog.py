@@ -8,7 +8,6 @@ secret redaction: a tool argument carrying a key never lands in a log.
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import time
@@ -17,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from squad.memory.secrets import redact
+from squad.memory.secrets import redact_fields
 from squad.paths import check_name, contained
 
 __all__ = ["RunLog", "follow_events", "read_events", "run_log_path"]
@@ -27,22 +26,6 @@ _DURABLE_EVENTS = frozenset({"run_start", "run_resume", "run_end"})
 
 def run_log_path(workspace: Path, run_id: str) -> Path:
     return contained(workspace, "logs", f"run-{check_name(run_id, what='run id')}.jsonl")
-
-
-@functools.lru_cache(maxsize=4096)
-def _redacted_short(text: str) -> str:
-    """Redaction of a short field; ids, statuses and model names repeat on every event."""
-    return redact(text)[0]
-
-
-def _clean(value: Any) -> Any:
-    if isinstance(value, str):
-        return _redacted_short(value) if len(value) <= 128 else redact(value)[0]
-    if isinstance(value, dict):
-        return {str(k): _clean(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_clean(v) for v in value]
-    return value
 
 
 class RunLog:
@@ -61,7 +44,7 @@ class RunLog:
 
     def emit(self, event: str, **fields: Any) -> dict[str, Any]:
         record = {"time": self._clock().isoformat(), "run_id": self.run_id, "event": event}
-        record.update(_clean(fields))
+        record.update(redact_fields(fields))
         line = json.dumps(record, ensure_ascii=False, default=str, separators=(",", ":"))
         self.path.parent.mkdir(parents=True, exist_ok=True)
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)

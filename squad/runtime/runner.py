@@ -326,25 +326,33 @@ class SquadRunner:
             completion_tokens=totals.completion_tokens,
             cost_usd=totals.cost_usd,
         )
-        return RunResult(
+        return self._result(
             run_id,
-            spec.name,
-            status.value,
+            spec,
             workspace,
-            tasks,
-            budget.turns,
-            totals.prompt_tokens,
-            totals.completion_tokens,
-            totals.cost_usd,
-            error,
-            awaiting,
+            status.value,
+            budget,
+            tasks=tasks,
+            error=error,
+            awaiting=awaiting,
         )
 
     def _result(
-        self, run_id: str, spec: SquadSpec, workspace: Path, status: str, budget: RunBudget
+        self,
+        run_id: str,
+        spec: SquadSpec,
+        workspace: Path,
+        status: str,
+        budget: RunBudget,
+        *,
+        tasks: dict[str, str] | None = None,
+        error: str | None = None,
+        awaiting: str | None = None,
     ) -> RunResult:
+        """The run's result; ``tasks`` default to their states in the store."""
         totals = self.store.runs.run_spend(run_id)
-        tasks = {t.task_id: str(t.status) for t in self.store.runs.tasks(run_id)}
+        if tasks is None:
+            tasks = {t.task_id: str(t.status) for t in self.store.runs.tasks(run_id)}
         return RunResult(
             run_id,
             spec.name,
@@ -355,6 +363,8 @@ class SquadRunner:
             totals.prompt_tokens,
             totals.completion_tokens,
             totals.cost_usd,
+            error,
+            awaiting,
         )
 
 
