@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import signal
 import sys
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from squad.cli.output import Output
+from squad.cli.signals import on_stop_signals
 
 if TYPE_CHECKING:
     from squad.daemon.service import Daemon
@@ -46,33 +47,20 @@ def _echo(err: Output) -> Any:
     return show
 
 
-class _StopOnSignal:
+def _stop_on_signal(daemon: Daemon, err: Output) -> AbstractContextManager[None]:
     """SIGINT/SIGTERM: stop gracefully; a second one: stop without waiting for runs."""
+    received: list[signal.Signals] = []
 
-    def __init__(self, daemon: Daemon, err: Output) -> None:
-        self._daemon = daemon
-        self._err = err
-        self._previous: dict[int, Any] = {}
-        self._count = 0
-
-    def __enter__(self) -> _StopOnSignal:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            self._previous[sig] = signal.signal(sig, self._handle)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for sig, handler in self._previous.items():
-            signal.signal(sig, handler)
-
-    def _handle(self, signum: int, frame: FrameType | None) -> None:
-        self._count += 1
-        name = signal.Signals(signum).name
-        self._daemon.request_stop(name)
-        if self._count == 1:
-            self._err.line(
-                f"{name}: stopping; running steps finish first (again to stop at once)",
-                style="yellow" if self._err.rich else None,
+    def handle(sig: signal.Signals) -> None:
+        received.append(sig)
+        daemon.request_stop(sig.name)
+        if len(received) == 1:
+            err.line(
+                f"{sig.name}: stopping; running steps finish first (again to stop at once)",
+                style="yellow" if err.rich else None,
             )
+
+    return on_stop_signals(handle)
 
 
 def daemon(
@@ -108,7 +96,7 @@ def daemon(
         auto_approve=auto_approve,
         echo=_echo(err),
     )
-    with _StopOnSignal(service, err):
+    with _stop_on_signal(service, err):
         code = service.run()
     raise typer.Exit(code)
 

@@ -5,15 +5,15 @@ from __future__ import annotations
 import signal
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from squad.cli.output import Output
+from squad.cli.signals import on_stop_signals
 
 if TYPE_CHECKING:
     from squad.manager import SquadManager
@@ -50,28 +50,16 @@ def _runner(manager: SquadManager, err: Output) -> Iterator[SquadRunner]:
         runner.close()
 
 
-class _GracefulStop:
+def _graceful_stop(runner: SquadRunner, err: Output) -> AbstractContextManager[None]:
     """First SIGINT/SIGTERM: stop after the current step's checkpoint. Second: stop now."""
 
-    def __init__(self, runner: SquadRunner, err: Output) -> None:
-        self._runner = runner
-        self._err = err
-        self._previous: dict[int, Any] = {}
-
-    def __enter__(self) -> _GracefulStop:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            self._previous[sig] = signal.signal(sig, self._handle)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for sig, handler in self._previous.items():
-            signal.signal(sig, handler)
-
-    def _handle(self, signum: int, frame: FrameType | None) -> None:
-        if self._runner.stop.is_set():
+    def handle(_: signal.Signals) -> None:
+        if runner.stop.is_set():
             raise KeyboardInterrupt
-        self._runner.stop.set()
-        self._err.line("stopping after the current step (again to stop at once)", style="yellow")
+        runner.stop.set()
+        err.line("stopping after the current step (again to stop at once)", style="yellow")
+
+    return on_stop_signals(handle)
 
 
 def _summary(out: Output, result: RunResult) -> None:
@@ -146,7 +134,7 @@ def run(
             for r in manager.store.interrupted_runs(spec.name)
             if r.status in ("running", "interrupted")
         ]
-        with _GracefulStop(runner, err):
+        with _graceful_stop(runner, err):
             if interrupted and (resume_latest or _ask_resume(interrupted[0].id)):
                 result = runner.resume(interrupted[0].id)
             else:
@@ -177,7 +165,7 @@ def resume(
     from squad.cli.app import open_manager
 
     out, err = Output(json_mode=json_output), Output(stream=sys.stderr)
-    with open_manager() as manager, _runner(manager, err) as runner, _GracefulStop(runner, err):
+    with open_manager() as manager, _runner(manager, err) as runner, _graceful_stop(runner, err):
         result = runner.resume(run_id)
     _summary(out, result)
     _exit(result)
@@ -194,7 +182,7 @@ def approve(
     from squad.cli.app import open_manager
 
     out, err = Output(json_mode=json_output), Output(stream=sys.stderr)
-    with open_manager() as manager, _runner(manager, err) as runner, _GracefulStop(runner, err):
+    with open_manager() as manager, _runner(manager, err) as runner, _graceful_stop(runner, err):
         result = runner.approve(run_id, task, approved=not reject, reason=reason)
     _summary(out, result)
     _exit(result)
