@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.support import run_json
+
 REPO = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 
@@ -105,18 +107,9 @@ def bench_memory() -> list[Result]:
 def bench_runtime(notes: list[str]) -> Result:
     """Orchestration overhead per agent turn vs a bare LangGraph graph, same checkpointer, in
     a fresh process (like the extractor's benchmark: the other benchmarks' heap is not its)."""
-    import json
-
     from bench.runtime_overhead import TARGET
 
-    done = subprocess.run(
-        [sys.executable, "-m", "bench.runtime_overhead", "--json"],
-        check=True,
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-    )
-    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    figures = run_json("bench.runtime_overhead")
     notes.append(
         f"runtime turn vs a bare LangGraph step doing the same durable I/O "
         f"({figures['with_io_s'] * 1000:.1f} ms): {figures['squad_s'] / figures['with_io_s']:.1f}x"
@@ -133,18 +126,9 @@ def bench_runtime(notes: list[str]) -> Result:
 def bench_extraction(notes: list[str]) -> Result:
     """p99 chat reply time with the background extractor on against off (200 turns), in a
     fresh process: a heap grown by the other benchmarks makes p99 a measure of its GC."""
-    import json
-
     from bench.extraction_latency import TARGET, TURNS
 
-    done = subprocess.run(
-        [sys.executable, "-m", "bench.extraction_latency", "--json"],
-        check=True,
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-    )
-    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    figures = run_json("bench.extraction_latency")
     notes.append(f"offline extraction: {figures['offline_per_s']:,.0f} messages/s")
     return Result(
         "chat p99, extractor on/off",

@@ -6,7 +6,7 @@ are taken in interleaved rounds (a few CrewAI kickoffs, then a few squad runs of
 so that a change in machine load lands on both sides rather than on whichever ran last.
 
 - squad: ``SquadRunner.run`` on a parsed spec (three agents, tasks chained by
-  ``depends_on``) with ``bench.runtime_overhead.InstantModel``, in a temporary SQUAD_HOME.
+  ``depends_on``) with ``bench.support.InstantModel``, in a temporary SQUAD_HOME.
   Each run writes the SQLite store, durable LangGraph checkpoints, the run log and task
   files in the workspace, and assembles every prompt with memory. It is timed twice: as
   configured by default (memory on) and with ``memory: {enabled: false}``.
@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from bench.runtime_overhead import InstantModel
+from bench.support import InstantModel, temp_settings
 
 ROUNDS = 5
 PER_ROUND = 3
@@ -73,19 +73,9 @@ def squad_crew(*, memory: bool) -> Iterator[Callable[[], float]]:
     """Yield a function that times one whole squad run, after one warm-up run."""
     from squad.manager import SquadManager
     from squad.runtime.runner import SquadRunner
-    from squad.settings import Settings
     from squad.spec.loader import squad_from_text
 
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        settings = Settings.load(
-            {
-                "SQUAD_HOME": str(root / "home"),
-                "SQUAD_WORKSPACES": str(root / "ws"),
-                "SQUAD_CONFIGS": str(root / "c"),
-            },
-            cwd=root,
-        )
+    with temp_settings() as settings:
         spec = squad_from_text(squad_yaml(memory=memory))
         with SquadManager(settings) as manager:
             workspace = manager.create(spec).path

@@ -13,14 +13,10 @@ from __future__ import annotations
 import json
 import statistics
 import sys
-import tempfile
 import time
-from collections.abc import Mapping, Sequence
 from datetime import date
-from pathlib import Path
-from typing import Any
 
-from squad.model.types import Message, ModelReply, TokenCallback, ToolSpec, Usage
+from bench.support import InstantModel, temp_settings
 
 TURNS = 200
 TARGET = 1.05
@@ -47,44 +43,20 @@ FACTS = json.dumps(
 )
 
 
-class InstantModel:
-    """A zero-latency ChatModel; extraction calls (JSON wanted) get a valid facts answer."""
-
-    def complete(
-        self,
-        messages: Sequence[Message],
-        *,
-        tools: Sequence[ToolSpec] = (),
-        response_format: Mapping[str, Any] | None = None,
-        timeout_s: float | None = None,
-        on_token: TokenCallback | None = None,
-    ) -> ModelReply:
-        text = FACTS if response_format else "Noted."
-        return ModelReply(text, usage=Usage(10, 5, 0.0), model="instant")
-
-
 def chat_latencies(enabled: bool, turns: int = TURNS) -> list[float]:
     from squad.manager import SquadManager
     from squad.runtime.chat import ChatSession
     from squad.runtime.runner import SquadRunner
-    from squad.settings import Settings
     from squad.spec.loader import squad_from_text
 
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        settings = Settings.load(
-            {
-                "SQUAD_HOME": str(root / "home"),
-                "SQUAD_WORKSPACES": str(root / "ws"),
-                "SQUAD_CONFIGS": str(root / "c"),
-            },
-            cwd=root,
-        )
+    with temp_settings() as settings:
         spec = squad_from_text(SQUAD.format(enabled=str(enabled).lower()))
         with SquadManager(settings) as manager:
             manager.create(spec)
             runner = SquadRunner(
-                settings, manager.store, model_factory=lambda spec, on_event: InstantModel()
+                settings,
+                manager.store,
+                model_factory=lambda spec, on_event: InstantModel("Noted.", FACTS),
             )
             chat = ChatSession.open(runner, "bench", "worker")
             chat.say("Hello.")  # warm: tokenizer, imports, namespace

@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import statistics
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 from bench.memory_retrieval import QUERY, generate_facts
+from bench.support import temp_settings
 from squad.manager import SquadManager
 from squad.memory.service import AgentContext, MemoryService
-from squad.settings import Settings
 from squad.spec.loader import squad_from_text
 from squad.store import Store
 
@@ -56,16 +54,7 @@ def memory_md(size: int = MEMORY_BYTES) -> str:
 
 
 def measure(n_facts: int, repeat: int = 11) -> Timing:
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        settings = Settings.load(
-            {
-                "SQUAD_HOME": str(root / "home"),
-                "SQUAD_WORKSPACES": str(root / "ws"),
-                "SQUAD_CONFIGS": str(root / "configs"),
-            },
-            cwd=root,
-        )
+    with temp_settings() as settings:
         spec = squad_from_text(SQUAD)
         with Store.open(settings.database_url) as store:
             workspace = SquadManager(settings, store=store).create(spec).path

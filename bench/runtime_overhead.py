@@ -15,29 +15,15 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TypedDict
 
-from squad.model.types import Message, ModelReply, TokenCallback, ToolSpec, Usage
+from bench.support import InstantModel, temp_settings
+from squad.model.types import Message
 
 TASKS = 20
 TARGET = 1.5
-
-
-class InstantModel:
-    """A zero-latency ChatModel: the cost of the model is taken out of the measurement."""
-
-    def complete(
-        self,
-        messages: Sequence[Message],
-        *,
-        tools: Sequence[ToolSpec] = (),
-        response_format: Mapping[str, Any] | None = None,
-        timeout_s: float | None = None,
-        on_token: TokenCallback | None = None,
-    ) -> ModelReply:
-        return ModelReply("Done: the task is complete.", usage=Usage(10, 5, 0.0), model="instant")
 
 
 def squad_yaml(tasks: int) -> str:
@@ -51,19 +37,9 @@ def squad_yaml(tasks: int) -> str:
 def squad_run(tasks: int) -> float:
     from squad.manager import SquadManager
     from squad.runtime.runner import SquadRunner
-    from squad.settings import Settings
     from squad.spec.loader import squad_from_text
 
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        settings = Settings.load(
-            {
-                "SQUAD_HOME": str(root / "home"),
-                "SQUAD_WORKSPACES": str(root / "ws"),
-                "SQUAD_CONFIGS": str(root / "c"),
-            },
-            cwd=root,
-        )
+    with temp_settings() as settings:
         spec = squad_from_text(squad_yaml(tasks))
         with SquadManager(settings) as manager:
             workspace = manager.create(spec).path
@@ -82,15 +58,11 @@ class _State(TypedDict):
     done: int
 
 
-def bare_graph(tasks: int) -> float:
+def time_loop(step: Callable[[_State], _State], tasks: int, folder: Path) -> float:
+    """Seconds per step of a LangGraph graph looping ``step`` ``tasks`` times, checkpointed
+    durably to SQLite in ``folder`` (after one warm-up run), as squad's runs are."""
     from langgraph.checkpoint.sqlite import SqliteSaver
     from langgraph.graph import END, START, StateGraph
-
-    model = InstantModel()
-
-    def step(state: _State) -> _State:
-        model.complete([Message.system("s"), Message.user(f"step {state['done']}")])
-        return {"done": state["done"] + 1}
 
     graph = StateGraph(_State)
     graph.add_node("step", step)
@@ -98,22 +70,28 @@ def bare_graph(tasks: int) -> float:
     graph.add_conditional_edges(
         "step", lambda s: END if s["done"] >= tasks else "step", ["step", END]
     )
-    with tempfile.TemporaryDirectory() as tmp:
-        connection = sqlite3.connect(Path(tmp) / "c.sqlite", check_same_thread=False)
-        try:
-            app = graph.compile(checkpointer=SqliteSaver(connection))
-            config = {"recursion_limit": 10_000}
-            app.invoke(
-                {"done": 0}, {**config, "configurable": {"thread_id": "warm"}}, durability="sync"
-            )
+    connection = sqlite3.connect(folder / "c.sqlite", check_same_thread=False)
+    try:
+        app = graph.compile(checkpointer=SqliteSaver(connection))
+        for thread in ("warm", "timed"):
             start = time.perf_counter()
-            app.invoke(
-                {"done": 0}, {**config, "configurable": {"thread_id": "t"}}, durability="sync"
-            )
+            config = {"recursion_limit": 10_000, "configurable": {"thread_id": thread}}
+            app.invoke({"done": 0}, config, durability="sync")
             elapsed = time.perf_counter() - start
-        finally:
-            connection.close()
+    finally:
+        connection.close()
     return elapsed / tasks
+
+
+def bare_graph(tasks: int) -> float:
+    model = InstantModel()
+
+    def step(state: _State) -> _State:
+        model.complete([Message.system("s"), Message.user(f"step {state['done']}")])
+        return {"done": state["done"] + 1}
+
+    with tempfile.TemporaryDirectory() as tmp:
+        return time_loop(step, tasks, Path(tmp))
 
 
 def bare_graph_with_io(tasks: int) -> float:
@@ -121,9 +99,6 @@ def bare_graph_with_io(tasks: int) -> float:
     output file (fsynced, renamed, folder fsynced), two commits to a SQLite store in WAL mode
     (task running; turn, spend and task done), two status files and five run-log lines."""
     import os
-
-    from langgraph.checkpoint.sqlite import SqliteSaver
-    from langgraph.graph import END, START, StateGraph
 
     from squad.fsutil import atomic_write
 
@@ -156,28 +131,10 @@ def bare_graph_with_io(tasks: int) -> float:
                 os.close(fd)
             return {"done": n + 1}
 
-        graph = StateGraph(_State)
-        graph.add_node("step", step)
-        graph.add_edge(START, "step")
-        graph.add_conditional_edges(
-            "step", lambda s: END if s["done"] >= tasks else "step", ["step", END]
-        )
-        connection = sqlite3.connect(root / "c.sqlite", check_same_thread=False)
         try:
-            app = graph.compile(checkpointer=SqliteSaver(connection))
-            config = {"recursion_limit": 10_000}
-            app.invoke(
-                {"done": 0}, {**config, "configurable": {"thread_id": "warm"}}, durability="sync"
-            )
-            start = time.perf_counter()
-            app.invoke(
-                {"done": 0}, {**config, "configurable": {"thread_id": "t"}}, durability="sync"
-            )
-            elapsed = time.perf_counter() - start
+            return time_loop(step, tasks, root)
         finally:
-            connection.close()
             store.close()
-    return elapsed / tasks
 
 
 def measure(repeat: int = 3) -> tuple[float, float]:
