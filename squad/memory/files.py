@@ -8,6 +8,7 @@ writes atomically (temp file, fsync, rename), and appends an audit record.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
@@ -76,17 +77,13 @@ class _AgentFile:
 class MemoryFile(_AgentFile):
     """One agent's ``memory.md`` inside a workspace."""
 
-    def __init__(
-        self,
-        workspace: Path,
-        agent: str,
-        *,
-        cap_bytes: int = DEFAULT_CAP_BYTES,
-        clock: Callable[[], datetime] = _utc_now,
-    ) -> None:
-        super().__init__(workspace, agent, cap_bytes=cap_bytes, clock=clock)
-        self.path = contained(workspace, "agents", agent, MEMORY_FILE)
-        self.relative = f"agents/{agent}/{MEMORY_FILE}"
+    @functools.cached_property
+    def path(self) -> Path:
+        return contained(self.workspace, "agents", self.agent, MEMORY_FILE)
+
+    @property
+    def relative(self) -> str:
+        return f"agents/{self.agent}/{MEMORY_FILE}"
 
     def snapshot(self) -> Snapshot:
         try:
