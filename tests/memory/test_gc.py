@@ -348,13 +348,8 @@ def test_report_to_dict_is_json_and_render_names_every_change(
     assert isinstance(report, GcReport)
 
 
-def test_cli_gc_json_has_the_documented_shape(
-    settings: Settings, monkeypatch: pytest.MonkeyPatch, make_spec: Callable[..., SquadSpec]
-) -> None:
-    from typer.testing import CliRunner
-
-    from squad.cli.app import app
-
+def _point_cli_at(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI, run in this process, uses ``settings``' folders and database."""
     for name, value in (
         ("SQUAD_HOME", settings.home),
         ("SQUAD_WORKSPACES", settings.workspaces),
@@ -362,6 +357,16 @@ def test_cli_gc_json_has_the_documented_shape(
     ):
         monkeypatch.setenv(name, str(value))
     monkeypatch.delenv("SQUAD_DATABASE_URL", raising=False)
+
+
+def test_cli_gc_json_has_the_documented_shape(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch, make_spec: Callable[..., SquadSpec]
+) -> None:
+    from typer.testing import CliRunner
+
+    from squad.cli.app import app
+
+    _point_cli_at(settings, monkeypatch)
     with SquadManager(settings) as manager:
         manager.create(make_spec())
         namespace = manager.store.memory.ensure_namespace("squad:demo/writer", "Writer")
@@ -398,13 +403,7 @@ def test_cli_promote_copies_a_proposed_project_fact_once_and_revive_restores(
 
     from squad.cli.app import app
 
-    for name, value in (
-        ("SQUAD_HOME", settings.home),
-        ("SQUAD_WORKSPACES", settings.workspaces),
-        ("SQUAD_CONFIGS", settings.configs),
-    ):
-        monkeypatch.setenv(name, str(value))
-    monkeypatch.delenv("SQUAD_DATABASE_URL", raising=False)
+    _point_cli_at(settings, monkeypatch)
     line = "- Deploys go out on Fridays (2026-11-29)"
     with SquadManager(settings) as manager:
         workspace = manager.create(make_spec()).path
