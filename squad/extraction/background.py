@@ -34,6 +34,11 @@ MAX_DELAY_S = 30.0
 """... but never longer than this after it was queued."""
 
 
+def _key(ctx: AgentContext) -> Key:
+    """One agent of one squad in one workspace."""
+    return (ctx.squad.name, ctx.agent.id, str(ctx.workspace))
+
+
 class Worker(threading.Thread):
     """The worker thread of one :class:`BackgroundExtractor` (its ``owner``)."""
 
@@ -82,7 +87,7 @@ class BackgroundExtractor:
         """The agent gave ``replies`` more replies; queue a pass when the interval is reached."""
         if not ctx.extraction_enabled or replies <= 0:
             return
-        key = (ctx.squad.name, ctx.agent.id, str(ctx.workspace))
+        key = _key(ctx)
         with self._lock:
             if self._closed:
                 return
@@ -101,7 +106,7 @@ class BackgroundExtractor:
         replies (a sweep for replies whose process ended before their pass ran)."""
         if not ctx.extraction_enabled:
             return
-        key = (ctx.squad.name, ctx.agent.id, str(ctx.workspace))
+        key = _key(ctx)
         with self._lock:
             if self._closed:
                 return
@@ -185,9 +190,9 @@ class BackgroundExtractor:
         if check:
             conversation = self.extractor.memory.store.conversation
             mark = conversation.watermark(ctx.squad.name, ctx.agent.id).last_processed_seq
-            if conversation.replies_after(ctx.squad.name, ctx.agent.id, mark) < interval_of(ctx):
-                with self._lock:  # too early: count from what the store has
-                    agent = self._agents[(ctx.squad.name, ctx.agent.id, str(ctx.workspace))]
-                    agent.replies += conversation.replies_after(ctx.squad.name, ctx.agent.id, mark)
+            waiting = conversation.replies_after(ctx.squad.name, ctx.agent.id, mark)
+            if waiting < interval_of(ctx):
+                with self._lock:  # too early: go on counting from what the store has
+                    self._agents[_key(ctx)].replies += waiting
                 return
         self._on_pass(ctx, self.extractor.run(ctx))

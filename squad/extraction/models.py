@@ -6,6 +6,7 @@ import threading
 from collections.abc import Callable
 
 from squad.memory.service import AgentContext
+from squad.model.seam import OFFLINE_PROVIDER
 from squad.model.types import ChatModel, ModelEvent
 from squad.spec.models import DEFAULT_MODEL, ModelSpec
 
@@ -15,7 +16,7 @@ __all__ = ["ExtractionModels", "is_offline"]
 def is_offline(name: str) -> bool:
     """Whether ``name`` is the built-in offline model: "no model configured" for extraction,
     so its agents get the offline extractor, without a call."""
-    return name == DEFAULT_MODEL or name.startswith("squad-offline/")
+    return name == DEFAULT_MODEL or name.startswith(f"{OFFLINE_PROVIDER}/")
 
 
 class ExtractionModels:
