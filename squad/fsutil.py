@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
-import tempfile
+import secrets
+import threading
 from pathlib import Path
 
 __all__ = ["atomic_write", "create_new", "fsync_dir"]
+
+
+@functools.cache
+def _token(pid: int) -> str:
+    """This process's part of temporary names: its pid and a random part (a pid alone
+    repeats across containers sharing a folder). Keyed by pid, so a fork gets its own."""
+    return f"{pid:x}-{secrets.token_hex(4)}"
 
 
 def fsync_dir(path: Path) -> None:
@@ -19,19 +28,29 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def _temp_name(path: Path) -> Path:
+    """A temporary name beside ``path`` that no other writer uses: this process's token and
+    this thread's id."""
+    return path.with_name(f".{path.name}.{_token(os.getpid())}-{threading.get_ident():x}.tmp")
+
+
 def _write_temp(path: Path, data: bytes, *, durable: bool = True) -> Path:
-    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    temp = _temp_name(path)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(temp, flags, 0o644)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            if durable:
-                os.fsync(handle.fileno())
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        if durable:
+            os.fsync(fd)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
-            Path(name).unlink()
+            temp.unlink()
         raise
-    return Path(name)
+    finally:
+        os.close(fd)
+    return temp
 
 
 def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
