@@ -1,9 +1,10 @@
 """Run logs: ``logs/run-<run-id>.jsonl`` in the workspace, one JSON object per event.
 
-Events are appended with one ``write`` on an ``O_APPEND`` descriptor, so a reader following
-the file never sees half a line and a killed process loses nothing it wrote (the page cache
-outlives it). Run boundaries are also fsynced, for OS crashes. String fields pass through
-secret redaction: a tool argument carrying a key never lands in a log.
+Events are appended with one ``write`` on an ``O_APPEND`` descriptor, opened at the first
+event and kept until :meth:`RunLog.close`, so a reader following the file never sees half a
+line and a killed process loses nothing it wrote (the page cache outlives it). Run boundaries
+are also fsynced, for OS crashes. String fields pass through secret redaction: a tool argument
+carrying a key never lands in a log.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ def run_log_path(workspace: Path, run_id: str) -> Path:
 
 
 class RunLog:
-    """Appends events of one run."""
+    """Appends events of one run; close it (or use it as a context manager) when the run ends."""
 
     def __init__(
         self,
@@ -41,20 +42,34 @@ class RunLog:
         self.path = run_log_path(workspace, run_id)
         self.run_id = run_id
         self._clock = clock
+        self._fd: int | None = None
+
+    def __enter__(self) -> RunLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            os.close(fd)
+
+    def _descriptor(self) -> int:
+        if self._fd is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+            self._fd = os.open(self.path, flags, 0o644)
+        return self._fd
 
     def emit(self, event: str, **fields: Any) -> dict[str, Any]:
         record = {"time": self._clock().isoformat(), "run_id": self.run_id, "event": event}
         record.update(redact_fields(fields))
         line = json.dumps(record, ensure_ascii=False, default=str, separators=(",", ":"))
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
-        fd = os.open(self.path, flags, 0o644)
-        try:
-            os.write(fd, (line + "\n").encode())
-            if event in _DURABLE_EVENTS:
-                os.fsync(fd)
-        finally:
-            os.close(fd)
+        fd = self._descriptor()
+        os.write(fd, (line + "\n").encode())
+        if event in _DURABLE_EVENTS:
+            os.fsync(fd)
         return record
 
 

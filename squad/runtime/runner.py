@@ -124,16 +124,16 @@ class SquadRunner:
                 "tasks": [asdict(n) for n in nodes],
                 "status": {n.id: "pending" for n in nodes},
             }
-        log = RunLog(workspace, run.id, clock=self._clock)
-        log.emit(
-            "run_start",
-            squad=spec.name,
-            process=spec.process,
-            trigger=trigger,
-            goal=goal or spec.goal,
-            model=model,
-        )
-        return self._drive(spec, workspace, run.id, goal or spec.goal, model, log, state)
+        with RunLog(workspace, run.id, clock=self._clock) as log:
+            log.emit(
+                "run_start",
+                squad=spec.name,
+                process=spec.process,
+                trigger=trigger,
+                goal=goal or spec.goal,
+                model=model,
+            )
+            return self._drive(spec, workspace, run.id, goal or spec.goal, model, log, state)
 
     def resume(self, run_id: str, *, decision: dict[str, Any] | None = None) -> RunResult:
         from langgraph.types import Command
@@ -152,10 +152,12 @@ class SquadRunner:
                     f"run {run_id!r} has no checkpoint (it stopped before its first step); "
                     "start a new one with `squad run`"
                 )
-        log = RunLog(workspace, run_id, clock=self._clock)
-        log.emit("run_resume", decision=decision)
         command: Any = Command(resume=decision) if decision is not None else None
-        return self._drive(spec, workspace, run_id, run.goal or spec.goal, run.model, log, command)
+        with RunLog(workspace, run_id, clock=self._clock) as log:
+            log.emit("run_resume", decision=decision)
+            return self._drive(
+                spec, workspace, run_id, run.goal or spec.goal, run.model, log, command
+            )
 
     def pending_approval(self, run_id: str) -> str | None:
         """The task a paused run waits on, if any."""

@@ -10,9 +10,9 @@ from tests.conftest import FrozenClock
 
 
 def test_events_are_json_lines_with_time_run_and_event(tmp_path: Path, clock: FrozenClock) -> None:
-    log = RunLog(tmp_path, "r1", clock=clock)
-    log.emit("run_start", squad="docs-site")
-    log.emit("model_call", agent="writer", tokens={"prompt": 10, "completion": 5}, cost_usd=0.0)
+    with RunLog(tmp_path, "r1", clock=clock) as log:
+        log.emit("run_start", squad="docs-site")
+        log.emit("model_call", agent="writer", tokens={"prompt": 10, "completion": 5}, cost_usd=0.0)
     lines = log.path.read_text().splitlines()
     assert log.path == tmp_path.resolve() / "logs" / "run-r1.jsonl"
     first = json.loads(lines[0])
@@ -26,16 +26,16 @@ def test_events_are_json_lines_with_time_run_and_event(tmp_path: Path, clock: Fr
 
 
 def test_secrets_in_fields_are_redacted(tmp_path: Path) -> None:
-    log = RunLog(tmp_path, "r1")
     key = "ghp_" + "a1B2c3D4" * 5
-    log.emit("tool_call", tool="write_file", arguments={"content": f"token={key}"})
+    with RunLog(tmp_path, "r1") as log:
+        log.emit("tool_call", tool="write_file", arguments={"content": f"token={key}"})
     text = log.path.read_text()
     assert key not in text and "[REDACTED:" in text
 
 
 def test_a_torn_last_line_is_skipped(tmp_path: Path) -> None:
-    log = RunLog(tmp_path, "r1")
-    log.emit("run_start")
+    with RunLog(tmp_path, "r1") as log:
+        log.emit("run_start")
     with log.path.open("a") as handle:
         handle.write('{"event": "half')
     assert [e["event"] for e in read_events(log.path)] == ["run_start"]
@@ -44,7 +44,7 @@ def test_a_torn_last_line_is_skipped(tmp_path: Path) -> None:
 def test_follow_yields_events_as_they_arrive(tmp_path: Path) -> None:
     log = RunLog(tmp_path, "r1")
     log.emit("run_start")
-    ticks = []
+    ticks: list[int] = []
 
     def sleep(_: float) -> None:
         ticks.append(1)
@@ -54,4 +54,15 @@ def test_follow_yields_events_as_they_arrive(tmp_path: Path) -> None:
             log.emit("run_end", status="succeeded")
 
     seen = [e["event"] for e in follow_events(log.path, stop=lambda: len(ticks) >= 3, sleep=sleep)]
+    log.close()
     assert seen == ["run_start", "node_start", "run_end"]
+
+
+def test_events_written_after_close_reopen_the_file(tmp_path: Path) -> None:
+    log = RunLog(tmp_path, "r1")
+    log.emit("run_start")
+    log.close()
+    log.emit("run_resume")
+    log.close()
+    log.close()  # closing twice is harmless
+    assert [e["event"] for e in read_events(log.path)] == ["run_start", "run_resume"]
