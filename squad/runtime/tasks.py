@@ -8,6 +8,7 @@ do not depend on a failure go on.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -47,8 +48,14 @@ class TaskNode:
 def topological_order(tasks: Sequence[TaskNode]) -> list[str]:
     """Ids in dependency order; among ready tasks, the order they were written in.
 
-    The definition was validated (no cycles, no unknown ids), so every task is placed.
+    The definition was validated (no cycles, no unknown ids), so every task is placed. The
+    order of a task list is computed once: a run's graph asks for it at every step.
     """
+    return list(_ordered(tuple(tasks)))
+
+
+@functools.lru_cache(maxsize=32)
+def _ordered(tasks: tuple[TaskNode, ...]) -> tuple[str, ...]:
     position = {t.id: i for i, t in enumerate(tasks)}
     waiting = {t.id: len(set(t.depends_on)) for t in tasks}
     dependents: dict[str, list[str]] = {t.id: [] for t in tasks}
@@ -69,7 +76,7 @@ def topological_order(tasks: Sequence[TaskNode]) -> list[str]:
         wave = following
     if len(order) < len(tasks):
         raise ValueError(f"dependency cycle among {sorted(set(position) - set(order))}")
-    return order
+    return tuple(order)
 
 
 def ready_tasks(tasks: Sequence[TaskNode], status: Mapping[str, TaskStatus]) -> list[str]:
@@ -77,7 +84,7 @@ def ready_tasks(tasks: Sequence[TaskNode], status: Mapping[str, TaskStatus]) -> 
     by_id = {t.id: t for t in tasks}
     return [
         tid
-        for tid in topological_order(tasks)
+        for tid in _ordered(tuple(tasks))
         if status.get(tid, TaskStatus.PENDING) == TaskStatus.PENDING
         and all(status.get(dep) == TaskStatus.DONE for dep in by_id[tid].depends_on)
     ]
@@ -87,7 +94,7 @@ def blocked_by_failures(tasks: Sequence[TaskNode], status: Mapping[str, TaskStat
     """Pending tasks that can never run because a dependency (transitively) failed."""
     by_id = {t.id: t for t in tasks}
     doomed: set[str] = set()
-    for tid in topological_order(tasks):
+    for tid in _ordered(tuple(tasks)):
         if status.get(tid, TaskStatus.PENDING) != TaskStatus.PENDING:
             continue
         for dep in by_id[tid].depends_on:
