@@ -2,7 +2,8 @@
 consolidation.
 
 Retention deletes only two kinds of things: run logs, ``<workspace>/logs/run-<id>.jsonl``, and
-the LangGraph checkpoints of runs that ended long ago. Memory files (``memory.md``, daily logs,
+the LangGraph checkpoints of runs that ended long ago or that the store no longer has (their
+squad was deleted) and were last written long ago. Memory files (``memory.md``, daily logs,
 boot files, ``logs/memory-audit.jsonl``) never match either and are never touched. What to
 delete is decided by pure functions over plain data; the edges only list and remove.
 """
@@ -13,7 +14,7 @@ import importlib
 import re
 import sqlite3
 import stat
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -28,8 +29,11 @@ if TYPE_CHECKING:
 __all__ = [
     "LogFile",
     "RetentionReport",
+    "checkpoint_threads",
     "find_run_logs",
+    "last_checkpoint_times",
     "logs_to_prune",
+    "orphans_to_prune",
     "prune_checkpoints",
     "run_consolidation",
     "run_retention",
@@ -125,6 +129,50 @@ def prune_checkpoints(database: Path, ended: Collection[str]) -> list[str]:
         connection.close()
 
 
+def checkpoint_threads(database: Path) -> list[str]:
+    """Every thread (run id) with checkpoints in ``database``, sorted."""
+    if not database.is_file():
+        return []
+    connection = sqlite3.connect(database, check_same_thread=False)
+    try:
+        rows = connection.execute("SELECT DISTINCT thread_id FROM checkpoints").fetchall()
+    except sqlite3.OperationalError:  # no run ever wrote a checkpoint here
+        return []
+    finally:
+        connection.close()
+    return sorted(str(row[0]) for row in rows)
+
+
+def last_checkpoint_times(database: Path, threads: Iterable[str]) -> dict[str, datetime]:
+    """When each thread's newest checkpoint was written (threads without one are left out)."""
+    threads = list(threads)
+    if not threads or not database.is_file():
+        return {}
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    connection = sqlite3.connect(database, check_same_thread=False)
+    try:
+        saver = SqliteSaver(connection)
+        found = {}
+        for thread_id in threads:
+            latest = saver.get_tuple({"configurable": {"thread_id": thread_id}})
+            if latest is not None:
+                written = datetime.fromisoformat(latest.checkpoint["ts"])
+                found[thread_id] = written if written.tzinfo else written.replace(tzinfo=UTC)
+        return found
+    finally:
+        connection.close()
+
+
+def orphans_to_prune(
+    last_written: Mapping[str, datetime], known: Collection[str], *, before: datetime
+) -> list[str]:
+    """Threads whose run the store no longer has (its squad was deleted) and whose last
+    checkpoint is older than ``before``; the age guard spares a home whose database URL was
+    switched for a while. Sorted."""
+    return sorted(t for t, at in last_written.items() if t not in known and at < before)
+
+
 @dataclass(frozen=True)
 class RetentionReport:
     """What one retention pass deleted."""
@@ -133,14 +181,18 @@ class RetentionReport:
     log_bytes: int = 0
     checkpoints: list[str] = field(default_factory=list)
     """Run ids whose checkpoints were deleted."""
+    orphans: list[str] = field(default_factory=list)
+    """Of those, the runs the store no longer had."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "logs_deleted": len(self.logs),
             "log_bytes_freed": self.log_bytes,
             "checkpoint_runs_deleted": len(self.checkpoints),
+            "orphan_checkpoint_runs_deleted": len(self.orphans),
             "logs": self.logs,
             "checkpoints": self.checkpoints,
+            "orphans": self.orphans,
         }
 
 
@@ -177,9 +229,14 @@ def run_retention(
             logs.append(str(log.path))
             freed += log.size
     cutoff = now - timedelta(days=policy.checkpoints_days)
+    database = settings.home / CHECKPOINTS
+    threads = checkpoint_threads(database)
+    spared = store.known_runs(threads) | keep
+    written = last_checkpoint_times(database, [t for t in threads if t not in spared])
+    orphans = orphans_to_prune(written, spared, before=cutoff)
     ended = {run.id for run in store.ended_runs(before=cutoff)} - keep
-    checkpoints = prune_checkpoints(settings.home / CHECKPOINTS, ended)
-    return RetentionReport(logs, freed, checkpoints)
+    checkpoints = prune_checkpoints(database, ended | set(orphans))
+    return RetentionReport(logs, freed, checkpoints, orphans)
 
 
 def run_consolidation(settings: Settings, store: Store, *, now: datetime) -> dict[str, Any]:

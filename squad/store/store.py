@@ -11,7 +11,7 @@ callables, so tests freeze the clock and get exact timestamps back.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from types import TracebackType
@@ -41,6 +41,10 @@ __all__ = ["Store", "open_store"]
 
 Clock = Callable[[], datetime]
 IdFactory = Callable[[], str]
+
+
+_LOOKUP_CHUNK = 500
+"""Ids per ``IN (...)`` list: far under SQLite's and Postgres's parameter limits."""
 
 
 def _utc_now() -> datetime:
@@ -297,6 +301,16 @@ class Store:
         )
         with self._session("list ended runs") as session:
             return [_run_record(row) for row in session.exec(query).all()]
+
+    def known_runs(self, run_ids: Iterable[str]) -> set[str]:
+        """Which of ``run_ids`` the store holds (deleted runs and strangers are left out)."""
+        wanted = sorted(set(run_ids))
+        found: set[str] = set()
+        with self._session("look up runs") as session:
+            for start in range(0, len(wanted), _LOOKUP_CHUNK):
+                chunk = wanted[start : start + _LOOKUP_CHUNK]
+                found.update(session.exec(select(RunRow.id).where(col(RunRow.id).in_(chunk))))
+        return found
 
     @contextmanager
     def batch(self, action: str) -> Iterator[None]:

@@ -16,8 +16,11 @@ import pytest
 
 from squad.daemon.jobs import (
     LogFile,
+    checkpoint_threads,
     find_run_logs,
+    last_checkpoint_times,
     logs_to_prune,
+    orphans_to_prune,
     prune_checkpoints,
     run_consolidation,
     run_retention,
@@ -68,7 +71,7 @@ def test_only_run_logs_are_found_in_a_workspace(tmp_path: Path) -> None:
     assert find_run_logs(tmp_path / "missing") == []
 
 
-def _checkpoint(database: Path, *threads: str) -> None:
+def _checkpoint(database: Path, *threads: str, written: datetime | None = None) -> None:
     from langgraph.checkpoint.base import empty_checkpoint
     from langgraph.checkpoint.sqlite import SqliteSaver
 
@@ -77,7 +80,10 @@ def _checkpoint(database: Path, *threads: str) -> None:
         saver = SqliteSaver(connection)
         for thread in threads:
             config: Any = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
-            saver.put(config, empty_checkpoint(), {}, {})
+            checkpoint = empty_checkpoint()
+            if written is not None:
+                checkpoint["ts"] = written.isoformat()
+            saver.put(config, checkpoint, {}, {})
     finally:
         connection.close()
 
@@ -93,6 +99,23 @@ def test_checkpoints_of_the_given_runs_are_deleted_and_others_kept(tmp_path: Pat
     _checkpoint(database, "a", "b", "c")
     assert prune_checkpoints(database, {"a", "c", "never-checkpointed"}) == ["a", "c"]
     assert _threads(database) == {"b"}
+
+
+def test_orphans_are_unknown_runs_last_written_before_the_cutoff() -> None:
+    written = {"gone-old": NOW - 40 * DAY, "gone-new": NOW - DAY, "known-old": NOW - 90 * DAY}
+    assert orphans_to_prune(written, {"known-old"}, before=NOW - 30 * DAY) == ["gone-old"]
+
+
+def test_last_checkpoint_times_read_each_threads_newest_checkpoint(tmp_path: Path) -> None:
+    database = tmp_path / "checkpoints.sqlite"
+    assert checkpoint_threads(database) == [] and last_checkpoint_times(database, ["a"]) == {}
+    _checkpoint(database, "a", written=NOW - 9 * DAY)
+    _checkpoint(database, "a", "b", written=NOW - 2 * DAY)
+    assert checkpoint_threads(database) == ["a", "b"]
+    assert last_checkpoint_times(database, ["a", "b", "none"]) == {
+        "a": NOW - 2 * DAY,
+        "b": NOW - 2 * DAY,
+    }
 
 
 @pytest.fixture
@@ -157,6 +180,28 @@ def test_retention_prunes_old_logs_and_checkpoints_but_never_memory_or_unfinishe
     assert left == {ids["paused"], ids["interrupted"], ids["recent"]}
     assert report.to_dict()["logs_deleted"] == 2 and report.log_bytes == 4
     assert all(path.is_file() for path in memory)
+
+
+def test_retention_prunes_old_checkpoints_of_runs_the_store_no_longer_has(
+    settings: Settings, store: Store
+) -> None:
+    store.upsert_squad("gone", workspace="/ws/gone", source=None, definition_sha256="0" * 64)
+    deleted = store.create_run("gone").id
+    store.upsert_squad("docs", workspace="/ws/docs", source=None, definition_sha256="0" * 64)
+    running = store.create_run("docs").id  # running since long ago: it may still resume
+    assert store.delete_squad("gone")
+    settings.home.mkdir(parents=True, exist_ok=True)
+    database = settings.home / "checkpoints.sqlite"
+    _checkpoint(database, deleted, running, "stranger-old", written=NOW - 45 * DAY)
+    _checkpoint(database, "stranger-new", "live", written=NOW - 3 * DAY)
+    _checkpoint(database, "live-old", written=NOW - 60 * DAY)
+
+    report = run_retention(settings, store, [], now=NOW, keep_runs={"live-old"})
+
+    assert report.orphans == sorted([deleted, "stranger-old"])
+    assert sorted(report.checkpoints) == report.orphans
+    assert _threads(database) == {running, "stranger-new", "live", "live-old"}
+    assert report.to_dict()["orphan_checkpoint_runs_deleted"] == 2
 
 
 def test_retention_keeps_the_logs_of_running_runs(

@@ -96,6 +96,17 @@ def test_ended_runs_are_terminal_runs_that_ended_before_the_cutoff(
         store.ended_runs(before=START.replace(tzinfo=None))
 
 
+def test_known_runs_are_the_given_ids_the_store_holds(store: Store) -> None:
+    store.upsert_squad("docs", workspace="/ws/docs", source=None, definition_sha256=SHA)
+    kept = [store.create_run("docs").id for _ in range(3)]
+    store.upsert_squad("gone", workspace="/ws/gone", source=None, definition_sha256=SHA)
+    deleted = store.create_run("gone").id
+    assert store.delete_squad("gone")
+    strangers = [f"stranger-{i}" for i in range(1200)]  # more than one IN list's worth
+    assert store.known_runs([*strangers, deleted, *kept, kept[0]]) == set(kept)
+    assert store.known_runs([]) == set()
+
+
 def test_extraction_backlog_counts_messages_after_each_agents_watermark(store: Store) -> None:
     assert store.conversation.extraction_backlog() == []
     for _ in range(3):
