@@ -62,6 +62,10 @@ class RetentionSettings(BaseModel):
     """Run logs (``logs/run-*.jsonl``) older than this many days are deleted."""
     logs_max_mb: Annotated[int, Field(ge=1, le=1_000_000)] = 100
     """Largest total size of one workspace's run logs; the oldest go first past it."""
+    daemon_log_mb: Annotated[int, Field(ge=1, le=100_000)] = 20
+    """``daemon.jsonl`` is rotated when it reaches this size (to ``daemon.jsonl.1``, ...)."""
+    daemon_log_files: Annotated[int, Field(ge=1, le=100)] = 3
+    """Rotated daemon logs kept; the oldest is deleted past it."""
 
 
 class DaemonSettings(BaseModel):

@@ -5,10 +5,15 @@ Events: ``start``, ``ready``, ``stop``, ``load``/``schedule``, ``reschedule``,
 ``resume_skipped``, ``job_start``, ``job_end``, ``job_error``... Each line is written with one
 ``write`` on an ``O_APPEND`` descriptor, so readers never see half a line, and string fields
 pass through secret redaction like run logs.
+
+A daemon runs for weeks, so its log is rotated by size: past ``max_bytes`` the file becomes
+``daemon.jsonl.1`` (the older ones shift to ``.2``, ``.3``...; the one past ``keep`` goes) and
+the next event starts a new file.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -33,10 +38,16 @@ class DaemonLog:
         *,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         echo: Callable[[dict[str, Any]], None] | None = None,
+        max_bytes: int = 20 * 1024 * 1024,
+        keep: int = 3,
     ) -> None:
+        if max_bytes < 1 or keep < 1:
+            raise ValueError(f"max_bytes and keep must be positive, got {max_bytes}, {keep}")
         self.path = path
         self._clock = clock
         self._echo = echo
+        self._max_bytes = max_bytes
+        self._keep = keep
         self._lock = threading.Lock()
 
     def emit(self, event: str, **fields: Any) -> dict[str, Any]:
@@ -49,11 +60,25 @@ class DaemonLog:
             fd = os.open(self.path, flags, 0o644)
             try:
                 os.write(fd, (line + "\n").encode())
+                full = os.fstat(fd).st_size >= self._max_bytes
             finally:
                 os.close(fd)
+            if full:
+                self._rotate()
             if self._echo is not None:
                 self._echo(record)
         return record
+
+    def rotated(self, generation: int) -> Path:
+        """The path of the ``generation``-th older log (1 is the newest rotated one)."""
+        return self.path.with_name(f"{self.path.name}.{generation}")
+
+    def _rotate(self) -> None:
+        self.rotated(self._keep).unlink(missing_ok=True)
+        for generation in range(self._keep - 1, 0, -1):
+            with contextlib.suppress(FileNotFoundError):
+                self.rotated(generation).replace(self.rotated(generation + 1))
+        self.path.replace(self.rotated(1))
 
 
 def read_daemon_log(path: Path) -> list[dict[str, Any]]:

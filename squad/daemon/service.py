@@ -96,7 +96,14 @@ class Daemon:
         self.squads_dir = (squads_dir or settings.squads_dir).resolve()
         self.config = settings.daemon
         self.exit_when_idle = exit_when_idle
-        self.log = DaemonLog(settings.home / DAEMON_LOG, clock=clock, echo=echo)
+        retention = settings.daemon.retention
+        self.log = DaemonLog(
+            settings.home / DAEMON_LOG,
+            clock=clock,
+            echo=echo,
+            max_bytes=retention.daemon_log_mb * 1024 * 1024,
+            keep=retention.daemon_log_files,
+        )
         self._auto_approve = auto_approve
         self._clock = clock
         self._store = store

@@ -27,6 +27,7 @@ def test_defaults_without_a_daemon_section(tmp_path: Path) -> None:
     assert daemon.consolidation_cron == "0 3 * * *"
     retention = daemon.retention
     assert (retention.checkpoints_days, retention.logs_days, retention.logs_max_mb) == (30, 30, 100)
+    assert (retention.daemon_log_mb, retention.daemon_log_files) == (20, 3)
 
 
 def test_values_from_the_settings_file(tmp_path: Path) -> None:
