@@ -9,19 +9,21 @@ Two :data:`~squad.memory.compress.Summariser` implementations:
   bullets win over the assistant's, and newer assistant bullets over older ones; the chosen
   bullets are listed oldest first.
 - :class:`ModelSummariser`: one call to a chat model; falls back to the offline summary on
-  any :class:`~squad.errors.ModelError` or an empty answer.
+  any :class:`~squad.errors.ModelError` or an empty answer. A chat does not call it every
+  turn: :mod:`squad.memory.session_summary` keeps its last answer and asks again only when
+  enough new messages have been folded.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from squad.errors import ModelError
 from squad.memory.extract_rules import CUES
 from squad.memory.tokens import TokenCounter
-from squad.model.types import ChatModel, Message
+from squad.model.types import ChatModel, Message, ModelReply
 
 __all__ = ["BULLET_WORDS", "ModelSummariser", "offline_summary"]
 
@@ -100,22 +102,35 @@ def _clip(sentence: str) -> str:
 
 @dataclass(frozen=True)
 class ModelSummariser:
-    """Summarises with one call to ``model``; the offline summary when the call fails."""
+    """Summarises with one call to ``model``; ``on_reply`` sees each answer (to charge its
+    spend). As a :data:`~squad.memory.compress.Summariser` it falls back to the offline
+    summary when the call fails."""
 
     model: ChatModel
     timeout_s: float | None = 60.0
+    on_reply: Callable[[ModelReply], None] | None = None
 
-    def __call__(self, dropped: Sequence[Message], max_tokens: int, counter: TokenCounter) -> str:
+    def summarise(self, previous: str, messages: Sequence[Message], max_tokens: int) -> str | None:
+        """The model's summary of ``messages``, merged into ``previous`` (a summary of what
+        came before them, or ""); None when the call fails or answers nothing."""
         from squad.prompts import load
 
         instructions = load("session_summary.md").format(max_words=max(10, max_tokens * 2 // 3))
         transcript = "\n\n".join(
-            f"{m.role}: {m.content[:TRANSCRIPT_CHARS]}" for m in dropped if m.content.strip()
+            f"{m.role}: {m.content[:TRANSCRIPT_CHARS]}" for m in messages if m.content.strip()
         )
+        if previous.strip():
+            transcript = f"Summary so far:\n{previous.strip()}\n\nNew messages:\n{transcript}"
         try:
             reply = self.model.complete(
                 [Message.system(instructions), Message.user(transcript)], timeout_s=self.timeout_s
             )
         except ModelError:
-            return offline_summary(dropped, max_tokens, counter)
-        return reply.content.strip() or offline_summary(dropped, max_tokens, counter)
+            return None
+        if self.on_reply is not None:
+            self.on_reply(reply)
+        return reply.content.strip() or None
+
+    def __call__(self, dropped: Sequence[Message], max_tokens: int, counter: TokenCounter) -> str:
+        text = self.summarise("", dropped, max_tokens)
+        return text if text is not None else offline_summary(dropped, max_tokens, counter)

@@ -6,15 +6,19 @@ the conversation in the store (session ``chat``), and charges the squad's spend 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from squad.extraction.models import is_offline
 from squad.memory.compress import compress_history
 from squad.memory.service import AgentContext
+from squad.memory.session_summary import SUMMARY_FILE, RollingSummariser
+from squad.memory.summarise import ModelSummariser
 from squad.memory.tokens import counter_for_model
 from squad.memory.tools import MemoryTools
 from squad.model.types import ChatModel, Message, ModelReply
+from squad.paths import contained
 from squad.runtime.agent import run_turn
 from squad.runtime.files_tool import WorkspaceFiles
 from squad.runtime.limits import RunBudget
@@ -70,6 +74,16 @@ class ChatSession:
         self.ctx = ctx
         self.model = model
         self.model_spec = model_spec
+        self._budget: RunBudget | None = None
+        self.summariser: RollingSummariser | None = None
+        """The model's rolling summary of folded messages; None on the offline model, whose
+        history is summarised offline (no call)."""
+        if not is_offline(model_spec.name):
+            self.summariser = RollingSummariser(
+                contained(ctx.workspace, "agents", ctx.agent.id, SUMMARY_FILE),
+                self._model_summary,
+                model=model_spec.name,
+            )
 
     @classmethod
     def open(
@@ -82,6 +96,10 @@ class ChatSession:
 
     def say(self, text: str, *, on_token: Callable[[str], None] | None = None) -> str:
         store, ctx = self.runner.store, self.ctx
+        budget = RunBudget(
+            10**9, ctx.squad.limits.max_cost_usd, store.runs.spent(ctx.squad.name).cost_usd
+        )
+        self._budget = budget
         history = compress_history(
             [
                 Message("user" if m.role == "user" else "assistant", m.content)
@@ -92,6 +110,7 @@ class ChatSession:
             ],
             budget=self.history_budget,
             counter=counter_for_model(self.model_spec.name),
+            summariser=self.summariser,
         ).messages
         files = WorkspaceFiles(ctx.workspace, "chat")
         functions: list[Callable[..., str]] = [files.read_file, files.list_files, files.write_file]
@@ -104,9 +123,6 @@ class ChatSession:
                 tools.memory_read_daily,
                 tools.memory_write_daily,
             ]
-        budget = RunBudget(
-            10**9, ctx.squad.limits.max_cost_usd, store.runs.spent(ctx.squad.name).cost_usd
-        )
         result = run_turn(
             model=self.model,
             system_prompt=self.runner.memory.system_prompt(ctx, message=text),
@@ -120,3 +136,24 @@ class ChatSession:
         )
         self.runner.extraction.notify(ctx, 1)  # queues a background pass at the interval
         return result.text
+
+    def _model_summary(
+        self, previous: str, messages: Sequence[Message], max_tokens: int
+    ) -> str | None:
+        """The chat model's summary of folded messages, charged to the squad like a turn;
+        None (the offline summary stands in) when the spend cap is reached."""
+        budget = self._budget
+        if budget is not None and budget.out_of_money():
+            return None
+        summariser = ModelSummariser(
+            self.model, timeout_s=self.model_spec.timeout_s or 60.0, on_reply=self._charge
+        )
+        return summariser.summarise(previous, messages, max_tokens)
+
+    def _charge(self, reply: ModelReply) -> None:
+        ctx = self.ctx
+        self.runner.store.runs.record_spend(ctx.squad.name, agent=ctx.agent.id, **reply.spend())
+        if self._budget is not None:
+            self._budget.charge(
+                reply.usage.prompt_tokens, reply.usage.completion_tokens, reply.usage.cost_usd
+            )

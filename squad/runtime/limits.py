@@ -29,15 +29,23 @@ class RunBudget:
     prompt_tokens: int = 0
     completion_tokens: int = 0
 
+    @property
+    def spent_usd(self) -> float:
+        return self.spent_before_usd + self.cost_usd
+
+    def out_of_money(self) -> bool:
+        """Whether the spend cap is reached. A cap of 0 still allows free calls (the offline
+        model); any other cap is a ceiling."""
+        spent = self.spent_usd
+        return spent > self.max_cost_usd or (self.max_cost_usd > 0 and spent >= self.max_cost_usd)
+
     def before_turn(self) -> None:
         if self.turns >= self.max_turns:
             raise LimitReached("max_turns", f"the run used its {self.max_turns} agent turns")
-        spent = self.spent_before_usd + self.cost_usd
-        # A cap of 0 still allows free calls (the offline model); any other cap is a ceiling.
-        if spent > self.max_cost_usd or (self.max_cost_usd > 0 and spent >= self.max_cost_usd):
+        if self.out_of_money():
             raise LimitReached(
                 "max_cost_usd",
-                f"the squad has spent ${spent:.4f} of its ${self.max_cost_usd:g} cap",
+                f"the squad has spent ${self.spent_usd:.4f} of its ${self.max_cost_usd:g} cap",
             )
         self.turns += 1
 

@@ -7,6 +7,7 @@ server received, not anything of squad's own.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -51,9 +52,18 @@ SAID = [
 ]
 
 
+MODEL_SUMMARY = "- The user is setting up MkDocs with the Material theme."
+
+
+def is_summary_request(body: Any) -> bool:
+    return str(body["messages"][0]["content"]).startswith("You compress the earlier part")
+
+
 def reply(body: Any) -> Behaviour:
     if body.get("response_format"):  # the background fact extractor: nothing to extract
         return answer('{"facts": []}')
+    if is_summary_request(body):
+        return answer(MODEL_SUMMARY)
     last = str(body["messages"][-1]["content"])
     if "ValueError" in last:
         return answer("The nav pointed at a missing page; I fixed the path in mkdocs.yml.")
@@ -84,7 +94,11 @@ def test_a_long_chat_sends_summary_landmarks_and_recent_turns_within_budget(
         finally:
             runner.close()
 
-    turns = [body for body in stub.bodies if not body.get("response_format")]
+    turns = [
+        body
+        for body in stub.bodies
+        if not body.get("response_format") and not is_summary_request(body)
+    ]
     assert len(turns) == len(SAID)
     first, last = turns[0], turns[-1]
     assert [m["role"] for m in first["messages"]] == ["system", "user"]
@@ -111,4 +125,61 @@ def test_a_long_chat_sends_summary_landmarks_and_recent_turns_within_budget(
         SAID[9],
         f"Here is what I know. {FILLER}",
     ]
-    assert "- User: Tell me about the theme options." in summary.content
+    assert MODEL_SUMMARY in summary.content
+
+
+def test_the_model_summarises_rarely_a_new_session_reuses_it_and_every_call_is_charged(
+    settings: Settings, stub: OpenAIStubServer
+) -> None:
+    with SquadManager(settings) as manager:
+        spec = squad_from_text(CHAT_YAML.format(url=stub.url), source="demo.yaml")
+        workspace = manager.create(spec).path
+        runner = SquadRunner(settings, manager.store)
+        try:
+            chat = ChatSession.open(runner, "demo", "writer")
+            chat.history_budget = BUDGET
+            for text in SAID:
+                chat.say(text)
+            asked = [b for b in stub.bodies if is_summary_request(b)]
+            # Another `squad chat -m` is a new session: it reads the saved summary.
+            again = ChatSession.open(runner, "demo", "writer")
+            again.history_budget = BUDGET
+            again.say("One more thing: the favicon?")
+        finally:
+            runner.close()
+        spent = manager.store.runs.spent("demo")
+
+    assert 1 <= len(asked) <= 2 and chat.summariser is not None
+    assert chat.summariser.calls >= len(asked)
+    cache = json.loads((workspace / "agents" / "writer" / "chat-summary.json").read_text())
+    assert cache["summary"] == MODEL_SUMMARY and cache["model"] == "openai/stub"
+    assert len([b for b in stub.bodies if is_summary_request(b)]) == len(asked)
+    last = [
+        b for b in stub.bodies if b["messages"][-1]["content"] == "One more thing: the favicon?"
+    ]
+    assert MODEL_SUMMARY in last[0]["messages"][1]["content"]
+    assert spent.calls == len(stub.bodies)  # turns, summaries and extraction passes alike
+
+
+def test_on_the_offline_model_the_history_is_summarised_without_a_call(
+    settings: Settings,
+) -> None:
+    with SquadManager(settings) as manager:
+        offline = "\n".join(
+            line for line in CHAT_YAML.format(url="").splitlines() if "openai/stub" not in line
+        )
+        spec = squad_from_text(offline + "\n", source="demo.yaml")
+        workspace = manager.create(spec).path
+        runner = SquadRunner(settings, manager.store)
+        try:
+            chat = ChatSession.open(runner, "demo", "writer")
+            chat.history_budget = BUDGET
+            for text in SAID:
+                chat.say(text)
+            said = manager.store.conversation.messages("demo", "writer", session_id="chat")
+        finally:
+            runner.close()
+    history = [Message(m.role, m.content) for m in said if m.role in ("user", "assistant")]
+    assert history_tokens(history, counter_for_model("offline")) > BUDGET  # it was compressed
+    assert chat.summariser is None
+    assert not (workspace / "agents" / "writer" / "chat-summary.json").exists()
