@@ -69,6 +69,13 @@ class DaemonLog:
                 self._echo(record)
         return record
 
+    def set_limits(self, *, max_bytes: int, keep: int) -> None:
+        """Rotate at ``max_bytes`` and keep ``keep`` old files from the next event on."""
+        if max_bytes < 1 or keep < 1:
+            raise ValueError(f"max_bytes and keep must be positive, got {max_bytes}, {keep}")
+        with self._lock:
+            self._max_bytes, self._keep = max_bytes, keep
+
     def rotated(self, generation: int) -> Path:
         """The path of the ``generation``-th older log (1 is the newest rotated one)."""
         return self.path.with_name(f"{self.path.name}.{generation}")

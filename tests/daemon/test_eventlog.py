@@ -63,3 +63,15 @@ def test_a_size_or_count_below_one_is_refused(tmp_path: Path) -> None:
         DaemonLog(tmp_path / "daemon.jsonl", max_bytes=0)
     with pytest.raises(ValueError, match="positive"):
         DaemonLog(tmp_path / "daemon.jsonl", keep=0)
+
+
+def test_new_limits_apply_from_the_next_event(tmp_path: Path) -> None:
+    log = DaemonLog(tmp_path / "daemon.jsonl", max_bytes=10_000, keep=1)
+    for i in range(5):
+        log.emit("tick", n=i)
+    assert not log.rotated(1).exists()
+    log.set_limits(max_bytes=100, keep=2)
+    log.emit("tick", n=5)
+    assert log.rotated(1).exists() and not log.path.exists()
+    with pytest.raises(ValueError, match="positive"):
+        log.set_limits(max_bytes=0, keep=1)
