@@ -95,6 +95,7 @@ def daemon(
         exit_when_idle=once,
         auto_approve=auto_approve,
         echo=_echo(err),
+        reload_settings=Settings.load,
     )
     with _stop_on_signal(service, err):
         code = service.run()
@@ -146,6 +147,12 @@ def _render(out: Output, status: dict[str, Any]) -> None:
             out.line(f"  {failed['file']}")
             for line in str(failed["error"]).splitlines():
                 out.line(f"    {line}")
+    restart = status.get("settings_restart_needed") or []
+    if restart:
+        out.line(
+            f"settings.yaml changed {', '.join(restart)}: restart the daemon to apply",
+            style="yellow",
+        )
     backlog = status["extraction_backlog"]
     if backlog:
         total = sum(b["messages"] for b in backlog)

@@ -41,19 +41,44 @@ class RunQueue:
             raise ValueError(f"workers must be at least 1, got {workers!r}")
         self._work = work
         self._on_change = on_change
+        self._name = name
         self._cond = threading.Condition()
         self._queued: list[RunRequest] = []
         self._running: dict[str, RunRequest] = {}
         self._closed = False
-        self._threads = [
-            threading.Thread(target=self._loop, name=f"{name}-{i}", daemon=True)
-            for i in range(workers)
-        ]
+        self._limit = workers
+        self._threads: list[threading.Thread] = []
         self._started = False
 
+    @property
+    def limit(self) -> int:
+        """Runs at once (``daemon.max_concurrent_runs``)."""
+        return self._limit
+
     def start(self) -> None:
-        self._started = True
-        for thread in self._threads:
+        with self._cond:
+            self._started = True
+            self._add_threads()
+
+    def resize(self, workers: int) -> None:
+        """Allow ``workers`` runs at once from now on. More start waiting requests at once;
+        fewer let running work finish and start nothing new until under the limit."""
+        if workers < 1:
+            raise ValueError(f"workers must be at least 1, got {workers!r}")
+        with self._cond:
+            self._limit = workers
+            if self._started and not self._closed:
+                self._add_threads()
+            self._cond.notify_all()
+        self._on_change()
+
+    def _add_threads(self) -> None:
+        """Threads up to the limit (called under the lock); idle ones beyond it just wait."""
+        while len(self._threads) < self._limit:
+            thread = threading.Thread(
+                target=self._loop, name=f"{self._name}-{len(self._threads)}", daemon=True
+            )
+            self._threads.append(thread)
             thread.start()
 
     def submit(self, request: RunRequest, *, first: bool = False) -> bool:
@@ -97,14 +122,19 @@ class RunQueue:
                     return False
                 self._cond.wait(remaining)
         if self._started:
-            for thread in self._threads:
+            with self._cond:
+                threads = list(self._threads)
+            for thread in threads:
                 thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
         return True
 
     # -- internals -------------------------------------------------------------------------
 
     def _next(self) -> RunRequest | None:
-        """The first waiting request whose squad is not running (called under the lock)."""
+        """The first waiting request whose squad is not running, if the limit allows one
+        more run (called under the lock)."""
+        if len(self._running) >= self._limit:
+            return None
         for request in self._queued:
             if request.squad not in self._running:
                 self._queued.remove(request)

@@ -97,6 +97,16 @@ class JobScheduler:
         found: datetime | None = None if job is None else job.next_run_time
         return found
 
+    def job(self, job_id: str) -> tuple[str, datetime | None] | None:
+        """A background job's trigger (as text) and next fire time; None if there is none."""
+        if self._scheduler is None:
+            return None
+        found = self._scheduler.get_job(job_id)
+        if found is None:
+            return None
+        when: datetime | None = found.next_run_time
+        return str(found.trigger), when
+
     def add_cron_job(self, job_id: str, cron: str, work: Callable[[], None]) -> None:
         """A background job on a cron expression read in the machine's local time."""
         self._scheduler.add_job(

@@ -19,12 +19,13 @@ next start resumes interrupted runs from their checkpoints; runs paused for appr
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -54,6 +55,8 @@ DAEMON_TRIGGERS = frozenset({"schedule", "on_start"})
 """Run triggers only a daemon uses: a ``running`` run with one of them, found at start, was
 left by a daemon that died, and is resumed. Other ``running`` runs may belong to a
 ``squad run`` still at work, and are left alone."""
+BACKGROUND_JOBS = ("consolidation", "retention", "extraction")
+"""The daemon's own cron jobs (``daemon.<job>_cron``)."""
 BOOT_NAMES = frozenset({"SOUL.md", "USER.md", "AGENTS.md"})
 """Boot memory files (squad.memory.boot): watched only to log changes, since prompts read
 them fresh at every turn and nothing caches them."""
@@ -91,7 +94,11 @@ class Daemon:
         model_factory: ModelFactory | None = None,
         heartbeat_s: float = HEARTBEAT_S,
         debounce_s: float = 0.5,
+        reload_settings: Callable[[], Settings] | None = None,
     ) -> None:
+        """``reload_settings`` reads the settings again (as the caller first did) when
+        ``settings.yaml`` changes; without it, an edit is not applied (see
+        :mod:`squad.daemon.reload`)."""
         self.settings = settings
         self.squads_dir = (squads_dir or settings.squads_dir).resolve()
         self.config = settings.daemon
@@ -127,6 +134,8 @@ class Daemon:
         self._manager: SquadManager | None = None
         self._catalog: SquadCatalog | None = None
         self._runs: RunDispatcher | None = None
+        self._reload = reload_settings
+        self._restart_needed: tuple[str, ...] = ()
 
     # -- public ----------------------------------------------------------------------------
 
@@ -202,7 +211,18 @@ class Daemon:
             ],
             "queue": [{"squad": r.squad, "trigger": r.trigger} for r in queued],
             "failed_files": self._catalog.failed_files(),
+            "settings_restart_needed": list(self._restart_needed),
+            "jobs": self._jobs(),
         }
+
+    def _jobs(self) -> dict[str, dict[str, str | None]]:
+        """The background jobs' triggers and next fire times."""
+        found = {}
+        for name in BACKGROUND_JOBS:
+            job = None if self._scheduler is None else self._scheduler.job(name)
+            if job is not None:
+                found[name] = {"trigger": job[0], "next_fire": _iso(job[1])}
+        return found
 
     # -- start and stop --------------------------------------------------------------------
 
@@ -254,22 +274,7 @@ class Daemon:
         self._catalog.reconcile(starting=True)
         self._watch_workspaces()
         self._queue_start_runs()
-        if self._scheduler is not None:
-            self._scheduler.add_cron_job(
-                "consolidation",
-                self.config.consolidation_cron,
-                lambda: self._background("consolidation", self._consolidate),
-            )
-            self._scheduler.add_cron_job(
-                "retention",
-                self.config.retention_cron,
-                lambda: self._background("retention", self._retain),
-            )
-            self._scheduler.add_cron_job(
-                "extraction",
-                self.config.extraction_cron,
-                lambda: self._background("extraction", self._sweep_extraction),
-            )
+        self._schedule_jobs(BACKGROUND_JOBS)
         self._background("extraction", self._sweep_extraction)
         self._runs.queue.start()
         self._phase = "running"
@@ -282,6 +287,21 @@ class Daemon:
             failed_files=len(self._catalog.failed_files()),
             runs=len(running) + len(queued),
         )
+
+    def _schedule_jobs(self, jobs: Sequence[str]) -> None:
+        """(Re)schedule background jobs at their cron times in the daemon settings."""
+        if self._scheduler is None:
+            return
+        work: dict[str, tuple[str, Callable[[], dict[str, Any]]]] = {
+            "consolidation": (self.config.consolidation_cron, self._consolidate),
+            "retention": (self.config.retention_cron, self._retain),
+            "extraction": (self.config.extraction_cron, self._sweep_extraction),
+        }
+        for job in jobs:
+            cron, action = work[job]
+            self._scheduler.add_cron_job(
+                job, cron, functools.partial(self._background, job, action)
+            )
 
     def _loop(self) -> None:
         assert self._runs is not None
@@ -463,19 +483,23 @@ class Daemon:
         def home_boot(path: Path) -> bool:
             return path.parent == home and path.name in BOOT_NAMES
 
+        watches = [Watch(squads_dir, config_file), Watch(home, home_boot)]
+        if self._reload is not None and self.settings.configs.is_dir():
+            watches.append(Watch(self.settings.configs, self._is_settings_file))
+
         self._watcher = FolderWatcher(
             self._on_files_changed,
             delay=self._debounce_s,
             on_error=lambda exc: self.log.emit("job_error", job="reload", error=_describe(exc)),
         )
-        self._watcher.start([Watch(squads_dir, config_file), Watch(home, home_boot)])
+        self._watcher.start(watches)
 
     def _watch_workspaces(self) -> None:
         """Watch each loaded squad's workspace for its AGENTS.md (one level deep)."""
         if self._watcher is None or self._catalog is None:
             return
         wanted = {squad.workspace for squad in self._catalog.squads().values()}
-        fixed = {self.squads_dir, self.settings.home}
+        fixed = {self.squads_dir, self.settings.home, self.settings.configs}
         for folder in self._watcher.folders() - wanted - fixed:
             self._watcher.unwatch(folder)
         for folder in sorted(wanted - self._watcher.folders()):
@@ -489,10 +513,51 @@ class Daemon:
             self.log.emit("boot_changed", files=boot)
         configs = any(p.parent == self.squads_dir for p in paths)
         self._ready.wait()
+        if any(self._is_settings_file(p) for p in paths) and not self._stopping.is_set():
+            self._reload_settings()
         if configs and self._catalog is not None and not self._stopping.is_set():
             self._catalog.reconcile()
             self._watch_workspaces()
             self._wake.set()
+
+    def _is_settings_file(self, path: Path) -> bool:
+        return path.parent == self.settings.configs and path.name == "settings.yaml"
+
+    def _reload_settings(self) -> None:
+        """Apply an edited settings.yaml: what can change live now, the rest reported."""
+        from squad.daemon.reload import compare
+
+        if self._reload is None:
+            return
+        try:
+            new = self._reload()
+        except SquadError as exc:  # a bad edit: keep running as before, and say why
+            self.log.emit("settings_error", error=str(exc), kept="the running settings")
+            return
+        change = compare(self.settings, new)
+        self._restart_needed = change.restart_needed
+        if change.applied:
+            self.settings, self.config = change.effective, change.effective.daemon
+            self._schedule_jobs(
+                [
+                    j
+                    for j in ("consolidation", "retention", "extraction")
+                    if f"daemon.{j}_cron" in change.applied
+                ]
+            )
+            if self._runs is not None and "daemon.max_concurrent_runs" in change.applied:
+                self._runs.queue.resize(self.config.max_concurrent_runs)
+            retention = self.config.retention
+            self.log.set_limits(
+                max_bytes=retention.daemon_log_mb * 1024 * 1024, keep=retention.daemon_log_files
+            )
+        if change.applied or change.restart_needed:
+            self.log.emit(
+                "settings_reloaded",
+                applied=list(change.applied) or None,
+                restart_needed=list(change.restart_needed) or None,
+            )
+        self._wake.set()
 
     # -- heartbeat -------------------------------------------------------------------------
 

@@ -146,6 +146,9 @@ def build_status(
         "queue": queue,
         "queue_length": len(queue),
         "failed_files": list(state.get("failed_files", [])) if up and state else failed_files,
+        "settings_restart_needed": (
+            list(state.get("settings_restart_needed", [])) if up and state else []
+        ),
         "extraction_backlog": [
             {"squad": squad, "agent": agent, "messages": count} for squad, agent, count in backlog
         ],

@@ -160,6 +160,27 @@ def test_adding_changing_and_removing_files_reschedules_without_a_restart(
     assert [Path(f["file"]).name for f in down["failed_files"]] == ["bad.yaml"]
 
 
+def test_an_edited_settings_file_applies_live_and_status_names_what_needs_a_restart(
+    daemon: Daemon,
+) -> None:
+    settings_file = daemon.cli.tmp / "configs" / "settings.yaml"
+    write(daemon, "alpha.yaml", "alpha", "{interval: 2h}")
+    daemon.start()
+    daemon.wait_event("ready")
+    settings_file.write_text("memory: {ranking: hashing}\ndaemon: {max_concurrent_runs: 3}\n")
+    reloaded = daemon.wait_event("settings_reloaded")
+    assert reloaded["applied"] == ["daemon.max_concurrent_runs"]
+    assert reloaded["restart_needed"] == ["memory.ranking"]
+
+    text = daemon.wait_for(
+        lambda: "restart the daemon" in (out := daemon.cli("status").stdout) and out,
+        "status naming the restart",
+    )
+    assert "settings.yaml changed memory.ranking: restart the daemon to apply" in text
+    assert daemon.status()["settings_restart_needed"] == ["memory.ranking"]
+    assert daemon.stop() == 0
+
+
 def test_second_daemon_for_a_home_exits_1_and_a_dead_ones_lock_is_taken_over(
     daemon: Daemon,
 ) -> None:

@@ -63,6 +63,7 @@ def test_with_the_daemon_up_squads_come_from_its_heartbeat() -> None:
         "queue": [{"squad": "b", "trigger": "schedule"}],
         "running": [],
         "failed_files": [{"file": "bad.yaml", "error": "boom"}],
+        "settings_restart_needed": ["memory.ranking"],
     }
     report = build_status(
         daemon=daemon,
@@ -78,12 +79,17 @@ def test_with_the_daemon_up_squads_come_from_its_heartbeat() -> None:
     assert report["queue_length"] == 1
     assert report["failed_files"] == [{"file": "bad.yaml", "error": "boom"}]
     assert report["extraction_backlog"] == [{"squad": "a", "agent": "writer", "messages": 4}]
+    assert report["settings_restart_needed"] == ["memory.ranking"]
 
 
 def test_with_the_daemon_down_squads_come_from_the_folder_and_nothing_is_due() -> None:
     report = build_status(
         daemon={"state": "down"},
-        state={"squads": [{"name": "stale", "next_fire": "T"}], "queue": [{"squad": "x"}]},
+        state={
+            "squads": [{"name": "stale", "next_fire": "T"}],
+            "queue": [{"squad": "x"}],
+            "settings_restart_needed": ["workspaces"],
+        },
         configured=[{"name": "a", "file": "a.yaml", "schedule": "every 2h"}],
         failed_files=[{"file": "bad.yaml"}],
         last_runs={"a": {"id": "r1", "status": "running"}},
@@ -93,6 +99,7 @@ def test_with_the_daemon_down_squads_come_from_the_folder_and_nothing_is_due() -
         ("a", None, True)
     ]
     assert report["queue_length"] == 0 and report["failed_files"] == [{"file": "bad.yaml"}]
+    assert report["settings_restart_needed"] == []  # a stopped daemon needs no restart
 
 
 GOOD = (
