@@ -1,0 +1,137 @@
+"""The whole product on each store backend: the same code on SQLite and on PostgreSQL.
+
+The store's contract tests prove each store method on both backends; this proves what is
+built on them: the example squads run (sequential with an approval, hierarchical with a
+plan and reviews), a run stopped mid-way resumes, a chat feeds the background extractor,
+memory gc runs, and the daemon starts, runs and beats. All on the offline model, through
+litellm, with the SQLite checkpointer beside the store as in production.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from squad.daemon.service import Daemon
+from squad.manager import SquadManager
+from squad.memory.gc import run_gc
+from squad.runtime.chat import ChatSession
+from squad.runtime.runner import SquadRunner
+from squad.settings import Settings
+from squad.store import RunStatus, Store
+from tests.store.conftest import postgres_admin, store_url  # noqa: F401 - fixtures reused
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "configs" / "squads"
+CHAT = [
+    "We deploy the docs site with GitHub Pages from the main branch.",
+    "What should the first page cover?",
+    "The docs search index runs on PostgreSQL 16.",
+    "Thanks, and the second page?",
+    "Our style guide requires American spelling in every page.",
+    "Good. What about the third page?",
+    "Release notes go out every second Tuesday.",
+]
+
+
+@pytest.fixture
+def settings(tmp_path: Path, store_url: str) -> Settings:  # noqa: F811
+    configs = tmp_path / "configs"
+    (configs / "squads").mkdir(parents=True)
+    for example in EXAMPLES.glob("*.yaml"):
+        shutil.copy(example, configs / "squads" / example.name)
+    return Settings.load(
+        {
+            "SQUAD_HOME": str(tmp_path / "home"),
+            "SQUAD_WORKSPACES": str(tmp_path / "workspaces"),
+            "SQUAD_CONFIGS": str(configs),
+            "SQUAD_DATABASE_URL": store_url,
+        },
+        cwd=tmp_path,
+    )
+
+
+@pytest.fixture
+def manager(settings: Settings) -> Iterator[SquadManager]:
+    with SquadManager(settings) as opened:
+        yield opened
+
+
+def test_the_example_squads_run_pause_for_approval_and_resume(
+    settings: Settings, manager: SquadManager
+) -> None:
+    docs, _ = manager.create_from_file(settings.squads_dir / "docs-site.yaml")
+    review, _ = manager.create_from_file(settings.squads_dir / "code-review.yaml")
+    runner = SquadRunner(settings, manager.store)
+    try:
+        paused = runner.run(docs, manager.locate("docs-site").path)
+        assert paused.status == "awaiting_approval" and paused.awaiting == "publish"
+        done = runner.approve(paused.run_id, "publish", approved=True)
+        planned = runner.run(review, manager.locate("code-review").path)
+    finally:
+        runner.close()
+
+    assert done.succeeded and set(done.tasks.values()) == {"done"}
+    assert planned.succeeded, planned.error
+    store = manager.store
+    for result in (done, planned):
+        run = store.get_run(result.run_id)
+        assert run is not None and run.status is RunStatus.SUCCEEDED
+        assert {t.status for t in store.runs.tasks(result.run_id)} == {"done"}
+        assert store.runs.run_spend(result.run_id).calls >= len(result.tasks)
+    messages = store.conversation.messages("docs-site", "writer", run_id=done.run_id)
+    assert [m.role for m in messages].count("assistant") >= 2
+    workspace = manager.locate("code-review").path
+    assert (workspace / "plans" / "plan-001.md").is_file()
+
+
+def test_a_stopped_run_resumes_without_redoing_finished_tasks(
+    settings: Settings, manager: SquadManager
+) -> None:
+    docs, _ = manager.create_from_file(settings.squads_dir / "docs-site.yaml")
+
+    def stop_after_outline(line: str) -> None:
+        if line == "outline: done":
+            runner.stop.set()
+
+    runner = SquadRunner(settings, manager.store, progress=stop_after_outline)
+    try:
+        stopped = runner.run(docs, manager.locate("docs-site").path)
+        assert stopped.status == "interrupted" and stopped.tasks["outline"] == "done"
+        resumed = SquadRunner(settings, manager.store).resume(stopped.run_id)
+    finally:
+        runner.close()
+    assert resumed.status == "awaiting_approval"
+    spend = manager.store.runs.run_spend(stopped.run_id)
+    assert spend.calls == 3  # outline, draft, review: each once, none redone
+
+
+def test_a_chat_feeds_the_extractor_and_gc_runs(settings: Settings, manager: SquadManager) -> None:
+    manager.create_from_file(settings.squads_dir / "docs-site.yaml")
+    runner = SquadRunner(settings, manager.store)
+    try:
+        chat = ChatSession.open(runner, "docs-site", "planner")
+        for text in CHAT:
+            chat.say(text)
+    finally:
+        runner.close()  # lets the queued extraction pass finish
+
+    store = manager.store
+    [extraction] = store.extraction.runs("docs-site", "planner")
+    assert extraction.status == "done" and len(extraction.written) >= 1
+    memory = (manager.locate("docs-site").path / "agents" / "planner" / "memory.md").read_text()
+    assert "PostgreSQL 16" in memory
+    report = run_gc(settings, store, now=datetime.now(UTC), dry_run=False)
+    assert (report.expired, report.dormant) == (0, 0)  # nothing fresh decays
+
+
+def test_the_daemon_runs_the_on_start_squad_and_beats(settings: Settings) -> None:
+    with Store.open(settings.database_url) as store:
+        assert Daemon(settings, store=store, exit_when_idle=True, auto_approve=True).run() == 0
+        [run] = store.list_runs("docs-site")
+        assert (run.status, run.trigger) == (RunStatus.SUCCEEDED, "on_start")
+        heartbeat = store.daemon.get(str(settings.home))
+        assert heartbeat is not None and heartbeat.stopped_at is not None
