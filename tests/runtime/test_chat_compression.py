@@ -72,6 +72,15 @@ def reply(body: Any) -> Behaviour:
     return answer(f"Here is what I know. {FILLER}")
 
 
+def long_chat(runner: SquadRunner, said: list[str]) -> ChatSession:
+    """A chat with the writer whose history is cut to BUDGET, after saying ``said``."""
+    chat = ChatSession.open(runner, "demo", "writer")
+    chat.history_budget = BUDGET
+    for text in said:
+        chat.say(text)
+    return chat
+
+
 @pytest.fixture
 def stub(monkeypatch: pytest.MonkeyPatch) -> Iterator[OpenAIStubServer]:
     monkeypatch.setenv("STUB_KEY", "stub-key")
@@ -87,10 +96,7 @@ def test_a_long_chat_sends_summary_landmarks_and_recent_turns_within_budget(
         manager.create(spec)
         runner = SquadRunner(settings, manager.store)
         try:
-            chat = ChatSession.open(runner, "demo", "writer")
-            chat.history_budget = BUDGET
-            for text in SAID:
-                chat.say(text)
+            long_chat(runner, SAID)
         finally:
             runner.close()
 
@@ -136,15 +142,10 @@ def test_the_model_summarises_rarely_a_new_session_reuses_it_and_every_call_is_c
         workspace = manager.create(spec).path
         runner = SquadRunner(settings, manager.store)
         try:
-            chat = ChatSession.open(runner, "demo", "writer")
-            chat.history_budget = BUDGET
-            for text in SAID:
-                chat.say(text)
+            chat = long_chat(runner, SAID)
             asked = [b for b in stub.bodies if is_summary_request(b)]
             # Another `squad chat -m` is a new session: it reads the saved summary.
-            again = ChatSession.open(runner, "demo", "writer")
-            again.history_budget = BUDGET
-            again.say("One more thing: the favicon?")
+            long_chat(runner, ["One more thing: the favicon?"])
         finally:
             runner.close()
         spent = manager.store.runs.spent("demo")
@@ -172,10 +173,7 @@ def test_on_the_offline_model_the_history_is_summarised_without_a_call(
         workspace = manager.create(spec).path
         runner = SquadRunner(settings, manager.store)
         try:
-            chat = ChatSession.open(runner, "demo", "writer")
-            chat.history_budget = BUDGET
-            for text in SAID:
-                chat.say(text)
+            chat = long_chat(runner, SAID)
             said = manager.store.conversation.messages("demo", "writer", session_id="chat")
         finally:
             runner.close()
