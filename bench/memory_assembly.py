@@ -2,8 +2,9 @@
 
 ``python -m bench.memory_assembly`` builds a workspace whose agent has a 50 KB memory.md and
 a Layer A namespace of N facts, then times ``MemoryService.memory_block`` at T = 2,000 (the
-whole per-turn path a prompt pays for). Reported as ratios: against tokenising the memory.md
-once (the same run's baseline), and the growth from 1,000 to 100,000 facts (target <= 3x).
+whole per-turn path a prompt pays for), each turn with a different question. Reported as
+ratios: against tokenising the memory.md once with no cache (the same run's baseline), and the
+growth from 1,000 to 100,000 facts (target <= 3x).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from bench.memory_retrieval import QUERY, generate_facts
 from bench.support import temp_settings
 from squad.manager import SquadManager
 from squad.memory.service import AgentContext, MemoryService
+from squad.memory.tokens import counter_for_model
 from squad.spec.loader import squad_from_text
 from squad.store import Store
 
@@ -28,6 +30,19 @@ agents:
 memory: {max_tokens: 2000}
 """
 MEMORY_BYTES = 50_000
+TOPICS = [
+    "and the retry policy for failed payments?",
+    "what about the cache eviction settings?",
+    "which logging format do the workers use?",
+    "how are the feature flags rolled out?",
+    "where do the nightly backups go?",
+    "who reviews the schema migrations?",
+    "what timeout does the search API use?",
+    "how is the staging cluster sized?",
+    "which queue handles email delivery?",
+    "what is the on-call rotation?",
+    "how are secrets injected into containers?",
+]
 GROWTH_TARGET = 3.0
 
 
@@ -64,12 +79,14 @@ def measure(n_facts: int, repeat: int = 11) -> Timing:
             ctx = AgentContext.of(spec, "planner", workspace)
             namespace = service.namespace(ctx)
             store.memory.add_facts_bulk(namespace.id, generate_facts(n_facts))
-            counter = service.counter(ctx)
+            counter = counter_for_model(ctx.model, remember=False)
             service.memory_block(ctx, message=QUERY)  # warm caches and the tokenizer
             samples, baseline = [], []
-            for _ in range(repeat):
+            for turn in range(repeat):
+                # Each turn asks something else, as turns do: only memory.md repeats.
+                message = f"{QUERY} {TOPICS[turn % len(TOPICS)]}"
                 start = time.perf_counter()
-                block = service.memory_block(ctx, message=QUERY)
+                block = service.memory_block(ctx, message=message)
                 samples.append(time.perf_counter() - start)
                 start = time.perf_counter()
                 counter.count((workspace / "agents" / "planner" / "memory.md").read_text())

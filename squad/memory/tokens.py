@@ -6,20 +6,23 @@ tokenizer files; we read them from litellm's package folder without importing li
 memory is written (caps, extraction) and when it is injected (budgets), so both agree.
 
 Models whose tokenizer is not shipped (Ollama, vLLM, the offline model) are counted with
-``cl100k_base``: close for most modern BPE vocabularies, and deterministic.
+``cl100k_base``: close for most modern BPE vocabularies, and deterministic. Counters remember
+what they counted (:class:`CachedCounter`): memory is mostly the same from turn to turn.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import os
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
 
-__all__ = ["TokenCounter", "counter_for_model", "encoding_for_model"]
+__all__ = ["CachedCounter", "TokenCounter", "counter_for_model", "encoding_for_model"]
 
 
 class TokenCounter(Protocol):
@@ -49,9 +52,11 @@ def encoding_for_model(model: str) -> str:
     return "cl100k_base"
 
 
-def counter_for_model(model: str) -> TokenCounter:
-    """A cached counter for ``model``'s tokenizer."""
-    return _counter(encoding_for_model(model))
+def counter_for_model(model: str, *, remember: bool = True) -> TokenCounter:
+    """The shared counter for ``model``'s tokenizer; ``remember=False`` gives one that
+    tokenizes every time (a benchmark's baseline)."""
+    name = encoding_for_model(model)
+    return _counter(name) if remember else _uncached_counter(name)
 
 
 @dataclass(frozen=True)
@@ -72,8 +77,47 @@ class _HuggingFaceCounter:
         return len(self.tokenizer.encode(text, add_special_tokens=False).ids)
 
 
+class CachedCounter:
+    """Remembers counts: a prompt re-counts the same memory lines every turn, and a 50 KB
+    memory.md costs milliseconds to tokenize. Short texts are their own key; longer ones are
+    keyed by a BLAKE2 digest, so the cache holds at most ``maxsize`` short strings."""
+
+    KEY_CHARS = 512
+
+    def __init__(self, inner: TokenCounter, maxsize: int = 8192) -> None:
+        self._inner = inner
+        self._maxsize = maxsize
+        self._counts: OrderedDict[str | bytes, int] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return self._inner.name
+
+    def count(self, text: str) -> int:
+        key: str | bytes = text
+        if len(text) > self.KEY_CHARS:
+            key = hashlib.blake2b(text.encode(), digest_size=16).digest()
+        with self._lock:
+            found = self._counts.get(key)
+            if found is not None:
+                self._counts.move_to_end(key)
+                return found
+        counted = self._inner.count(text)
+        with self._lock:
+            self._counts[key] = counted
+            if len(self._counts) > self._maxsize:
+                self._counts.popitem(last=False)
+        return counted
+
+
 @lru_cache(maxsize=8)
 def _counter(name: str) -> TokenCounter:
+    return CachedCounter(_uncached_counter(name))
+
+
+@lru_cache(maxsize=8)
+def _uncached_counter(name: str) -> TokenCounter:
     folder = _bundled_tokenizers()
     if name in _HF_FILES:
         from tokenizers import Tokenizer

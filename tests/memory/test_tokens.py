@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from squad.memory.tokens import counter_for_model, encoding_for_model
+from squad.memory.tokens import CachedCounter, counter_for_model, encoding_for_model
 
 
 @pytest.mark.parametrize(
@@ -50,3 +50,49 @@ def test_loading_never_touches_a_user_tiktoken_cache(
     assert counter_for_model("openai/gpt-4o").count("hi there") == 2
     assert os.environ["TIKTOKEN_CACHE_DIR"] == str(tmp_path)
     assert list(tmp_path.iterdir()) == []
+
+
+class Counting:
+    """A counter that counts words and how often it was asked."""
+
+    name = "words"
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    def count(self, text: str) -> int:
+        self.asked += 1
+        return len(text.split())
+
+
+def test_a_cached_counter_answers_repeats_without_tokenizing_again() -> None:
+    inner = Counting()
+    cached = CachedCounter(inner)
+    long_text = "word " * 5_000  # keyed by its digest
+    for _ in range(3):
+        assert cached.count("two words") == 2
+        assert cached.count(long_text) == 5_000
+    assert inner.asked == 2 and cached.name == "words"
+    assert cached.count(long_text + "more") == 5_001 and inner.asked == 3
+
+
+def test_the_cache_forgets_the_least_recently_used_past_its_size() -> None:
+    inner = Counting()
+    cached = CachedCounter(inner, maxsize=2)
+    cached.count("a")
+    cached.count("b b")
+    cached.count("a")  # now the most recent
+    cached.count("c c c")  # evicts "b b"
+    cached.count("a")
+    assert inner.asked == 3
+    cached.count("b b")
+    assert inner.asked == 4
+
+
+def test_model_counters_remember_unless_asked_not_to() -> None:
+    text = "The billing service pools its Postgres connections."
+    remembering = counter_for_model("openai/gpt-4o")
+    fresh = counter_for_model("openai/gpt-4o", remember=False)
+    assert isinstance(remembering, CachedCounter) and not isinstance(fresh, CachedCounter)
+    assert remembering.count(text) == fresh.count(text) > 0
+    assert remembering.name == fresh.name == "o200k_base"
