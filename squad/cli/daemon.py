@@ -125,6 +125,13 @@ def _render(out: Output, status: dict[str, Any]) -> None:
     else:
         out.line(f"daemon: down ({info['reason']})", style="yellow")
     out.line(f"  squads folder: {info['configs']}")
+    jobs = [
+        f"{name} {job['next_fire'][:16].replace('T', ' ')} UTC"
+        for name, job in status.get("jobs", {}).items()
+        if job.get("next_fire")
+    ]
+    if jobs:
+        out.line(f"  next jobs: {', '.join(jobs)}")
     out.line(f"squads ({len(status['squads'])}):" if status["squads"] else "squads: none")
     width = max((len(s["name"]) for s in status["squads"]), default=0)
     for squad in status["squads"]:

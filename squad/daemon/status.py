@@ -149,6 +149,7 @@ def build_status(
         "settings_restart_needed": (
             list(state.get("settings_restart_needed", [])) if up and state else []
         ),
+        "jobs": dict(state.get("jobs", {})) if up and state else {},
         "extraction_backlog": [
             {"squad": squad, "agent": agent, "messages": count} for squad, agent, count in backlog
         ],

@@ -177,6 +177,7 @@ def test_an_edited_settings_file_applies_live_and_status_names_what_needs_a_rest
         "status naming the restart",
     )
     assert "settings.yaml changed memory.ranking: restart the daemon to apply" in text
+    assert "next jobs: consolidation " in text and " retention " in text
     assert daemon.status()["settings_restart_needed"] == ["memory.ranking"]
     assert daemon.stop() == 0
 

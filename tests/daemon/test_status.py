@@ -64,6 +64,7 @@ def test_with_the_daemon_up_squads_come_from_its_heartbeat() -> None:
         "running": [],
         "failed_files": [{"file": "bad.yaml", "error": "boom"}],
         "settings_restart_needed": ["memory.ranking"],
+        "jobs": {"retention": {"trigger": "cron[...]", "next_fire": "2026-11-30T03:30:00+00:00"}},
     }
     report = build_status(
         daemon=daemon,
@@ -80,6 +81,7 @@ def test_with_the_daemon_up_squads_come_from_its_heartbeat() -> None:
     assert report["failed_files"] == [{"file": "bad.yaml", "error": "boom"}]
     assert report["extraction_backlog"] == [{"squad": "a", "agent": "writer", "messages": 4}]
     assert report["settings_restart_needed"] == ["memory.ranking"]
+    assert report["jobs"]["retention"]["next_fire"] == "2026-11-30T03:30:00+00:00"
 
 
 def test_with_the_daemon_down_squads_come_from_the_folder_and_nothing_is_due() -> None:
@@ -100,6 +102,7 @@ def test_with_the_daemon_down_squads_come_from_the_folder_and_nothing_is_due() -
     ]
     assert report["queue_length"] == 0 and report["failed_files"] == [{"file": "bad.yaml"}]
     assert report["settings_restart_needed"] == []  # a stopped daemon needs no restart
+    assert report["jobs"] == {}
 
 
 GOOD = (
