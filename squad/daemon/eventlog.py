@@ -14,7 +14,6 @@ the next event starts a new file.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import threading
 from collections.abc import Callable
@@ -22,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from squad.eventlines import encode_event, open_for_append, read_events
 from squad.memory.secrets import redact_fields
 
 __all__ = ["DAEMON_LOG", "DaemonLog", "read_daemon_log"]
@@ -53,13 +53,11 @@ class DaemonLog:
     def emit(self, event: str, **fields: Any) -> dict[str, Any]:
         record: dict[str, Any] = {"time": self._clock().isoformat(), "event": event}
         record.update(redact_fields({k: v for k, v in fields.items() if v is not None}))
-        line = json.dumps(record, ensure_ascii=False, default=str, separators=(",", ":"))
+        line = encode_event(record)
         with self._lock:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
-            fd = os.open(self.path, flags, 0o644)
+            fd = open_for_append(self.path)
             try:
-                os.write(fd, (line + "\n").encode())
+                os.write(fd, line)
                 full = os.fstat(fd).st_size >= self._max_bytes
             finally:
                 os.close(fd)
@@ -90,16 +88,4 @@ class DaemonLog:
 
 def read_daemon_log(path: Path) -> list[dict[str, Any]]:
     """Every complete event of a daemon log (none when it does not exist)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return []
-    events = []
-    for line in text.splitlines(keepends=True):
-        if not line.endswith("\n"):
-            break
-        try:
-            events.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue
-    return events
+    return read_events(path, missing_ok=True)

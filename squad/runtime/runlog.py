@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from squad.eventlines import encode_event, open_for_append, read_events
 from squad.memory.secrets import redact_fields
 from squad.paths import check_name, contained
 
@@ -57,34 +58,17 @@ class RunLog:
 
     def _descriptor(self) -> int:
         if self._fd is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
-            self._fd = os.open(self.path, flags, 0o644)
+            self._fd = open_for_append(self.path)
         return self._fd
 
     def emit(self, event: str, **fields: Any) -> dict[str, Any]:
         record = {"time": self._clock().isoformat(), "run_id": self.run_id, "event": event}
         record.update(redact_fields(fields))
-        line = json.dumps(record, ensure_ascii=False, default=str, separators=(",", ":"))
         fd = self._descriptor()
-        os.write(fd, (line + "\n").encode())
+        os.write(fd, encode_event(record))
         if event in _DURABLE_EVENTS:
             os.fsync(fd)
         return record
-
-
-def read_events(path: Path) -> list[dict[str, Any]]:
-    """Every complete event in a run log (a torn last line, from a kill, is skipped)."""
-    events = []
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            if not line.endswith("\n"):
-                break
-            try:
-                events.append(json.loads(line))
-            except json.JSONDecodeError:
-                continue
-    return events
 
 
 def follow_events(
