@@ -85,10 +85,11 @@ def time_loop(
     )
     connection = sqlite3.connect(folder / "c.sqlite", check_same_thread=False)
     try:
-        saver = SqliteSaver(connection)
-        if before_save is not None:
-            saver = _saver_with_barrier()(connection)
-            saver.before_save = before_save
+        saver = (
+            SqliteSaver(connection)
+            if before_save is None
+            else _saver_with_barrier()(connection, before_save)
+        )
         app = graph.compile(checkpointer=saver)
         for thread in ("warm", "timed"):
             start = time.perf_counter()
@@ -107,7 +108,9 @@ def _saver_with_barrier() -> type:
         """SqliteSaver that first waits for ``before_save``: the checkpoint never gets ahead
         of the step's side effects."""
 
-        before_save: Callable[[], None] = staticmethod(lambda: None)
+        def __init__(self, conn: sqlite3.Connection, before_save: Callable[[], None]) -> None:
+            super().__init__(conn)
+            self.before_save = before_save
 
         def put(self, *args: Any, **kwargs: Any) -> Any:
             self.before_save()

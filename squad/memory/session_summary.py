@@ -61,8 +61,6 @@ class RollingSummariser:
     model: str = ""
     refresh: int = REFRESH_MESSAGES
     clock: Callable[[], datetime] = lambda: datetime.now(UTC)
-    calls: int = 0
-    """Model summaries asked for by this instance (a chat's session)."""
 
     def __call__(self, dropped: Sequence[Message], max_tokens: int, counter: TokenCounter) -> str:
         saved = self.load()
@@ -70,7 +68,6 @@ class RollingSummariser:
         covered = saved.covered if saved else frozenset()
         new = [m for m in dropped if digest(m) not in covered]
         if len(new) >= self.refresh:
-            self.calls += 1
             text = self.model_summary(previous, new, max_tokens)
             if text is not None:
                 self._save(text, dropped)

@@ -151,7 +151,6 @@ def test_the_model_summarises_rarely_a_new_session_reuses_it_and_every_call_is_c
         spent = manager.store.runs.spent("demo")
 
     assert 1 <= len(asked) <= 2 and chat.summariser is not None
-    assert chat.summariser.calls >= len(asked)
     cache = json.loads((workspace / "agents" / "writer" / "chat-summary.json").read_text())
     assert cache["summary"] == MODEL_SUMMARY and cache["model"] == "openai/stub"
     assert len([b for b in stub.bodies if is_summary_request(b)]) == len(asked)
