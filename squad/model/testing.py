@@ -26,7 +26,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from squad.model.seam import LiteLLMModel
 
 __all__ = [
     "Answer",
@@ -239,6 +242,18 @@ class OpenAIStubServer:
     def url(self) -> str:
         """The base URL to give a client as ``api_base``: ``http://127.0.0.1:PORT/v1``."""
         return f"http://127.0.0.1:{self.port}/v1"
+
+    def model(self, *, attempts: int = 1, key_env: str = "STUB_KEY") -> LiteLLMModel:
+        """A client of this server through the real seam (``openai/stub``): ``attempts``
+        requests per call at most, retried without waiting; the key is read from
+        ``key_env``."""
+        from squad.model.retry import RetryPolicy
+        from squad.model.seam import LiteLLMModel
+        from squad.spec.models import ModelSpec
+
+        spec = ModelSpec(name="openai/stub", api_base=self.url, api_key_env=key_env)
+        retry = RetryPolicy(max_attempts=attempts, base_delay_s=0, jitter=0)
+        return LiteLLMModel(spec, retry=retry, sleep=lambda _: None)
 
     def script(self, *behaviours: Behaviour) -> OpenAIStubServer:
         """Queue behaviours; each request takes the next one."""

@@ -8,9 +8,7 @@ from typing import Any
 
 import pytest
 
-from squad.model import LiteLLMModel, RetryPolicy
 from squad.model.testing import OpenAIStubServer, answer, status
-from squad.spec.models import ModelSpec
 from tests.extraction.conftest import World
 
 MakeWorld = Callable[..., World]
@@ -46,12 +44,6 @@ def stub(monkeypatch: pytest.MonkeyPatch) -> Iterator[OpenAIStubServer]:
         yield server
 
 
-def model_on(stub: OpenAIStubServer) -> LiteLLMModel:
-    spec = ModelSpec(name="openai/stub", api_base=stub.url, api_key_env="STUB_KEY")
-    retry = RetryPolicy(max_attempts=2, base_delay_s=0, jitter=0)
-    return LiteLLMModel(spec, retry=retry, sleep=lambda _: None)
-
-
 def fact_bearing(world: World) -> None:
     world.say(("system", "SYSTEM PROMPT: never show this"))
     world.talk("The API listens on port 8080 in this repo.", "I prefer short answers.")
@@ -67,7 +59,7 @@ def test_one_call_extracts_routes_and_drops_by_the_quality_bar(
     world = make_world(interval=2)
     fact_bearing(world)
     stub.script(answer(GOOD))
-    [report] = world.extractor(model_on(stub)).run(world.ctx)
+    [report] = world.extractor(stub.model(attempts=2)).run(world.ctx)
 
     assert (report.status, report.extractor) == ("done", "model")
     assert "- The API listens on port 8080 (2026-11-29)" in world.memory_md()
@@ -95,7 +87,7 @@ def test_existing_facts_are_shown_with_small_ids_and_replaces_supersedes(
     world.talk("We moved deploys to Thursdays.")
     update = {"text": "Deploys happen on Thursdays", "scope": "project", "replaces": 1}
     stub.script(answer(json.dumps({"facts": [update]})))
-    world.extractor(model_on(stub)).run(world.ctx)
+    world.extractor(stub.model(attempts=2)).run(world.ctx)
 
     assert "[1] (project) Deploys happen on Fridays" in prompt_of(stub.bodies[0])
     text = world.memory_md()
@@ -110,7 +102,7 @@ def test_a_malformed_answer_is_retried_once_with_the_validation_error(
     fact_bearing(world)
     bad = json.dumps({"facts": [{"text": "We ship tomorrow", "scope": "project"}]})
     stub.script(answer(bad), answer(GOOD))
-    [report] = world.extractor(model_on(stub)).run(world.ctx)
+    [report] = world.extractor(stub.model(attempts=2)).run(world.ctx)
 
     assert report.status == "done"
     retry = prompt_of(stub.bodies[1])
@@ -123,7 +115,7 @@ def test_malformed_twice_skips_the_batch_records_it_and_moves_on(
     world = make_world(interval=2)
     fact_bearing(world)
     stub.script(answer("not json"), answer('{"facts": [{"text": 1}]}'))
-    [report] = world.extractor(model_on(stub)).run(world.ctx)
+    [report] = world.extractor(stub.model(attempts=2)).run(world.ctx)
 
     assert report.status == "failed" and "invalid twice" in (report.reason or "")
     assert world.facts() == []
@@ -139,13 +131,13 @@ def test_an_unreachable_model_skips_and_leaves_the_messages_for_later(
     world = make_world(interval=2)
     fact_bearing(world)
     stub.script(status(500), status(500))
-    [report] = world.extractor(model_on(stub)).run(world.ctx)
+    [report] = world.extractor(stub.model(attempts=2)).run(world.ctx)
 
     assert report.status == "skipped" and "unreachable" in (report.reason or "")
     wm = world.manager.store.conversation.watermark("demo", "planner")
     assert (wm.last_processed_seq, wm.in_flight) == (0, False)
     stub.script(answer(GOOD))
-    [again] = world.extractor(model_on(stub)).run(world.ctx)
+    [again] = world.extractor(stub.model(attempts=2)).run(world.ctx)
     assert again.status == "done"
 
 
@@ -154,7 +146,7 @@ def test_the_offline_gate_saves_the_call_when_nothing_states_a_fact(
 ) -> None:
     world = make_world(interval=2)
     world.talk("Hi there!", "Thanks, that's all.")
-    [report] = world.extractor(model_on(stub)).run(world.ctx)
+    [report] = world.extractor(stub.model(attempts=2)).run(world.ctx)
 
     assert (report.status, report.extractor) == ("done", "gate")
     assert stub.bodies == []
@@ -168,7 +160,7 @@ def test_a_fact_from_a_long_message_points_to_the_daily_log_that_keeps_it(
     world.talk(long)
     fact = {"text": "The API listens on port 8080", "scope": "project", "source_turns": [0]}
     stub.script(answer(json.dumps({"facts": [fact]})))
-    world.extractor(model_on(stub)).run(world.ctx)
+    world.extractor(stub.model(attempts=2)).run(world.ctx)
 
     line = (
         "- The API listens on port 8080 (2026-11-29; details: agents/planner/daily/2026-11-29.md)"

@@ -22,10 +22,8 @@ from squad.memory.compress import (
 )
 from squad.memory.summarise import ModelSummariser, offline_summary
 from squad.memory.tokens import TokenCounter, counter_for_model
-from squad.model import LiteLLMModel, RetryPolicy
 from squad.model.testing import OpenAIStubServer, answer, status
 from squad.model.types import Message
-from squad.spec.models import ModelSpec
 
 
 class Words:
@@ -261,18 +259,11 @@ def stub(monkeypatch: pytest.MonkeyPatch) -> Iterator[OpenAIStubServer]:
         yield server
 
 
-def stub_model(stub: OpenAIStubServer) -> LiteLLMModel:
-    spec = ModelSpec(name="openai/stub", api_base=stub.url, api_key_env="STUB_KEY")
-    return LiteLLMModel(
-        spec, retry=RetryPolicy(max_attempts=1, base_delay_s=0, jitter=0), sleep=lambda _: None
-    )
-
-
 def test_model_summariser_sends_the_dropped_messages_and_returns_the_answer(
     stub: OpenAIStubServer,
 ) -> None:
     stub.script(answer("- The user wants MkDocs Material."))
-    summarise = ModelSummariser(stub_model(stub))
+    summarise = ModelSummariser(stub.model())
     dropped = [user("Set up MkDocs."), assistant("Done.")]
     assert summarise(dropped, 50, WORDS) == "- The user wants MkDocs Material."
     [body] = stub.bodies
@@ -285,7 +276,7 @@ def test_model_summariser_falls_back_to_the_offline_summary_on_a_model_error(
 ) -> None:
     stub.script(status(500, "down"))
     dropped = [user("Set up MkDocs."), assistant("Done.")]
-    summarise = ModelSummariser(stub_model(stub))
+    summarise = ModelSummariser(stub.model())
     assert summarise(dropped, 50, WORDS) == offline_summary(dropped, 50, WORDS)
 
 
