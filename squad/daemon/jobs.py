@@ -108,19 +108,13 @@ def find_run_logs(workspace: Path) -> list[LogFile]:
 
 def prune_checkpoints(database: Path, ended: Collection[str]) -> list[str]:
     """Delete the checkpoints of the runs in ``ended`` that have any; their ids, sorted."""
-    if not database.is_file() or not ended:
+    doomed = sorted(set(checkpoint_threads(database)).intersection(ended)) if ended else []
+    if not doomed:
         return []
     from langgraph.checkpoint.sqlite import SqliteSaver
 
     connection = sqlite3.connect(database, check_same_thread=False)
     try:
-        try:
-            threads = {
-                row[0] for row in connection.execute("SELECT DISTINCT thread_id FROM checkpoints")
-            }
-        except sqlite3.OperationalError:  # no run ever wrote a checkpoint here
-            return []
-        doomed = sorted(threads.intersection(ended))
         saver = SqliteSaver(connection)
         for thread_id in doomed:
             saver.delete_thread(thread_id)
