@@ -7,12 +7,11 @@ operations that write, so reading commands never create a database as a side eff
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from squad.clock import Clock, utc_now
 from squad.errors import UsageError
 from squad.settings import Settings
 from squad.spec.loader import squad_from_file
@@ -33,10 +32,6 @@ class SquadWorkspace:
     path: Path
 
 
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
 class SquadManager:
     """Creates, restores and finds squads for one :class:`~squad.settings.Settings`."""
 
@@ -45,7 +40,7 @@ class SquadManager:
         settings: Settings,
         *,
         store: Store | None = None,
-        clock: Callable[[], datetime] = _utc_now,
+        clock: Clock = utc_now,
     ) -> None:
         self.settings = settings
         self._store = store

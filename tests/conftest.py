@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
+from squad.clock import FrozenClock
 from squad.extraction.background import Worker
 from squad.settings import Settings
 from squad.spec.loader import squad_from_text
@@ -27,19 +27,6 @@ tasks:
   - {id: outline, description: Outline the guide., agent: planner}
   - {id: draft, description: Write the guide., agent: writer, depends_on: [outline]}
 """
-
-
-class FrozenClock:
-    """A clock tests move by hand."""
-
-    def __init__(self, start: datetime | None = None) -> None:
-        self.now = start or datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += timedelta(seconds=seconds)
 
 
 @pytest.fixture

@@ -17,10 +17,10 @@ import contextlib
 import os
 import threading
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from squad.clock import Clock, utc_now
 from squad.eventlines import encode_event, open_for_append, read_events
 from squad.memory.secrets import redact_fields
 
@@ -36,7 +36,7 @@ class DaemonLog:
         self,
         path: Path,
         *,
-        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        clock: Clock = utc_now,
         echo: Callable[[dict[str, Any]], None] | None = None,
         max_bytes: int = 20 * 1024 * 1024,
         keep: int = 3,

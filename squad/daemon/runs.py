@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from squad.clock import Clock
 from squad.daemon.runqueue import RunQueue, RunRequest
 from squad.errors import SquadError, UsageError
 
@@ -49,7 +50,7 @@ class RunDispatcher:
         log: DaemonLog,
         *,
         lookup: Callable[[str], LoadedSquad | None],
-        clock: Callable[[], datetime],
+        clock: Clock,
         workers: int,
         auto_approve: bool = False,
         model_factory: ModelFactory | None = None,

@@ -30,6 +30,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from squad.clock import Clock, utc_now
 from squad.daemon.catalog import LoadedSquad, SquadCatalog
 from squad.daemon.definitions import is_definition_file
 from squad.daemon.eventlog import DAEMON_LOG, DaemonLog
@@ -62,10 +63,6 @@ BOOT_NAMES = frozenset({"SOUL.md", "USER.md", "AGENTS.md"})
 them fresh at every turn and nothing caches them."""
 
 
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
 def _iso(moment: datetime | None) -> str | None:
     return None if moment is None else moment.astimezone(UTC).isoformat()
 
@@ -87,7 +84,7 @@ class Daemon:
         *,
         squads_dir: Path | None = None,
         store: Store | None = None,
-        clock: Callable[[], datetime] = _utc_now,
+        clock: Clock = utc_now,
         exit_when_idle: bool = False,
         auto_approve: bool = False,
         echo: Callable[[dict[str, Any]], None] | None = None,

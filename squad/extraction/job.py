@@ -14,9 +14,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
+from squad.clock import Clock, utc_now
 from squad.errors import ModelError
 from squad.extraction.apply import Applied, apply_decisions, existing_facts
 from squad.extraction.candidates import ConversationMessage
@@ -88,7 +89,7 @@ class AgentExtractor:
         memory: MemoryService,
         model_for: ModelFor,
         *,
-        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        clock: Clock = utc_now,
         log: Callable[[str, dict[str, Any]], None] | None = None,
     ) -> None:
         self.memory = memory

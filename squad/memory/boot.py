@@ -8,11 +8,10 @@ when the home has none (an emptied one is respected).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
+from squad.clock import Clock, utc_now
 from squad.errors import MemoryError_, MemoryFullError, UsageError
 from squad.fsutil import atomic_write, create_new
 from squad.memory.assembly import BootFile
@@ -81,7 +80,7 @@ def write_boot_file(
     cap_bytes: int,
     actor: str = "cli",
     workspace: Path | None = None,
-    clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    clock: Clock = utc_now,
 ) -> Path:
     """Replace a boot file atomically, refusing credentials and anything over ``cap_bytes``."""
     path = boot_path(home, name, workspace)

@@ -9,13 +9,13 @@ writes atomically (temp file, fsync, rename), and appends an audit record.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import date
 from pathlib import Path
 
 from filelock import FileLock, Timeout
 
+from squad.clock import Clock, utc_now
 from squad.errors import MemoryError_, MemoryFullError, StaleWriteError
 from squad.fsutil import atomic_write
 from squad.memory.audit import AuditLog, AuditRecord, sha256_text
@@ -28,10 +28,6 @@ __all__ = ["DailyLog", "MemoryFile", "Snapshot", "WriteResult"]
 
 LOCK_TIMEOUT_S = 30.0
 DEFAULT_CAP_BYTES = 50 * 1024
-
-
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 @dataclass(frozen=True)
@@ -65,7 +61,7 @@ class _AgentFile:
         agent: str,
         *,
         cap_bytes: int = DEFAULT_CAP_BYTES,
-        clock: Callable[[], datetime] = _utc_now,
+        clock: Clock = utc_now,
     ) -> None:
         self.workspace = workspace
         self.agent = check_name(agent, what="agent id")

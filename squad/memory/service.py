@@ -6,12 +6,11 @@ namespace, its memory.md and boot files, and builds exactly the memory block a p
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from squad.clock import Clock, utc_now
 from squad.errors import UsageError
 from squad.memory.assembly import (
     Budget,
@@ -45,10 +44,6 @@ Layer = Literal["project", "experiential"]
 EXPERIENCE_LIMIT = 200
 """Layer A candidates fetched per prompt: far more than a 2,000-token share can hold."""
 SUPPLEMENTARY_PER_NAMESPACE = 50
-
-
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 @dataclass(frozen=True)
@@ -107,7 +102,7 @@ class MemoryService:
         settings: Settings,
         store: Store,
         *,
-        clock: Callable[[], datetime] = _utc_now,
+        clock: Clock = utc_now,
         embedder: Embedder | None = None,
     ) -> None:
         """``embedder`` ranks Layer A semantically (``load_embedder``); None: lexically."""

@@ -22,9 +22,9 @@ import hashlib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 
+from squad.clock import Clock, utc_now
 from squad.fsutil import atomic_write
 from squad.memory.summarise import offline_summary
 from squad.memory.tokens import TokenCounter
@@ -60,7 +60,7 @@ class RollingSummariser:
     model_summary: ModelSummary
     model: str = ""
     refresh: int = REFRESH_MESSAGES
-    clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+    clock: Clock = utc_now
 
     def __call__(self, dropped: Sequence[Message], max_tokens: int, counter: TokenCounter) -> str:
         saved = self.load()

@@ -11,10 +11,10 @@ import json
 import threading
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from squad.clock import Clock, utc_now
 from squad.fsutil import atomic_write
 from squad.memory.service import AgentContext, MemoryService
 from squad.memory.tools import MemoryTools
@@ -96,7 +96,7 @@ class RunExecutor:
         model_override: str | None = None,
         stop: threading.Event | None = None,
         progress: Callable[[str], None] | None = None,
-        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        clock: Clock = utc_now,
         on_replies: Callable[[AgentContext, int], None] | None = None,
     ) -> None:
         self.spec = spec

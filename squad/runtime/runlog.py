@@ -13,10 +13,10 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from squad.clock import Clock, utc_now
 from squad.eventlines import encode_event, open_for_append, read_events
 from squad.memory.secrets import redact_fields
 from squad.paths import check_name, contained
@@ -38,7 +38,7 @@ class RunLog:
         workspace: Path,
         run_id: str,
         *,
-        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        clock: Clock = utc_now,
     ) -> None:
         self.path = run_log_path(workspace, run_id)
         self.run_id = run_id

@@ -13,10 +13,10 @@ from asyncio import CancelledError
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from squad.clock import Clock, utc_now
 from squad.errors import UsageError, WorkspaceError
 from squad.extraction.background import BackgroundExtractor
 from squad.extraction.job import AgentExtractor
@@ -79,7 +79,7 @@ class SquadRunner:
         memory: MemoryService | None = None,
         model_factory: ModelFactory = default_model_factory,
         progress: Callable[[str], None] | None = None,
-        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        clock: Clock = utc_now,
         extraction: BackgroundExtractor | None = None,
     ) -> None:
         self.settings = settings

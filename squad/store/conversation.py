@@ -46,6 +46,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
 
+from squad.clock import Clock
 from squad.store.engine import transaction
 from squad.store.records import MessageRecord, MessageRole, WatermarkRecord, enum_value
 from squad.store.tables import metadata
@@ -64,9 +65,7 @@ class ConversationStore:
     Safe to share between threads, like the :class:`~squad.store.Store` that owns it.
     """
 
-    def __init__(
-        self, engine: Engine, *, now: Callable[[], datetime], new_id: Callable[[], str]
-    ) -> None:
+    def __init__(self, engine: Engine, *, now: Clock, new_id: Callable[[], str]) -> None:
         """Use ``engine`` (already migrated), time from ``now`` and message ids from ``new_id``."""
         self._engine = engine
         self._now = now

@@ -8,7 +8,6 @@ process is gone. The row outlives the daemon: ``stopped_at`` says it stopped cle
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Row, Table, select, update
 from sqlalchemy.engine import Engine
 
+from squad.clock import Clock
 from squad.store.engine import transaction
 from squad.store.tables import metadata
 from squad.store.upsert import upsert
@@ -46,7 +46,7 @@ class DaemonStateStore:
     Safe to share between threads, like the :class:`~squad.store.Store` that owns it.
     """
 
-    def __init__(self, engine: Engine, *, now: Callable[[], datetime]) -> None:
+    def __init__(self, engine: Engine, *, now: Clock) -> None:
         """Use ``engine`` (already migrated) and take time from ``now`` (timezone-aware UTC)."""
         self._engine = engine
         self._now = now

@@ -7,7 +7,7 @@ skipped or failed. ``squad memory extractions`` and ``squad status`` read it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import Row, Table, insert, select
 from sqlalchemy.engine import Engine
 
+from squad.clock import Clock
 from squad.store.engine import transaction
 from squad.store.tables import metadata
 
@@ -45,7 +46,7 @@ class ExtractionRunRecord:
 class ExtractionStore:
     """Extraction runs; get one as ``Store.extraction``. Safe to share between threads."""
 
-    def __init__(self, engine: Engine, *, now: Callable[[], datetime]) -> None:
+    def __init__(self, engine: Engine, *, now: Clock) -> None:
         self._engine = engine
         self._now = now
 

@@ -19,7 +19,7 @@ experiential memory: the distinct runs and chat sessions it was extracted in, un
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -27,6 +27,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Row, Table, and_, func, or_, select, update
 from sqlalchemy.engine import Connection, Engine
 
+from squad.clock import Clock
 from squad.errors import MemoryError_, UsageError
 from squad.memory.lexical import term_counts
 from squad.store.engine import transaction
@@ -69,7 +70,7 @@ class MaintenanceStore:
     Safe to share between threads, like the :class:`~squad.store.Store` that owns it.
     """
 
-    def __init__(self, engine: Engine, *, now: Callable[[], datetime]) -> None:
+    def __init__(self, engine: Engine, *, now: Clock) -> None:
         """Use ``engine`` (already migrated) and take time from ``now`` (timezone-aware UTC)."""
         self._engine = engine
         self._now = now

@@ -14,7 +14,7 @@ deadlocking on Postgres.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
@@ -34,6 +34,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
+from squad.clock import Clock
 from squad.errors import MemoryError_, UsageError
 from squad.memory.lexical import query_terms, term_counts
 from squad.store.engine import transaction
@@ -85,7 +86,7 @@ class MemoryStore:
     Safe to share between threads, like the :class:`~squad.store.Store` that owns it.
     """
 
-    def __init__(self, engine: Engine, *, now: Callable[[], datetime]) -> None:
+    def __init__(self, engine: Engine, *, now: Clock) -> None:
         """Use ``engine`` (already migrated) and take time from ``now`` (timezone-aware UTC)."""
         self._engine = engine
         self._now = now

@@ -35,6 +35,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
+from squad.clock import Clock
 from squad.errors import StoreError
 from squad.store.engine import transaction
 from squad.store.records import SpendRecord, SpendTotals, TaskRecord, TaskStatus, enum_value
@@ -53,7 +54,7 @@ class RunStateStore:
     Safe to share between threads, like the :class:`~squad.store.Store` that owns it.
     """
 
-    def __init__(self, engine: Engine, *, now: Callable[[], datetime]) -> None:
+    def __init__(self, engine: Engine, *, now: Clock) -> None:
         """Use ``engine`` (already migrated) and take time from ``now`` (timezone-aware UTC)."""
         self._engine = engine
         self._now = now

@@ -22,6 +22,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlmodel import Session, col, delete, select, update
 
+from squad.clock import Clock, utc_now
 from squad.errors import StoreError
 from squad.store.conversation import ConversationStore
 from squad.store.daemon_state import DaemonStateStore
@@ -39,16 +40,11 @@ if TYPE_CHECKING:
 
 __all__ = ["Store", "open_store"]
 
-Clock = Callable[[], datetime]
 IdFactory = Callable[[], str]
 
 
 _LOOKUP_CHUNK = 500
 """Ids per ``IN (...)`` list: far under SQLite's and Postgres's parameter limits."""
-
-
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 def _uuid_hex() -> str:
@@ -68,7 +64,7 @@ class Store:
     ) -> None:
         """Wrap an engine whose database is already migrated; :meth:`open` is the usual way in."""
         self._engine = engine
-        self._clock = clock or _utc_now
+        self._clock = clock or utc_now
         self._new_id = new_id or _uuid_hex
         self._where = mask_url(engine.url)
         self.memory = MemoryStore(engine, now=self._now)

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
 from filelock import FileLock, Timeout
 
+from squad.clock import Clock, utc_now
 from squad.errors import ConfigError, WorkspaceError
 from squad.fsutil import atomic_write, create_new
 from squad.paths import check_name, contained
@@ -48,16 +47,10 @@ class WorkspaceInfo:
     manifest: Manifest
 
 
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
 class WorkspaceManager:
     """Workspaces under one root; ``locks`` is where cross-process lock files live."""
 
-    def __init__(
-        self, root: Path, *, locks: Path, clock: Callable[[], datetime] = _utc_now
-    ) -> None:
+    def __init__(self, root: Path, *, locks: Path, clock: Clock = utc_now) -> None:
         self.root = root
         self._locks = locks
         self._clock = clock

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from squad.clock import FrozenClock
 from squad.daemon.jobs import (
     LogFile,
     checkpoint_threads,
@@ -28,7 +29,6 @@ from squad.daemon.jobs import (
 from squad.errors import SquadError
 from squad.settings import Settings
 from squad.store import RunStatus, Store
-from tests.conftest import FrozenClock
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 DAY = timedelta(days=1)

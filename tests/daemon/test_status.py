@@ -7,12 +7,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from squad.clock import FrozenClock
 from squad.daemon.lock import DaemonLock, LockState
 from squad.daemon.status import build_status, collect_status, daemon_status
 from squad.settings import Settings
 from squad.store import RunStatus, Store
 from squad.store.daemon_state import HeartbeatRecord
-from tests.conftest import FrozenClock
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 STARTED = NOW - timedelta(hours=2)

@@ -7,13 +7,13 @@ from dataclasses import dataclass
 
 import pytest
 
+from squad.clock import FrozenClock
 from squad.extraction.job import AgentExtractor
 from squad.manager import SquadManager
 from squad.memory.service import AgentContext, MemoryService
 from squad.model.types import ChatModel
 from squad.settings import Settings
 from squad.spec.loader import squad_from_text
-from tests.conftest import FrozenClock
 
 SQUAD_YAML = """\
 name: demo

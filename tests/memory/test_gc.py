@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
+from squad.clock import FrozenClock
 from squad.errors import MemoryError_, UsageError
 from squad.manager import SquadManager
 from squad.memory.audit import AuditLog
@@ -24,7 +25,6 @@ from squad.spec.models import SquadSpec
 from squad.store import FactRecord, FactStatus, NamespaceRecord, Store
 from squad.store.engine import make_engine
 from squad.store.maintenance import MAX_SOURCES
-from tests.conftest import FrozenClock
 from tests.store.conftest import postgres_admin, store_url  # noqa: F401 - fixtures reused
 from tests.store.test_memory_store import check_index  # noqa: F401 - fixture reused
 

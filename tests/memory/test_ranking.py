@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
+from squad.clock import FrozenClock
 from squad.manager import SquadManager
 from squad.memory.embeddings import HashingEmbedder, vector_from_bytes
 from squad.memory.ranking import embedding_text, rerank
@@ -15,7 +16,7 @@ from squad.memory.service import AgentContext, MemoryService
 from squad.settings import Settings
 from squad.spec.loader import squad_from_text
 from squad.store import FactRecord, FactStatus, Store
-from tests.conftest import BASIC_YAML, FrozenClock
+from tests.conftest import BASIC_YAML
 
 T0 = datetime(2030, 1, 1, tzinfo=UTC)
 

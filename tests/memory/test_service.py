@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from squad.clock import FrozenClock
 from squad.errors import SecretInMemoryError, UsageError
 from squad.manager import SquadManager
 from squad.memory.audit import AuditLog
@@ -15,7 +16,7 @@ from squad.memory.tools import MemoryTools
 from squad.settings import Settings
 from squad.spec.loader import squad_from_text
 from squad.store import Store
-from tests.conftest import BASIC_YAML, FrozenClock
+from tests.conftest import BASIC_YAML
 
 OTHER_SQUAD = BASIC_YAML.replace("name: demo", "name: other")
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from squad.clock import FrozenClock
 from squad.runtime.runlog import RunLog, follow_events, read_events
-from tests.conftest import FrozenClock
 
 
 def test_events_are_json_lines_with_time_run_and_event(tmp_path: Path, clock: FrozenClock) -> None:

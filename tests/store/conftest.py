@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import secrets
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 import pytest
 from sqlalchemy import create_engine, text
@@ -13,24 +13,11 @@ from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.pool import NullPool
 
+from squad.clock import FrozenClock
 from squad.store import Store
 
 DEFAULT_POSTGRES_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 START = datetime(2030, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
-
-
-class FakeClock:
-    """A clock that stands still until a test moves it."""
-
-    def __init__(self, now: datetime = START) -> None:
-        self.now = now
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, seconds: float = 1.0) -> datetime:
-        self.now += timedelta(seconds=seconds)
-        return self.now
 
 
 @pytest.fixture(scope="session")
@@ -77,13 +64,13 @@ def store_url(
 
 
 @pytest.fixture
-def clock() -> FakeClock:
+def clock() -> FrozenClock:
     """Overrides the suite-wide clock: starts at an instant with microseconds, so round trips
     through each backend are checked to the microsecond, and ``advance`` returns the new time."""
-    return FakeClock()
+    return FrozenClock(START)
 
 
 @pytest.fixture
-def store(store_url: str, clock: FakeClock) -> Iterator[Store]:
+def store(store_url: str, clock: FrozenClock) -> Iterator[Store]:
     with Store.open(store_url, clock=clock) as opened:
         yield opened

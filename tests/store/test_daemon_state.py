@@ -7,16 +7,17 @@ from datetime import timedelta
 
 import pytest
 
+from squad.clock import FrozenClock
 from squad.store import MessageRole, RunStatus, Store
 
-from .conftest import START, FakeClock
+from .conftest import START
 
 SHA = "0" * 64
 HOME = "/home/me/.squad"
 
 
 def test_first_beat_creates_the_row_and_later_ones_replace_the_state(
-    store: Store, clock: FakeClock
+    store: Store, clock: FrozenClock
 ) -> None:
     assert store.daemon.get(HOME) is None
     first = store.daemon.beat(HOME, pid=10, host="box", started_at=START, state={"squads": []})
@@ -29,7 +30,7 @@ def test_first_beat_creates_the_row_and_later_ones_replace_the_state(
     assert later.state == {"queue": 2}
 
 
-def test_touch_moves_the_beat_and_keeps_the_state(store: Store, clock: FakeClock) -> None:
+def test_touch_moves_the_beat_and_keeps_the_state(store: Store, clock: FrozenClock) -> None:
     assert not store.daemon.touch(HOME, pid=10)  # nothing to touch yet
     store.daemon.beat(HOME, pid=10, host="box", started_at=START, state={"queue": 1})
     clock.advance(7)
@@ -41,7 +42,7 @@ def test_touch_moves_the_beat_and_keeps_the_state(store: Store, clock: FakeClock
 
 
 def test_clean_stop_is_recorded_only_for_the_daemon_that_beat_last(
-    store: Store, clock: FakeClock
+    store: Store, clock: FrozenClock
 ) -> None:
     store.daemon.beat(HOME, pid=10, host="box", started_at=START)
     assert not store.daemon.mark_stopped(HOME, pid=99)
@@ -68,7 +69,7 @@ def test_naive_start_time_is_refused(store: Store) -> None:
 
 
 def test_ended_runs_are_terminal_runs_that_ended_before_the_cutoff(
-    store: Store, clock: FakeClock
+    store: Store, clock: FrozenClock
 ) -> None:
     store.upsert_squad("docs", workspace="/ws/docs", source=None, definition_sha256=SHA)
     runs = {}

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import pytest
 
+from squad.clock import FrozenClock
 from squad.errors import StoreError
 from squad.store import Store
 
-from .conftest import START, FakeClock
+from .conftest import START
 
 
 def test_an_extraction_run_is_recorded_and_listed_newest_first(
-    store: Store, clock: FakeClock
+    store: Store, clock: FrozenClock
 ) -> None:
     first = store.extraction.record(
         "docs",

@@ -9,11 +9,12 @@ from datetime import datetime, timedelta
 import pytest
 from sqlalchemy import text
 
+from squad.clock import FrozenClock
 from squad.errors import MemoryError_, UsageError
 from squad.store import FactRecord, FactStatus, NamespaceRecord, NewFact, Store, memory_index
 from squad.store.engine import make_engine
 
-from .conftest import START, FakeClock
+from .conftest import START
 
 PLANNER = "profile:planner-v1"
 
@@ -75,7 +76,7 @@ def test_namespace_is_created_disabled_and_shared_by_identity(store: Store) -> N
 
 
 def test_ensure_namespace_renames_and_keeps_the_enabled_flag(
-    store: Store, ns: NamespaceRecord, clock: FakeClock
+    store: Store, ns: NamespaceRecord, clock: FrozenClock
 ) -> None:
     store.memory.set_namespace_enabled(ns.id, True)
     renamed_at = clock.advance()
@@ -142,7 +143,7 @@ def test_namespace_identity_must_be_non_empty_and_not_a_number(store: Store, ide
 
 
 def test_namespace_fact_count_counts_only_active_facts(
-    store: Store, ns: NamespaceRecord, clock: FakeClock
+    store: Store, ns: NamespaceRecord, clock: FrozenClock
 ) -> None:
     old, new, gone = (_add(store, ns, f"fact {word}") for word in ("one", "two", "three"))
     _add(store, ns, "fact soon expired", transient=True, expires_at=START + timedelta(seconds=5))
@@ -230,7 +231,7 @@ def test_adding_to_an_unknown_namespace_or_empty_text_is_refused(
 
 
 def test_supersede_keeps_the_old_text_and_points_at_the_new_fact(
-    store: Store, ns: NamespaceRecord, clock: FakeClock, check_index: None
+    store: Store, ns: NamespaceRecord, clock: FrozenClock, check_index: None
 ) -> None:
     old = _add(store, ns, "The user prefers spaces for indentation")
     new = _add(store, ns, "The user prefers tabs for indentation")
@@ -265,7 +266,7 @@ def test_supersede_refuses_impossible_pairs(store: Store, ns: NamespaceRecord) -
 
 
 def test_forget_hides_a_fact_from_retrieval_and_search_but_keeps_it(
-    store: Store, ns: NamespaceRecord, clock: FakeClock, check_index: None
+    store: Store, ns: NamespaceRecord, clock: FrozenClock, check_index: None
 ) -> None:
     fact = _add(store, ns, "The staging password rotates monthly")
     at = clock.advance()
@@ -309,7 +310,7 @@ def test_purge_deletes_the_fact_and_its_index_rows(
 
 
 def test_touch_counts_accesses_without_changing_updated_at(
-    store: Store, ns: NamespaceRecord, clock: FakeClock
+    store: Store, ns: NamespaceRecord, clock: FrozenClock
 ) -> None:
     a, b = _add(store, ns, "fact alpha"), _add(store, ns, "fact beta")
     first = clock.advance()
@@ -329,7 +330,7 @@ def test_touch_counts_accesses_without_changing_updated_at(
 
 
 def test_a_fact_sharing_rare_query_terms_outranks_newer_unrelated_ones(
-    store: Store, ns: NamespaceRecord, clock: FakeClock, check_index: None
+    store: Store, ns: NamespaceRecord, clock: FrozenClock, check_index: None
 ) -> None:
     relevant = _add(store, ns, "Deploys go to the staging kubernetes cluster first")
     newer = []
@@ -344,7 +345,7 @@ def test_a_fact_sharing_rare_query_terms_outranks_newer_unrelated_ones(
 
 
 def test_more_shared_rare_terms_rank_higher(
-    store: Store, ns: NamespaceRecord, clock: FakeClock
+    store: Store, ns: NamespaceRecord, clock: FrozenClock
 ) -> None:
     one = _add(store, ns, "The billing service uses postgres")
     both = _add(store, ns, "The billing service pool size is twenty connections")
@@ -356,7 +357,7 @@ def test_more_shared_rare_terms_rank_higher(
 
 
 def test_retrieval_excludes_superseded_forgotten_and_expired_facts(
-    store: Store, ns: NamespaceRecord, clock: FakeClock
+    store: Store, ns: NamespaceRecord, clock: FrozenClock
 ) -> None:
     old = _add(store, ns, "redis cache port is 6379")
     new = _add(store, ns, "redis cache port is 6380")
@@ -383,7 +384,7 @@ def test_retrieval_excludes_superseded_forgotten_and_expired_facts(
 
 
 def test_empty_query_gives_the_newest_facts(
-    store: Store, ns: NamespaceRecord, clock: FakeClock
+    store: Store, ns: NamespaceRecord, clock: FrozenClock
 ) -> None:
     added = []
     for i in range(8):
@@ -396,7 +397,7 @@ def test_empty_query_gives_the_newest_facts(
         store.memory.relevant_facts(ns.id, "", limit=0)
 
 
-def test_ties_go_to_the_newest_fact(store: Store, ns: NamespaceRecord, clock: FakeClock) -> None:
+def test_ties_go_to_the_newest_fact(store: Store, ns: NamespaceRecord, clock: FrozenClock) -> None:
     for i in range(6):
         clock.advance()
         _add(store, ns, f"background {i}")
@@ -407,7 +408,7 @@ def test_ties_go_to_the_newest_fact(store: Store, ns: NamespaceRecord, clock: Fa
 
 
 def test_a_term_in_most_facts_does_not_drown_the_rare_one(
-    store: Store, ns: NamespaceRecord, clock: FakeClock
+    store: Store, ns: NamespaceRecord, clock: FrozenClock
 ) -> None:
     target = _add(store, ns, "project uses kubernetes on staging")
     others = []
@@ -422,7 +423,7 @@ def test_a_term_in_most_facts_does_not_drown_the_rare_one(
 
 
 def test_each_term_reads_only_its_newest_postings(
-    store: Store, ns: NamespaceRecord, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+    store: Store, ns: NamespaceRecord, clock: FrozenClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(memory_index, "POSTINGS_PER_TERM", 2)
     walrus = []
@@ -437,7 +438,7 @@ def test_each_term_reads_only_its_newest_postings(
 
 
 def test_korean_facts_are_indexed_and_found(
-    store: Store, ns: NamespaceRecord, clock: FakeClock
+    store: Store, ns: NamespaceRecord, clock: FrozenClock
 ) -> None:
     korean = _add(store, ns, "사용자는 한국어 답변을 선호합니다")
     for i in range(10):
@@ -500,7 +501,7 @@ def test_search_treats_like_wildcards_as_plain_characters(
 
 
 def test_search_filters_by_namespace_newest_first_with_limit(
-    store: Store, ns: NamespaceRecord, clock: FakeClock
+    store: Store, ns: NamespaceRecord, clock: FrozenClock
 ) -> None:
     other = store.memory.ensure_namespace("squad:docs/writer", "Agent Experience: Writer")
     mine = _add(store, ns, "deploy on friday")
@@ -513,7 +514,7 @@ def test_search_filters_by_namespace_newest_first_with_limit(
 
 
 def test_facts_lists_newest_first_and_inactive_only_on_request(
-    store: Store, ns: NamespaceRecord, clock: FakeClock
+    store: Store, ns: NamespaceRecord, clock: FrozenClock
 ) -> None:
     a = _add(store, ns, "fact a")
     clock.advance()

@@ -8,10 +8,9 @@ import threading
 import pytest
 from sqlalchemy import text
 
+from squad.clock import FrozenClock
 from squad.store import FactRecord, NamespaceRecord, NewFact, Store
 from squad.store.engine import make_engine
-
-from .conftest import FakeClock
 
 
 def _vector(*values: float) -> bytes:
@@ -114,7 +113,7 @@ def test_purge_drops_the_vector_and_forget_keeps_it(
 
 
 def test_facts_missing_vectors_are_the_newest_live_ones_without_this_model(
-    store: Store, ns: NamespaceRecord, clock: FakeClock
+    store: Store, ns: NamespaceRecord, clock: FrozenClock
 ) -> None:
     facts = []
     for i in range(5):

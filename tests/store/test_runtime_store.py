@@ -10,6 +10,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import text
 
+from squad.clock import FrozenClock
 from squad.errors import StoreError
 from squad.store import (
     MessageRole,
@@ -21,7 +22,7 @@ from squad.store import (
 )
 from squad.store.engine import make_engine
 
-from .conftest import START, FakeClock
+from .conftest import START
 
 SHA = "0" * 64
 
@@ -98,7 +99,7 @@ def test_turn_counts_assistant_replies_including_the_one_recorded(store: Store) 
     assert store.conversation.turn_count("d", "nobody") == 0
 
 
-def test_recorded_message_is_what_is_read_back(store_url: str, clock: FakeClock) -> None:
+def test_recorded_message_is_what_is_read_back(store_url: str, clock: FrozenClock) -> None:
     ids = iter(["m1", "m2"])
     with Store.open(store_url, clock=clock, new_id=lambda: next(ids)) as store:
         first = store.conversation.record_message(
@@ -155,7 +156,7 @@ def test_watermark_of_an_agent_never_extracted_is_zero(store: Store) -> None:
 
 
 def test_triggers_during_an_extraction_coalesce_into_one_more_pass(
-    store: Store, clock: FakeClock
+    store: Store, clock: FrozenClock
 ) -> None:
     conversation = store.conversation
     assert conversation.claim_extraction("d", "a") is True
@@ -229,7 +230,9 @@ def test_no_message_is_left_unextracted_and_extractions_never_overlap(store: Sto
     assert passes[0] <= 40
 
 
-def test_stale_claim_is_taken_over_only_after_the_given_age(store: Store, clock: FakeClock) -> None:
+def test_stale_claim_is_taken_over_only_after_the_given_age(
+    store: Store, clock: FrozenClock
+) -> None:
     conversation = store.conversation
     assert conversation.claim_extraction("d", "a") is True
     clock.advance(59)
@@ -248,7 +251,9 @@ def _run(store: Store, squad: str = "docs") -> str:
     return store.create_run(squad).id
 
 
-def test_task_state_stamps_start_once_and_end_when_finished(store: Store, clock: FakeClock) -> None:
+def test_task_state_stamps_start_once_and_end_when_finished(
+    store: Store, clock: FrozenClock
+) -> None:
     run_id = _run(store)
     runs = store.runs
     pending = runs.set_task(run_id, "t1", squad="docs", agent="w", status="pending")
@@ -276,7 +281,7 @@ def test_task_state_stamps_start_once_and_end_when_finished(store: Store, clock:
 
 
 def test_task_sent_back_is_unfinished_until_it_finishes_again(
-    store: Store, clock: FakeClock
+    store: Store, clock: FrozenClock
 ) -> None:
     run_id = _run(store)
 
@@ -347,7 +352,7 @@ def test_deleting_a_run_or_its_squad_deletes_its_tasks(store: Store, store_url: 
 
 
 def test_spend_adds_up_per_squad_across_runs_and_since_a_time(
-    store: Store, clock: FakeClock
+    store: Store, clock: FrozenClock
 ) -> None:
     first, second = _run(store), store.create_run("docs").id
     ledger = store.runs
@@ -412,7 +417,7 @@ def test_run_keeps_goal_model_and_summary(store: Store) -> None:
 
 
 def test_interrupted_runs_are_the_resumable_ones_newest_first(
-    store: Store, clock: FakeClock
+    store: Store, clock: FrozenClock
 ) -> None:
     _squad(store, "docs")
     _squad(store, "other")

@@ -12,12 +12,13 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
 import squad.store
+from squad.clock import FrozenClock
 from squad.errors import StoreError
 from squad.settings import Settings
 from squad.store import RunStatus, Store, open_store
 from squad.store.engine import make_engine
 
-from .conftest import START, FakeClock
+from .conftest import START
 
 SHA_A = "a" * 64
 SHA_B = "b" * 64
@@ -52,7 +53,7 @@ def test_public_api_is_exactly_the_documented_names() -> None:
 
 
 def test_upsert_keeps_created_at_and_bumps_updated_at_only_on_change(
-    store: Store, clock: FakeClock
+    store: Store, clock: FrozenClock
 ) -> None:
     created = store.upsert_squad("docs", workspace="/ws/docs", source=None, definition_sha256=SHA_A)
     clock.advance()
@@ -107,7 +108,7 @@ def test_naive_clock_is_refused(store_url: str) -> None:
 
 
 def test_run_lifecycle_stamps_start_once_and_end_on_terminal_status(
-    store: Store, clock: FakeClock
+    store: Store, clock: FrozenClock
 ) -> None:
     _squad(store)
     run = store.create_run("docs", trigger="schedule")
@@ -196,7 +197,7 @@ def test_deleting_an_unknown_squad_returns_false(store: Store) -> None:
 
 
 def test_list_runs_is_newest_first_with_limit_and_squad_filter(
-    store: Store, clock: FakeClock
+    store: Store, clock: FrozenClock
 ) -> None:
     _squad(store, "docs")
     _squad(store, "other")
@@ -222,7 +223,7 @@ def test_ids_come_from_the_injected_factory(store_url: str) -> None:
         assert [store.create_run("docs").id, store.create_run("docs").id] == ["run-1", "run-2"]
 
 
-def test_data_survives_close_and_reopen(store_url: str, clock: FakeClock) -> None:
+def test_data_survives_close_and_reopen(store_url: str, clock: FrozenClock) -> None:
     with Store.open(store_url, clock=clock) as store:
         _squad(store)
         run = store.update_run(store.create_run("docs").id, status=RunStatus.RUNNING, tokens_in=7)

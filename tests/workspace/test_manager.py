@@ -10,12 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from squad.clock import FrozenClock
 from squad.errors import ConfigError, PathEscapeError, WorkspaceError
 from squad.spec.models import SquadSpec
 from squad.workspace.layout import MANIFEST_NAME, memory_seed
 from squad.workspace.manager import WorkspaceManager
 from squad.workspace.manifest import FORMAT_VERSION, Manifest
-from tests.conftest import BASIC_YAML, FrozenClock
+from tests.conftest import BASIC_YAML
 
 MakeSpec = Callable[..., SquadSpec]
 
