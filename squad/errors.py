@@ -10,6 +10,10 @@ code the CLI returns for it, so the CLI maps errors to exit codes in one place::
     │   └── PathEscapeError         exit 2: a path would leave its workspace (or the root)
     ├── StoreError                  exit 1: the state database failed or is out of date
     ├── ModelError                  exit 1: a model call failed for good (after any retries)
+    ├── AnswerError                 exit 1: a model's answer is not what was asked for
+    │   ├── PlanError               exit 1: the lead's plan is unusable (invalid twice: run fails)
+    │   └── ExtractionFailed        exit 1: the extraction answer was invalid twice (batch skipped)
+    ├── LimitReached                exit 1: a run limit (turns, spend, time) stops the work cleanly
     └── MemoryError_                exit 1: a memory write was refused or conflicted
         ├── StaleWriteError         exit 1: the file changed after it was read; re-read, retry
         ├── MemoryFullError         exit 1: the write would pass the size cap; consolidate
@@ -22,13 +26,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from squad.model.types import ModelReply
 
 __all__ = [
+    "AnswerError",
     "ConfigError",
+    "ExtractionFailed",
+    "LimitReached",
     "MemoryError_",
     "MemoryFullError",
     "ModelError",
     "PathEscapeError",
+    "PlanError",
     "Problem",
     "SecretInMemoryError",
     "SquadError",
@@ -148,6 +160,35 @@ class ModelError(SquadError):
         self.model = model
         self.status = status
         self.attempts = attempts
+
+
+class AnswerError(SquadError):
+    """A model answered, but not with what was asked for (bad JSON, a schema it broke); the
+    message says what to fix, so it can go back to the model as the retry's correction."""
+
+
+class PlanError(AnswerError):
+    """The lead's plan is not usable: not JSON, not the plan schema, or unknown agents/tasks."""
+
+
+class ExtractionFailed(AnswerError):
+    """The extraction model's answer was invalid twice; the batch is skipped (``reason``).
+
+    ``replies`` are the calls made, so their spend is still recorded."""
+
+    def __init__(self, reason: str, replies: Sequence[ModelReply] = ()) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.replies: tuple[ModelReply, ...] = tuple(replies)
+
+
+class LimitReached(SquadError):
+    """A run limit would be passed (``kind``: ``max_turns``, ``max_cost_usd``, ``timeout_s``);
+    a run stops cleanly with ``kind`` as its reason, a chat turn is not taken."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 class MemoryError_(SquadError):  # trailing "_": not the builtin MemoryError

@@ -130,9 +130,13 @@ def schema(
     if output is None:
         typer.echo(text, nl=False)
         return
+    from squad.errors import UsageError
     from squad.fsutil import atomic_write
 
-    atomic_write(output, text.encode())
+    try:
+        atomic_write(output, text.encode())
+    except OSError as exc:
+        raise UsageError(f"cannot write {str(output)!r}: {exc.strerror or exc}") from None
     typer.echo(f"wrote {output}", err=True)
 
 

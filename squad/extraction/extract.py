@@ -7,26 +7,18 @@ from dataclasses import dataclass, replace
 from datetime import date
 from typing import Literal
 
+from squad.errors import AnswerError, ExtractionFailed
 from squad.extraction.candidates import Candidate, ConversationMessage, Existing
-from squad.extraction.model_answer import AnswerError, parse_answer
+from squad.extraction.model_answer import parse_answer
 from squad.extraction.prompt import extraction_messages
 from squad.extraction.quality import containment
 from squad.memory.extract_offline import LONG_MESSAGE_CHARS, classify, worth_a_model_call
 from squad.model.types import ChatModel, Message, ModelReply
 
-__all__ = ["BatchResult", "ExtractionFailed", "extract_batch", "extract_offline"]
+__all__ = ["BatchResult", "extract_batch", "extract_offline"]
 
 Extractor = Literal["offline", "model", "gate"]
 MODEL_TIMEOUT_S = 120.0
-
-
-class ExtractionFailed(Exception):
-    """The model's answer was invalid twice; the batch is skipped (``reason`` says why)."""
-
-    def __init__(self, reason: str, replies: Sequence[ModelReply] = ()) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.replies = tuple(replies)
 
 
 @dataclass(frozen=True)

@@ -18,10 +18,10 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from squad.clock import Clock, utc_now
-from squad.errors import ModelError
+from squad.errors import ExtractionFailed, ModelError
 from squad.extraction.apply import Applied, apply_decisions, existing_facts
 from squad.extraction.candidates import ConversationMessage
-from squad.extraction.extract import ExtractionFailed, extract_batch
+from squad.extraction.extract import extract_batch
 from squad.extraction.quality import decide
 from squad.memory.audit import AuditLog, AuditRecord
 from squad.memory.service import AgentContext, MemoryService

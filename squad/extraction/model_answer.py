@@ -13,9 +13,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from squad.errors import AnswerError
 from squad.extraction.candidates import Candidate
 
-__all__ = ["MAX_FACTS", "AnswerError", "ExtractionAnswer", "FactOut", "parse_answer"]
+__all__ = ["MAX_FACTS", "ExtractionAnswer", "FactOut", "parse_answer"]
 
 MAX_FACTS = 8
 """At most this many facts per batch: a batch of chat rarely holds more durable ones."""
@@ -27,10 +28,6 @@ _RELATIVE = re.compile(
     r"|다음 ?주|지난 ?주|이번 ?주|다음 ?달",
     re.IGNORECASE,
 )
-
-
-class AnswerError(ValueError):
-    """The model's answer is not valid; the message says what to fix."""
 
 
 class FactOut(BaseModel):

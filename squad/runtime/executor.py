@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from squad.clock import Clock, utc_now
+from squad.errors import LimitReached, PlanError
 from squad.fsutil import atomic_write
 from squad.memory.service import AgentContext, MemoryService
 from squad.memory.tools import MemoryTools
@@ -22,8 +23,8 @@ from squad.model.types import ChatModel, ModelEvent, ModelReply
 from squad.paths import contained
 from squad.runtime.agent import run_turn
 from squad.runtime.files_tool import WorkspaceFiles
-from squad.runtime.limits import LimitReached, RunBudget
-from squad.runtime.plan import PlanError, parse_plan, plan_request, render_plan
+from squad.runtime.limits import RunBudget
+from squad.runtime.plan import parse_plan, plan_request, render_plan
 from squad.runtime.runlog import RunLog
 from squad.runtime.tasks import TaskNode, TaskStatus
 from squad.runtime.tools import Tool, tool_from_function

@@ -8,15 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from squad.errors import LimitReached
+
 __all__ = ["LimitReached", "RunBudget"]
-
-
-class LimitReached(Exception):
-    """A run limit would be passed; the run stops cleanly with ``kind`` as its status reason."""
-
-    def __init__(self, kind: str, message: str) -> None:
-        super().__init__(message)
-        self.kind = kind
 
 
 @dataclass
@@ -41,11 +35,16 @@ class RunBudget:
 
     def before_turn(self) -> None:
         if self.turns >= self.max_turns:
-            raise LimitReached("max_turns", f"the run used its {self.max_turns} agent turns")
+            raise LimitReached(
+                "max_turns",
+                f"the run used its {self.max_turns} agent turns (limits.max_turns in the squad's "
+                "definition)",
+            )
         if self.out_of_money():
             raise LimitReached(
                 "max_cost_usd",
-                f"the squad has spent ${self.spent_usd:.4f} of its ${self.max_cost_usd:g} cap",
+                f"the squad has spent ${self.spent_usd:.4f} of its ${self.max_cost_usd:g} cap; "
+                "raise limits.max_cost_usd in its definition to go on",
             )
         self.turns += 1
 

@@ -14,16 +14,13 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from squad.errors import PlanError
 from squad.runtime.tasks import TaskNode, topological_order
 from squad.spec.models import SLUG_PATTERN, SquadSpec
 
 __all__ = ["PlanError", "parse_plan", "plan_request", "render_plan"]
 
 MAX_PLAN_TASKS = 20
-
-
-class PlanError(ValueError):
-    """The lead's plan is not usable; the message says why, for the model to correct."""
 
 
 class _PlanTask(BaseModel):

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from squad.extraction.model_answer import MAX_FACTS, AnswerError, parse_answer
+from squad.errors import AnswerError
+from squad.extraction.model_answer import MAX_FACTS, parse_answer
 
 
 def one(**fact: object) -> str:

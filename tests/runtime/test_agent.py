@@ -8,9 +8,10 @@ from typing import Any
 
 import pytest
 
+from squad.errors import LimitReached
 from squad.model.types import Message, ModelReply, TokenCallback, ToolCall, ToolSpec, Usage
 from squad.runtime.agent import run_turn
-from squad.runtime.limits import LimitReached, RunBudget
+from squad.runtime.limits import RunBudget
 from squad.runtime.tools import tool_from_function
 
 

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from squad.runtime.plan import PlanError, parse_plan, plan_request, render_plan
+from squad.errors import PlanError
+from squad.runtime.plan import parse_plan, plan_request, render_plan
 from squad.spec.loader import squad_from_text
 
 SQUAD = squad_from_text("""
