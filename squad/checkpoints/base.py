@@ -1,0 +1,103 @@
+"""What every checkpoint backend does: a saver per use, tables made once, threads listed,
+their last write times read, and whole threads deleted."""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, ClassVar, Protocol, cast
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+__all__ = ["Checkpoints"]
+
+
+class _Creates(Protocol):
+    """The savers squad uses (SQLite, Postgres) create their tables with ``setup()``."""
+
+    def setup(self) -> None: ...
+
+
+class Checkpoints(ABC):
+    """The LangGraph checkpoints of runs: one thread per run, its id the run id.
+
+    Thread-safe. :meth:`saver` gives each use (a run, a resume, a look at a paused run) a saver
+    of its own, so concurrent runs never wait on one another's checkpointer lock.
+    """
+
+    backend: ClassVar[str]
+    """``sqlite`` or ``postgres``."""
+
+    def __init__(self) -> None:
+        self._ready = False
+        self._setup_lock = threading.Lock()
+
+    @property
+    @abstractmethod
+    def where(self) -> str:
+        """Where the checkpoints live, fit for a message (a path; a URL without its password)."""
+
+    @abstractmethod
+    def _connect(self) -> AbstractContextManager[BaseCheckpointSaver[str]]:
+        """A saver on a connection of its own, closed (or handed back) when the block ends."""
+
+    @abstractmethod
+    def _list_threads(self) -> list[str]:
+        """Every thread with a checkpoint, from the backend's own table."""
+
+    def _exists(self) -> bool:
+        """Whether there can be checkpoints at all (a SQLite file not made yet holds none)."""
+        return True
+
+    def setup(self) -> None:
+        """Create the checkpoint tables (idempotent; done once per instance, then remembered)."""
+        with self._setup_lock:
+            if not self._ready:
+                self._create_tables()
+                self._ready = True
+
+    def _create_tables(self) -> None:
+        """LangGraph's own set-up of its tables; a backend guards it against other processes."""
+        with self._connect() as saver:
+            cast(_Creates, saver).setup()
+
+    @contextmanager
+    def saver(self) -> Iterator[BaseCheckpointSaver[str]]:
+        """A checkpointer to compile one run's graph with, ready to use."""
+        self.setup()
+        with self._connect() as saver:
+            yield saver
+
+    def threads(self) -> list[str]:
+        """Every run id with checkpoints, sorted; [] when none was ever written."""
+        return sorted(self._list_threads()) if self._exists() else []
+
+    def last_written(self, threads: Iterable[str]) -> dict[str, datetime]:
+        """When each thread's newest checkpoint was written (threads without one left out)."""
+        wanted = list(threads)
+        if not wanted or not self._exists():
+            return {}
+        found = {}
+        with self.saver() as saver:
+            for thread_id in wanted:
+                latest = saver.get_tuple({"configurable": {"thread_id": thread_id}})
+                if latest is not None:
+                    written = datetime.fromisoformat(latest.checkpoint["ts"])
+                    found[thread_id] = written if written.tzinfo else written.replace(tzinfo=UTC)
+        return found
+
+    def delete(self, threads: Iterable[str]) -> list[str]:
+        """Delete every checkpoint of these threads; the ids that had any, sorted."""
+        doomed = sorted(set(self.threads()).intersection(threads))
+        if doomed:
+            with self.saver() as saver:
+                for thread_id in doomed:
+                    saver.delete_thread(thread_id)
+        return doomed
+
+    def close(self) -> None:  # noqa: B027 - only a backend with a pool has anything to close
+        """Let go of pooled connections (calling it twice is harmless)."""

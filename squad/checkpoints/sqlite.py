@@ -1,0 +1,72 @@
+"""Checkpoints in a SQLite file beside the store: ``$SQUAD_HOME/checkpoints.sqlite``."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from squad.checkpoints.base import Checkpoints
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+__all__ = ["FILE_NAME", "SqliteCheckpoints"]
+
+FILE_NAME = "checkpoints.sqlite"
+"""The checkpoint file's name in the squad home."""
+_BUSY_TIMEOUT_S = 5.0
+
+
+class SqliteCheckpoints(Checkpoints):
+    """LangGraph's ``SqliteSaver`` over one file; a fresh connection per use.
+
+    Reading (``threads``, ``last_written``, ``delete``) never creates the file.
+    """
+
+    backend = "sqlite"
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.path = path
+
+    @property
+    def where(self) -> str:
+        return str(self.path)
+
+    def _exists(self) -> bool:
+        return self.path.is_file()
+
+    @contextmanager
+    def _connect(self) -> Iterator[BaseCheckpointSaver[str]]:
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        connection = sqlite3.connect(self.path, check_same_thread=False, timeout=_BUSY_TIMEOUT_S)
+        try:
+            yield SqliteSaver(connection)
+        finally:
+            connection.close()
+
+    def _create_tables(self) -> None:
+        """Retried while another process switches the new file to WAL mode: that switch
+        fails at once with "database is locked" instead of waiting its turn."""
+        deadline = time.monotonic() + _BUSY_TIMEOUT_S
+        while True:
+            try:
+                return super()._create_tables()
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.01)
+
+    def _list_threads(self) -> list[str]:
+        with closing(sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S)) as connection:
+            try:
+                rows = connection.execute("SELECT DISTINCT thread_id FROM checkpoints").fetchall()
+            except sqlite3.OperationalError:  # the file exists, but no run wrote a checkpoint
+                return []
+        return [str(row[0]) for row in rows]
