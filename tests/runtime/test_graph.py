@@ -10,10 +10,9 @@ from typing import Any
 
 import pytest
 
-from squad.errors import ModelError
-from squad.runtime.graph import RunState, build_graph, state_outcome
-from squad.runtime.limits import LimitReached
-from squad.runtime.plan import PlanError
+from squad.errors import LimitReached, ModelError, PlanError
+from squad.runtime.graph import build_graph
+from squad.runtime.steps import RunState, state_outcome
 from squad.runtime.tasks import RunOutcome, TaskNode, TaskStatus
 
 TASKS = [
@@ -32,6 +31,7 @@ class Script:
     reviews: list[tuple[bool, str]] = field(default_factory=list)
     planned: list[TaskNode] = field(default_factory=list)
     plan_error: Exception | None = None
+    fail_review: Exception | None = None
     executed: list[str] = field(default_factory=list)
     statuses: list[tuple[str, str]] = field(default_factory=list)
     feedback_seen: list[str | None] = field(default_factory=list)
@@ -50,6 +50,9 @@ class Script:
         return f"tasks/{task.id}/output.md"
 
     def review(self, task: TaskNode, output: str) -> tuple[bool, str]:
+        error, self.fail_review = self.fail_review, None
+        if error is not None:
+            raise error
         return self.reviews.pop(0) if self.reviews else (True, "")
 
     def task_status(
@@ -185,3 +188,40 @@ def test_a_plan_that_cannot_be_made_stops_the_run(checkpointer: Any) -> None:
     final = start(compile_run(script, checkpointer, hierarchical=True), tasks=[])
     assert final["stopped"] == "plan_failed" and "schema" in final["error"]
     assert script.executed == []
+
+
+def test_a_review_that_fails_sends_the_work_back_with_the_failure_as_feedback(
+    checkpointer: Any,
+) -> None:
+    script = Script(planned=[TaskNode("build", "developer")])
+    script.fail_review = ModelError("reviewer down", attempts=1)
+    final = start(compile_run(script, checkpointer, hierarchical=True), tasks=[])
+    assert script.executed == ["build", "build"]
+    assert script.feedback_seen == [None, "the review failed: reviewer down"]
+    assert final["rounds"] == {"build": 1}
+    assert state_outcome(final) == RunOutcome.SUCCEEDED
+
+
+def test_a_limit_during_the_review_stops_the_run_keeping_the_output(checkpointer: Any) -> None:
+    script = Script(planned=[TaskNode("build", "developer")])
+    script.fail_review = LimitReached("max_turns", "turns used up")
+    final = start(compile_run(script, checkpointer, hierarchical=True), tasks=[])
+    assert (final["stopped"], final["error"]) == ("max_turns", "turns used up")
+    assert final["outputs"] == {"build": "tasks/build/output.md"}
+    assert final["status"] == {"build": "pending"}
+    assert "rounds" not in final
+
+
+def test_a_decision_is_kept_so_a_crash_after_approval_does_not_ask_again(
+    checkpointer: Any,
+) -> None:
+    script = Script(fail={"publish": KeyboardInterrupt()})
+    app = compile_run(script, checkpointer)
+    start(app)
+    with pytest.raises(KeyboardInterrupt):
+        resume(app, {"approved": True, "reason": "ship it"})
+    final = app.invoke(None, CONFIG, durability="sync")
+    assert "__interrupt__" not in final
+    assert script.executed[-2:] == ["publish", "publish"]
+    assert final["approvals"] == {"publish": "approved"}
+    assert state_outcome(final) == RunOutcome.SUCCEEDED

@@ -1,0 +1,277 @@
+"""What a run step decides, pure: the graph's nodes do the I/O, these functions say what it means.
+
+A step blocks the tasks a failure doomed, takes the ready tasks, and turns what happened to each
+(a person's decision, the executor's output or error, a reviewer's verdict) into the transitions
+to report and the state update to checkpoint. Nothing here calls the executor or LangGraph, so
+every rule is tested on plain data, the way langgraph keeps ``pregel/_algo.py`` pure and
+``pregel/_loop.py`` doing the I/O. A step takes the first ready task, but :func:`schedule`
+and :func:`step_update` speak of all of them: running several at once needs no new rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, TypedDict
+
+from squad.runtime.tasks import (
+    RunOutcome,
+    TaskNode,
+    TaskStatus,
+    blocked_by_failures,
+    outcome,
+    ready_tasks,
+)
+
+__all__ = [
+    "Decision",
+    "RunState",
+    "Schedule",
+    "SentBack",
+    "Stop",
+    "TaskResult",
+    "Transition",
+    "approval_request",
+    "failed",
+    "more_to_do",
+    "needs_approval",
+    "nodes_of",
+    "plan_stop",
+    "plan_update",
+    "read_decision",
+    "rejected",
+    "reviewed",
+    "schedule",
+    "state_outcome",
+    "statuses_of",
+    "step_update",
+    "stopped_reviewing",
+    "stopped_running",
+]
+
+
+class RunState(TypedDict, total=False):
+    """The run graph's state; each key is a LangGraph channel (the last value written wins)."""
+
+    tasks: list[dict[str, Any]]
+    status: dict[str, str]
+    outputs: dict[str, str]
+    rounds: dict[str, int]
+    feedback: dict[str, str]
+    approvals: dict[str, str]
+    planned: bool
+    stopped: str | None
+    error: str | None
+
+
+def nodes_of(state: RunState) -> list[TaskNode]:
+    """The state's tasks as scheduling sees them."""
+    return [
+        TaskNode(
+            t["id"],
+            t["agent"],
+            tuple(t["depends_on"]),
+            t.get("description", ""),
+            bool(t.get("approval")),
+            t.get("expected_output"),
+        )
+        for t in state["tasks"]
+    ]
+
+
+def statuses_of(state: RunState) -> dict[str, TaskStatus]:
+    """The state's task statuses, typed (the checkpoint keeps plain strings)."""
+    return {k: TaskStatus(v) for k, v in (state.get("status") or {}).items()}
+
+
+def state_outcome(state: RunState) -> RunOutcome:
+    """How the run stands, read from its state."""
+    return outcome(nodes_of(state), statuses_of(state))
+
+
+@dataclass(frozen=True)
+class Transition:
+    """A task's new status and what the store records with it; the executor is told each one."""
+
+    task: TaskNode
+    status: TaskStatus
+    error: str | None = None
+    output: str | None = None
+    rounds: int = 0
+
+
+@dataclass(frozen=True)
+class Stop:
+    """Why the run stops here: ``kind`` becomes its status reason, ``error`` its message."""
+
+    kind: str
+    error: str
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A person's answer to an approval request."""
+
+    approved: bool
+    reason: str = ""
+
+    @property
+    def record(self) -> str:
+        """What ``approvals`` keeps, so a re-entered step does not ask again."""
+        return "approved" if self.approved else f"rejected: {self.reason}".strip()
+
+
+@dataclass(frozen=True)
+class SentBack:
+    """A reviewer's rejection: the review rounds used so far and the notes the redo sees."""
+
+    rounds: int
+    notes: str
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    """How one task's turn in a step ended: what to report last and what the state keeps.
+
+    ``report`` is the last transition the executor is told (None: nothing more). Its status
+    goes into the state unless the run stopped: then the task stays pending, to run on resume.
+    """
+
+    task: TaskNode
+    report: Transition | None
+    output: str | None = None
+    sent_back: SentBack | None = None
+    stop: Stop | None = None
+    decision: Decision | None = None
+    """The person's decision when this step asked for one."""
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """What a step starts from: the tasks a failure just doomed, then those ready to run."""
+
+    blocked: tuple[Transition, ...]
+    ready: tuple[TaskNode, ...]
+
+
+def schedule(tasks: Sequence[TaskNode], status: Mapping[str, TaskStatus]) -> Schedule:
+    """Block what a failure doomed (by id), then the ready tasks in topological order."""
+    by_id = {t.id: t for t in tasks}
+    doomed = sorted(blocked_by_failures(tasks, status))
+    after = {**status, **dict.fromkeys(doomed, TaskStatus.BLOCKED)}
+    return Schedule(
+        tuple(
+            Transition(by_id[tid], TaskStatus.BLOCKED, error="a dependency failed")
+            for tid in doomed
+        ),
+        tuple(by_id[tid] for tid in ready_tasks(tasks, after)),
+    )
+
+
+def more_to_do(state: RunState) -> bool:
+    """Whether the graph steps again: not stopped, and a step would block or run a task."""
+    if state.get("stopped"):
+        return False
+    plan = schedule(nodes_of(state), statuses_of(state))
+    return bool(plan.ready or plan.blocked)
+
+
+def needs_approval(task: TaskNode, approvals: Mapping[str, str]) -> bool:
+    """Whether to ask a person first: the task wants it and no decision is recorded yet."""
+    return task.approval and task.id not in approvals
+
+
+def approval_request(task: TaskNode) -> dict[str, str]:
+    """What the person is shown; ``task`` also tells the runner which task the run waits on."""
+    return {"task": task.id, "agent": task.agent, "description": task.description}
+
+
+def read_decision(value: object) -> Decision:
+    """A resume value read leniently: only a dict with a truthy ``approved`` approves."""
+    if not isinstance(value, dict):
+        return Decision(approved=False)
+    return Decision(bool(value.get("approved")), value.get("reason", ""))
+
+
+def rejected(task: TaskNode, decision: Decision) -> TaskResult:
+    """A rejected task fails before any of its side effects, quoting the person's reason."""
+    error = f"rejected by a person{': ' + decision.reason if decision.reason else ''}"
+    return TaskResult(task, Transition(task, TaskStatus.FAILED, error=error))
+
+
+def failed(task: TaskNode, error: str) -> TaskResult:
+    """A task whose model failed for good fails alone; the next step blocks its dependents."""
+    return TaskResult(task, Transition(task, TaskStatus.FAILED, error=error))
+
+
+def stopped_running(task: TaskNode, stop: Stop) -> TaskResult:
+    """A limit hit while the task ran: the run stops, the task is pending again, with why."""
+    return TaskResult(task, Transition(task, TaskStatus.PENDING, error=stop.error), stop=stop)
+
+
+def stopped_reviewing(task: TaskNode, output: str, stop: Stop) -> TaskResult:
+    """A limit hit during the review: the run stops and keeps the output; the task runs again.
+
+    Nothing is reported, so the store says ``running`` until a resumed step reports the task.
+    """
+    return TaskResult(task, None, output=output, stop=stop)
+
+
+def reviewed(
+    task: TaskNode, output: str, verdict: tuple[bool, str], *, rounds: int, max_rounds: int
+) -> TaskResult:
+    """Approved work is done; work sent back runs again, and fails once ``max_rounds`` reviews
+    have sent it back. ``verdict`` is (approved, notes); ``rounds`` counts earlier send-backs."""
+    approved, notes = verdict
+    if approved:
+        return TaskResult(
+            task, Transition(task, TaskStatus.DONE, output=output, rounds=rounds), output
+        )
+    back = SentBack(rounds + 1, notes)
+    if back.rounds < max_rounds:
+        report = Transition(task, TaskStatus.PENDING, output=output, rounds=back.rounds)
+    else:
+        error = f"not approved after {max_rounds} review rounds"
+        report = Transition(task, TaskStatus.FAILED, error=error, output=output, rounds=back.rounds)
+    return TaskResult(task, report, output, sent_back=back)
+
+
+def step_update(
+    state: RunState, blocked: Sequence[Transition], results: Sequence[TaskResult] = ()
+) -> RunState:
+    """The update a step returns: only the channels it changed, since each one is checkpointed."""
+    update: RunState = {}
+    decided = {r.task.id: r.decision.record for r in results if r.decision is not None}
+    if decided:
+        update["approvals"] = {**(state.get("approvals") or {}), **decided}
+    rounds = {r.task.id: r.sent_back.rounds for r in results if r.sent_back is not None}
+    if rounds:
+        notes = {r.task.id: r.sent_back.notes for r in results if r.sent_back is not None}
+        update["rounds"] = {**(state.get("rounds") or {}), **rounds}
+        update["feedback"] = {**(state.get("feedback") or {}), **notes}
+    outputs = {r.task.id: r.output for r in results if r.output is not None}
+    if outputs:
+        update["outputs"] = {**(state.get("outputs") or {}), **outputs}
+    stop = next((r.stop for r in results if r.stop is not None), None)
+    if stop is not None:
+        update["stopped"], update["error"] = stop.kind, stop.error
+    changes = {t.task.id: t.status.value for t in blocked}
+    for r in results:
+        if r.report is not None and r.stop is None:
+            changes[r.task.id] = r.report.status.value
+    update["status"] = {**state.get("status", {}), **changes}
+    return update
+
+
+def plan_update(tasks: Sequence[TaskNode]) -> RunState:
+    """The plan as state, every task pending; ``planned`` keeps a resumed run from replanning."""
+    return {
+        "planned": True,
+        "tasks": [asdict(t) for t in tasks],
+        "status": {t.id: TaskStatus.PENDING.value for t in tasks},
+    }
+
+
+def plan_stop(stop: Stop) -> RunState:
+    """A plan that could not be made ends the run before any task runs."""
+    return {"planned": True, "stopped": stop.kind, "error": stop.error}
