@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from squad import fsutil
 from squad.fsutil import atomic_write, create_new
 
 
@@ -36,7 +37,7 @@ def test_a_failed_write_keeps_the_old_file_and_removes_its_temporary(
     def full_disk(fd: int) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(fsutil.os, "fsync", full_disk)
+    monkeypatch.setattr(os, "fsync", full_disk)  # the os module fsutil uses
     with pytest.raises(OSError, match="No space"):
         atomic_write(target, b"half")
     assert target.read_bytes() == b"finished work"
@@ -60,16 +61,82 @@ def test_threads_writing_one_file_leave_one_whole_version(tmp_path: Path) -> Non
     assert leftovers(tmp_path) == []
 
 
-def test_temporary_names_differ_between_threads_and_after_a_fork(tmp_path: Path) -> None:
+def _write_repeatedly(target: Path, data: bytes, rounds: int) -> None:
+    for _ in range(rounds):
+        atomic_write(target, data, durable=False)
+
+
+def _write_from_threads(target: str, versions: list[bytes], rounds: int) -> None:
+    """One thread per version, all writing ``target`` at once; raises what any of them raised."""
+    with ThreadPoolExecutor(len(versions)) as pool:
+        futures = [pool.submit(_write_repeatedly, Path(target), v, rounds) for v in versions]
+        for future in futures:
+            future.result()
+
+
+def _fork_and_write(target: str, versions: list[bytes], rounds: int) -> None:
+    """Write once, fork a child per further version, and have the parent and every child
+    write ``target`` at once straight after the fork; raises if any child failed."""
+    path = Path(target)
+    atomic_write(path, versions[0], durable=False)  # this process has written before forking
+    children = []
+    for data in versions[1:]:
+        pid = os.fork()
+        if pid == 0:  # the child: same thread id as its parent, so only its pid tells them apart
+            ok = False
+            try:
+                _write_repeatedly(path, data, rounds)
+                ok = True
+            finally:
+                os._exit(0 if ok else 1)
+        children.append(pid)
+    _write_repeatedly(path, versions[0], rounds)
+    failed = [pid for pid in children if os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) != 0]
+    if failed:
+        raise RuntimeError(f"forked writers {failed} failed")
+
+
+def versions_of(count: int) -> list[bytes]:
+    return [bytes([65 + i]) * 50_000 for i in range(count)]
+
+
+def test_processes_and_their_threads_writing_one_file_leave_one_whole_version(
+    tmp_path: Path,
+) -> None:
+    target = tmp_path / "status.json"
+    versions = versions_of(12)
+    atomic_write(target, versions[0])
+    context = multiprocessing.get_context("spawn")
+    writers = [
+        context.Process(target=_write_from_threads, args=(str(target), versions[i : i + 3], 30))
+        for i in range(0, 12, 3)
+    ]
+    for process in writers:
+        process.start()
+    while any(process.is_alive() for process in writers):
+        assert target.read_bytes() in versions  # a reader meanwhile sees whole versions only
+    for process in writers:
+        process.join()
+    assert [process.exitcode for process in writers] == [0, 0, 0, 0]
+    assert target.read_bytes() in versions
+    assert leftovers(tmp_path) == []
+
+
+def test_forked_children_writing_right_after_the_fork_do_not_collide_with_their_parent(
+    tmp_path: Path,
+) -> None:
     target = tmp_path / "memory.md"
-    names = {fsutil._temp_name(target)}
-    thread = threading.Thread(target=lambda: names.add(fsutil._temp_name(target)))
-    thread.start()
-    thread.join()
-    assert len(names) == 2
-    # A forked child has the parent's thread id; its pid gives it a token of its own.
-    assert fsutil._token(os.getpid()) == fsutil._token(os.getpid())
-    assert fsutil._token(os.getpid()) != fsutil._token(os.getpid() + 1)
+    versions = versions_of(4)
+    # Forked inside a fresh spawned process: this one may run threads, and forking those is
+    # unsafe.
+    process = multiprocessing.get_context("spawn").Process(
+        target=_fork_and_write, args=(str(target), versions, 100)
+    )
+    process.start()
+    process.join(120)
+    assert process.exitcode == 0
+    assert target.read_bytes() in versions
+    assert leftovers(tmp_path) == []
 
 
 def test_create_new_never_clobbers(tmp_path: Path) -> None:

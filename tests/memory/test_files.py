@@ -2,23 +2,27 @@
 
 from __future__ import annotations
 
-import json
 import multiprocessing
 import os
+import queue
+import re
 import signal
 import subprocess
 import sys
+import threading
 import time
+from collections import Counter
+from collections.abc import Callable, Iterator
 from datetime import date
 from pathlib import Path
 
 import pytest
 
+from squad.clock import FrozenClock
 from squad.errors import MemoryError_, MemoryFullError, SecretInMemoryError, StaleWriteError
 from squad.memory.audit import AuditLog, sha256_text
 from squad.memory.files import DailyLog, MemoryFile
 from squad.workspace.layout import memory_seed
-from tests.conftest import FrozenClock
 
 
 @pytest.fixture
@@ -137,35 +141,153 @@ def test_processes_appending_at_once_lose_no_entry(workspace: Path) -> None:
 
 WRITER = """
 import sys
+import time
 from pathlib import Path
 from squad.memory.files import MemoryFile
-file = MemoryFile(Path(sys.argv[1]), "planner")
-big = ["- " + letter * 4000 for letter in "abcdefgh"]
+workspace, name = Path(sys.argv[1]), sys.argv[2]
+file = MemoryFile(workspace, "planner", cap_bytes=10_000_000)
 print("ready", flush=True)
-i = 0
-while True:
-    file.replace("Insights", "\\n".join(big[i % 2 :: 2]), actor="writer")
-    i += 1
+for i in range(2_000):
+    fact = f"- {name} fact {i}"
+    file.append("Insights", fact, actor=name)
+    # The pause leaves the lock free long enough for the other writer's poll to take it; it
+    # comes before the acknowledgement, so a kill right after one lands in the next write.
+    time.sleep(0.005)
+    print(fact, flush=True)  # acknowledged: append() has returned
 """
+FACT = re.compile(r"- (writer-\d+-\d+) fact (\d+)\n")
+ACK_TIMEOUT_S = 60.0
 
 
-def test_a_writer_killed_mid_write_never_leaves_a_torn_file(workspace: Path) -> None:
-    versions = {memory_seed()}
-    big = ["- " + letter * 4000 for letter in "abcdefgh"]
-    for start in (0, 1):
-        versions.add(memory_seed() + "\n".join(big[start::2]) + "\n")
-    for round_ in range(8):
-        child = subprocess.Popen(
-            [sys.executable, "-c", WRITER, str(workspace)], stdout=subprocess.PIPE, text=True
-        )
-        assert child.stdout is not None and child.stdout.readline().strip() == "ready"
-        time.sleep(0.05 + 0.037 * round_)
-        os.kill(child.pid, signal.SIGKILL)
-        child.wait()
-        child.stdout.close()
-        assert memory(workspace).path.read_text() in versions
-        for line in AuditLog(workspace).path.read_text().splitlines():
-            json.loads(line)  # the audit log never holds half a record
+class Writer:
+    """A child process appending facts to ``memory.md``; it prints each fact after its append
+    returned, so a printed fact is one the writer was told is saved."""
+
+    def __init__(self, workspace: Path, name: str, errors: Path) -> None:
+        self.name = name
+        self.errors = errors
+        with errors.open("wb") as sink:
+            self.process = subprocess.Popen(
+                [sys.executable, "-c", WRITER, str(workspace), name],
+                stdout=subprocess.PIPE,
+                stderr=sink,
+                text=True,
+            )
+        self.acknowledged: list[str] = []
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        self._ready = False
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self._lines.put(line.rstrip("\n"))
+        self._lines.put(None)
+
+    def _take(self, line: str) -> None:
+        if line == "ready":
+            self._ready = True
+        else:
+            self.acknowledged.append(line)
+
+    def wait_for(self, acks: int) -> None:
+        """Block until the writer is about to write and has acknowledged ``acks`` facts."""
+        deadline = time.monotonic() + ACK_TIMEOUT_S
+        while not self._ready or len(self.acknowledged) < acks:
+            try:
+                line = self._lines.get(timeout=max(deadline - time.monotonic(), 0.0))
+            except queue.Empty:
+                pytest.fail(f"{self.name} acknowledged {len(self.acknowledged)} of {acks} facts")
+            if line is None:
+                pytest.fail(f"{self.name} exited early:\n{self.errors.read_text()}")
+            self._take(line)
+
+    def kill(self, after_s: float = 0.0) -> None:
+        """SIGKILL the writer ``after_s`` from now, then collect every fact it acknowledged."""
+        time.sleep(after_s)
+        if self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+        self._reader.join()
+        assert self.process.stdout is not None
+        self.process.stdout.close()
+        while (line := self._lines.get_nowait()) is not None:
+            self._take(line)
+
+
+@pytest.fixture
+def start_writer(tmp_path: Path) -> Iterator[Callable[[Path, str], Writer]]:
+    started: list[Writer] = []
+
+    def start(workspace: Path, name: str) -> Writer:
+        started.append(Writer(workspace, name, tmp_path / f"{name}.stderr"))
+        return started[-1]
+
+    yield start
+    for writer in started:
+        if writer.process.returncode is None:
+            writer.kill()
+
+
+def assert_whole_and_complete(workspace: Path, head: str, writers: list[Writer]) -> None:
+    """``memory.md`` is absent (only if nothing was acknowledged) or one whole version: ``head``
+    then whole fact lines, each writer's in order without gaps, every acknowledged fact among
+    them; and each writer's audit records count its writes (the one renamed but not yet
+    audited when the kill landed aside)."""
+    path = memory(workspace).path
+    audited = Counter(record.actor for record in AuditLog(workspace).records())
+    if not path.exists():
+        assert [w.acknowledged for w in writers if w.acknowledged] == []
+        assert audited == Counter()
+        return
+    text = path.read_text()
+    assert text.startswith(head)
+    present: dict[str, list[str]] = {}
+    for line in text[len(head) :].splitlines(keepends=True):
+        match = FACT.fullmatch(line)
+        assert match is not None, f"torn or foreign line {line!r}"
+        assert int(match[2]) == len(present.setdefault(match[1], []))
+        present[match[1]].append(line.rstrip("\n"))
+    for writer in writers:
+        saved = present.get(writer.name, [])
+        assert saved[: len(writer.acknowledged)] == writer.acknowledged
+        assert audited[writer.name] <= len(saved) <= audited[writer.name] + 1
+
+
+def test_writers_killed_before_their_first_write_leave_no_file_or_a_whole_one(
+    tmp_path: Path, start_writer: Callable[[Path, str], Writer]
+) -> None:
+    for round_ in range(3):
+        workspace = tmp_path / f"ws-{round_}"  # no memory.md: the first append creates it
+        writers = [start_writer(workspace, f"writer-{round_}-{w}") for w in range(2)]
+        for writer in writers:
+            writer.wait_for(acks=0)
+        for writer in writers:
+            writer.kill()
+        assert_whole_and_complete(workspace, "# Insights\n", writers)
+
+
+def test_writers_killed_mid_write_keep_every_acknowledged_fact_and_a_whole_file(
+    workspace: Path, start_writer: Callable[[Path, str], Writer]
+) -> None:
+    # A large file, so a write takes long enough (some ms) for a kill to land inside one.
+    context = "".join(f"- context {i:02} {'x' * 1000}\n" for i in range(24))
+    memory(workspace).replace("Project Context", context, actor="setup")
+    head = memory(workspace).path.read_text()
+    killed: list[Writer] = []
+    for round_ in range(12):
+        # Kill after a chosen acknowledgement, then a little later each round: the kills
+        # sweep a write, from before the temporary file to after the rename.
+        acks, delay_s = 1 + round_ % 4, 0.0004 * round_
+        first, second = (start_writer(workspace, f"writer-{round_}-{w}") for w in range(2))
+        first.wait_for(acks)
+        second.wait_for(acks)
+        first.kill(after_s=delay_s)  # in its next append, maybe waiting for the other's lock
+        second.wait_for(len(second.acknowledged) + 2)  # a dead writer's lock blocks no one
+        second.kill(after_s=delay_s)  # alone now, so in its next append or just after it
+        killed += [first, second]
+        assert_whole_and_complete(workspace, head, killed)
 
 
 def test_daily_log_appends_dated_entries_read_on_demand(
