@@ -5,7 +5,7 @@ sitting, each warmed up once, and prints the medians and the ratio squad / CrewA
 are taken in interleaved rounds (a few CrewAI kickoffs, then a few squad runs of each kind)
 so that a change in machine load lands on both sides rather than on whichever ran last.
 
-- squad: ``SquadRunner.run`` on a parsed spec (three agents, tasks chained by
+- squad: ``App.runner().run`` on a parsed spec (three agents, tasks chained by
   ``depends_on``) with ``bench.support.InstantModel``, in a temporary SQUAD_HOME.
   Each run writes the SQLite store, durable LangGraph checkpoints, the run log and task
   files in the workspace, and assembles every prompt with memory. It is timed twice: as
@@ -71,17 +71,14 @@ def squad_yaml(*, memory: bool) -> str:
 @contextmanager
 def squad_crew(*, memory: bool) -> Iterator[Callable[[], float]]:
     """Yield a function that times one whole squad run, after one warm-up run."""
-    from squad.manager import SquadManager
-    from squad.runtime.runner import SquadRunner
+    from squad.app import App
     from squad.spec.loader import squad_from_text
 
     with temp_settings() as settings:
         spec = squad_from_text(squad_yaml(memory=memory))
-        with SquadManager(settings) as manager:
-            workspace = manager.create(spec).path
-            runner = SquadRunner(
-                settings, manager.store, model_factory=lambda spec, on_event: InstantModel()
-            )
+        with App.open(settings, model_factory=lambda spec, on_event: InstantModel()) as app:
+            workspace = app.squads.create(spec).path
+            runner = app.runner()
 
             def timed_run() -> float:
                 start = time.perf_counter()

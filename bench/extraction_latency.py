@@ -44,21 +44,15 @@ FACTS = json.dumps(
 
 
 def chat_latencies(enabled: bool, turns: int = TURNS) -> list[float]:
-    from squad.manager import SquadManager
+    from squad.app import App
     from squad.runtime.chat import ChatSession
-    from squad.runtime.runner import SquadRunner
     from squad.spec.loader import squad_from_text
 
     with temp_settings() as settings:
         spec = squad_from_text(SQUAD.format(enabled=str(enabled).lower()))
-        with SquadManager(settings) as manager:
-            manager.create(spec)
-            runner = SquadRunner(
-                settings,
-                manager.store,
-                model_factory=lambda spec, on_event: InstantModel("Noted.", FACTS),
-            )
-            chat = ChatSession.open(runner, "bench", "worker")
+        with App.open(settings, model_factory=lambda _s, _e: InstantModel("Noted.", FACTS)) as app:
+            app.squads.create(spec)
+            chat = ChatSession.open(app.runner(), "bench", "worker")
             chat.say("Hello.")  # warm: tokenizer, imports, namespace
             samples = []
             for i in range(turns):
@@ -66,7 +60,6 @@ def chat_latencies(enabled: bool, turns: int = TURNS) -> list[float]:
                 start = time.perf_counter()
                 chat.say(line)
                 samples.append(time.perf_counter() - start)
-            runner.close()
     return samples
 
 

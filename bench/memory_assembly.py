@@ -16,11 +16,10 @@ from dataclasses import dataclass
 
 from bench.memory_retrieval import QUERY, generate_facts
 from bench.support import temp_settings
-from squad.manager import SquadManager
-from squad.memory.service import AgentContext, MemoryService
+from squad.app import App
+from squad.memory.service import AgentContext
 from squad.memory.tokens import counter_for_model
 from squad.spec.loader import squad_from_text
-from squad.store import Store
 
 SQUAD = """\
 name: bench
@@ -71,11 +70,12 @@ def memory_md(size: int = MEMORY_BYTES) -> str:
 def measure(n_facts: int, repeat: int = 11) -> Timing:
     with temp_settings() as settings:
         spec = squad_from_text(SQUAD)
-        with Store.open(settings.database_url) as store:
-            workspace = SquadManager(settings, store=store).create(spec).path
+        with App.open(settings) as app:
+            store = app.store
+            workspace = app.squads.create(spec).path
             text = memory_md()
             (workspace / "agents" / "planner" / "memory.md").write_text(text)
-            service = MemoryService(settings, store)
+            service = app.memory
             ctx = AgentContext.of(spec, "planner", workspace)
             namespace = service.namespace(ctx)
             store.memory.add_facts_bulk(namespace.id, generate_facts(n_facts))

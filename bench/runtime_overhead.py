@@ -1,7 +1,7 @@
 """Orchestration overhead per agent turn, against a bare LangGraph graph of the same shape.
 
 ``python -m bench.runtime_overhead`` runs a sequential squad of N chained tasks on a
-zero-latency model through ``SquadRunner`` (prompt assembly with memory, store writes, run
+zero-latency model through ``App.runner()`` (prompt assembly with memory, store writes, run
 log, task files, durable checkpoints), and a bare ``StateGraph`` looping N steps that each
 call the same model once, with the same SQLite checkpointer in durable mode. Target: at most
 1.5x per turn.
@@ -40,17 +40,14 @@ def squad_yaml(tasks: int) -> str:
 
 
 def squad_run(tasks: int) -> float:
-    from squad.manager import SquadManager
-    from squad.runtime.runner import SquadRunner
+    from squad.app import App
     from squad.spec.loader import squad_from_text
 
     with temp_settings() as settings:
         spec = squad_from_text(squad_yaml(tasks))
-        with SquadManager(settings) as manager:
-            workspace = manager.create(spec).path
-            runner = SquadRunner(
-                settings, manager.store, model_factory=lambda spec, on_event: InstantModel()
-            )
+        with App.open(settings, model_factory=lambda spec, on_event: InstantModel()) as app:
+            workspace = app.squads.create(spec).path
+            runner = app.runner()
             runner.run(spec, workspace)  # warm: tokenizer, imports, schema
             start = time.perf_counter()
             result = runner.run(spec, workspace)

@@ -87,12 +87,17 @@ class SquadManager:
         self._register(spec, report.path, source)
         return spec, report
 
+    def definition(self, squad_or_path: str) -> tuple[SquadSpec, Path]:
+        """A squad's definition, as its workspace manifest holds it, and its workspace folder."""
+        found = self.locate(squad_or_path)
+        return self.workspaces.read_manifest(found.path).definition, found.path
+
     def locate(self, squad_or_path: str) -> SquadWorkspace:
         """Find a squad's workspace by squad name, workspace folder name, or folder path."""
         for info in self.workspaces.scan():
             if squad_or_path in (info.squad, info.path.name):
                 return SquadWorkspace(info.squad, info.path)
-        if self._database_exists():
+        if self.database_exists():
             record = self.store.get_squad(squad_or_path)
             if record is not None and (Path(record.workspace) / MANIFEST_NAME).is_file():
                 return SquadWorkspace(record.name, Path(record.workspace))
@@ -114,7 +119,7 @@ class SquadManager:
         found = {
             info.squad: SquadWorkspace(info.squad, info.path) for info in self.workspaces.scan()
         }
-        if self._database_exists():
+        if self.database_exists():
             for record in self.store.list_squads():
                 path = Path(record.workspace)
                 if record.name not in found and (path / MANIFEST_NAME).is_file():
@@ -129,9 +134,8 @@ class SquadManager:
             definition_sha256=definition_sha256(spec),
         )
 
-    def _database_exists(self) -> bool:
-        url = self.settings.database_url
-        if self._store is not None or not url.startswith("sqlite"):
-            return True
-        database = url.split("///", 1)[-1]
-        return bool(database) and Path(database).is_file()
+    def database_exists(self) -> bool:
+        """Whether the store is open or its database is there (reading creates none)."""
+        from squad.store.engine import database_exists
+
+        return self._store is not None or database_exists(self.settings.database_url)

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import os
+import secrets
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.pool import NullPool
 
+from squad.app import App
 from squad.clock import FrozenClock
 from squad.extraction.background import Worker
 from squad.settings import Settings
@@ -15,6 +22,7 @@ from squad.spec.loader import squad_from_text
 from squad.spec.models import SquadSpec
 
 REPO = Path(__file__).resolve().parent.parent
+DEFAULT_POSTGRES_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 EXAMPLES = sorted((REPO / "configs" / "squads").glob("*.yaml"))
 
 BASIC_YAML = """\
@@ -53,6 +61,56 @@ def settings(tmp_path: Path) -> Settings:
         },
         cwd=tmp_path,
     )
+
+
+@pytest.fixture(scope="session")
+def postgres_admin() -> Iterator[Engine]:
+    """An engine on the test Postgres server; skips (or fails, if required) when unreachable."""
+    url = os.environ.get("SQUAD_TEST_POSTGRES_URL", DEFAULT_POSTGRES_URL)
+    engine = create_engine(url, poolclass=NullPool, connect_args={"connect_timeout": 5})
+    try:
+        with engine.connect():
+            pass
+    except OperationalError as exc:
+        engine.dispose()
+        message = f"PostgreSQL at {make_url(url)!r} is unreachable: {exc.orig}"
+        if os.environ.get("SQUAD_REQUIRE_POSTGRES") == "1":
+            pytest.fail(f"{message} (SQUAD_REQUIRE_POSTGRES=1 demands it)")
+        pytest.skip(message)
+    yield engine
+    engine.dispose()
+
+
+def _fresh_postgres_schema(admin: Engine) -> Iterator[str]:
+    """A URL whose search_path is a new, empty schema, dropped with everything in it after."""
+    schema = f"squad_test_{secrets.token_hex(6)}"
+    with admin.begin() as connection:
+        connection.execute(text(f'CREATE SCHEMA "{schema}"'))
+    url = admin.url.update_query_dict({"options": f"-csearch_path={schema}"})
+    try:
+        yield url.render_as_string(hide_password=False)
+    finally:
+        with admin.begin() as connection:
+            connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def store_url(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """The URL of an empty database, once per backend."""
+    if request.param == "sqlite":
+        # A folder that does not exist yet: the store must create it.
+        yield f"sqlite:///{tmp_path_factory.mktemp('store') / 'state' / 'squad.db'}"
+    else:
+        yield from _fresh_postgres_schema(request.getfixturevalue("postgres_admin"))
+
+
+@pytest.fixture
+def app(settings: Settings) -> Iterator[App]:
+    """The composition root over the test's settings, closed (extraction drained) after."""
+    with App.open(settings) as opened:
+        yield opened
 
 
 @pytest.fixture(autouse=True)

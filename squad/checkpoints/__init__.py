@@ -22,7 +22,14 @@ from squad.checkpoints.sqlite import FILE_NAME, SqliteCheckpoints
 if TYPE_CHECKING:
     from squad.settings import Settings
 
-__all__ = ["Checkpoints", "LeftBehind", "left_behind", "open_checkpoints", "sqlite_path"]
+__all__ = [
+    "Checkpoints",
+    "LeftBehind",
+    "SqliteCheckpoints",
+    "left_behind",
+    "open_checkpoints",
+    "sqlite_path",
+]
 
 
 def sqlite_path(home: Path) -> Path:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import sys
 
 from squad.cli.app import app
-from squad.cli.output import report_error
 from squad.errors import SquadError
 
 __all__ = ["app", "main"]
@@ -16,6 +15,8 @@ def main() -> None:
     try:
         app(prog_name="squad")
     except SquadError as error:
+        from squad.cli.output import report_error
+
         report_error(error)
         sys.exit(error.exit_code)
     except KeyboardInterrupt:

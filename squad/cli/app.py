@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from squad.cli.context import open_app
 from squad.cli.daemon import register as register_daemon_commands
 from squad.cli.memory import memory_app
 from squad.cli.output import Output, report_error
@@ -15,7 +16,6 @@ from squad.cli.ws import ws_app
 
 if TYPE_CHECKING:
     from squad.errors import Problem
-    from squad.manager import SquadManager
     from squad.spec.models import SquadSpec
     from squad.workspace.manager import CreateReport
 
@@ -53,14 +53,6 @@ def _root(
     ] = False,
 ) -> None:
     """Run teams of LLM agents defined in YAML, each in a workspace folder you can open."""
-
-
-def open_manager() -> SquadManager:
-    """The manager for this invocation's settings (environment + configs/settings.yaml)."""
-    from squad.manager import SquadManager
-    from squad.settings import Settings
-
-    return SquadManager(Settings.load())
 
 
 def _summary(spec: SquadSpec) -> str:
@@ -178,9 +170,9 @@ def create(files: Files, json_output: JsonFlag = False) -> None:
     if problems:
         raise ConfigError(problems)
     results = []
-    with open_manager() as manager:
+    with open_app() as app:
         for path, spec in specs:
-            results.append(_report(out, spec, manager.create(spec, source=path)))
+            results.append(_report(out, spec, app.squads.create(spec, source=path)))
     if json_output:
         out.json(results)
 
@@ -192,8 +184,8 @@ def restore(
 ) -> None:
     """Rebuild a squad from its workspace manifest alone (when the YAML is gone)."""
     out = Output(json_mode=json_output)
-    with open_manager() as manager:
-        spec, report = manager.restore(path)
+    with open_app() as app:
+        spec, report = app.squads.restore(path)
         data = _report(out, spec, report)
     if json_output:
         out.json(data)

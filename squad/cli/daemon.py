@@ -5,12 +5,12 @@ from __future__ import annotations
 import signal
 import sys
 from contextlib import AbstractContextManager
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from squad.cli.context import open_app
 from squad.cli.output import Output
 from squad.cli.signals import on_stop_signals
 
@@ -84,21 +84,22 @@ def daemon(
     One daemon per squad home. SIGTERM or Ctrl-C stops it after the running steps reach
     their checkpoint; the next start resumes them. Events go to $SQUAD_HOME/daemon.jsonl.
     """
+    from squad.app import App
     from squad.daemon.service import Daemon
     from squad.settings import Settings
 
     err = Output(stream=sys.stderr)
-    settings = Settings.load()
-    service = Daemon(
-        settings,
-        squads_dir=configs.resolve() if configs is not None else None,
-        exit_when_idle=once,
-        auto_approve=auto_approve,
-        echo=_echo(err),
-        reload_settings=Settings.load,
-    )
-    with _stop_on_signal(service, err):
-        code = service.run()
+    with App.open(Settings.load()) as app:
+        service = Daemon(
+            app,
+            squads_dir=configs.resolve() if configs is not None else None,
+            exit_when_idle=once,
+            auto_approve=auto_approve,
+            echo=_echo(err),
+            reload_settings=Settings.load,
+        )
+        with _stop_on_signal(service, err):
+            code = service.run()
     raise typer.Exit(code)
 
 
@@ -160,6 +161,9 @@ def _render(out: Output, status: dict[str, Any]) -> None:
             f"settings.yaml changed {', '.join(restart)}: restart the daemon to apply",
             style="yellow",
         )
+    kept = (status.get("checkpoints") or {}).get("left_behind")
+    if kept:
+        out.line(f"checkpoints: {kept['note']}", style="yellow")
     backlog = status["extraction_backlog"]
     if backlog:
         total = sum(b["messages"] for b in backlog)
@@ -179,15 +183,12 @@ def status(
     Works with the daemon down too (squads then come from the configs folder).
     """
     from squad.daemon.status import collect_status
-    from squad.settings import Settings
 
     out = Output(json_mode=json_output)
-    settings = Settings.load()
-    report = collect_status(
-        settings,
-        now=datetime.now(UTC),
-        squads_dir=configs.resolve() if configs is not None else None,
-    )
+    with open_app() as app:
+        report = collect_status(
+            app, now=app.clock(), squads_dir=configs.resolve() if configs is not None else None
+        )
     if json_output:
         out.json(report)
     else:

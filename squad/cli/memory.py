@@ -8,12 +8,15 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
+from squad.cli.context import open_app
 from squad.cli.output import Output
 
 if TYPE_CHECKING:
+    from squad.app import App
     from squad.manager import SquadManager
     from squad.memory.search import MemoryHit
     from squad.memory.service import AgentContext, MemoryService
+    from squad.store import Store
 
 __all__ = ["memory_app"]
 
@@ -26,32 +29,34 @@ LayerName = Literal["project", "experiential"]
 
 
 class _Session:
-    """Settings, manager, store and memory service for one command."""
+    """One command's app, with the names its memory commands use."""
 
     def __init__(self) -> None:
-        from squad.cli.app import open_manager
-        from squad.memory.embeddings import load_embedder
-        from squad.memory.service import MemoryService
+        self.app: App = open_app()
 
-        self.manager: SquadManager = open_manager()
-        self.service: MemoryService = MemoryService(
-            self.manager.settings,
-            self.manager.store,
-            embedder=load_embedder(self.manager.settings.memory_ranking),
-        )
+    @property
+    def manager(self) -> SquadManager:
+        return self.app.squads
+
+    @property
+    def store(self) -> Store:
+        return self.app.store
+
+    @property
+    def service(self) -> MemoryService:
+        return self.app.memory
 
     def __enter__(self) -> _Session:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.manager.close()
+        self.app.close()
 
     def agent(self, squad: str, agent: str) -> AgentContext:
         from squad.memory.service import AgentContext
 
-        found = self.manager.locate(squad)
-        manifest = self.manager.workspaces.read_manifest(found.path)
-        return AgentContext.of(manifest.definition, agent, found.path)
+        spec, workspace = self.manager.definition(squad)
+        return AgentContext.of(spec, agent, workspace)
 
 
 def _ns_row(ns: Any) -> dict[str, Any]:
@@ -70,7 +75,7 @@ def namespaces(json_output: JsonFlag = False) -> None:
     """List experiential (Layer A) namespaces and whether other agents see them."""
     out = Output(json_mode=json_output)
     with _Session() as session:
-        rows = [_ns_row(ns) for ns in session.manager.store.memory.list_namespaces()]
+        rows = [_ns_row(ns) for ns in session.store.memory.list_namespaces()]
     if json_output:
         out.json(rows)
         return
@@ -87,7 +92,7 @@ def _set_enabled(ref: str, enabled: bool) -> None:
     out = Output()
     with _Session() as session:
         key: int | str = int(ref) if ref.isdigit() else ref
-        ns = session.manager.store.memory.set_namespace_enabled(key, enabled)
+        ns = session.store.memory.set_namespace_enabled(key, enabled)
     state = "enabled: other agents' chats now get it" if enabled else "disabled"
     out.line(f"{ns.name} ({ns.identity}) {state}")
 
@@ -155,7 +160,7 @@ def forget(
     with _Session() as session:
         from squad.errors import UsageError
 
-        fact = session.manager.store.memory.get_fact(fact_id)
+        fact = session.store.memory.get_fact(fact_id)
         workspace = None
         if fact is not None:
             try:
@@ -193,12 +198,9 @@ def extract(
     written. `--format json` prints {"facts": [...], "dropped": [...]}, with source_turns as
     zero-based indexes of the file's messages.
     """
-    from datetime import UTC, datetime
-
     from squad.errors import UsageError
     from squad.extraction.models import ExtractionModels
     from squad.extraction.transcript import extract_transcript, read_transcript
-    from squad.model.seam import LiteLLMModel
     from squad.spec.models import ModelSpec
 
     if output_format not in ("text", "json"):
@@ -207,14 +209,14 @@ def extract(
         raise UsageError("give both --squad and --agent, or neither")
     messages = read_transcript(transcript)
     out = Output(json_mode=output_format == "json")
-    now = datetime.now(UTC)
-    models = ExtractionModels(lambda spec, on_event: LiteLLMModel(spec, on_event=on_event))
-    if squad is None or agent is None:
-        chosen = None if model is None else models.for_spec(ModelSpec(name=model))
-        result = extract_transcript(messages, now=now, model=chosen)
-        writes = False
-    else:
-        with _Session() as session:
+    with _Session() as session:
+        now = session.app.clock()
+        models = ExtractionModels(session.app.model_factory)
+        if squad is None or agent is None:
+            chosen = None if model is None else models.for_spec(ModelSpec(name=model))
+            result = extract_transcript(messages, now=now, model=chosen)
+            writes = False
+        else:
             ctx = session.agent(squad, agent)
             chosen = models(ctx) if model is None else models.for_spec(ModelSpec(name=model))
             result = extract_transcript(
@@ -227,19 +229,6 @@ def extract(
                 source=f"transcript:{transcript.name}",
             )
             writes = not dry_run
-            if writes and result.applied is not None:
-                session.manager.store.extraction.record(
-                    ctx.squad.name,
-                    ctx.agent.id,
-                    started_at=now,
-                    status="done",
-                    extractor=result.extractor,
-                    from_seq=0,
-                    to_seq=0,
-                    written=result.applied.written,
-                    dropped=result.applied.dropped,
-                    reason=f"transcript {transcript}",
-                )
     data = result.to_dict(dry_run=not writes)
     if out.json_mode:
         out.json(data)
@@ -269,13 +258,13 @@ def gc(
 ) -> None:
     """Consolidate memory: expire facts past their TTL, make long-unused ones dormant, and
     propose promoting project facts seen in three runs or sessions. Nothing is deleted."""
-    from squad.cli.app import open_manager
     from squad.memory.gc import GcPolicy, run_gc
 
     out = Output(json_mode=json_output)
     policy = GcPolicy() if half_life_days is None else GcPolicy(half_life_days=half_life_days)
-    with open_manager() as manager:
-        report = run_gc(manager.settings, manager.store, dry_run=dry_run, policy=policy)
+    with open_app() as app:
+        workspaces = {found.squad: found.path for found in app.squads.all_workspaces()}
+        report = run_gc(app.store, workspaces, dry_run=dry_run, policy=policy)
     if json_output:
         out.json(report.to_dict())
     else:
@@ -287,14 +276,12 @@ def revive(
     fact_id: Annotated[int, typer.Argument(help="A dormant fact's id (see `memory show --all`).")],
 ) -> None:
     """Bring a dormant experiential fact back into retrieval."""
-    from datetime import UTC, datetime
-
     from squad.errors import UsageError
     from squad.memory.audit import AuditLog, AuditRecord
 
     out = Output()
     with _Session() as session:
-        fact = session.manager.store.maintenance.revive(fact_id)
+        fact = session.store.maintenance.revive(fact_id)
         try:
             workspace = session.manager.locate(fact.squad).path
         except UsageError:  # the squad is gone: the store row keeps status and time
@@ -302,7 +289,7 @@ def revive(
         if workspace is not None:
             AuditLog(workspace).append(
                 AuditRecord(
-                    time=datetime.now(UTC).isoformat(),
+                    time=session.app.clock().isoformat(),
                     actor="cli",
                     operation="revive",
                     file=f"fact:{fact_id}",
@@ -325,7 +312,7 @@ def promote(
     out = Output(json_mode=json_output)
     with _Session() as session:
         ctx = session.agent(squad, agent)
-        maintenance = session.manager.store.maintenance
+        maintenance = session.store.maintenance
         found = maintenance.sighting(ctx.squad.name, ctx.agent.id, key)
         found = found or maintenance.sighting(ctx.squad.name, ctx.agent.id, sighting_key(key))
         if found is None:
@@ -335,7 +322,7 @@ def promote(
             )
         namespace = session.service.namespace(ctx)
         text = fact_text(found.text)
-        for fact in session.manager.store.memory.search_facts(text, namespace_ids=[namespace.id]):
+        for fact in session.store.memory.search_facts(text, namespace_ids=[namespace.id]):
             if sighting_key(fact.text) == found.key:
                 raise UsageError(f"already in experiential memory as fact {fact.id}")
         result = session.service.remember(ctx, text, layer="experiential", actor="promote")
@@ -363,7 +350,7 @@ def show(
         ctx = session.agent(squad, agent)
         snapshot = session.service.memory_file(ctx).snapshot()
         ns = session.service.namespace(ctx)
-        facts = session.manager.store.memory.facts(ns.id, include_inactive=include_all)
+        facts = session.store.memory.facts(ns.id, include_inactive=include_all)
     if json_output:
         out.json(
             {
@@ -497,7 +484,7 @@ def _fact_hits(
     from squad.memory.search import MemoryHit
     from squad.textsearch import LineMatch
 
-    memory = session.manager.store.memory
+    memory = session.store.memory
     hits = []
     for ns in memory.list_namespaces():
         for fact in memory.facts(ns.id):
@@ -553,16 +540,11 @@ def edit(
     """Edit a boot memory file (SOUL.md, USER.md, AGENTS.md) in $EDITOR, from a file or stdin."""
     from squad.errors import UsageError
     from squad.memory.boot import boot_path, write_boot_file
-    from squad.settings import Settings
 
     which = which.lower()
-    settings = Settings.load()
-    workspace = None
-    if squad is not None:
-        from squad.manager import SquadManager
-
-        with SquadManager(settings) as manager:
-            workspace = manager.locate(squad).path
+    with open_app() as app:
+        settings = app.settings
+        workspace = None if squad is None else app.squads.locate(squad).path
     path = boot_path(settings.home, which, workspace)
     if file == "-" or (file is None and not sys.stdin.isatty()):
         text = sys.stdin.read()

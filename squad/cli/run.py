@@ -12,11 +12,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from squad.cli.context import open_app
 from squad.cli.output import Output
 from squad.cli.signals import on_stop_signals
 
 if TYPE_CHECKING:
-    from squad.manager import SquadManager
+    from squad.app import App
     from squad.runtime.runner import RunResult, SquadRunner
     from squad.spec.models import SquadSpec
 
@@ -34,20 +35,11 @@ def _progress(err: Output) -> Any:
 
 
 @contextmanager
-def _runner(manager: SquadManager, err: Output) -> Iterator[SquadRunner]:
-    """A runner for this command; on the way out, its queued fact extractions finish."""
-    from squad.memory.embeddings import load_embedder
-    from squad.memory.service import MemoryService
-    from squad.runtime.runner import SquadRunner
-
-    memory = MemoryService(
-        manager.settings, manager.store, embedder=load_embedder(manager.settings.memory_ranking)
-    )
-    runner = SquadRunner(manager.settings, manager.store, memory=memory, progress=_progress(err))
-    try:
-        yield runner
-    finally:
-        runner.close()
+def _runner(err: Output) -> Iterator[tuple[App, SquadRunner]]:
+    """This command's app and a runner on it; on the way out, queued fact extractions finish
+    (closing the app drains them)."""
+    with open_app() as app:
+        yield app, app.runner(progress=_progress(err))
 
 
 def _graceful_stop(runner: SquadRunner, err: Output) -> AbstractContextManager[None]:
@@ -94,15 +86,14 @@ def _exit(result: RunResult) -> None:
         raise typer.Exit(1)
 
 
-def _spec_for(manager: SquadManager, target: str) -> tuple[SquadSpec, Path]:
+def _spec_for(app: App, target: str) -> tuple[SquadSpec, Path]:
     path = Path(target)
     if path.suffix in (".yaml", ".yml") or path.is_file():
         from squad.spec.loader import squad_from_file
 
         spec = squad_from_file(path)
-        return spec, manager.create(spec, source=path).path
-    found = manager.locate(target)
-    return manager.workspaces.read_manifest(found.path).definition, found.path
+        return spec, app.squads.create(spec, source=path).path
+    return app.squads.definition(target)
 
 
 def run(
@@ -124,14 +115,12 @@ def run(
     json_output: JsonFlag = False,
 ) -> None:
     """Run a squad once, with live progress and a summary; exit 0 only when it succeeded."""
-    from squad.cli.app import open_manager
-
     out, err = Output(json_mode=json_output), Output(stream=sys.stderr)
-    with open_manager() as manager, _runner(manager, err) as runner:
-        spec, workspace = _spec_for(manager, target)
+    with _runner(err) as (app, runner):
+        spec, workspace = _spec_for(app, target)
         interrupted = [
             r
-            for r in manager.store.interrupted_runs(spec.name)
+            for r in app.store.interrupted_runs(spec.name)
             if r.status in ("running", "interrupted")
         ]
         with _graceful_stop(runner, err):
@@ -162,10 +151,8 @@ def resume(
     json_output: JsonFlag = False,
 ) -> None:
     """Continue an interrupted run from its last completed step."""
-    from squad.cli.app import open_manager
-
     out, err = Output(json_mode=json_output), Output(stream=sys.stderr)
-    with open_manager() as manager, _runner(manager, err) as runner, _graceful_stop(runner, err):
+    with _runner(err) as (_, runner), _graceful_stop(runner, err):
         result = runner.resume(run_id)
     _summary(out, result)
     _exit(result)
@@ -179,10 +166,8 @@ def approve(
     json_output: JsonFlag = False,
 ) -> None:
     """Approve (or reject) a task waiting for a person; the run then goes on."""
-    from squad.cli.app import open_manager
-
     out, err = Output(json_mode=json_output), Output(stream=sys.stderr)
-    with open_manager() as manager, _runner(manager, err) as runner, _graceful_stop(runner, err):
+    with _runner(err) as (_, runner), _graceful_stop(runner, err):
         result = runner.approve(run_id, task, approved=not reject, reason=reason)
     _summary(out, result)
     _exit(result)
@@ -199,13 +184,12 @@ def logs(
     json_output: JsonFlag = False,
 ) -> None:
     """Show a run's event log (logs/run-<run-id>.jsonl)."""
-    from squad.cli.app import open_manager
     from squad.errors import UsageError
     from squad.runtime.runlog import follow_events, read_events, run_log_path
 
     out = Output(json_mode=json_output)
-    with open_manager() as manager:
-        workspace = manager.locate(squad).path
+    with open_app() as app:
+        workspace = app.squads.locate(squad).path
     if run_id is None:
         found = sorted((workspace / "logs").glob("run-*.jsonl"), key=lambda p: p.stat().st_mtime)
         if not found:
@@ -248,11 +232,10 @@ def chat(
     model: Annotated[str | None, typer.Option("--model", help="Use this model instead.")] = None,
 ) -> None:
     """Talk to one agent in its workspace context; its memory is rebuilt every turn."""
-    from squad.cli.app import open_manager
     from squad.runtime.chat import ChatSession
 
     err = Output(stream=sys.stderr)
-    with open_manager() as manager, _runner(manager, err) as runner:
+    with _runner(err) as (_, runner):
         session = ChatSession.open(runner, squad, agent, model=model)
         if message is not None:
             sys.stdout.write(session.say(message).rstrip() + "\n")

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from squad.cli.context import open_app
 from squad.cli.output import Output
 
 if TYPE_CHECKING:
-    from squad.manager import SquadManager
     from squad.workspace.inspect import Health, TreeEntry
     from squad.workspace.search import SearchResult
 
@@ -36,17 +36,12 @@ def _when(moment: datetime | None) -> str:
     return moment.astimezone().strftime("%Y-%m-%d %H:%M") if moment else "-"
 
 
-def _manager() -> SquadManager:
-    from squad.cli.app import open_manager
-
-    return open_manager()
-
-
 @ws_app.command("list")
 def list_(json_output: JsonFlag = False) -> None:
     """List squad workspaces."""
     out = Output(json_mode=json_output)
-    with _manager() as manager:
+    with open_app() as app:
+        manager = app.squads
         rows: list[dict[str, Any]] = []
         for found in manager.all_workspaces():
             manifest = manager.workspaces.read_manifest(found.path)
@@ -105,8 +100,8 @@ def tree(
     from squad.workspace.inspect import tree as walk
 
     out = Output(json_mode=json_output)
-    with _manager() as manager:
-        found = manager.locate(squad)
+    with open_app() as app:
+        found = app.squads.locate(squad)
     entries = walk(found.path, depth=depth)
     if json_output:
         out.json(
@@ -153,8 +148,8 @@ def show(
     from squad.workspace.inspect import preview
 
     out = Output(json_mode=json_output)
-    with _manager() as manager:
-        found = manager.locate(squad)
+    with open_app() as app:
+        found = app.squads.locate(squad)
     shown = preview(found.path, path)
     if json_output:
         out.json(shown.to_dict())
@@ -191,8 +186,8 @@ def search(
     from squad.workspace.search import search as find
 
     out = Output(json_mode=json_output)
-    with _manager() as manager:
-        found = manager.locate(squad)
+    with open_app() as app:
+        found = app.squads.locate(squad)
     result = find(found.path, query, regex=regex, case_sensitive=case_sensitive, context=context)
     if json_output:
         out.json({"squad": found.squad, **result.to_dict()})
@@ -238,9 +233,10 @@ def health(
     from squad.workspace.inspect import health as measure
 
     out = Output(json_mode=json_output)
-    with _manager() as manager:
-        targets = [manager.locate(squad)] if squad else manager.all_workspaces()
-        cap = manager.settings.memory_file_cap_bytes
+    with open_app() as app:
+        squads = app.squads
+        targets = [squads.locate(squad)] if squad else squads.all_workspaces()
+        cap = app.settings.memory_file_cap_bytes
     reports = [(t.squad, measure(t.path, memory_cap_bytes=cap)) for t in targets]
     if json_output:
         out.json([{"squad": name, **report.to_dict()} for name, report in reports])

@@ -2,17 +2,16 @@
 consolidation.
 
 Retention deletes only two kinds of things: run logs, ``<workspace>/logs/run-<id>.jsonl``, and
-the LangGraph checkpoints of runs that ended long ago or that the store no longer has (their
-squad was deleted) and were last written long ago. Memory files (``memory.md``, daily logs,
-boot files, ``logs/memory-audit.jsonl``) never match either and are never touched. What to
-delete is decided by pure functions over plain data; the edges only list and remove.
+(through :mod:`squad.checkpoints`) the LangGraph checkpoints of runs that ended long ago or
+that the store no longer has (their squad was deleted) and were last written long ago. Memory
+files (``memory.md``, daily logs, boot files, ``logs/memory-audit.jsonl``) never match either
+and are never touched. What to delete is decided by pure functions over plain data; the edges
+only list and remove.
 """
 
 from __future__ import annotations
 
-import importlib
 import re
-import sqlite3
 import stat
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -20,28 +19,24 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from squad.errors import SquadError
-
 if TYPE_CHECKING:
-    from squad.settings import RetentionSettings, Settings
+    from squad.app import App
+    from squad.checkpoints import Checkpoints
+    from squad.settings import RetentionSettings
     from squad.store import Store
 
 __all__ = [
     "LogFile",
     "RetentionReport",
-    "checkpoint_threads",
     "find_run_logs",
-    "last_checkpoint_times",
     "logs_to_prune",
     "orphans_to_prune",
-    "prune_checkpoints",
     "run_consolidation",
     "run_retention",
 ]
 
 _RUN_LOG = re.compile(r"^run-([A-Za-z0-9][A-Za-z0-9_.-]*)\.jsonl$")
 """The only file names retention deletes in a workspace (see runtime/runlog.py)."""
-CHECKPOINTS = "checkpoints.sqlite"
 
 
 @dataclass(frozen=True)
@@ -106,58 +101,6 @@ def find_run_logs(workspace: Path) -> list[LogFile]:
     return found
 
 
-def prune_checkpoints(database: Path, ended: Collection[str]) -> list[str]:
-    """Delete the checkpoints of the runs in ``ended`` that have any; their ids, sorted."""
-    doomed = sorted(set(checkpoint_threads(database)).intersection(ended)) if ended else []
-    if not doomed:
-        return []
-    from langgraph.checkpoint.sqlite import SqliteSaver
-
-    connection = sqlite3.connect(database, check_same_thread=False)
-    try:
-        saver = SqliteSaver(connection)
-        for thread_id in doomed:
-            saver.delete_thread(thread_id)
-        return doomed
-    finally:
-        connection.close()
-
-
-def checkpoint_threads(database: Path) -> list[str]:
-    """Every thread (run id) with checkpoints in ``database``, sorted."""
-    if not database.is_file():
-        return []
-    connection = sqlite3.connect(database, check_same_thread=False)
-    try:
-        rows = connection.execute("SELECT DISTINCT thread_id FROM checkpoints").fetchall()
-    except sqlite3.OperationalError:  # no run ever wrote a checkpoint here
-        return []
-    finally:
-        connection.close()
-    return sorted(str(row[0]) for row in rows)
-
-
-def last_checkpoint_times(database: Path, threads: Iterable[str]) -> dict[str, datetime]:
-    """When each thread's newest checkpoint was written (threads without one are left out)."""
-    threads = list(threads)
-    if not threads or not database.is_file():
-        return {}
-    from langgraph.checkpoint.sqlite import SqliteSaver
-
-    connection = sqlite3.connect(database, check_same_thread=False)
-    try:
-        saver = SqliteSaver(connection)
-        found = {}
-        for thread_id in threads:
-            latest = saver.get_tuple({"configurable": {"thread_id": thread_id}})
-            if latest is not None:
-                written = datetime.fromisoformat(latest.checkpoint["ts"])
-                found[thread_id] = written if written.tzinfo else written.replace(tzinfo=UTC)
-        return found
-    finally:
-        connection.close()
-
-
 def orphans_to_prune(
     last_written: Mapping[str, datetime], known: Collection[str], *, before: datetime
 ) -> list[str]:
@@ -191,19 +134,18 @@ class RetentionReport:
 
 
 def run_retention(
-    settings: Settings,
     store: Store,
+    checkpoints: Checkpoints,
     workspaces: Iterable[Path],
     *,
     now: datetime,
+    policy: RetentionSettings,
     keep_runs: Collection[str] = (),
-    retention: RetentionSettings | None = None,
 ) -> RetentionReport:
-    """Prune old run logs in ``workspaces`` and old checkpoints in the squad home.
+    """Prune old run logs in ``workspaces`` and old runs' checkpoints.
 
     ``keep_runs`` are runs going on now; runs that may still resume are kept as well.
     """
-    policy = retention or settings.daemon.retention
     unfinished = {run.id for run in store.interrupted_runs()}
     keep = set(keep_runs) | unfinished
     logs: list[str] = []
@@ -223,27 +165,24 @@ def run_retention(
             logs.append(str(log.path))
             freed += log.size
     cutoff = now - timedelta(days=policy.checkpoints_days)
-    database = settings.home / CHECKPOINTS
-    threads = checkpoint_threads(database)
+    threads = checkpoints.threads()
     spared = store.known_runs(threads) | keep
-    written = last_checkpoint_times(database, [t for t in threads if t not in spared])
+    written = checkpoints.last_written(t for t in threads if t not in spared)
     orphans = orphans_to_prune(written, spared, before=cutoff)
     ended = {run.id for run in store.ended_runs(before=cutoff)} - keep
-    checkpoints = prune_checkpoints(database, ended | set(orphans))
-    return RetentionReport(logs, freed, checkpoints, orphans)
+    deleted = checkpoints.delete(ended | set(orphans))
+    return RetentionReport(logs, freed, deleted, orphans)
 
 
-def run_consolidation(settings: Settings, store: Store, *, now: datetime) -> dict[str, Any]:
-    """The memory consolidation pass (``squad.memory.gc.run_gc``), as its report's dict."""
-    try:
-        gc = importlib.import_module("squad.memory.gc")
-    except ModuleNotFoundError as exc:
-        if exc.name != "squad.memory.gc":
-            raise
-        raise SquadError(
-            "memory consolidation is not available in this version of squad "
-            "(squad.memory.gc is missing); the job is skipped"
-        ) from None
-    report = gc.run_gc(settings, store, now=now, dry_run=False)
+def run_consolidation(app: App, *, now: datetime) -> dict[str, Any]:
+    """The memory consolidation pass (:func:`squad.memory.gc.run_gc`), as its report's dict."""
+    from squad.memory.gc import run_gc
+
+    report = run_gc(app.store, _workspaces(app), now=now, dry_run=False)
     result: dict[str, Any] = report.to_dict()
     return result
+
+
+def _workspaces(app: App) -> dict[str, Path]:
+    """Every squad's workspace folder, by squad name (where gc writes its audit records)."""
+    return {found.squad: found.path for found in app.squads.all_workspaces()}

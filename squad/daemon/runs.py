@@ -1,10 +1,10 @@
 """Runs started by the daemon: each on a queue worker, each with its own SquadRunner.
 
 A runner's ``stop`` event is per runner, so asking every run to stop at its next checkpoint
-means setting each one's. The runners share one background extractor (one extraction
-worker per process, as the extractor expects), drained when the daemon stops. Everything a
-run can raise is reported in the daemon's log and counted; no run can take a worker (or the
-daemon) down with it.
+means setting each one's. The runners come from the daemon's :class:`~squad.app.App`, so they
+share its memory service, checkpoints and background extractor (drained when the daemon
+stops). Everything a run can raise is reported in the daemon's log and counted; no run can take
+a worker (or the daemon) down with it.
 """
 
 from __future__ import annotations
@@ -16,19 +16,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from squad.clock import Clock
 from squad.daemon.runqueue import RunQueue, RunRequest
 from squad.errors import SquadError, UsageError
 
 if TYPE_CHECKING:
+    from squad.app import App
     from squad.daemon.catalog import LoadedSquad
     from squad.daemon.eventlog import DaemonLog
-    from squad.extraction.background import BackgroundExtractor
-    from squad.memory.service import AgentContext, MemoryService
-    from squad.runtime.executor import ModelFactory
     from squad.runtime.runner import RunResult, SquadRunner
-    from squad.settings import Settings
-    from squad.store import Store
 
 __all__ = ["RunDispatcher"]
 
@@ -45,29 +40,23 @@ class RunDispatcher:
 
     def __init__(
         self,
-        settings: Settings,
-        store: Store,
+        app: App,
         log: DaemonLog,
         *,
         lookup: Callable[[str], LoadedSquad | None],
-        clock: Clock,
         workers: int,
         auto_approve: bool = False,
-        model_factory: ModelFactory | None = None,
         on_change: Callable[[], None] = lambda: None,
     ) -> None:
-        self._settings = settings
-        self._store = store
+        self._app = app
+        self._store = app.store
         self._log = log
         self._lookup = lookup
-        self._clock = clock
+        self._clock = app.clock
         self._auto_approve = auto_approve
-        self._model_factory = model_factory
         self._lock = threading.Lock()
         self._active: dict[str, _Active] = {}
         self._stopping = False
-        self._memory: MemoryService | None = None
-        self._extraction: BackgroundExtractor | None = None
         self.failures = 0
         """Runs that failed, stopped on a limit, or could not start or resume."""
         self.queue = RunQueue(workers, self._execute, on_change=on_change)
@@ -98,14 +87,6 @@ class RunDispatcher:
                 return True
             if remaining <= 0 or force.is_set():
                 return False
-
-    def close_extraction(self, timeout: float) -> bool:
-        """Let queued extraction passes finish (up to ``timeout``); True if they all did.
-
-        Messages not yet read stay past the extractor's watermark for the next pass."""
-        with self._lock:
-            extraction, self._extraction = self._extraction, None
-        return True if extraction is None else extraction.close(timeout)
 
     def abandon(self) -> list[str]:
         """Runs still going after the grace period: recorded as interrupted (resumable)."""
@@ -156,7 +137,7 @@ class RunDispatcher:
             "run_start", squad=request.squad, trigger=request.trigger, run_id=request.run_id
         )
         try:
-            runner = self._make_runner()
+            runner = self._app.runner()
             with self._lock:
                 active.runner = runner
                 if self._stopping:
@@ -203,54 +184,6 @@ class RunDispatcher:
             )
             result = runner.approve(result.run_id, result.awaiting, approved=True)
         return result
-
-    def extraction(self) -> BackgroundExtractor:
-        """The background extractor every run of this daemon shares (made on first use)."""
-        return self._shared()[1]
-
-    def _make_runner(self) -> SquadRunner:
-        from squad.runtime.runner import SquadRunner, default_model_factory
-
-        memory, extraction = self._shared()
-        return SquadRunner(
-            self._settings,
-            self._store,
-            memory=memory,
-            model_factory=self._model_factory or default_model_factory,
-            clock=self._clock,
-            extraction=extraction,
-        )
-
-    def _shared(self) -> tuple[MemoryService, BackgroundExtractor]:
-        from squad.extraction.background import BackgroundExtractor
-        from squad.extraction.job import AgentExtractor
-        from squad.extraction.models import ExtractionModels
-        from squad.memory.embeddings import load_embedder
-        from squad.memory.service import MemoryService
-        from squad.runtime.runner import default_model_factory
-
-        factory = self._model_factory or default_model_factory
-        with self._lock:
-            if self._memory is None:
-                embedder = load_embedder(self._settings.memory_ranking)
-                self._memory = MemoryService(
-                    self._settings, self._store, embedder=embedder, clock=self._clock
-                )
-            if self._extraction is None:
-                extractor = AgentExtractor(
-                    self._memory, ExtractionModels(factory), clock=self._clock
-                )
-                self._extraction = BackgroundExtractor(extractor, on_error=self._extraction_error)
-            return self._memory, self._extraction
-
-    def _extraction_error(self, ctx: AgentContext, exc: BaseException) -> None:
-        self._log.emit(
-            "job_error",
-            job="extraction",
-            squad=ctx.squad.name,
-            agent=ctx.agent.id,
-            error=f"{type(exc).__name__}: {exc}",
-        )
 
     def _give_up_resume(self, run_id: str, reason: str) -> None:
         """A run that cannot be resumed (it has no checkpoint) is failed, so that no later

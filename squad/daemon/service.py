@@ -30,7 +30,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from squad.clock import Clock, utc_now
 from squad.daemon.catalog import LoadedSquad, SquadCatalog
 from squad.daemon.definitions import is_definition_file
 from squad.daemon.eventlog import DAEMON_LOG, DaemonLog
@@ -43,8 +42,8 @@ from squad.daemon.watcher import FolderWatcher, Watch
 from squad.errors import SquadError, UsageError
 
 if TYPE_CHECKING:
-    from squad.manager import SquadManager
-    from squad.runtime.executor import ModelFactory
+    from squad.app import App
+    from squad.memory.service import AgentContext
     from squad.settings import Settings
     from squad.store import Store
 
@@ -80,22 +79,24 @@ class Daemon:
 
     def __init__(
         self,
-        settings: Settings,
+        app: App,
         *,
         squads_dir: Path | None = None,
-        store: Store | None = None,
-        clock: Clock = utc_now,
         exit_when_idle: bool = False,
         auto_approve: bool = False,
         echo: Callable[[dict[str, Any]], None] | None = None,
-        model_factory: ModelFactory | None = None,
         heartbeat_s: float = HEARTBEAT_S,
         debounce_s: float = 0.5,
         reload_settings: Callable[[], Settings] | None = None,
     ) -> None:
-        """``reload_settings`` reads the settings again (as the caller first did) when
+        """The daemon of ``app``'s home, on its services (the caller closes the app).
+
+        ``reload_settings`` reads the settings again (as the caller first did) when
         ``settings.yaml`` changes; without it, an edit is not applied (see
         :mod:`squad.daemon.reload`)."""
+        settings = app.settings
+        clock = app.clock
+        self.app = app
         self.settings = settings
         self.squads_dir = (squads_dir or settings.squads_dir).resolve()
         self.config = settings.daemon
@@ -110,9 +111,6 @@ class Daemon:
         )
         self._auto_approve = auto_approve
         self._clock = clock
-        self._store = store
-        self._owns_store = store is None
-        self._model_factory = model_factory
         self._heartbeat_s = heartbeat_s
         self._debounce_s = debounce_s
         self._lock = DaemonLock(settings.home)
@@ -128,11 +126,12 @@ class Daemon:
         self._last_state: str | None = None
         self._scheduler: JobScheduler | None = None
         self._watcher: FolderWatcher | None = None
-        self._manager: SquadManager | None = None
         self._catalog: SquadCatalog | None = None
         self._runs: RunDispatcher | None = None
         self._reload = reload_settings
         self._restart_needed: tuple[str, ...] = ()
+        self._left_behind: frozenset[str] = frozenset()
+        """Runs whose checkpoints a switch of store backends left in the home's SQLite file."""
 
     # -- public ----------------------------------------------------------------------------
 
@@ -170,11 +169,7 @@ class Daemon:
 
     @property
     def store(self) -> Store:
-        if self._store is None:
-            from squad.store import Store
-
-            self._store = Store.open(self.settings.database_url, clock=self._clock)
-        return self._store
+        return self.app.store
 
     def state(self) -> dict[str, Any]:
         """What the heartbeat reports: squads, next fire times, runs, queue, failed files."""
@@ -224,7 +219,6 @@ class Daemon:
     # -- start and stop --------------------------------------------------------------------
 
     def _start(self) -> None:
-        from squad.manager import SquadManager
 
         self.log.emit(
             "start",
@@ -235,9 +229,9 @@ class Daemon:
             once=self.exit_when_idle or None,
             took_over_from=self._lock.previous_pid,
         )
-        self._manager = SquadManager(self.settings, store=self.store, clock=self._clock)
         self._beat()
         self._prepare_checkpoints()
+        self.app.on_extraction_error(self._extraction_error)
         if not self.exit_when_idle:
             self._scheduler = JobScheduler(
                 misfire_grace_s=self.config.misfire_grace_s,
@@ -247,21 +241,18 @@ class Daemon:
             self._scheduler.start()
         self._catalog = SquadCatalog(
             self.squads_dir,
-            self._manager,
+            self.app.squads,
             self.log,
             scheduler=self._scheduler,
             fire=self._fire,
             on_added=self._added,
         )
         self._runs = RunDispatcher(
-            self.settings,
-            self.store,
+            self.app,
             self.log,
             lookup=self._catalog.get,
-            clock=self._clock,
             workers=self.config.max_concurrent_runs,
             auto_approve=self._auto_approve,
-            model_factory=self._model_factory,
             on_change=self._wake.set,
         )
         if not self.exit_when_idle:
@@ -333,7 +324,7 @@ class Daemon:
             if not self._runs.wait(self.config.shutdown_grace_s, force=self._force):
                 left = self._runs.abandon()
             remaining = 0.0 if self._force.is_set() else deadline - time.monotonic()
-            if not self._runs.close_extraction(max(1.0, remaining)):
+            if not self.app.drain_extraction(max(1.0, remaining)):
                 self.log.emit("extraction_left", reason="stopped before queued passes ran")
         self._safe_beat()
         try:
@@ -346,25 +337,33 @@ class Daemon:
             interrupted=left or None,
             forced=self._force.is_set() or None,
         )
-        if self._manager is not None:
-            self._manager.close()
-        if self._owns_store and self._store is not None:
-            self._store.close()
 
     def _prepare_checkpoints(self) -> None:
-        """Create the checkpoint database once, before runs open it side by side."""
-        import sqlite3
+        """Create the checkpoint tables once, before runs use them side by side; say which
+        checkpoints a switch of store backends left behind (they are not migrated)."""
+        from squad.checkpoints import left_behind
 
-        from langgraph.checkpoint.sqlite import SqliteSaver
+        checkpoints = self.app.checkpoints
+        checkpoints.setup()
+        kept = left_behind(self.settings.home, checkpoints)
+        self._left_behind = frozenset(kept.runs) if kept is not None else frozenset()
+        if kept is not None:
+            self.log.emit(
+                "checkpoints_left_behind",
+                file=str(kept.path),
+                runs=len(kept.runs),
+                using=checkpoints.where,
+                note=kept.describe(),
+            )
 
-        from squad.runtime.runner import CHECKPOINTS
-
-        self.settings.home.mkdir(parents=True, exist_ok=True)
-        connection = sqlite3.connect(self.settings.home / CHECKPOINTS, check_same_thread=False)
-        try:
-            SqliteSaver(connection).setup()
-        finally:
-            connection.close()
+    def _extraction_error(self, ctx: AgentContext, exc: BaseException) -> None:
+        self.log.emit(
+            "job_error",
+            job="extraction",
+            squad=ctx.squad.name,
+            agent=ctx.agent.id,
+            error=_describe(exc),
+        )
 
     # -- runs ------------------------------------------------------------------------------
 
@@ -393,7 +392,12 @@ class Daemon:
             if run.status is RunStatus.RUNNING and run.trigger not in DAEMON_TRIGGERS:
                 continue  # a `squad run` elsewhere may still be at it
             reason = None
-            if run.squad not in loaded:
+            if run.id in self._left_behind:
+                reason = (
+                    "its checkpoints are in the home's checkpoints.sqlite, from before the store "
+                    "moved to PostgreSQL (not migrated); it stays resumable there"
+                )
+            elif run.squad not in loaded:
                 reason = "its squad is not in the squads folder"
             elif not self._runs.submit(RunRequest(run.squad, "resume", run.id)):
                 reason = "another run of the squad resumes first; `squad resume` this one"
@@ -439,7 +443,7 @@ class Daemon:
     def _consolidate(self) -> dict[str, Any]:
         from squad.daemon.jobs import run_consolidation
 
-        return run_consolidation(self.settings, self.store, now=self._clock())
+        return run_consolidation(self.app, now=self._clock())
 
     def _sweep_extraction(self) -> dict[str, Any]:
         """Queue a look at every loaded agent with unread messages (see
@@ -452,7 +456,7 @@ class Daemon:
             loaded = self._catalog.get(squad)
             if loaded is None or agent not in {a.id for a in loaded.spec.agents}:
                 continue  # a squad no file defines any more: nothing to extract for
-            self._runs.extraction().check(AgentContext.of(loaded.spec, agent, loaded.workspace))
+            self.app.extraction.check(AgentContext.of(loaded.spec, agent, loaded.workspace))
             checked.append(f"{squad}/{agent}")
         return {"checked": checked}
 
@@ -464,7 +468,12 @@ class Daemon:
         busy = self._runs.running_since()
         running = {run.id for squad in busy for run in self.store.list_runs(squad, limit=1)}
         report = run_retention(
-            self.settings, self.store, workspaces, now=self._clock(), keep_runs=running
+            self.store,
+            self.app.checkpoints,
+            workspaces,
+            now=self._clock(),
+            keep_runs=running,
+            policy=self.config.retention,
         )
         return report.to_dict()
 

@@ -14,7 +14,9 @@ The JSON shape (``squad status --json``)::
                               "duration_s", "tokens_in", "tokens_out", "cost_usd", "error"}}],
      "running": [...], "queue": [...], "queue_length": n,
      "failed_files": [{"file", "squad", "error", "problems"}],
-     "extraction_backlog": [{"squad", "agent", "messages"}]}
+     "extraction_backlog": [{"squad", "agent", "messages"}],
+     "checkpoints": {"backend": "sqlite" | "postgres", "where",
+                     "left_behind": {"file", "runs", "note"} | null}}
 """
 
 from __future__ import annotations
@@ -27,8 +29,8 @@ from typing import TYPE_CHECKING, Any
 from squad.daemon.lock import LockState, pid_alive, probe_lock
 
 if TYPE_CHECKING:
-    from squad.settings import Settings
-    from squad.store import RunRecord, SpendTotals, Store
+    from squad.app import App
+    from squad.store import RunRecord, SpendTotals
     from squad.store.daemon_state import HeartbeatRecord
 
 __all__ = [
@@ -114,6 +116,7 @@ def build_status(
     failed_files: Sequence[Mapping[str, Any]],
     last_runs: Mapping[str, dict[str, Any]],
     backlog: Sequence[tuple[str, str, int]],
+    checkpoints: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The whole status; ``state`` is the daemon's last heartbeat state, used when it is up.
 
@@ -153,6 +156,7 @@ def build_status(
         "extraction_backlog": [
             {"squad": squad, "agent": agent, "messages": count} for squad, agent, count in backlog
         ],
+        "checkpoints": dict(checkpoints) if checkpoints is not None else None,
     }
 
 
@@ -176,55 +180,47 @@ def _configured(folder: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]
     return configured, [d.to_dict() for d in sorted(failed, key=lambda d: d.path)]
 
 
-def _database_exists(settings: Settings) -> bool:
-    from squad.store.engine import parse_url, sqlite_file
+def collect_status(app: App, *, now: datetime, squads_dir: Path | None = None) -> dict[str, Any]:
+    """Gather the lock, heartbeat, squads folder, store and checkpoints, and build the status.
 
-    url = parse_url(settings.database_url)
-    if url.get_backend_name() != "sqlite":
-        return True
-    path = sqlite_file(url)
-    return path is not None and path.is_file()
+    A home whose database does not exist yet is not given one."""
+    from squad.checkpoints import left_behind
 
-
-def collect_status(
-    settings: Settings, *, now: datetime, squads_dir: Path | None = None
-) -> dict[str, Any]:
-    """Gather the lock, heartbeat, squads folder and store, and build the status."""
+    settings = app.settings
     lock = probe_lock(settings.home)
-    store: Store | None = None
-    if _database_exists(settings):
-        from squad.store import Store
-
-        store = Store.open(settings.database_url)
-    try:
-        heartbeat = None if store is None else store.daemon.get(str(settings.home))
-        daemon = daemon_status(now=now, lock=lock, heartbeat=heartbeat)
-        state = heartbeat.state if heartbeat is not None else None
-        up = daemon["state"] == "up" and state is not None
-        folder = squads_dir or settings.squads_dir
-        if up and state is not None and squads_dir is None and state.get("configs"):
-            folder = Path(str(state["configs"]))
-        daemon["configs"] = str(folder)
-        configured, failed = ([], []) if up else _configured(folder)
-        names = [str(s["name"]) for s in (state or {}).get("squads", [])] if up else []
-        names += [str(s["name"]) for s in configured]
-        last_runs: dict[str, dict[str, Any]] = {}
-        backlog: list[tuple[str, str, int]] = []
-        if store is not None:
-            for name in names:
-                latest = store.list_runs(name, limit=1)
-                if latest:
-                    run = latest[0]
-                    last_runs[name] = run_summary(run, store.runs.run_spend(run.id), now=now)
-            backlog = store.conversation.extraction_backlog()
-        return build_status(
-            daemon=daemon,
-            state=state,
-            configured=configured,
-            failed_files=failed,
-            last_runs=last_runs,
-            backlog=backlog,
-        )
-    finally:
-        if store is not None:
-            store.close()
+    store = app.store if app.database_exists() else None
+    heartbeat = None if store is None else store.daemon.get(str(settings.home))
+    daemon = daemon_status(now=now, lock=lock, heartbeat=heartbeat)
+    state = heartbeat.state if heartbeat is not None else None
+    up = daemon["state"] == "up" and state is not None
+    folder = squads_dir or settings.squads_dir
+    if up and state is not None and squads_dir is None and state.get("configs"):
+        folder = Path(str(state["configs"]))
+    daemon["configs"] = str(folder)
+    configured, failed = ([], []) if up else _configured(folder)
+    names = [str(s["name"]) for s in (state or {}).get("squads", [])] if up else []
+    names += [str(s["name"]) for s in configured]
+    last_runs: dict[str, dict[str, Any]] = {}
+    backlog: list[tuple[str, str, int]] = []
+    if store is not None:
+        for name in names:
+            latest = store.list_runs(name, limit=1)
+            if latest:
+                run = latest[0]
+                last_runs[name] = run_summary(run, store.runs.run_spend(run.id), now=now)
+        backlog = store.conversation.extraction_backlog()
+    checkpoints = app.checkpoints
+    kept = left_behind(settings.home, checkpoints)
+    return build_status(
+        daemon=daemon,
+        state=state,
+        configured=configured,
+        failed_files=failed,
+        last_runs=last_runs,
+        backlog=backlog,
+        checkpoints={
+            "backend": checkpoints.backend,
+            "where": checkpoints.where,
+            "left_behind": None if kept is None else {**kept.to_dict(), "note": kept.describe()},
+        },
+    )

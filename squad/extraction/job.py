@@ -32,8 +32,10 @@ __all__ = [
     "BATCH_MESSAGES",
     "MODEL_MIN_CONFIDENCE",
     "AgentExtractor",
+    "MessagesRead",
     "PassReport",
     "interval_of",
+    "record_pass",
 ]
 
 BATCH_MESSAGES = 40
@@ -226,41 +228,15 @@ class AgentExtractor:
         *,
         reason: str | None = None,
     ) -> PassReport:
-        record = self.memory.store.extraction.record(
-            ctx.squad.name,
-            ctx.agent.id,
-            started_at=started,
+        record_id = record_pass(
+            self.memory,
+            ctx,
+            started=started,
             status=status,
             extractor=extractor,
-            from_seq=processed + 1,
-            to_seq=last,
-            message_ids=[m.message_id for m in talk],
-            written=applied.written,
-            dropped=applied.dropped,
+            read=MessagesRead(processed + 1, last, tuple(m.message_id for m in talk)),
+            applied=applied,
             reason=reason,
-        )
-        summary = f"{status}: {len(applied.written)} written, {len(applied.dropped)} dropped" + (
-            f" ({reason})" if reason else ""
-        )
-        AuditLog(ctx.workspace).append(
-            AuditRecord(
-                time=started.isoformat(),
-                actor="extractor",
-                operation="extract",
-                file=f"extraction:{record.id}",
-                note=summary,
-                details={
-                    "agent": ctx.agent.id,
-                    "extractor": extractor,
-                    "messages": {
-                        "from_seq": processed + 1,
-                        "to_seq": last,
-                        "ids": [m.message_id for m in talk],
-                    },
-                    "written": applied.written,
-                    "dropped": applied.dropped,
-                },
-            )
         )
         self._log(
             "extraction",
@@ -282,12 +258,70 @@ class AgentExtractor:
             reason,
             applied.written,
             applied.dropped,
-            record.id,
+            record_id,
         )
 
     def _spend(self, ctx: AgentContext, replies: Sequence[ModelReply]) -> None:
         for reply in replies:
             self.memory.store.runs.record_spend(ctx.squad.name, agent=ctx.agent.id, **reply.spend())
+
+
+@dataclass(frozen=True)
+class MessagesRead:
+    """Which messages a pass read: store seqs ``from_seq..to_seq`` and their ids (a
+    transcript's messages are not in the store: seqs 0, ids ``transcript:<file>#<turn>``)."""
+
+    from_seq: int
+    to_seq: int
+    ids: tuple[str, ...]
+
+
+def record_pass(
+    memory: MemoryService,
+    ctx: AgentContext,
+    *,
+    started: datetime,
+    status: Status,
+    extractor: str,
+    read: MessagesRead,
+    applied: Applied,
+    reason: str | None = None,
+) -> int:
+    """Record one pass, in the store and in the workspace's audit log, with the same fields;
+    the store record's id."""
+    record = memory.store.extraction.record(
+        ctx.squad.name,
+        ctx.agent.id,
+        started_at=started,
+        status=status,
+        extractor=extractor,
+        from_seq=read.from_seq,
+        to_seq=read.to_seq,
+        message_ids=read.ids,
+        written=applied.written,
+        dropped=applied.dropped,
+        reason=reason,
+    )
+    summary = f"{status}: {len(applied.written)} written, {len(applied.dropped)} dropped" + (
+        f" ({reason})" if reason else ""
+    )
+    AuditLog(ctx.workspace).append(
+        AuditRecord(
+            time=started.isoformat(),
+            actor="extractor",
+            operation="extract",
+            file=f"extraction:{record.id}",
+            note=summary,
+            details={
+                "agent": ctx.agent.id,
+                "extractor": extractor,
+                "messages": {"from_seq": read.from_seq, "to_seq": read.to_seq, "ids": read.ids},
+                "written": applied.written,
+                "dropped": applied.dropped,
+            },
+        )
+    )
+    return record.id
 
 
 def _role(message: MessageRecord) -> Literal["user", "assistant", "task"]:

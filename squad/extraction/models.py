@@ -6,17 +6,11 @@ import threading
 from collections.abc import Callable
 
 from squad.memory.service import AgentContext
-from squad.model.seam import OFFLINE_PROVIDER
+from squad.model.offline import is_offline
 from squad.model.types import ChatModel, ModelEvent
-from squad.spec.models import DEFAULT_MODEL, ModelSpec
+from squad.spec.models import ModelSpec
 
-__all__ = ["ExtractionModels", "is_offline"]
-
-
-def is_offline(name: str) -> bool:
-    """Whether ``name`` is the built-in offline model: "no model configured" for extraction,
-    so its agents get the offline extractor, without a call."""
-    return name == DEFAULT_MODEL or name.startswith(f"{OFFLINE_PROVIDER}/")
+__all__ = ["ExtractionModels"]
 
 
 class ExtractionModels:
@@ -34,7 +28,8 @@ class ExtractionModels:
         return self.for_spec(ctx.agent.model or ctx.squad.model)
 
     def for_spec(self, spec: ModelSpec) -> ChatModel | None:
-        """The model for ``spec``; None for the built-in offline model."""
+        """The model for ``spec``; None for the built-in offline model, which counts as "no
+        model configured": its agents get the offline extractor, without a call."""
         if is_offline(spec.name):
             return None
         key = spec.model_dump_json()

@@ -18,7 +18,12 @@ from squad.errors import UsageError
 from squad.extraction.apply import Applied, apply_decisions, existing_facts
 from squad.extraction.candidates import ConversationMessage, Existing
 from squad.extraction.extract import extract_batch
-from squad.extraction.job import BATCH_MESSAGES, MODEL_MIN_CONFIDENCE
+from squad.extraction.job import (
+    BATCH_MESSAGES,
+    MODEL_MIN_CONFIDENCE,
+    MessagesRead,
+    record_pass,
+)
 from squad.extraction.quality import Decision, decide
 from squad.memory.service import AgentContext, MemoryService
 from squad.model.types import ChatModel
@@ -155,5 +160,15 @@ def extract_transcript(
     if not dry_run and memory is not None and ctx is not None:
         result.applied = apply_decisions(
             memory, ctx, result.decisions, now=now, source=source, seqs={}
+        )
+        record_pass(
+            memory,
+            ctx,
+            started=now,
+            status="done",
+            extractor=result.extractor,
+            read=MessagesRead(0, 0, tuple(f"{source}#{m.index}" for m in talk)),
+            applied=result.applied,
+            reason=source,
         )
     return result

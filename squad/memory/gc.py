@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 import shlex
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -37,7 +37,6 @@ from squad.memory.audit import AuditLog, AuditRecord
 from squad.memory.sightings import sighting_key
 
 if TYPE_CHECKING:
-    from squad.settings import Settings
     from squad.store import FactRecord, Store
 
 __all__ = [
@@ -243,8 +242,8 @@ class GcReport:
 
 
 def run_gc(
-    settings: Settings,
     store: Store,
+    workspaces: Mapping[str, Path],
     *,
     now: datetime | None = None,
     dry_run: bool = False,
@@ -252,8 +251,9 @@ def run_gc(
 ) -> GcReport:
     """One consolidation pass over every namespace and workspace; see the module docstring.
 
-    ``now`` defaults to the store's clock. With ``dry_run`` nothing is written (store or
-    audit log) and the report says what would have changed.
+    ``workspaces`` maps each squad to its workspace folder (where its audit records go).
+    ``now`` defaults to the store's clock. With ``dry_run`` nothing is written (store or audit
+    log) and the report says what would have changed.
     """
     policy = policy or GcPolicy()
     maintenance = store.maintenance
@@ -288,7 +288,7 @@ def run_gc(
     )
     if dry_run:
         return report
-    return replace(report, audited=tuple(_audit(settings, store, report, expired, dormant)))
+    return replace(report, audited=tuple(_audit(workspaces, report, expired, dormant)))
 
 
 def _decay_candidates(store: Store, cutoff: datetime) -> Iterable[FactRecord]:
@@ -351,8 +351,7 @@ def _expiry_reason(fact: FactRecord, policy: GcPolicy) -> str:
 
 
 def _audit(
-    settings: Settings,
-    store: Store,
+    workspaces: Mapping[str, Path],
     report: GcReport,
     expired: list[FactRecord],
     dormant: list[FactRecord],
@@ -362,11 +361,6 @@ def _audit(
     Changes of squads with no workspace left are recorded in the store only (status and
     ``updated_at``). Returns the workspaces written to.
     """
-    from squad.manager import SquadManager
-
-    workspaces = {
-        found.squad: found.path for found in SquadManager(settings, store=store).all_workspaces()
-    }
     time = report.at.isoformat()
     records: dict[Path, list[AuditRecord]] = defaultdict(list)
     reasons = {c.id: c.reason for ns in report.namespaces for c in (*ns.dormant, *ns.expired)}

@@ -1,12 +1,15 @@
 """Model calls: one seam over litellm, the built-in offline model, and test doubles.
 
-Everything outside this package takes a :class:`ChatModel`; only :mod:`squad.model.seam`
-imports litellm, and only on the first call. :mod:`squad.model.testing` ships a real
+Everything outside this package takes a :class:`ChatModel`; :func:`model_for` picks one for
+a spec. Only :mod:`squad.model.seam` imports litellm, and only on a real provider's first call;
+the offline model (:class:`OfflineModel`) never does. :mod:`squad.model.testing` ships a real
 OpenAI-compatible HTTP server on loopback for tests.
 """
 
 from __future__ import annotations
 
+from squad.model.factory import ModelFactory, model_for
+from squad.model.offline import OfflineModel
 from squad.model.seam import LiteLLMModel, RetryPolicy
 from squad.model.types import (
     ChatModel,
@@ -23,9 +26,12 @@ __all__ = [
     "LiteLLMModel",
     "Message",
     "ModelEvent",
+    "ModelFactory",
     "ModelReply",
+    "OfflineModel",
     "RetryPolicy",
     "ToolCall",
     "ToolSpec",
     "Usage",
+    "model_for",
 ]

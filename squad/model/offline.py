@@ -3,8 +3,9 @@
 It is the default model (``offline``) so a squad runs end to end on a fresh machine with no key
 and no network. It is not an LLM: it reads the system prompt and the last user message, decides
 what is asked, and answers from their words. Same messages in, same answer out: no randomness,
-no clock. :mod:`squad.model.seam` registers it as a litellm custom provider, so calls to it take
-the same litellm path as calls to a real provider; this module is the pure part.
+no clock. :class:`OfflineModel` is a :class:`~squad.model.types.ChatModel` of its own (as
+pydantic-ai's ``TestModel`` is a ``Model``): it never loads litellm, makes no request and costs
+nothing; :func:`answer` is its pure part.
 
 What it recognises, first match wins (labels are case-insensitive, ``Label: value`` lines or
 ``## Label`` headings, so the prompts that work here read naturally to a real model too):
@@ -13,7 +14,6 @@ What it recognises, first match wins (labels are case-insensitive, ``Label: valu
 kind           recognised when the prompt...                          answer
 =============  =====================================================  ===========================
 tool result    ends with a ``tool`` message                           a line quoting the result
-facts          asks to extract facts, as JSON                         ``{"facts": [...]}``
 plan           mentions a plan, tasks and JSON                        ``{"tasks": [...]}``
 review         names both verdicts, APPROVED and CHANGES REQUESTED    ``APPROVED: ...`` or
                                                                       ``CHANGES REQUESTED: ...``
@@ -27,9 +27,10 @@ or clause (``;``, ``then``, ``and`` before a verb); agents come from an ``Agents
 team:``) section, as a comma list or bullets, or from ``agents: a, b`` inside a sentence; each
 task goes to the agent whose id or role shares a word stem with it, else round-robin; each task
 depends on the one before. Reviews approve when the ``Work:`` section mentions every key term
-(content word) of the ``Task:`` section. Facts come from sentences of the ``Conversation:``
-section (else the last user message) that state a decision, a rule, project context or a
-preference; each is classified ``project`` (with a memory.md section) or ``experiential``.
+(content word) of the ``Task:`` section. A request to remember something becomes a memory tool
+call into the section :func:`squad.memory.extract_subject.section_for` picks, the same
+classifier the offline fact extractor uses. It extracts no facts itself: with the offline model,
+the background extractor uses its offline classifier and makes no call.
 """
 
 from __future__ import annotations
@@ -37,19 +38,34 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
 from squad.model import prompt_text as pt
-from squad.model.types import ToolCall
+from squad.model.types import (
+    Message,
+    ModelEvent,
+    ModelReply,
+    TokenCallback,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
 
-__all__ = ["MODEL_NAME", "OfflineAnswer", "answer", "count_usage"]
+__all__ = ["MODEL_NAME", "OfflineAnswer", "OfflineModel", "answer", "count_usage", "is_offline"]
 
 MODEL_NAME = "offline"
+"""The model string that names the built-in offline model (the default of every squad)."""
 
-Kind = Literal["tool_result", "facts", "plan", "review", "tool_call", "work", "chat"]
+Kind = Literal["tool_result", "plan", "review", "tool_call", "work", "chat"]
+
+
+def is_offline(name: str) -> bool:
+    """Whether a spec's model ``name`` is the built-in offline model."""
+    return name == MODEL_NAME
 
 
 @dataclass(frozen=True)
@@ -64,21 +80,59 @@ class OfflineAnswer:
 # -- entry points -----------------------------------------------------------------------------
 
 
+class OfflineModel:
+    """The built-in offline model as a :class:`~squad.model.types.ChatModel`.
+
+    Answers are computed in this process: no request, no retry, no cost (usage is counted with
+    the offline tokenizer, so budgets and run summaries read as they would on a real model).
+    With ``on_token`` the answer streams word by word. Stateless, so one instance may serve
+    any number of threads. ``on_event`` gets one ``call`` event per answer, as from the seam.
+    """
+
+    def __init__(self, *, on_event: Callable[[ModelEvent], None] | None = None) -> None:
+        self._on_event = on_event
+
+    @property
+    def name(self) -> str:
+        return MODEL_NAME
+
+    def __repr__(self) -> str:
+        return "OfflineModel()"
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[ToolSpec] = (),
+        response_format: Mapping[str, Any] | None = None,
+        timeout_s: float | None = None,
+        on_token: TokenCallback | None = None,
+    ) -> ModelReply:
+        started = time.perf_counter()
+        reply = answer(messages, tools, response_format)
+        prompt, completion = count_usage(messages, reply)
+        if on_token is not None:
+            for piece in re.findall(r"\s*\S+\s*", reply.content):
+                on_token(piece)
+        usage = Usage(prompt, completion, 0.0)
+        latency = time.perf_counter() - started
+        if self._on_event is not None:
+            self._on_event(ModelEvent("call", MODEL_NAME, 1, latency, usage=usage))
+        return ModelReply(reply.content, reply.tool_calls, usage, latency, MODEL_NAME, 1)
+
+
 def answer(
-    messages: Sequence[Mapping[str, Any]],
-    tools: Sequence[Mapping[str, Any]] = (),
+    messages: Sequence[Message],
+    tools: Sequence[ToolSpec] = (),
     response_format: Mapping[str, Any] | None = None,
 ) -> OfflineAnswer:
-    """Answer OpenAI-format ``messages`` (``tools`` in OpenAI's function-tool format)."""
-    system = "\n\n".join(pt.message_text(m) for m in messages if m.get("role") == "system")
-    user = next((pt.message_text(m) for m in reversed(messages) if m.get("role") == "user"), "")
-    last = messages[-1] if messages else {}
+    """Answer ``messages``, offering ``tools``; same input, same answer."""
+    system = "\n\n".join(m.content for m in messages if m.role == "system")
+    user = next((m.content for m in reversed(messages) if m.role == "user"), "")
     prompt = f"{system}\n{user}".lower()
 
-    if last.get("role") == "tool":
+    if messages and messages[-1].role == "tool":
         reply = _tool_result(messages)
-    elif all(pt.mentions(prompt, w) for w in (r"extract\w*", r"facts?", "json")):
-        reply = OfflineAnswer("facts", _facts(user))
     elif all(pt.mentions(prompt, w) for w in ("plan", r"tasks?", "json")):
         reply = OfflineAnswer("plan", _plan(system, user))
     elif "approved" in prompt and "changes requested" in prompt:
@@ -90,17 +144,17 @@ def answer(
         reply = OfflineAnswer("tool_call", "", (call,))
     else:
         reply = OfflineAnswer("chat", _chat(user))
-    if _wants_json(response_format) and reply.kind not in ("facts", "plan", "tool_call"):
+    if _wants_json(response_format) and reply.kind not in ("plan", "tool_call"):
         reply = OfflineAnswer(reply.kind, json.dumps({"answer": reply.content}))
     return reply
 
 
-def count_usage(messages: Sequence[Mapping[str, Any]], reply: OfflineAnswer) -> tuple[int, int]:
+def count_usage(messages: Sequence[Message], reply: OfflineAnswer) -> tuple[int, int]:
     """(prompt tokens, completion tokens), counted with the offline model's tokenizer."""
     from squad.memory.tokens import counter_for_model
 
     counter = counter_for_model(MODEL_NAME)
-    prompt = sum(counter.count(pt.message_text(m)) for m in messages)
+    prompt = sum(counter.count(m.content) for m in messages)
     completion = counter.count(reply.content) + sum(
         counter.count(c.name + json.dumps(c.arguments)) for c in reply.tool_calls
     )
@@ -260,79 +314,6 @@ def _work(task: str, expected: str | None) -> str:
     )
 
 
-# -- facts ------------------------------------------------------------------------------------
-
-_CODE_WORDS = pt.word_set(
-    """code test tests function functions commit commits lint type types file files api
-    variable variables branch branches format formatting import imports module modules class
-    classes naming docstring docstrings python typescript sql schema migration pr prs"""
-)
-_FACT_RULES: tuple[tuple[re.Pattern[str], str, str | None], ...] = (
-    (
-        re.compile(
-            r"\b(we|i|let's|let us|the team)\s+(have\s+)?(decided|chose|agreed|picked|"
-            r"switched|settled|will use|are using|use)\b|\bdecision\b",
-            re.I,
-        ),
-        "project",
-        "Decisions",
-    ),
-    (re.compile(r"\b(always|never|must|must not|should not|don't|do not)\b", re.I), "rule", None),
-    (
-        re.compile(
-            r"\b(the|this|our) (project|deadline|repo|repository|client|stack|product|"
-            r"launch|release)\b|\bwe are building\b|\bthe goal is\b",
-            re.I,
-        ),
-        "project",
-        "Project Context",
-    ),
-    (
-        re.compile(
-            r"\b(i|we)\s+(really\s+)?(prefer|like|love|hate|dislike|want)\b|\bmy name is\b"
-            r"|\bcall me\b|\b(learned|lesson|turns out|turned out|works better|tip)\b",
-            re.I,
-        ),
-        "experiential",
-        None,
-    ),
-)
-MAX_FACTS = 10
-
-
-def _classify(sentence: str) -> tuple[str, str | None] | None:
-    for pattern, scope, section in _FACT_RULES:
-        if pattern.search(sentence):
-            if scope == "rule":
-                coding = bool(_CODE_WORDS & set(pt.words(sentence)))
-                return ("project", "Coding Rules") if coding else ("experiential", None)
-            return scope, section
-    return None
-
-
-def _facts(user: str) -> str:
-    from squad.memory.secrets import contains_secret
-
-    source = pt.section(user, "conversation") or user
-    facts: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    for line in source.splitlines():
-        line = re.sub(
-            r"^\s*(?:\[?\b(user|assistant|human|ai|agent)\b\]?\s*[:>])\s*", "", line, flags=re.I
-        )
-        if re.search(r"\b(json|extract)\b", line, re.I):
-            continue  # the instruction, not the conversation
-        for sentence in pt.sentences(line):
-            if sentence.endswith("?") or len(pt.words(sentence)) < 3 or contains_secret(sentence):
-                continue
-            kind = _classify(sentence)
-            text = pt.sentence_case(sentence)
-            if kind and text.lower() not in seen:
-                seen.add(text.lower())
-                facts.append({"text": text, "scope": kind[0], "section": kind[1]})
-    return json.dumps({"facts": facts[:MAX_FACTS]})
-
-
 # -- tools and chat ---------------------------------------------------------------------------
 
 _REMEMBER = re.compile(
@@ -343,27 +324,26 @@ _REMEMBER = re.compile(
 _TEXT_ARGS = frozenset({"text", "content", "note", "fact", "value", "memory", "entry", "line"})
 
 
-def _memory_call(user: str, tools: Sequence[Mapping[str, Any]]) -> ToolCall | None:
+def _memory_call(user: str, tools: Sequence[ToolSpec]) -> ToolCall | None:
+    from squad.memory.extract_subject import section_for
+
     match = _REMEMBER.search(user)
     if not tools or match is None or user.rstrip().endswith("?"):
         return None
-    functions = [t.get("function", t) for t in tools]
-    names = [str(f.get("name", "")) for f in functions]
-    chosen = next((f for f, n in zip(functions, names, strict=True) if n == "memory_append"), None)
+    chosen = next((t for t in tools if t.name == "memory_append"), None)
     chosen = chosen or next(
         (
-            f
-            for f, n in zip(functions, names, strict=True)
-            if "memory" in n and re.search(r"append|add|write|save|remember", n)
+            t
+            for t in tools
+            if "memory" in t.name and re.search(r"append|add|write|save|remember", t.name)
         ),
         None,
     )
     if chosen is None:
         return None
     what = pt.sentence_case(" ".join((match["what"] or user).split())) or pt.sentence_case(user)
-    kind = _classify(what)
-    section = kind[1] if kind and kind[1] else "Project Context"
-    schema = chosen.get("parameters") or {}
+    section = section_for(what)
+    schema = chosen.parameters
     properties: Mapping[str, Any] = schema.get("properties") or {}
     required = set(schema.get("required") or properties)
     arguments: dict[str, Any] = {}
@@ -374,8 +354,7 @@ def _memory_call(user: str, tools: Sequence[Mapping[str, Any]]) -> ToolCall | No
             arguments[name] = what
         elif name in required:
             arguments[name] = _placeholder_value(prop, what)
-    tool_name = str(chosen["name"])
-    return ToolCall(f"call_{_digest(tool_name, user)}", tool_name, arguments)
+    return ToolCall(f"call_{_digest(chosen.name, user)}", chosen.name, arguments)
 
 
 def _placeholder_value(prop: Any, text: str) -> Any:
@@ -388,16 +367,13 @@ def _placeholder_value(prop: Any, text: str) -> Any:
     )
 
 
-def _tool_result(messages: Sequence[Mapping[str, Any]]) -> OfflineAnswer:
+def _tool_result(messages: Sequence[Message]) -> OfflineAnswer:
     last = messages[-1]
-    name = str(last.get("name") or "")
-    if not name:
-        call_id = last.get("tool_call_id")
-        for m in reversed(messages):
-            for call in m.get("tool_calls") or ():
-                if isinstance(call, Mapping) and call.get("id") == call_id:
-                    name = str((call.get("function") or {}).get("name") or "")
-    lines = [ln.strip() for ln in pt.message_text(last).splitlines() if ln.strip()]
+    name = last.name or next(
+        (c.name for m in reversed(messages) for c in m.tool_calls if c.id == last.tool_call_id),
+        "",
+    )
+    lines = [ln.strip() for ln in last.content.splitlines() if ln.strip()]
     result = pt.shorten(lines[0], 200) if lines else "(nothing)"
     text = str(_phrases()["tool_result"]).format(tool=name or "the tool", result=result)
     return OfflineAnswer("tool_result", text)

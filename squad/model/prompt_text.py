@@ -8,8 +8,6 @@ to the canonical name the offline model asks for (``Squad goal:`` -> ``goal``).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import Any
 
 __all__ = [
     "LABELS",
@@ -18,7 +16,6 @@ __all__ = [
     "VERBS",
     "clauses",
     "mentions",
-    "message_text",
     "section",
     "sections",
     "sentence_case",
@@ -83,17 +80,6 @@ VERBS = word_set(
     set ship sketch split summarise summarize survey test translate update validate verify
     write"""
 )
-
-
-def message_text(message: Mapping[str, Any]) -> str:
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):  # content parts: keep the text ones
-        return "\n".join(
-            str(p.get("text", "")) for p in content if isinstance(p, Mapping) and "text" in p
-        )
-    return ""
 
 
 def mentions(text: str, word: str) -> bool:

@@ -1,9 +1,9 @@
 """The model seam: the one module that imports litellm.
 
-:class:`LiteLLMModel` turns a :class:`~squad.spec.models.ModelSpec` into a :class:`ChatModel`.
-Every call goes through ``litellm.completion``: real providers by their model string, and the
-built-in offline model (``offline``) as the litellm custom provider ``squad-offline``, so both
-take the same path (parameters, streaming, usage, logging).
+:class:`LiteLLMModel` turns a :class:`~squad.spec.models.ModelSpec` of a real provider into a
+:class:`ChatModel`: every call goes through ``litellm.completion`` by its model string (OpenAI,
+Anthropic, Ollama, vLLM, llama.cpp, any OpenAI-compatible gateway). The built-in offline model
+is not a provider: :mod:`squad.model.factory` gives it its own in-process model.
 
 Retries are ours, not litellm's or the OpenAI SDK's: both are turned off per call
 (``num_retries=0`` and ``max_retries=0``) and :class:`RetryPolicy` retries rate limits (429),
@@ -12,7 +12,8 @@ honouring ``Retry-After``. Anything else fails fast with a :class:`~squad.errors
 naming the model and the status. Every attempt is reported as a :class:`ModelEvent`.
 
 litellm takes seconds to import, so it is imported on the first call, never at
-``import squad...`` time, with its cost map read locally and its network look-ups off.
+``import squad...`` time, with its cost map read locally and its network look-ups off; threads
+that make their first call at once all wait for that one import to finish.
 """
 
 from __future__ import annotations
@@ -22,17 +23,14 @@ import importlib
 import json
 import os
 import random
-import sys
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from squad.errors import ModelError
-from squad.model import offline, offline_provider
 from squad.model.retry import DEFAULT_RETRY, STATUS_HINTS, Failure, RetryPolicy, classify
 from squad.model.types import (
     EventKind,
@@ -48,22 +46,16 @@ from squad.model.types import (
 if TYPE_CHECKING:
     from squad.spec.models import ModelSpec
 
-__all__ = ["OFFLINE_PROVIDER", "LiteLLMModel", "RetryPolicy", "litellm_model_string"]
-
-OFFLINE_PROVIDER = "squad-offline"
-"""The litellm custom-provider name the offline model is registered under."""
+__all__ = ["LiteLLMModel", "RetryPolicy"]
 
 _T = TypeVar("_T")
 _IMPORT_LOCK = threading.Lock()
+_LOADED: list[Any] = []
+"""litellm once its import has finished (see :func:`_litellm`)."""
 _LITELLM_ENV = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_OFFLINE_MODE": "true"}
 _DETAIL_LIMIT = 500
 _PYDANTIC_READONLY = r".* (is|are) using the `ReadOnly` qualifier"
 _PYDANTIC_INSTANCE_FIELDS = r"Accessing the 'model_\w*fields' attribute on the instance"
-
-
-def litellm_model_string(name: str) -> str:
-    """The litellm model string for a spec's model name (``offline``: the custom provider)."""
-    return f"{OFFLINE_PROVIDER}/{offline.MODEL_NAME}" if name == offline.MODEL_NAME else name
 
 
 class LiteLLMModel:
@@ -94,10 +86,6 @@ class LiteLLMModel:
     def name(self) -> str:
         return self.spec.name
 
-    @property
-    def is_offline(self) -> bool:
-        return self.spec.name == offline.MODEL_NAME
-
     def __repr__(self) -> str:
         return f"LiteLLMModel({self.spec.name!r})"
 
@@ -112,15 +100,13 @@ class LiteLLMModel:
     ) -> ModelReply:
         request = self._request(messages, tools, response_format, timeout_s, on_token)
         litellm = _litellm()
-        if self.is_offline:
-            _register_offline(litellm)
         started = time.perf_counter()
         for attempt in range(1, self.retry.max_attempts + 1):
             stream = _StreamState(on_token)
             attempt_started = time.perf_counter()
             try:
-                with _quiet_litellm():
-                    response = _isolated(partial(_call, litellm, request, stream))
+                _quiet_litellm()
+                response = _isolated(partial(_call, litellm, request, stream))
             except Exception as exc:
                 failure = classify(exc)
                 if failure is None:
@@ -165,7 +151,7 @@ class LiteLLMModel:
     ) -> dict[str, Any]:
         spec = self.spec
         request: dict[str, Any] = {
-            "model": litellm_model_string(spec.name),
+            "model": spec.name,
             "messages": [_message_dict(m) for m in messages],
             # Retries are ours: litellm's wrapper retries only when num_retries is truthy, and
             # the OpenAI SDK client defaults to 2 retries unless max_retries reaches it.
@@ -213,8 +199,7 @@ class LiteLLMModel:
         usage = getattr(response, "usage", None)
         prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
         completion = int(getattr(usage, "completion_tokens", 0) or 0)
-        cost = 0.0 if self.is_offline else _cost(litellm, response)
-        return Usage(prompt, completion, cost)
+        return Usage(prompt, completion, _cost(litellm, response))
 
     def _emit(
         self,
@@ -265,25 +250,20 @@ class LiteLLMModel:
 
 
 def _litellm() -> Any:
-    """litellm, imported on first use with its network look-ups off and its banner quiet."""
-    module: Any = sys.modules.get("litellm")
-    if module is None:
+    """litellm, imported once with its network look-ups off and its banner quiet.
+
+    ``sys.modules`` holds a module from the moment its import *starts*, so it cannot say
+    whether litellm is ready: a thread that found it there could get a half-initialised
+    module. The module is handed out only after its import has finished, under the lock.
+    """
+    if not _LOADED:
         with _IMPORT_LOCK:
-            os.environ.update(_LITELLM_ENV)  # read at import: local cost map, no downloads
-            module = importlib.import_module("litellm")
-    module.suppress_debug_info = True
-    return module
-
-
-def _register_offline(litellm: Any) -> None:
-    """Add the offline model to litellm's custom providers, once (idempotent)."""
-    with _IMPORT_LOCK:
-        if any(item.get("provider") == OFFLINE_PROVIDER for item in litellm.custom_provider_map):
-            return
-        handler = offline_provider.handler_class(litellm)()
-        litellm.custom_provider_map.append(
-            {"provider": OFFLINE_PROVIDER, "custom_handler": handler}
-        )
+            if not _LOADED:
+                os.environ.update(_LITELLM_ENV)  # read at import: local cost map, no downloads
+                module: Any = importlib.import_module("litellm")
+                module.suppress_debug_info = True
+                _LOADED.append(module)
+    return _LOADED[0]
 
 
 class _StreamState:
@@ -313,8 +293,13 @@ def _call(litellm: Any, request: Mapping[str, Any], stream: _StreamState) -> Any
     return litellm.stream_chunk_builder(chunks, messages=request["messages"])
 
 
-@contextmanager
-def _quiet_litellm() -> Iterator[None]:
+_QUIET = (
+    (_PYDANTIC_READONLY, UserWarning, ""),
+    (_PYDANTIC_INSTANCE_FIELDS, DeprecationWarning, r"litellm(\.|$)"),
+)
+
+
+def _quiet_litellm() -> None:
     """Silence the two warnings litellm's own code raises on the way (nothing of ours).
 
     - litellm builds pydantic adapters for its ``ReadOnly`` TypedDicts when a submodule first
@@ -323,17 +308,20 @@ def _quiet_litellm() -> Iterator[None]:
       touches pydantic's deprecated instance ``model_fields``/``model_computed_fields``.
 
     Under strict warning settings (``-W error``, pytest ``filterwarnings = error``) either
-    would turn into a failed call.
+    would turn into a failed call. The filters are added, when missing, and never removed:
+    ``warnings.catch_warnings`` would save and restore the process-wide filter list around
+    each call, undoing what a concurrent call (another run, an extraction pass) just set.
     """
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=_PYDANTIC_READONLY, category=UserWarning)
-        warnings.filterwarnings(
-            "ignore",
-            message=_PYDANTIC_INSTANCE_FIELDS,
-            category=DeprecationWarning,
-            module=r"litellm(\.|$)",
+    for message, category, module in _QUIET:
+        present = any(
+            action == "ignore"
+            and getattr(pattern, "pattern", None) == message
+            and kind is category
+            and getattr(where, "pattern", "") == module
+            for action, pattern, kind, where, _ in warnings.filters
         )
-        yield
+        if not present:
+            warnings.filterwarnings("ignore", message=message, category=category, module=module)
 
 
 def _isolated(fn: Callable[[], _T]) -> _T:

@@ -10,13 +10,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from squad.extraction.models import is_offline
 from squad.memory.compress import compress_history
 from squad.memory.service import AgentContext
 from squad.memory.session_summary import SUMMARY_FILE, RollingSummariser
 from squad.memory.summarise import ModelSummariser
 from squad.memory.tokens import counter_for_model
 from squad.memory.tools import MemoryTools
+from squad.model.offline import is_offline
 from squad.model.types import ChatModel, Message, ModelReply
 from squad.paths import contained
 from squad.runtime.agent import run_turn

@@ -19,6 +19,7 @@ from squad.errors import LimitReached, PlanError
 from squad.fsutil import atomic_write
 from squad.memory.service import AgentContext, MemoryService
 from squad.memory.tools import MemoryTools
+from squad.model.factory import ModelFactory
 from squad.model.types import ChatModel, ModelEvent, ModelReply
 from squad.paths import contained
 from squad.runtime.agent import run_turn
@@ -33,9 +34,7 @@ from squad.spec.models import ModelSpec, SquadSpec
 if TYPE_CHECKING:
     from squad.store import Store
 
-__all__ = ["ModelFactory", "RunExecutor", "RunInterrupted"]
-
-ModelFactory = Callable[[ModelSpec, Callable[[ModelEvent], None]], ChatModel]
+__all__ = ["RunExecutor", "RunInterrupted"]
 CONTEXT_CHARS = 4000
 DEFAULT_CALL_TIMEOUT_S = 120.0
 

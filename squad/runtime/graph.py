@@ -31,7 +31,6 @@ from squad.runtime.steps import (
     rejected,
     reviewed,
     schedule,
-    state_outcome,
     statuses_of,
     step_update,
     stopped_reviewing,
@@ -39,7 +38,7 @@ from squad.runtime.steps import (
 )
 from squad.runtime.tasks import TaskNode, TaskStatus
 
-__all__ = ["Executor", "RunState", "build_graph", "nodes_of", "state_outcome"]
+__all__ = ["Executor", "build_graph"]
 
 
 class Executor(Protocol):

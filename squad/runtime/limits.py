@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from squad.errors import LimitReached
 
-__all__ = ["LimitReached", "RunBudget"]
+__all__ = ["RunBudget"]
 
 
 @dataclass

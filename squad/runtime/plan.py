@@ -18,7 +18,7 @@ from squad.errors import PlanError
 from squad.runtime.tasks import TaskNode, topological_order
 from squad.spec.models import SLUG_PATTERN, SquadSpec
 
-__all__ = ["PlanError", "parse_plan", "plan_request", "render_plan"]
+__all__ = ["parse_plan", "plan_request", "render_plan"]
 
 MAX_PLAN_TASKS = 20
 

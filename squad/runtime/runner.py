@@ -1,13 +1,13 @@
 """Runs of squads: start, resume after a crash, approve or reject a paused task.
 
-A run is a LangGraph thread (thread id = run id) checkpointed durably to
-``$SQUAD_HOME/checkpoints.sqlite`` beside the store, so ``squad resume RUN_ID`` continues from
-the last completed step without redoing finished tasks or repeating their side effects.
+A run is a LangGraph thread (thread id = run id) checkpointed durably through
+:mod:`squad.checkpoints` (beside a SQLite store, or in the Postgres store's database), so
+``squad resume RUN_ID`` continues from the last completed step without redoing finished tasks
+or repeating their side effects. Runners are made by :meth:`squad.app.App.runner`.
 """
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from asyncio import CancelledError
 from collections.abc import Callable, Iterator
@@ -18,31 +18,26 @@ from typing import TYPE_CHECKING, Any, cast
 
 from squad.clock import Clock, utc_now
 from squad.errors import UsageError, WorkspaceError
-from squad.extraction.background import BackgroundExtractor
-from squad.extraction.job import AgentExtractor
-from squad.extraction.models import ExtractionModels
-from squad.memory.service import MemoryService
-from squad.model.types import ChatModel, ModelEvent
-from squad.runtime.executor import ModelFactory, RunExecutor, RunInterrupted
-from squad.runtime.graph import RunState, build_graph, state_outcome
+from squad.model.factory import ModelFactory, model_for
+from squad.runtime.executor import RunExecutor, RunInterrupted
+from squad.runtime.graph import build_graph
 from squad.runtime.limits import RunBudget
 from squad.runtime.runlog import RunLog
+from squad.runtime.steps import RunState, state_outcome
 from squad.runtime.tasks import RunOutcome, TaskNode
-from squad.spec.models import ModelSpec, SquadSpec
+from squad.spec.models import SquadSpec
 
 if TYPE_CHECKING:
+    from squad.checkpoints import Checkpoints
+    from squad.extraction.background import BackgroundExtractor
+    from squad.memory.service import MemoryService
     from squad.settings import Settings
     from squad.store import Store
 
-__all__ = ["RunResult", "SquadRunner", "default_model_factory"]
+__all__ = ["RunResult", "SquadRunner"]
 
-CHECKPOINTS = "checkpoints.sqlite"
-
-
-def default_model_factory(spec: ModelSpec, on_event: Callable[[ModelEvent], None]) -> ChatModel:
-    from squad.model import LiteLLMModel
-
-    return LiteLLMModel(spec, on_event=on_event)
+FindSquad = Callable[[str], tuple[SquadSpec, Path]]
+"""A squad's definition and workspace folder by name (``SquadManager.definition``)."""
 
 
 @dataclass(frozen=True)
@@ -71,36 +66,34 @@ class RunResult:
 
 
 class SquadRunner:
+    """Starts, resumes and approves runs on the services it is given (see ``App.runner``)."""
+
     def __init__(
         self,
         settings: Settings,
         store: Store,
         *,
-        memory: MemoryService | None = None,
-        model_factory: ModelFactory = default_model_factory,
+        memory: MemoryService,
+        checkpoints: Checkpoints,
+        extraction: BackgroundExtractor,
+        find_squad: FindSquad,
+        model_factory: ModelFactory = model_for,
         progress: Callable[[str], None] | None = None,
         clock: Clock = utc_now,
-        extraction: BackgroundExtractor | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
-        self.memory = memory or MemoryService(settings, store, clock=clock)
+        self.memory = memory
+        self.checkpoints = checkpoints
+        self.extraction = extraction
+        """Background fact extraction every ``trigger_interval`` replies (shared by every
+        runner of an app; its owner drains it)."""
         self.model_factory = model_factory
+        self._find_squad = find_squad
         self._progress = progress or (lambda _: None)
         self._clock = clock
         self.stop = threading.Event()
         """Set it (from a signal handler) to stop after the current step's checkpoint."""
-        self._owns_extraction = extraction is None
-        self.extraction = extraction or BackgroundExtractor(
-            AgentExtractor(self.memory, ExtractionModels(model_factory), clock=clock)
-        )
-        """Background fact extraction every ``trigger_interval`` replies (share one between
-        runners of a process, as the daemon does)."""
-
-    def close(self, timeout: float | None = 30.0) -> None:
-        """Let queued extractions finish (up to ``timeout``) before the process ends."""
-        if self._owns_extraction:
-            self.extraction.close(timeout)
 
     def run(
         self,
@@ -148,10 +141,7 @@ class SquadRunner:
         spec, workspace = self.squad_of(run.squad)
         with self._graph_for(run_id) as (app, config):
             if not app.get_state(config).values:
-                raise UsageError(
-                    f"run {run_id!r} has no checkpoint (it stopped before its first step); "
-                    "start a new one with `squad run`"
-                )
+                raise UsageError(self._no_checkpoint(run_id))
         command: Any = Command(resume=decision) if decision is not None else None
         with RunLog(workspace, run_id, clock=self._clock) as log:
             log.emit("run_resume", decision=decision)
@@ -180,30 +170,32 @@ class SquadRunner:
 
     def squad_of(self, squad: str) -> tuple[SquadSpec, Path]:
         """A squad's definition (from its workspace manifest) and workspace folder."""
-        from squad.manager import SquadManager
+        return self._find_squad(squad)
 
-        manager = SquadManager(self.settings, store=self.store)
-        found = manager.locate(squad)
-        return manager.workspaces.read_manifest(found.path).definition, found.path
+    def _no_checkpoint(self, run_id: str) -> str:
+        from squad.checkpoints import left_behind
+
+        kept = left_behind(self.settings.home, self.checkpoints)
+        if kept is not None and run_id in kept.runs:
+            return (
+                f"run {run_id!r} has no checkpoint in {self.checkpoints.where}: {kept.describe()}; "
+                "point database_url back at SQLite to resume it, or start a new run"
+            )
+        return (
+            f"run {run_id!r} has no checkpoint (it stopped before its first step); "
+            "start a new one with `squad run`"
+        )
 
     @contextmanager
     def _graph_for(
         self, run_id: str, executor: RunExecutor | None = None, spec: SquadSpec | None = None
     ) -> Iterator[tuple[Any, dict[str, Any]]]:
-        from langgraph.checkpoint.sqlite import SqliteSaver
-
-        self.settings.home.mkdir(parents=True, exist_ok=True)
-        connection = sqlite3.connect(self.settings.home / CHECKPOINTS, check_same_thread=False)
-        try:
-            hierarchical = spec is not None and spec.process == "hierarchical"
-            rounds = spec.limits.max_rounds if spec is not None else 1
-            graph = build_graph(
-                executor or _NoExecutor(), hierarchical=hierarchical, max_rounds=rounds
-            )
-            app = graph.compile(checkpointer=SqliteSaver(connection))
+        hierarchical = spec is not None and spec.process == "hierarchical"
+        rounds = spec.limits.max_rounds if spec is not None else 1
+        graph = build_graph(executor or _NoExecutor(), hierarchical=hierarchical, max_rounds=rounds)
+        with self.checkpoints.saver() as saver:
+            app = graph.compile(checkpointer=saver)
             yield app, {"configurable": {"thread_id": run_id}, "recursion_limit": 10_000}
-        finally:
-            connection.close()
 
     def _drive(
         self,

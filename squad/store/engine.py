@@ -27,6 +27,7 @@ from squad.errors import StoreError
 __all__ = [
     "BUSY_TIMEOUT_MS",
     "batch",
+    "database_exists",
     "make_engine",
     "mask_url",
     "parse_url",
@@ -73,6 +74,16 @@ def sqlite_file(url: URL) -> Path | None:
         return None
     assert url.database is not None
     return Path(url.database)
+
+
+def database_exists(url: str | URL) -> bool:
+    """Whether the database at ``url`` is there already: a SQLite file that exists, an
+    in-memory database, or a server (which cannot be checked without connecting)."""
+    parsed = parse_url(url)
+    if parsed.get_backend_name() != "sqlite":
+        return True
+    path = sqlite_file(parsed)
+    return path is None or path.is_file()
 
 
 def make_engine(url: str | URL) -> Engine:

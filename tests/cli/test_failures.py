@@ -100,7 +100,12 @@ Case = tuple[str, Callable[[Squad], list[str | Path]], int, str]
 
 CASES: list[Case] = [
     ("validate", lambda s: ["validate", _bad_yaml(s)], 2, "unknown key 'rol'"),
-    ("schema", lambda s: ["schema", "-o", s.tmp / "no" / "such" / "dir" / "s.json"], 2, "cannot write"),
+    (
+        "schema",
+        lambda s: ["schema", "-o", s.tmp / "no" / "such" / "dir" / "s.json"],
+        2,
+        "cannot write",
+    ),
     ("create", lambda s: ["create", s.tmp / "missing.yaml"], 2, "missing.yaml"),
     ("restore", lambda s: ["restore", s.tmp], 1, "not a squad workspace"),
     ("run", lambda s: ["run", "nosuch"], 2, "'nosuch'"),

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from squad.app import App
 from squad.daemon.reload import LIVE_FIELDS, RESTART_FIELDS, compare
 from squad.daemon.runqueue import RunQueue, RunRequest
 from squad.daemon.service import Daemon
@@ -100,8 +101,7 @@ def test_a_running_daemon_applies_an_edited_settings_file(tmp_path: Path) -> Non
     write_squad(settings, "a.yaml", squad_yaml("alpha", "{interval: 1d}"))
     with Store.open(settings.database_url) as store:
         daemon = Daemon(
-            settings,
-            store=store,
+            App.open(settings, store=store),
             heartbeat_s=0.2,
             debounce_s=0.1,
             reload_settings=lambda: _read(tmp_path),

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from squad.app import App
 from squad.daemon.eventlog import read_daemon_log
 from squad.daemon.service import Daemon
 from squad.manager import SquadManager
@@ -62,7 +63,7 @@ def test_once_runs_the_on_start_squads_then_exits_zero(settings: Settings, store
     write_squad(settings, "a.yaml", squad_yaml("alpha", "{interval: 1d, run_on_start: true}"))
     write_squad(settings, "b.yaml", squad_yaml("beta", "{cron: '0 9 * * 1-5'}"))
 
-    assert Daemon(settings, store=store, exit_when_idle=True).run() == 0
+    assert Daemon(App.open(settings, store=store), exit_when_idle=True).run() == 0
 
     (run,) = store.list_runs("alpha")
     assert (run.status, run.trigger) == (RunStatus.SUCCEEDED, "on_start")
@@ -87,7 +88,7 @@ def test_once_exits_one_when_a_run_fails(
     with OpenAIStubServer(handler=lambda _: status(400, "refused")) as stub:
         model = f"{{name: openai/stub, api_base: '{stub.url}', api_key_env: STUB_KEY}}"
         write_squad(settings, "a.yaml", squad_yaml("alpha", "{run_on_start: true}", model=model))
-        assert Daemon(settings, store=store, exit_when_idle=True).run() == 1
+        assert Daemon(App.open(settings, store=store), exit_when_idle=True).run() == 1
     (run,) = store.list_runs("alpha")
     assert run.status is RunStatus.FAILED
 
@@ -98,7 +99,7 @@ def test_bad_file_is_reported_and_the_other_squads_still_run(
     write_squad(settings, "a.yaml", squad_yaml("alpha", "{run_on_start: true}"))
     write_squad(settings, "bad.yaml", "name: beta\nagents: [\n")
     write_squad(settings, "twin.yaml", squad_yaml("alpha"))
-    assert Daemon(settings, store=store, exit_when_idle=True).run() == 0
+    assert Daemon(App.open(settings, store=store), exit_when_idle=True).run() == 0
     assert store.list_runs("alpha")[0].status is RunStatus.SUCCEEDED
     errors = {Path(e["file"]).name: e["error"] for e in events(settings, "load_error")}
     assert set(errors) == {"bad.yaml", "twin.yaml"}
@@ -122,7 +123,7 @@ def test_start_resumes_interrupted_runs_but_leaves_paused_and_foreign_ones(
         store.update_run(run.id, status=status_)
         runs[name] = run.id
 
-    assert Daemon(settings, store=store, exit_when_idle=True).run() == 1
+    assert Daemon(App.open(settings, store=store), exit_when_idle=True).run() == 1
 
     # "ours" died before its first checkpoint: it cannot resume, so it is failed for good
     # rather than retried at every start.
@@ -140,14 +141,14 @@ def test_missing_squads_folder_is_a_usage_error(settings: Settings) -> None:
     from squad.errors import UsageError
 
     with pytest.raises(UsageError, match="does not exist"):
-        Daemon(settings, exit_when_idle=True).run()
+        Daemon(App.open(settings), exit_when_idle=True).run()
 
 
 def test_files_added_changed_and_removed_while_running_are_rescheduled(
     settings: Settings, store: Store
 ) -> None:
     write_squad(settings, "a.yaml", squad_yaml("alpha", "{interval: 1d}"))
-    daemon = Daemon(settings, store=store, heartbeat_s=0.2, debounce_s=0.1)
+    daemon = Daemon(App.open(settings, store=store), heartbeat_s=0.2, debounce_s=0.1)
     codes: list[int] = []
     thread = threading.Thread(target=lambda: codes.append(daemon.run()))
     thread.start()
@@ -209,7 +210,7 @@ def test_start_up_extracts_for_agents_whose_replies_were_left_unread(
         store.conversation.record_message("alpha", "writer", "assistant", "OK.", session_id="chat")
     store.conversation.record_message("alpha", "planner", "user", "Hi", session_id="chat")
 
-    assert Daemon(settings, store=store, exit_when_idle=True).run() == 0
+    assert Daemon(App.open(settings, store=store), exit_when_idle=True).run() == 0
 
     [run] = store.extraction.runs("alpha", "writer")
     assert run.status == "done"

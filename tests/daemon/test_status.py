@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from squad.app import App
 from squad.clock import FrozenClock
 from squad.daemon.lock import DaemonLock, LockState
 from squad.daemon.status import build_status, collect_status, daemon_status
@@ -16,6 +17,11 @@ from squad.store.daemon_state import HeartbeatRecord
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 STARTED = NOW - timedelta(hours=2)
+
+
+def status_of(settings: Settings, *, now: datetime) -> dict[str, Any]:
+    with App.open(settings) as app:
+        return collect_status(app, now=now)
 
 
 def beat(age_s: float, *, pid: int = 7, stopped: bool = False) -> HeartbeatRecord:
@@ -119,7 +125,7 @@ def test_status_with_no_daemon_reads_the_folder_and_store_without_creating_a_dat
     folder.mkdir(parents=True)
     (folder / "a.yaml").write_text(GOOD.format(name="a") + "schedule: {interval: 2h}\n")
     (folder / "b.yaml").write_text("name: [\n")
-    report = collect_status(settings, now=NOW)
+    report = status_of(settings, now=NOW)
     assert not Path(settings.database_url.split("///", 1)[1]).exists()
     assert report["daemon"]["state"] == "down"
     assert report["squads"] == [
@@ -152,7 +158,7 @@ def test_status_reports_the_last_run_with_its_duration_tokens_and_cost(
             "a", model="m", prompt_tokens=10, completion_tokens=5, cost_usd=0.25, run_id=run.id
         )
         store.update_run(run.id, status=RunStatus.SUCCEEDED)
-    report = collect_status(settings, now=NOW)
+    report = status_of(settings, now=NOW)
     last = report["squads"][0]["last_run"]
     assert (last["id"], last["status"], last["trigger"]) == (run.id, "succeeded", "schedule")
     assert (last["tokens_in"], last["tokens_out"], last["cost_usd"]) == (10, 5, 0.25)
@@ -169,7 +175,7 @@ def test_status_of_a_live_home_uses_the_heartbeat(settings: Settings) -> None:
             state={"configs": "/elsewhere", "squads": [{"name": "z", "schedule": "every 1d"}]},
         )
     with DaemonLock(settings.home):
-        report = collect_status(settings, now=datetime.now(UTC))
+        report = status_of(settings, now=datetime.now(UTC))
     assert report["daemon"]["state"] == "up"
     assert report["daemon"]["configs"] == "/elsewhere"
     assert [s["name"] for s in report["squads"]] == ["z"]

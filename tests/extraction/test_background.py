@@ -10,14 +10,13 @@ from typing import Any
 
 import pytest
 
+from squad.app import App
 from squad.extraction.background import BackgroundExtractor
 from squad.extraction.job import AgentExtractor
-from squad.manager import SquadManager
 from squad.memory.service import MemoryService
 from squad.model import LiteLLMModel
 from squad.model.testing import Behaviour, OpenAIStubServer, answer
 from squad.runtime.chat import ChatSession
-from squad.runtime.runner import SquadRunner
 from squad.settings import Settings
 from squad.spec.loader import squad_from_text
 from squad.spec.models import ModelSpec
@@ -118,12 +117,14 @@ def gated_stub(
 
 
 def test_chat_replies_while_an_extraction_is_still_in_flight(
-    settings: Settings, gated_stub: tuple[OpenAIStubServer, threading.Event]
+    settings: Settings,
+    gated_stub: tuple[OpenAIStubServer, threading.Event],
+    app: App,
 ) -> None:
     stub, gate = gated_stub
-    with SquadManager(settings) as manager:
+    with app.squads as manager:
         manager.create(squad_from_text(CHAT_YAML.format(url=stub.url), source="demo.yaml"))
-        runner = SquadRunner(settings, manager.store)
+        runner = app.runner()
         chat = ChatSession.open(runner, "demo", "writer")
         chat.say("In this repo the API listens on port 8080.")
         chat.say("We decided to deploy every Friday.")  # the second reply: a pass starts
@@ -134,7 +135,7 @@ def test_chat_replies_while_an_extraction_is_still_in_flight(
         assert chat.say("Thanks!") == "Noted."
         assert conversation.watermark("demo", "writer").in_flight
         gate.set()
-        runner.close()
+        app.drain_extraction()
         memory = MemoryService(settings, manager.store)
         ctx = chat.ctx
         assert "The API listens on port 8080" in memory.memory_file(ctx).read()
@@ -154,13 +155,13 @@ tasks:
 """
 
 
-def test_a_run_triggers_extraction_for_its_agents(settings: Settings) -> None:
-    with SquadManager(settings) as manager:
+def test_a_run_triggers_extraction_for_its_agents(settings: Settings, app: App) -> None:
+    with app.squads as manager:
         spec = squad_from_text(RUN_YAML, source="demo.yaml")
         workspace = manager.create(spec).path
-        runner = SquadRunner(settings, manager.store)
+        runner = app.runner()
         result = runner.run(spec, workspace)
-        runner.close()
+        app.drain_extraction()
         assert result.succeeded
         [run] = manager.store.extraction.runs("demo", "planner")
         assert (run.status, run.extractor) == ("done", "offline")

@@ -25,14 +25,13 @@ from squad.spec.models import SquadSpec
 from squad.store import FactRecord, FactStatus, NamespaceRecord, Store
 from squad.store.engine import make_engine
 from squad.store.maintenance import MAX_SOURCES
-from tests.store.conftest import postgres_admin, store_url  # noqa: F401 - fixtures reused
 from tests.store.test_memory_store import check_index  # noqa: F401 - fixture reused
 
 DAY = 86_400
 
 
 @pytest.fixture
-def store(store_url: str, clock: FrozenClock) -> Iterator[Store]:  # noqa: F811
+def store(store_url: str, clock: FrozenClock) -> Iterator[Store]:
     with Store.open(store_url, clock=clock) as opened:
         yield opened
 
@@ -46,6 +45,11 @@ def workspace(settings: Settings, store: Store, make_spec: Callable[..., SquadSp
 @pytest.fixture
 def ns(store: Store) -> NamespaceRecord:
     return store.memory.ensure_namespace("squad:demo/writer", "Agent Experience: Writer")
+
+
+def workspaces(settings: Settings, store: Store) -> dict[str, Path]:
+    """Every squad's workspace, as the daemon and ``squad memory gc`` hand them to gc."""
+    return {f.squad: f.path for f in SquadManager(settings, store=store).all_workspaces()}
 
 
 def add(store: Store, ns: NamespaceRecord, fact: str, **kwargs: Any) -> FactRecord:
@@ -117,7 +121,7 @@ def test_old_unused_facts_go_dormant_and_recent_or_used_ones_stay(
     recent = add(store, ns, "Docs are built with MkDocs")
     clock.advance(20 * DAY)  # unused: 70 days, score 0.5 ** (70 / 30) = 0.20
 
-    report = run_gc(settings, store)
+    report = run_gc(store, workspaces(settings, store))
 
     assert [c.id for n in report.namespaces for c in n.dormant] == [unused.id]
     assert report.namespaces[0].postings_removed > 0
@@ -141,7 +145,7 @@ def test_dormant_facts_leave_retrieval_but_stay_listed_and_revive(
     clock.advance(90 * DAY)
     other = add(store, ns, "Production runs on Fridays")
 
-    run_gc(settings, store)
+    run_gc(store, workspaces(settings, store))
 
     assert store.memory.relevant_facts(ns.id, "kiwi staging host") == [other]
     assert store.memory.search_facts("kiwi") == []
@@ -157,7 +161,7 @@ def test_dormant_facts_leave_retrieval_but_stay_listed_and_revive(
     assert revived.status is FactStatus.ACTIVE and revived.last_accessed_at == clock.now
     assert [f.id for f in store.memory.relevant_facts(ns.id, "kiwi")] == [kiwi.id, other.id]
     assert store.maintenance.revive(kiwi.id) == revived  # again: nothing changes
-    assert run_gc(settings, store).dormant == 0  # just revived: recent again
+    assert run_gc(store, workspaces(settings, store)).dormant == 0  # just revived: recent again
 
 
 def test_revive_refuses_unknown_and_non_dormant_facts(store: Store, ns: NamespaceRecord) -> None:
@@ -191,7 +195,7 @@ def test_transient_facts_past_their_ttl_expire_and_lose_their_postings(
     ns: NamespaceRecord,
     clock: FrozenClock,
     settings: Settings,
-    store_url: str,  # noqa: F811
+    store_url: str,
     workspace: Path,
     check_index: None,  # noqa: F811
 ) -> None:
@@ -203,14 +207,14 @@ def test_transient_facts_past_their_ttl_expire_and_lose_their_postings(
     assert _postings(store_url, freeze.id) > 0
     clock.advance(2 * DAY)
 
-    first = run_gc(settings, store)
+    first = run_gc(store, workspaces(settings, store))
 
     assert [c.id for n in first.namespaces for c in n.expired] == [freeze.id]
     assert first.postings_removed == first.namespaces[0].postings_removed > 0
     assert _postings(store_url, freeze.id) == 0
     assert store.memory.get_fact(freeze.id).status is FactStatus.EXPIRED  # type: ignore[union-attr]
     clock.advance(13 * DAY)  # the transient fact without expires_at: unused for 15 days
-    second = run_gc(settings, store)
+    second = run_gc(store, workspaces(settings, store))
     assert [c.id for n in second.namespaces for c in n.expired] == [demo.id]
     assert "transient, unused for 14 days" in second.namespaces[0].expired[0].reason
     assert store.memory.get_fact(durable.id).status is FactStatus.ACTIVE  # type: ignore[union-attr]
@@ -244,13 +248,13 @@ def test_three_distinct_sources_make_exactly_one_proposal_once(
     assert maintenance.record_sighting("demo", "writer", key, "Deploys: Fridays", "chat") == 2
     assert maintenance.record_sighting("demo", "planner", key, "Deploys...", "r2") == 1
 
-    assert run_gc(settings, store).proposals == ()
+    assert run_gc(store, workspaces(settings, store)).proposals == ()
 
     assert (
         maintenance.record_sighting("demo", "writer", key, "Deploys go out on Fridays", "r2") == 3
     )
-    proposed = run_gc(settings, store)
-    again = run_gc(settings, store)
+    proposed = run_gc(store, workspaces(settings, store))
+    again = run_gc(store, workspaces(settings, store))
 
     assert [(p.squad, p.agent, p.key, p.text, p.sources) for p in proposed.proposals] == [
         ("demo", "writer", key, "Deploys go out on Fridays", ("r1", "chat", "r2"))
@@ -262,7 +266,9 @@ def test_three_distinct_sources_make_exactly_one_proposal_once(
         ("gc", "propose", "agents/writer/memory.md")
     ]
     assert maintenance.record_sighting("demo", "writer", key, "x", "r3") == 4
-    assert run_gc(settings, store).proposals == ()  # proposed once, whatever comes after
+    assert (
+        run_gc(store, workspaces(settings, store)).proposals == ()
+    )  # proposed once, whatever comes after
 
 
 def test_sighting_sources_saturate(store: Store) -> None:
@@ -304,7 +310,7 @@ def test_dry_run_reports_the_same_changes_and_writes_nothing(
     clock: FrozenClock,
     settings: Settings,
     workspace: Path,
-    store_url: str,  # noqa: F811
+    store_url: str,
 ) -> None:
     add(store, ns, "Old and unused")
     add(store, ns, "Soon over", transient=True, expires_at=clock.now + timedelta(days=1))
@@ -313,12 +319,12 @@ def test_dry_run_reports_the_same_changes_and_writes_nothing(
     clock.advance(100 * DAY)
     before, audit = _database(store_url), gc_ops(workspace)
 
-    dry = run_gc(settings, store, dry_run=True)
+    dry = run_gc(store, workspaces(settings, store), dry_run=True)
 
     assert _database(store_url) == before and gc_ops(workspace) == audit
     assert (dry.dry_run, dry.dormant, dry.expired, len(dry.proposals)) == (True, 1, 1, 1)
     assert dry.audited == ()
-    real = run_gc(settings, store)
+    real = run_gc(store, workspaces(settings, store))
     assert real.namespaces == dry.namespaces and real.proposals == dry.proposals
     assert real.audited == (str(workspace),)
     assert _database(store_url) != before
@@ -334,7 +340,9 @@ def test_report_to_dict_is_json_and_render_names_every_change(
     store.maintenance.record_sighting("demo", "writer", "k", "A project fact", "r1")
     clock.advance(100 * DAY)
 
-    report = run_gc(settings, store, dry_run=True, policy=GcPolicy(min_sources=1))
+    report = run_gc(
+        store, workspaces(settings, store), dry_run=True, policy=GcPolicy(min_sources=1)
+    )
 
     data = json.loads(json.dumps(report.to_dict()))
     assert data["totals"] == {"dormant": 1, "expired": 0, "postings_removed": 2, "proposals": 1}

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import importlib
 import itertools
 import json
 import re
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -13,9 +14,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from squad.memory.tokens import counter_for_model
-from squad.model import LiteLLMModel, Message, ModelEvent, ToolSpec
+from squad.model import ChatModel, Message, ModelEvent, OfflineModel, ToolSpec, model_for
 from squad.model.offline import answer
-from squad.model.seam import OFFLINE_PROVIDER
 from squad.spec.models import SLUG_PATTERN, ModelSpec
 
 AND_OR = {"and", "or"}  # list glue, never agent ids
@@ -31,15 +31,11 @@ MEMORY_APPEND = ToolSpec(
 )
 
 
-def sys_(text: str) -> dict[str, Any]:
-    return {"role": "system", "content": text}
+sys_ = Message.system
+user = Message.user
 
 
-def user(text: str) -> dict[str, Any]:
-    return {"role": "user", "content": text}
-
-
-def plan_of(*messages: dict[str, Any]) -> list[dict[str, Any]]:
+def plan_of(*messages: Message) -> list[dict[str, Any]]:
     reply = answer(list(messages))
     assert reply.kind == "plan"
     tasks = json.loads(reply.content)["tasks"]
@@ -173,42 +169,17 @@ def test_task_work_is_markdown_that_restates_the_task_and_passes_its_review() ->
 # -- facts, chat, tools -------------------------------------------------------------------------
 
 
-def test_fact_extraction_returns_classified_facts_and_skips_secrets_and_questions() -> None:
+def test_a_request_to_extract_facts_is_not_answered_with_facts() -> None:
+    """The offline model extracts no facts: the offline extractor does, without a call."""
     reply = answer(
         [
             sys_("Extract durable facts from the conversation. Reply with JSON only."),
-            user(
-                "Conversation:\n"
-                "user: We decided to use Postgres for the store.\n"
-                "assistant: Noted.\n"
-                "user: I prefer short answers. Never commit directly to the main branch.\n"
-                "user: The deadline is Friday. What time is it?\n"
-                "user: password: hunter2 is what we always use"
-            ),
-        ]
+            user("Conversation:\nuser: We decided to use Postgres for the store."),
+        ],
+        response_format={"type": "json_object"},
     )
-    assert reply.kind == "facts"
-    assert json.loads(reply.content) == {
-        "facts": [
-            {
-                "text": "We decided to use Postgres for the store.",
-                "scope": "project",
-                "section": "Decisions",
-            },
-            {"text": "I prefer short answers.", "scope": "experiential", "section": None},
-            {
-                "text": "Never commit directly to the main branch.",
-                "scope": "project",
-                "section": "Coding Rules",
-            },
-            {"text": "The deadline is Friday.", "scope": "project", "section": "Project Context"},
-        ]
-    }
-
-
-def test_fact_extraction_with_nothing_to_keep_is_an_empty_list() -> None:
-    reply = answer([user("Extract facts as JSON from: ok, thanks.")])
-    assert json.loads(reply.content) == {"facts": []}
+    assert reply.kind == "chat"
+    assert "facts" not in json.loads(reply.content)
 
 
 def test_chat_reply_quotes_and_references_the_message() -> None:
@@ -228,37 +199,29 @@ def test_json_response_format_wraps_a_text_answer() -> None:
     assert json.loads(reply.content)["answer"].startswith('You said: "hello there"')
 
 
-def test_asking_to_remember_with_a_memory_tool_calls_it_then_answers_its_result() -> None:
-    tools = [
-        {
-            "type": "function",
-            "function": {
-                "name": MEMORY_APPEND.name,
-                "description": MEMORY_APPEND.description,
-                "parameters": MEMORY_APPEND.parameters,
-            },
-        }
-    ]
-    first = answer([user("Please remember that we deploy on Fridays.")], tools)
+@pytest.mark.parametrize(
+    ("fact", "section"),
+    [
+        ("we deploy on Fridays.", "Insights"),
+        ("we decided to ship the docs with MkDocs.", "Decisions"),
+        ("never commit to main directly.", "Coding Rules"),
+        ("the API listens on port 8080.", "Project Context"),
+    ],
+)
+def test_asking_to_remember_with_a_memory_tool_calls_it_then_answers_its_result(
+    fact: str, section: str
+) -> None:
+    tools = [MEMORY_APPEND]
+    first = answer([user(f"Please remember that {fact}")], tools)
     assert first.kind == "tool_call"
     (call,) = first.tool_calls
     assert call.name == "memory_append"
-    assert call.arguments == {"section": "Project Context", "text": "We deploy on Fridays."}
+    assert call.arguments == {"section": section, "text": fact[:1].upper() + fact[1:]}
 
     followup = [
-        user("Please remember that we deploy on Fridays."),
-        {
-            "role": "assistant",
-            "content": None,
-            "tool_calls": [
-                {
-                    "id": call.id,
-                    "type": "function",
-                    "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
-                }
-            ],
-        },
-        {"role": "tool", "tool_call_id": call.id, "content": "appended 1 line to Project Context"},
+        user(f"Please remember that {fact}"),
+        Message.assistant("", [call]),
+        Message.tool(call.id, f"appended 1 line to {section}"),
     ]
     second = answer(followup, tools)
     assert second.kind == "tool_result"
@@ -276,30 +239,51 @@ def test_any_input_gets_the_same_answer_twice(system: str, text: str) -> None:
     assert answer(messages) == answer(messages)
 
 
-# -- through litellm ----------------------------------------------------------------------------
+# -- as a ChatModel ------------------------------------------------------------------------------
 
 
-def offline_model(events: list[ModelEvent]) -> LiteLLMModel:
-    return LiteLLMModel(ModelSpec(name="offline"), on_event=events.append, environ={})
+def offline_model(events: list[ModelEvent]) -> ChatModel:
+    return model_for(ModelSpec(name="offline"), events.append)
 
 
-def test_offline_calls_go_through_litellms_custom_provider() -> None:
+def test_the_offline_spec_gets_the_in_process_model() -> None:
+    model = model_for(ModelSpec(name="offline"))
+    assert isinstance(model, OfflineModel)
+    assert isinstance(model, ChatModel)
+
+
+def test_offline_calls_are_answered_in_process_with_counted_usage() -> None:
     events: list[ModelEvent] = []
     messages = [Message.system("You are Writer."), Message.user("Good morning, team!")]
     reply = offline_model(events).complete(messages)
     again = offline_model([]).complete(messages)
 
-    litellm = importlib.import_module("litellm")
-    providers = [item["provider"] for item in litellm.custom_provider_map]
-    assert providers.count(OFFLINE_PROVIDER) == 1  # registered once, however many models
     assert reply.content == again.content
     assert reply.content.startswith('You said: "Good morning, team!"')
-    assert [(e.kind, e.model) for e in events] == [("call", "offline")]
+    assert [(e.kind, e.model, e.attempt) for e in events] == [("call", "offline", 1)]
+    assert events[0].usage == reply.usage
     counter = counter_for_model("offline")
     assert reply.usage.prompt_tokens == sum(counter.count(m.content) for m in messages)
     assert reply.usage.completion_tokens == counter.count(reply.content)
     assert reply.usage.cost_usd == 0.0
-    assert reply.model == "offline"
+    assert (reply.model, reply.attempts) == ("offline", 1)
+
+
+def test_offline_calls_never_import_litellm() -> None:
+    code = (
+        "import sys\n"
+        "from squad.model import Message, ToolSpec, model_for\n"
+        "from squad.spec.models import ModelSpec\n"
+        "model = model_for(ModelSpec(name='offline'))\n"
+        "model.complete([Message.user('Remember that we ship on Fridays.')],\n"
+        "    tools=[ToolSpec('memory_append', 'Add a line.')], on_token=lambda t: None)\n"
+        "model.complete([Message.user('Goal: Ship.\\nAgents: writer\\nA JSON plan of tasks.')])\n"
+        "print('litellm' in sys.modules)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert result.stdout.strip() == "False"
 
 
 def test_offline_streaming_delivers_the_same_answer_in_pieces() -> None:

@@ -10,7 +10,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import squad.model
 from squad.errors import ModelError, SquadError
 from squad.model import LiteLLMModel, Message, RetryPolicy, ToolCall, ToolSpec
 from squad.model.testing import (
@@ -395,21 +394,6 @@ def test_nonsense_retry_policies_are_refused(kwargs: dict[str, float]) -> None:
 
 
 # -- packaging ----------------------------------------------------------------------------------
-
-
-def test_public_api() -> None:
-    assert sorted(squad.model.__all__) == [
-        "ChatModel",
-        "LiteLLMModel",
-        "Message",
-        "ModelEvent",
-        "ModelReply",
-        "RetryPolicy",
-        "ToolCall",
-        "ToolSpec",
-        "Usage",
-    ]
-    assert isinstance(LiteLLMModel(ModelSpec(name="offline")), squad.model.ChatModel)
 
 
 def test_importing_the_model_package_does_not_import_litellm() -> None:

@@ -9,21 +9,21 @@ litellm, with the SQLite checkpointer beside the store as in production.
 
 from __future__ import annotations
 
+import json
 import shutil
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from squad.app import App
 from squad.daemon.service import Daemon
 from squad.manager import SquadManager
 from squad.memory.gc import run_gc
 from squad.runtime.chat import ChatSession
-from squad.runtime.runner import SquadRunner
 from squad.settings import Settings
 from squad.store import RunStatus, Store
-from tests.store.conftest import postgres_admin, store_url  # noqa: F401 - fixtures reused
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "configs" / "squads"
 CHAT = [
@@ -38,7 +38,7 @@ CHAT = [
 
 
 @pytest.fixture
-def settings(tmp_path: Path, store_url: str) -> Settings:  # noqa: F811
+def settings(tmp_path: Path, store_url: str) -> Settings:
     configs = tmp_path / "configs"
     (configs / "squads").mkdir(parents=True)
     for example in EXAMPLES.glob("*.yaml"):
@@ -55,24 +55,25 @@ def settings(tmp_path: Path, store_url: str) -> Settings:  # noqa: F811
 
 
 @pytest.fixture
-def manager(settings: Settings) -> Iterator[SquadManager]:
-    with SquadManager(settings) as opened:
-        yield opened
+def manager(app: App) -> SquadManager:
+    return app.squads
 
 
 def test_the_example_squads_run_pause_for_approval_and_resume(
-    settings: Settings, manager: SquadManager
+    settings: Settings,
+    manager: SquadManager,
+    app: App,
 ) -> None:
     docs, _ = manager.create_from_file(settings.squads_dir / "docs-site.yaml")
     review, _ = manager.create_from_file(settings.squads_dir / "code-review.yaml")
-    runner = SquadRunner(settings, manager.store)
+    runner = app.runner()
     try:
         paused = runner.run(docs, manager.locate("docs-site").path)
         assert paused.status == "awaiting_approval" and paused.awaiting == "publish"
         done = runner.approve(paused.run_id, "publish", approved=True)
         planned = runner.run(review, manager.locate("code-review").path)
     finally:
-        runner.close()
+        app.drain_extraction()
 
     assert done.succeeded and set(done.tasks.values()) == {"done"}
     assert planned.succeeded, planned.error
@@ -89,7 +90,9 @@ def test_the_example_squads_run_pause_for_approval_and_resume(
 
 
 def test_a_stopped_run_resumes_without_redoing_finished_tasks(
-    settings: Settings, manager: SquadManager
+    settings: Settings,
+    manager: SquadManager,
+    app: App,
 ) -> None:
     docs, _ = manager.create_from_file(settings.squads_dir / "docs-site.yaml")
 
@@ -97,41 +100,94 @@ def test_a_stopped_run_resumes_without_redoing_finished_tasks(
         if line == "outline: done":
             runner.stop.set()
 
-    runner = SquadRunner(settings, manager.store, progress=stop_after_outline)
+    runner = app.runner(progress=stop_after_outline)
     try:
         stopped = runner.run(docs, manager.locate("docs-site").path)
         assert stopped.status == "interrupted" and stopped.tasks["outline"] == "done"
-        resumed = SquadRunner(settings, manager.store).resume(stopped.run_id)
+        resumed = app.runner().resume(stopped.run_id)
     finally:
-        runner.close()
+        app.drain_extraction()
     assert resumed.status == "awaiting_approval"
     spend = manager.store.runs.run_spend(stopped.run_id)
     assert spend.calls == 3  # outline, draft, review: each once, none redone
+    # The checkpoints live beside a SQLite store, and in a Postgres store's own database.
+    expected = "postgres" if settings.database_url.startswith("postgresql") else "sqlite"
+    assert app.checkpoints.backend == expected
+    assert stopped.run_id in app.checkpoints.threads()
+    sqlite_file = settings.home / "checkpoints.sqlite"
+    assert sqlite_file.is_file() == (expected == "sqlite")
 
 
-def test_a_chat_feeds_the_extractor_and_gc_runs(settings: Settings, manager: SquadManager) -> None:
+def test_a_chat_feeds_the_extractor_and_gc_runs(
+    settings: Settings, manager: SquadManager, app: App
+) -> None:
     manager.create_from_file(settings.squads_dir / "docs-site.yaml")
-    runner = SquadRunner(settings, manager.store)
+    runner = app.runner()
     try:
         chat = ChatSession.open(runner, "docs-site", "planner")
         for text in CHAT:
             chat.say(text)
     finally:
-        runner.close()  # lets the queued extraction pass finish
+        app.drain_extraction()  # lets the queued extraction pass finish
 
     store = manager.store
     [extraction] = store.extraction.runs("docs-site", "planner")
     assert extraction.status == "done" and len(extraction.written) >= 1
     memory = (manager.locate("docs-site").path / "agents" / "planner" / "memory.md").read_text()
     assert "PostgreSQL 16" in memory
-    report = run_gc(settings, store, now=datetime.now(UTC), dry_run=False)
+    workspaces = {f.squad: f.path for f in manager.all_workspaces()}
+    report = run_gc(store, workspaces, now=datetime.now(UTC), dry_run=False)
     assert (report.expired, report.dormant) == (0, 0)  # nothing fresh decays
 
 
 def test_the_daemon_runs_the_on_start_squad_and_beats(settings: Settings) -> None:
     with Store.open(settings.database_url) as store:
-        assert Daemon(settings, store=store, exit_when_idle=True, auto_approve=True).run() == 0
+        assert (
+            Daemon(App.open(settings, store=store), exit_when_idle=True, auto_approve=True).run()
+            == 0
+        )
         [run] = store.list_runs("docs-site")
         assert (run.status, run.trigger) == (RunStatus.SUCCEEDED, "on_start")
         heartbeat = store.daemon.get(str(settings.home))
         assert heartbeat is not None and heartbeat.stopped_at is not None
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("store_url", ["postgres"], indirect=True)
+def test_checkpoints_a_move_to_postgres_left_behind_are_reported_and_never_lost(
+    settings: Settings, manager: SquadManager, app: App
+) -> None:
+    """The home ran on SQLite, then its store moved to PostgreSQL: the old checkpoint file is
+    kept and named, a resume of a run it holds is refused with the reason, and the daemon
+    leaves that run resumable instead of failing it."""
+    from squad.checkpoints.sqlite import SqliteCheckpoints
+    from squad.daemon.status import collect_status
+    from squad.errors import UsageError
+
+    manager.create_from_file(settings.squads_dir / "docs-site.yaml")
+    run = manager.store.create_run("docs-site", trigger="on_start")
+    manager.store.update_run(run.id, status=RunStatus.INTERRUPTED)
+    old = SqliteCheckpoints(settings.home / "checkpoints.sqlite")
+    with old.saver() as saver:
+        from langgraph.checkpoint.base import empty_checkpoint
+
+        config: Any = {"configurable": {"thread_id": run.id, "checkpoint_ns": ""}}
+        saver.put(config, empty_checkpoint(), {}, {})
+
+    with pytest.raises(UsageError, match="from before this home's store moved to PostgreSQL"):
+        app.runner().resume(run.id)
+    report = collect_status(app, now=datetime.now(UTC))
+    assert report["checkpoints"]["backend"] == "postgres"
+    assert report["checkpoints"]["left_behind"]["runs"] == [run.id]
+
+    for name in ("code-review.yaml",):
+        (settings.squads_dir / name).unlink()
+    assert Daemon(app, exit_when_idle=True, auto_approve=True).run() == 0
+    log = [json.loads(line) for line in (settings.home / "daemon.jsonl").read_text().splitlines()]
+    [kept] = [e for e in log if e["event"] == "checkpoints_left_behind"]
+    assert kept["runs"] == 1
+    [skipped] = [e for e in log if e["event"] == "resume_skipped"]
+    assert skipped["run_id"] == run.id and "not migrated" in skipped["reason"]
+    still = manager.store.get_run(run.id)
+    assert still is not None and still.status is RunStatus.INTERRUPTED
+    assert old.threads() == [run.id]

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from squad.manager import SquadManager
+from squad.app import App
 from squad.memory.compress import SUMMARY_PREFIX, history_tokens
 from squad.memory.tokens import counter_for_model
 from squad.model.testing import Behaviour, OpenAIStubServer, answer
@@ -89,16 +89,18 @@ def stub(monkeypatch: pytest.MonkeyPatch) -> Iterator[OpenAIStubServer]:
 
 
 def test_a_long_chat_sends_summary_landmarks_and_recent_turns_within_budget(
-    settings: Settings, stub: OpenAIStubServer
+    settings: Settings,
+    stub: OpenAIStubServer,
+    app: App,
 ) -> None:
-    with SquadManager(settings) as manager:
+    with app.squads as manager:
         spec = squad_from_text(CHAT_YAML.format(url=stub.url), source="demo.yaml")
         manager.create(spec)
-        runner = SquadRunner(settings, manager.store)
+        runner = app.runner()
         try:
             long_chat(runner, SAID)
         finally:
-            runner.close()
+            app.drain_extraction()
 
     turns = [
         body
@@ -135,19 +137,21 @@ def test_a_long_chat_sends_summary_landmarks_and_recent_turns_within_budget(
 
 
 def test_the_model_summarises_rarely_a_new_session_reuses_it_and_every_call_is_charged(
-    settings: Settings, stub: OpenAIStubServer
+    settings: Settings,
+    stub: OpenAIStubServer,
+    app: App,
 ) -> None:
-    with SquadManager(settings) as manager:
+    with app.squads as manager:
         spec = squad_from_text(CHAT_YAML.format(url=stub.url), source="demo.yaml")
         workspace = manager.create(spec).path
-        runner = SquadRunner(settings, manager.store)
+        runner = app.runner()
         try:
             chat = long_chat(runner, SAID)
             asked = [b for b in stub.bodies if is_summary_request(b)]
             # Another `squad chat -m` is a new session: it reads the saved summary.
             long_chat(runner, ["One more thing: the favicon?"])
         finally:
-            runner.close()
+            app.drain_extraction()
         spent = manager.store.runs.spent("demo")
 
     assert 1 <= len(asked) <= 2 and chat.summariser is not None
@@ -163,19 +167,20 @@ def test_the_model_summarises_rarely_a_new_session_reuses_it_and_every_call_is_c
 
 def test_on_the_offline_model_the_history_is_summarised_without_a_call(
     settings: Settings,
+    app: App,
 ) -> None:
-    with SquadManager(settings) as manager:
+    with app.squads as manager:
         offline = "\n".join(
             line for line in CHAT_YAML.format(url="").splitlines() if "openai/stub" not in line
         )
         spec = squad_from_text(offline + "\n", source="demo.yaml")
         workspace = manager.create(spec).path
-        runner = SquadRunner(settings, manager.store)
+        runner = app.runner()
         try:
             chat = long_chat(runner, SAID)
             said = manager.store.conversation.messages("demo", "writer", session_id="chat")
         finally:
-            runner.close()
+            app.drain_extraction()
     history = [Message(m.role, m.content) for m in said if m.role in ("user", "assistant")]
     assert history_tokens(history, counter_for_model("offline")) > BUDGET  # it was compressed
     assert chat.summariser is None

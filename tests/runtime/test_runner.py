@@ -19,14 +19,16 @@ from typing import Any
 
 import pytest
 
+from squad.app import App
 from squad.errors import UsageError
 from squad.manager import SquadManager
-from squad.model import ChatModel, LiteLLMModel, ModelEvent, RetryPolicy
+from squad.model import ChatModel, LiteLLMModel, ModelEvent, RetryPolicy, model_for
+from squad.model.factory import ModelFactory
+from squad.model.offline import is_offline
 from squad.model.testing import OpenAIStubServer, answer, slow, status, tool_call
 from squad.model.types import Message, ModelReply, TokenCallback, ToolSpec
-from squad.runtime.executor import ModelFactory
 from squad.runtime.runlog import read_events, run_log_path
-from squad.runtime.runner import RunResult, SquadRunner
+from squad.runtime.runner import RunResult
 from squad.settings import Settings
 from squad.spec.models import ModelSpec, SquadSpec
 from squad.store import RunStatus
@@ -52,9 +54,8 @@ tasks:
 
 
 @pytest.fixture
-def manager(settings: Settings) -> Iterator[SquadManager]:
-    with SquadManager(settings) as squads:
-        yield squads
+def manager(app: App) -> SquadManager:
+    return app.squads
 
 
 @pytest.fixture
@@ -74,9 +75,12 @@ def create(manager: SquadManager, make_spec: MakeSpec, text: str) -> tuple[Squad
 
 
 def fast_models(*, api_base: str | None = None) -> ModelFactory:
-    """The real seam with instant retries; ``api_base`` re-points stub-backed models."""
+    """The real seam with instant retries (the offline model as usual); ``api_base`` re-points
+    stub-backed models."""
 
     def make(spec: ModelSpec, on_event: Callable[[ModelEvent], None]) -> ChatModel:
+        if is_offline(spec.name):
+            return model_for(spec, on_event)
         if api_base is not None and spec.api_base is not None:
             spec = spec.model_copy(update={"api_base": api_base})
         return LiteLLMModel(spec, on_event=on_event, retry=FAST_RETRY, sleep=lambda _: None)
@@ -125,12 +129,15 @@ tasks:
 
 
 def test_sequential_run_on_the_offline_model_writes_outputs_status_log_and_messages(
-    settings: Settings, manager: SquadManager, make_spec: MakeSpec
+    settings: Settings,
+    manager: SquadManager,
+    make_spec: MakeSpec,
+    app: App,
 ) -> None:
     spec, workspace = create(manager, make_spec, BASIC_YAML)
     progress: list[str] = []
 
-    result = SquadRunner(settings, manager.store, progress=progress.append).run(spec, workspace)
+    result = app.runner(progress=progress.append).run(spec, workspace)
 
     assert result.succeeded and result.error is None
     assert result.tasks == {"outline": "done", "draft": "done"}
@@ -170,10 +177,13 @@ def test_sequential_run_on_the_offline_model_writes_outputs_status_log_and_messa
 
 
 def test_second_run_continues_each_agents_seq(
-    settings: Settings, manager: SquadManager, make_spec: MakeSpec
+    settings: Settings,
+    manager: SquadManager,
+    make_spec: MakeSpec,
+    app: App,
 ) -> None:
     spec, workspace = create(manager, make_spec, BASIC_YAML)
-    runner = SquadRunner(settings, manager.store)
+    runner = app.runner()
     first = runner.run(spec, workspace)
     second = runner.run(spec, workspace)
 
@@ -185,11 +195,14 @@ def test_second_run_continues_each_agents_seq(
 
 
 def test_a_task_prompt_carries_the_output_of_the_tasks_it_depends_on(
-    settings: Settings, manager: SquadManager, make_spec: MakeSpec
+    settings: Settings,
+    manager: SquadManager,
+    make_spec: MakeSpec,
+    app: App,
 ) -> None:
     spec, workspace = create(manager, make_spec, BASIC_YAML)
 
-    result = SquadRunner(settings, manager.store).run(spec, workspace)
+    result = app.runner().run(spec, workspace)
 
     assert result.succeeded
     outline = (workspace / "tasks" / "outline" / "output.md").read_text(encoding="utf-8")
@@ -215,11 +228,12 @@ def test_dependency_output_reaches_the_model_over_http(
     make_spec: MakeSpec,
     stub: OpenAIStubServer,
     stub_key: None,
+    app: App,
 ) -> None:
     spec, workspace = create(manager, make_spec, on_stub(BASIC_YAML, stub.url))
     stub.script(answer("1. Install\n2. Configure\n3. Deploy"), answer("The guide."))
 
-    result = SquadRunner(settings, manager.store, model_factory=fast_models()).run(spec, workspace)
+    result = app.runner(model_factory=fast_models()).run(spec, workspace)
 
     assert result.succeeded
     first, second = stub.bodies
@@ -236,7 +250,11 @@ def test_dependency_output_reaches_the_model_over_http(
 
 
 def test_model_error_after_retries_fails_the_task_blocks_dependents_and_runs_the_rest(
-    settings: Settings, manager: SquadManager, make_spec: MakeSpec, stub_key: None
+    settings: Settings,
+    manager: SquadManager,
+    make_spec: MakeSpec,
+    stub_key: None,
+    app: App,
 ) -> None:
     with OpenAIStubServer(handler=lambda body: status(500, "upstream is down")) as failing:
         text = f"""\
@@ -252,9 +270,7 @@ tasks:
   - {{id: notes, description: Write release notes., agent: planner}}
 """
         spec, workspace = create(manager, make_spec, text)
-        result = SquadRunner(settings, manager.store, model_factory=fast_models()).run(
-            spec, workspace
-        )
+        result = app.runner(model_factory=fast_models()).run(spec, workspace)
         assert len(failing.requests) == FAST_RETRY.max_attempts
 
     assert not result.succeeded and result.status == "failed"
@@ -283,10 +299,13 @@ tasks:
 
 
 def test_approval_pauses_the_run_until_approved_then_finishes_it(
-    settings: Settings, manager: SquadManager, make_spec: MakeSpec
+    settings: Settings,
+    manager: SquadManager,
+    make_spec: MakeSpec,
+    app: App,
 ) -> None:
     spec, workspace = create(manager, make_spec, GATED_YAML)
-    runner = SquadRunner(settings, manager.store)
+    runner = app.runner()
 
     paused = runner.run(spec, workspace)
 
@@ -300,7 +319,7 @@ def test_approval_pauses_the_run_until_approved_then_finishes_it(
     assert runner.pending_approval(paused.run_id) == "draft"
 
     # Another process (a fresh runner) approves it.
-    done = SquadRunner(settings, manager.store).approve(paused.run_id, "draft", approved=True)
+    done = app.runner().approve(paused.run_id, "draft", approved=True)
 
     assert done.succeeded and done.run_id == paused.run_id and done.awaiting is None
     assert done.tasks == {"outline": "done", "draft": "done", "publish": "done"}
@@ -313,10 +332,13 @@ def test_approval_pauses_the_run_until_approved_then_finishes_it(
 
 
 def test_rejected_approval_fails_the_task_with_the_reason_and_blocks_its_dependents(
-    settings: Settings, manager: SquadManager, make_spec: MakeSpec
+    settings: Settings,
+    manager: SquadManager,
+    make_spec: MakeSpec,
+    app: App,
 ) -> None:
     spec, workspace = create(manager, make_spec, GATED_YAML)
-    runner = SquadRunner(settings, manager.store)
+    runner = app.runner()
     paused = runner.run(spec, workspace)
 
     result = runner.approve(paused.run_id, "draft", approved=False, reason="the outline is thin")
@@ -334,10 +356,13 @@ def test_rejected_approval_fails_the_task_with_the_reason_and_blocks_its_depende
 
 
 def test_approving_the_wrong_task_or_a_run_that_is_not_waiting_is_a_usage_error(
-    settings: Settings, manager: SquadManager, make_spec: MakeSpec
+    settings: Settings,
+    manager: SquadManager,
+    make_spec: MakeSpec,
+    app: App,
 ) -> None:
     spec, workspace = create(manager, make_spec, GATED_YAML)
-    runner = SquadRunner(settings, manager.store)
+    runner = app.runner()
     paused = runner.run(spec, workspace)
 
     with pytest.raises(UsageError, match="waits for task 'draft', not 'publish'"):
@@ -356,10 +381,12 @@ def test_approving_the_wrong_task_or_a_run_that_is_not_waiting_is_a_usage_error(
 
 
 def test_resuming_an_unknown_run_is_a_usage_error(
-    settings: Settings, manager: SquadManager
+    settings: Settings,
+    manager: SquadManager,
+    app: App,
 ) -> None:
     with pytest.raises(UsageError, match="no run 'no-such-run'"):
-        SquadRunner(settings, manager.store).resume("no-such-run")
+        app.runner().resume("no-such-run")
 
 
 class DiesOnCall:
@@ -400,18 +427,19 @@ def assert_each_task_ran_once(result: RunResult, manager: SquadManager) -> None:
 
 
 def test_ctrl_c_mid_run_leaves_it_interrupted_and_resume_does_not_redo_finished_tasks(
-    settings: Settings, manager: SquadManager, make_spec: MakeSpec
+    settings: Settings,
+    manager: SquadManager,
+    make_spec: MakeSpec,
+    app: App,
 ) -> None:
     spec, workspace = create(manager, make_spec, BASIC_YAML)
     models: list[DiesOnCall] = []
 
     def dies_on_second_call(spec: ModelSpec, on_event: Callable[[ModelEvent], None]) -> ChatModel:
-        models.append(DiesOnCall(LiteLLMModel(spec, on_event=on_event), die_on=2))
+        models.append(DiesOnCall(model_for(spec, on_event), die_on=2))
         return models[-1]
 
-    interrupted = SquadRunner(settings, manager.store, model_factory=dies_on_second_call).run(
-        spec, workspace
-    )
+    interrupted = app.runner(model_factory=dies_on_second_call).run(spec, workspace)
 
     assert interrupted.status == "interrupted"
     assert [m.calls for m in models] == [2]  # both agents share the offline model
@@ -423,7 +451,7 @@ def test_ctrl_c_mid_run_leaves_it_interrupted_and_resume_does_not_redo_finished_
     assert not (workspace / "tasks" / "draft" / "output.md").exists()
     assert of_kind(events(interrupted), "run_end")[-1]["status"] == "interrupted"
 
-    resumed = SquadRunner(settings, manager.store).resume(interrupted.run_id)
+    resumed = app.runner().resume(interrupted.run_id)
 
     assert resumed.succeeded and resumed.tasks == {"outline": "done", "draft": "done"}
     assert (outline.read_bytes(), outline.stat().st_mtime_ns) == before
@@ -434,7 +462,10 @@ def test_ctrl_c_mid_run_leaves_it_interrupted_and_resume_does_not_redo_finished_
 
 
 def test_stop_request_after_a_task_stops_at_its_checkpoint_and_resume_finishes(
-    settings: Settings, manager: SquadManager, make_spec: MakeSpec
+    settings: Settings,
+    manager: SquadManager,
+    make_spec: MakeSpec,
+    app: App,
 ) -> None:
     spec, workspace = create(manager, make_spec, BASIC_YAML)
 
@@ -442,7 +473,7 @@ def test_stop_request_after_a_task_stops_at_its_checkpoint_and_resume_finishes(
         if line == "outline: done":
             runner.stop.set()  # what the CLI's SIGTERM handler does
 
-    runner = SquadRunner(settings, manager.store, progress=stop_after_outline)
+    runner = app.runner(progress=stop_after_outline)
     stopped = runner.run(spec, workspace)
 
     assert stopped.status == "interrupted"
@@ -451,7 +482,7 @@ def test_stop_request_after_a_task_stops_at_its_checkpoint_and_resume_finishes(
     assert run is not None and run.status is RunStatus.INTERRUPTED
     assert run.error is not None and "squad resume" in run.error
 
-    resumed = SquadRunner(settings, manager.store).resume(stopped.run_id)
+    resumed = app.runner().resume(stopped.run_id)
 
     assert resumed.succeeded
     assert_each_task_ran_once(resumed, manager)
@@ -460,15 +491,12 @@ def test_stop_request_after_a_task_stops_at_its_checkpoint_and_resume_finishes(
 
 HARD_KILL_CHILD = """\
 import sys
-from squad.manager import SquadManager
-from squad.runtime.runner import SquadRunner
+from squad.app import App
 from squad.settings import Settings
 
-settings = Settings.load()
-with SquadManager(settings) as manager:
-    found = manager.locate(sys.argv[1])
-    spec = manager.workspaces.read_manifest(found.path).definition
-    SquadRunner(settings, manager.store).run(spec, found.path)
+with App.open(Settings.load()) as app:
+    spec, workspace = app.squads.definition(sys.argv[1])
+    app.runner().run(spec, workspace)
 """
 
 
@@ -478,6 +506,7 @@ def test_hard_kill_mid_task_resumes_without_redoing_the_finished_task(
     make_spec: MakeSpec,
     stub_key: None,
     tmp_path: Path,
+    app: App,
 ) -> None:
     with OpenAIStubServer() as first_stub:
         _, workspace = create(manager, make_spec, on_stub(BASIC_YAML, first_stub.url))
@@ -519,7 +548,7 @@ def test_hard_kill_mid_task_resumes_without_redoing_the_finished_task(
 
     with OpenAIStubServer() as fresh:
         fresh.script(answer("The guide."))
-        runner = SquadRunner(settings, manager.store, model_factory=fast_models(api_base=fresh.url))
+        runner = app.runner(model_factory=fast_models(api_base=fresh.url))
         result = runner.resume(run.id)
         resumed_prompts = fresh.bodies
 
@@ -547,11 +576,14 @@ agents:
 
 
 def test_hierarchical_run_on_the_offline_model_writes_a_plan_and_carries_it_out(
-    settings: Settings, manager: SquadManager, make_spec: MakeSpec
+    settings: Settings,
+    manager: SquadManager,
+    make_spec: MakeSpec,
+    app: App,
 ) -> None:
     spec, workspace = create(manager, make_spec, TEAM_YAML)
 
-    result = SquadRunner(settings, manager.store).run(spec, workspace)
+    result = app.runner().run(spec, workspace)
 
     assert result.succeeded, result.error
     plan = (workspace / "plans" / "plan-001.md").read_text(encoding="utf-8")
@@ -569,7 +601,7 @@ def test_hierarchical_run_on_the_offline_model_writes_a_plan_and_carries_it_out(
     assert all(e["approved"] for e in of_kind(log, "review"))
     assert of_kind(log, "model_call")[0]["agent"] == "lead"
 
-    again = SquadRunner(settings, manager.store).run(spec, workspace)
+    again = app.runner().run(spec, workspace)
     assert again.succeeded and (workspace / "plans" / "plan-002.md").is_file()
 
 
@@ -579,6 +611,7 @@ def test_review_sends_work_back_once_and_the_redo_sees_the_feedback(
     make_spec: MakeSpec,
     stub: OpenAIStubServer,
     stub_key: None,
+    app: App,
 ) -> None:
     spec, workspace = create(manager, make_spec, on_stub(TEAM_YAML, stub.url))
     plan = {"tasks": [{"id": "report", "description": "Write the report.", "agent": "writer"}]}
@@ -590,7 +623,7 @@ def test_review_sends_work_back_once_and_the_redo_sees_the_feedback(
         answer("APPROVED: complete"),
     )
 
-    result = SquadRunner(settings, manager.store, model_factory=fast_models()).run(spec, workspace)
+    result = app.runner(model_factory=fast_models()).run(spec, workspace)
 
     assert result.succeeded and result.tasks == {"report": "done"}
     bodies = stub.bodies
@@ -616,11 +649,12 @@ def test_plan_that_never_validates_fails_the_run_with_the_plan_error_in_the_log(
     make_spec: MakeSpec,
     stub: OpenAIStubServer,
     stub_key: None,
+    app: App,
 ) -> None:
     spec, workspace = create(manager, make_spec, on_stub(TEAM_YAML, stub.url))
     stub.script(answer("We should research first."), answer("Still no plan, sorry."))
 
-    result = SquadRunner(settings, manager.store, model_factory=fast_models()).run(spec, workspace)
+    result = app.runner(model_factory=fast_models()).run(spec, workspace)
 
     assert result.status == "failed" and result.tasks == {}
     assert result.error is not None and "the lead's plan is invalid twice" in result.error
@@ -640,11 +674,14 @@ def test_plan_that_never_validates_fails_the_run_with_the_plan_error_in_the_log(
 
 
 def test_max_turns_stops_the_run_after_that_many_turns(
-    settings: Settings, manager: SquadManager, make_spec: MakeSpec
+    settings: Settings,
+    manager: SquadManager,
+    make_spec: MakeSpec,
+    app: App,
 ) -> None:
     spec, workspace = create(manager, make_spec, BASIC_YAML + "limits: {max_turns: 1}\n")
 
-    result = SquadRunner(settings, manager.store).run(spec, workspace)
+    result = app.runner().run(spec, workspace)
 
     assert result.status == "stopped" and not result.succeeded
     assert result.turns == 1
@@ -664,6 +701,7 @@ def test_spend_cap_counts_earlier_runs_and_stops_the_next_one(
     make_spec: MakeSpec,
     stub: OpenAIStubServer,
     stub_key: None,
+    app: App,
 ) -> None:
     spec, workspace = create(
         manager,
@@ -675,7 +713,7 @@ def test_spend_cap_counts_earlier_runs_and_stops_the_next_one(
     # gpt-4o-mini by litellm's local price map: 1,000 in + 1,000 out is about $0.00075.
     stub.script(answer("Notes.", prompt_tokens=1000, completion_tokens=1000))
 
-    first = SquadRunner(settings, manager.store, model_factory=fast_models()).run(spec, workspace)
+    first = app.runner(model_factory=fast_models()).run(spec, workspace)
 
     assert first.succeeded and first.cost_usd > 0.0005
     spent = manager.store.runs.spent("tooled")
@@ -685,7 +723,7 @@ def test_spend_cap_counts_earlier_runs_and_stops_the_next_one(
     assert run is not None and run.cost_usd == pytest.approx(first.cost_usd)
 
     # A new runner (a restart) still sees the ledger, and stops before any call.
-    second = SquadRunner(settings, manager.store, model_factory=fast_models()).run(spec, workspace)
+    second = app.runner(model_factory=fast_models()).run(spec, workspace)
 
     assert second.status == "stopped" and second.tasks == {"notes": "pending"}
     assert second.error is not None and "of its $0.0005 cap" in second.error
@@ -706,6 +744,7 @@ def test_tool_calls_write_task_files_and_memory_and_are_logged(
     make_spec: MakeSpec,
     stub: OpenAIStubServer,
     stub_key: None,
+    app: App,
 ) -> None:
     spec, workspace = create(
         manager, make_spec, on_stub(NOTES_YAML, stub.url, model="openai/gpt-4o-mini")
@@ -720,7 +759,7 @@ def test_tool_calls_write_task_files_and_memory_and_are_logged(
         answer("Notes written."),
     )
 
-    result = SquadRunner(settings, manager.store, model_factory=fast_models()).run(spec, workspace)
+    result = app.runner(model_factory=fast_models()).run(spec, workspace)
 
     assert result.succeeded and result.turns == 1
     assert (workspace / "tasks" / "notes" / "extra" / "facts.md").read_text() == (
@@ -751,13 +790,15 @@ def test_tool_calls_write_task_files_and_memory_and_are_logged(
 
 
 def test_resuming_a_finished_run_or_one_without_a_checkpoint_is_refused(
-    settings: Settings, manager: SquadManager
+    settings: Settings,
+    manager: SquadManager,
+    app: App,
 ) -> None:
     from squad.spec.loader import squad_from_text
 
     spec = squad_from_text(BASIC_YAML)
     workspace = manager.create(spec).path
-    runner = SquadRunner(settings, manager.store)
+    runner = app.runner()
     finished = runner.run(spec, workspace)
     assert finished.succeeded
     with pytest.raises(UsageError, match="already ended"):
@@ -768,14 +809,16 @@ def test_resuming_a_finished_run_or_one_without_a_checkpoint_is_refused(
 
 
 def test_a_write_failure_stops_the_run_resumably_without_a_traceback(
-    settings: Settings, manager: SquadManager
+    settings: Settings,
+    manager: SquadManager,
+    app: App,
 ) -> None:
     from squad.errors import WorkspaceError
     from squad.spec.loader import squad_from_text
 
     spec = squad_from_text(BASIC_YAML)
     workspace = manager.create(spec).path
-    runner = SquadRunner(settings, manager.store)
+    runner = app.runner()
     blocker = workspace / "tasks" / "draft"
     blocker.write_text("a file where the task folder should be")  # stands in for a full disk
     with pytest.raises(WorkspaceError, match="squad resume"):

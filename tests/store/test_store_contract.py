@@ -11,7 +11,6 @@ from sqlalchemy import event, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
-import squad.store
 from squad.clock import FrozenClock
 from squad.errors import StoreError
 from squad.settings import Settings
@@ -26,30 +25,6 @@ SHA_B = "b" * 64
 
 def _squad(store: Store, name: str = "docs", sha: str = SHA_A) -> None:
     store.upsert_squad(name, workspace=f"/ws/{name}", source=f"{name}.yaml", definition_sha256=sha)
-
-
-def test_public_api_is_exactly_the_documented_names() -> None:
-    assert sorted(squad.store.__all__) == [
-        "ConversationStore",
-        "FactRecord",
-        "FactStatus",
-        "MemoryStore",
-        "MessageRecord",
-        "MessageRole",
-        "NamespaceRecord",
-        "NewFact",
-        "RunRecord",
-        "RunStateStore",
-        "RunStatus",
-        "SpendRecord",
-        "SpendTotals",
-        "SquadRecord",
-        "Store",
-        "TaskRecord",
-        "TaskStatus",
-        "WatermarkRecord",
-        "open_store",
-    ]
 
 
 def test_upsert_keeps_created_at_and_bumps_updated_at_only_on_change(

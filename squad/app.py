@@ -1,0 +1,214 @@
+"""The composition root: one squad home opened with its settings, and every service built once.
+
+Every front end (the CLI, the daemon, the benchmarks; the HTTP API and the MCP server next)
+asks an :class:`App` for what it needs instead of assembling it::
+
+    with App.open(Settings.load()) as app:
+        spec, workspace = app.squads.definition("docs-site")
+        result = app.runner().run(spec, workspace)
+
+Nothing below this module builds a manager, a store, a memory service or a checkpointer of
+its own. Services are made on first use, so a command that only reads never creates a
+database, and ``squad --help`` pays for none of them. Closing the app lets queued extraction
+passes finish, then closes checkpoints and the store.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from squad.clock import Clock, utc_now
+from squad.model.factory import ModelFactory, model_for
+
+if TYPE_CHECKING:
+    from types import TracebackType
+
+    from squad.checkpoints import Checkpoints
+    from squad.extraction.background import BackgroundExtractor
+    from squad.manager import SquadManager
+    from squad.memory.embeddings import Embedder
+    from squad.memory.service import AgentContext, MemoryService
+    from squad.runtime.runner import SquadRunner
+    from squad.settings import Settings
+    from squad.store import Store
+
+__all__ = ["App"]
+
+ExtractionErrors = Callable[["AgentContext", BaseException], None]
+
+
+class App:
+    """The services of one squad home; thread-safe, each made once, on first use."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        store: Store | None = None,
+        clock: Clock = utc_now,
+        model_factory: ModelFactory = model_for,
+    ) -> None:
+        """Prefer :meth:`open`. A ``store`` passed in stays the caller's to close."""
+        self.settings = settings
+        self.clock = clock
+        self.model_factory = model_factory
+        """Builds each agent's model from its spec (offline in-process, else litellm)."""
+        self._given_store = store
+        self._extraction_errors: list[ExtractionErrors] = []
+        self._lock = threading.RLock()
+        self._squads: SquadManager | None = None
+        self._memory: MemoryService | None = None
+        self._checkpoints: Checkpoints | None = None
+        self._extraction: BackgroundExtractor | None = None
+        self._closed = False
+
+    @classmethod
+    def open(
+        cls,
+        settings: Settings,
+        *,
+        store: Store | None = None,
+        clock: Clock = utc_now,
+        model_factory: ModelFactory = model_for,
+    ) -> App:
+        """The app for ``settings``; nothing is opened until a service is first asked for."""
+        return cls(settings, store=store, clock=clock, model_factory=model_factory)
+
+    # -- services ----------------------------------------------------------------------------
+
+    @property
+    def squads(self) -> SquadManager:
+        """Squad definitions, their workspaces and their registration in the store."""
+        with self._lock:
+            if self._squads is None:
+                from squad.manager import SquadManager
+
+                self._squads = SquadManager(
+                    self.settings, store=self._given_store, clock=self.clock
+                )
+            return self._squads
+
+    @property
+    def store(self) -> Store:
+        """The state database, opened (and migrated) on first use."""
+        return self.squads.store
+
+    def database_exists(self) -> bool:
+        """Whether the store's database is there already (reading commands create none)."""
+        return self.squads.database_exists()
+
+    @property
+    def memory(self) -> MemoryService:
+        """Agents' layered memory, ranked as ``memory.ranking`` in the settings asks."""
+        with self._lock:
+            if self._memory is None:
+                from squad.memory.service import MemoryService
+
+                self._memory = MemoryService(
+                    self.settings, self.store, clock=self.clock, embedder=self._embedder()
+                )
+            return self._memory
+
+    def _embedder(self) -> Embedder | None:
+        from squad.memory.embeddings import load_embedder
+
+        return load_embedder(self.settings.memory_ranking)
+
+    @property
+    def checkpoints(self) -> Checkpoints:
+        """Run checkpoints: beside a SQLite store, or in the Postgres store's database."""
+        with self._lock:
+            if self._checkpoints is None:
+                from squad.checkpoints import open_checkpoints
+
+                self._checkpoints = open_checkpoints(self.settings)
+            return self._checkpoints
+
+    @property
+    def extraction(self) -> BackgroundExtractor:
+        """The background fact extractor every runner and chat of this app shares (one
+        worker thread per process, as it expects)."""
+        with self._lock:
+            if self._extraction is None:
+                from squad.extraction.background import BackgroundExtractor
+                from squad.extraction.job import AgentExtractor
+                from squad.extraction.models import ExtractionModels
+
+                extractor = AgentExtractor(
+                    self.memory, ExtractionModels(self.model_factory), clock=self.clock
+                )
+                self._extraction = BackgroundExtractor(extractor, on_error=self._extraction_failed)
+            return self._extraction
+
+    def on_extraction_error(self, handler: ExtractionErrors) -> None:
+        """Also tell ``handler`` when a background extraction pass raises (the daemon logs
+        it); the pass's messages stay unread for the next one."""
+        with self._lock:
+            self._extraction_errors.append(handler)
+
+    def _extraction_failed(self, ctx: AgentContext, exc: BaseException) -> None:
+        with self._lock:
+            handlers = list(self._extraction_errors)
+        for handler in handlers:
+            handler(ctx, exc)
+
+    def runner(
+        self,
+        *,
+        progress: Callable[[str], None] | None = None,
+        model_factory: ModelFactory | None = None,
+    ) -> SquadRunner:
+        """A runner for runs, resumes and approvals (one per concurrent run: its ``stop``
+        event is its own), on this app's services; ``model_factory`` overrides the app's for
+        this runner's agents (extraction keeps the app's)."""
+        from squad.runtime.runner import SquadRunner
+
+        return SquadRunner(
+            self.settings,
+            self.store,
+            memory=self.memory,
+            checkpoints=self.checkpoints,
+            extraction=self.extraction,
+            find_squad=self.squads.definition,
+            model_factory=model_factory or self.model_factory,
+            progress=progress,
+            clock=self.clock,
+        )
+
+    # -- the end -----------------------------------------------------------------------------
+
+    def drain_extraction(self, timeout: float = 30.0) -> bool:
+        """Let queued extraction passes finish (up to ``timeout``); True if they all did.
+        Messages not read yet stay past the extractor's watermark for the next pass."""
+        with self._lock:
+            extraction, self._extraction = self._extraction, None
+        return True if extraction is None else extraction.close(timeout)
+
+    def close(self, timeout: float = 30.0) -> None:
+        """Drain extraction (up to ``timeout``), then close checkpoints and the store."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self.drain_extraction(timeout)
+        finally:
+            with self._lock:
+                checkpoints, self._checkpoints = self._checkpoints, None
+                squads, self._squads = self._squads, None
+            if checkpoints is not None:
+                checkpoints.close()
+            if squads is not None:
+                squads.close()
+
+    def __enter__(self) -> App:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
