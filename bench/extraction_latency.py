@@ -1,7 +1,7 @@
 """Chat reply latency with the background extractor on (interval 6) against off, same run.
 
 ``python -m bench.extraction_latency`` chats 200 turns with one agent through
-:class:`~squad.runtime.chat.ChatSession` (system prompt with memory, store writes, spend) on a
+:class:`~squad.chat.session.ChatSession` (system prompt with memory, store writes, spend) on a
 zero-latency model, once with extraction off and once on, and compares the 99th percentile
 of reply times. "On" runs the model path (the gate, then the instant model's JSON answer) and
 the offline extractor, both writing to memory.md and Layer A. Target: p99 ratio at most 1.05.
@@ -45,7 +45,7 @@ FACTS = json.dumps(
 
 def chat_latencies(enabled: bool, turns: int = TURNS) -> list[float]:
     from squad.app import App
-    from squad.runtime.chat import ChatSession
+    from squad.chat.session import ChatSession
     from squad.spec.loader import squad_from_text
 
     with temp_settings() as settings:

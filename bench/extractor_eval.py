@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from squad.memory.extract_offline import LABELS, Example, classify, parse_examples
+from squad.classifier.classify import LABELS, Example, classify, parse_examples
 
 REPO = Path(__file__).resolve().parent.parent
 DEV = REPO.parent / "shared" / "data" / "facts-dev.jsonl"

@@ -18,8 +18,8 @@ from bench.memory_retrieval import QUERY, generate_facts
 from bench.support import temp_settings
 from squad.app import App
 from squad.memory.service import AgentContext
-from squad.memory.tokens import counter_for_model
 from squad.spec.loader import squad_from_text
+from squad.text.tokens import counter_for_model
 
 SQUAD = """\
 name: bench

@@ -3,7 +3,7 @@
     python -m bench.train_extractor            # cross-validate, then write the weights
     python -m bench.train_extractor --check    # exit 1 when the shipped weights are stale
 
-Multinomial logistic regression over :func:`squad.memory.extract_rules.features`, full-batch
+Multinomial logistic regression over :func:`squad.classifier.cues.features`, full-batch
 Adam from zero weights: deterministic, about a second. Cue features get a lighter L2 penalty
 than lexical ones, so the hand-written cues carry most of the decision and word weights only
 adjust it. The penalties are chosen by 5-fold cross-validation on the training examples alone;
@@ -25,8 +25,8 @@ from itertools import product
 import numpy as np
 import numpy.typing as npt
 
-from squad.memory.extract_offline import LABELS, WEIGHTS_FILE, Example, load_examples
-from squad.memory.extract_rules import features, has_secret
+from squad.classifier.classify import LABELS, WEIGHTS_FILE, Example, load_examples
+from squad.classifier.cues import features, has_secret
 
 _LEXICAL_MIN_COUNT = 2
 _STEPS = 600
@@ -120,8 +120,8 @@ def training_rows() -> list[Example]:
 
 
 def examples_digest() -> str:
-    data = resources.files("squad.memory").joinpath("data", "extract_examples.jsonl").read_bytes()
-    rules = resources.files("squad.memory").joinpath("extract_rules.py").read_bytes()
+    data = resources.files("squad.classifier").joinpath("data", "extract_examples.jsonl").read_bytes()
+    rules = resources.files("squad.classifier").joinpath("cues.py").read_bytes()
     return hashlib.sha256(data + b"\0" + rules).hexdigest()
 
 
@@ -147,7 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="only check the weights are fresh")
     args = parser.parse_args(argv)
-    target = resources.files("squad.memory").joinpath("data", WEIGHTS_FILE)
+    target = resources.files("squad.classifier").joinpath("data", WEIGHTS_FILE)
     if args.check:
         shipped = json.loads(target.read_text(encoding="utf-8"))["source_sha256"]
         fresh = shipped == examples_digest()

@@ -24,12 +24,9 @@ Errors never log or print themselves; the edge that catches them decides how to 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from squad.model.types import ModelReply
+from typing import Any
 
 __all__ = [
     "AnswerError",
@@ -174,12 +171,12 @@ class PlanError(AnswerError):
 class ExtractionFailed(AnswerError):
     """The extraction model's answer was invalid twice; the batch is skipped (``reason``).
 
-    ``replies`` are the calls made, so their spend is still recorded."""
+    ``spent`` holds each call's spend (``ModelReply.spend()``), so it is still recorded."""
 
-    def __init__(self, reason: str, replies: Sequence[ModelReply] = ()) -> None:
+    def __init__(self, reason: str, spent: Sequence[Mapping[str, Any]] = ()) -> None:
         super().__init__(reason)
         self.reason = reason
-        self.replies: tuple[ModelReply, ...] = tuple(replies)
+        self.spent: tuple[Mapping[str, Any], ...] = tuple(spent)
 
 
 class LimitReached(SquadError):

@@ -453,7 +453,7 @@ def search(
 ) -> None:
     """Search all agents' memory files and the experiential store."""
     from squad.memory.search import search_memory_files
-    from squad.textsearch import compile_query
+    from squad.text.search import compile_query
 
     out = Output(json_mode=json_output)
     pattern = compile_query(query, regex=regex, case_sensitive=case_sensitive)
@@ -482,7 +482,7 @@ def _fact_hits(
     session: _Session, pattern: Any, *, squad: str | None, agent: str | None
 ) -> list[MemoryHit]:
     from squad.memory.search import MemoryHit
-    from squad.textsearch import LineMatch
+    from squad.text.search import LineMatch
 
     memory = session.store.memory
     hits = []

@@ -232,7 +232,7 @@ def chat(
     model: Annotated[str | None, typer.Option("--model", help="Use this model instead.")] = None,
 ) -> None:
     """Talk to one agent in its workspace context; its memory is rebuilt every turn."""
-    from squad.runtime.chat import ChatSession
+    from squad.chat.session import ChatSession
 
     err = Output(stream=sys.stderr)
     with _runner(err) as (_, runner):

@@ -22,7 +22,7 @@ from typing import Any
 
 from squad.clock import Clock, utc_now
 from squad.eventlines import encode_event, open_for_append, read_events
-from squad.memory.secrets import redact_fields
+from squad.text.secrets import redact_fields
 
 __all__ = ["DAEMON_LOG", "DaemonLog", "read_daemon_log"]
 

@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
+from squad.classifier.subjects import subject_for
 from squad.errors import MemoryError_, MemoryFullError, SecretInMemoryError, StaleWriteError
 from squad.extraction.candidates import Candidate, Existing
 from squad.extraction.lines import parse_line, render_line, struck
 from squad.extraction.quality import Decision
 from squad.memory.audit import AuditLog, AuditRecord
-from squad.memory.extract_subject import subject_for
 from squad.memory.files import MemoryFile
 from squad.memory.service import AgentContext, MemoryService
 from squad.memory.sightings import sighting_key

@@ -7,12 +7,12 @@ from dataclasses import dataclass, replace
 from datetime import date
 from typing import Literal
 
+from squad.classifier.classify import LONG_MESSAGE_CHARS, classify, worth_a_model_call
 from squad.errors import AnswerError, ExtractionFailed
 from squad.extraction.candidates import Candidate, ConversationMessage, Existing
 from squad.extraction.model_answer import parse_answer
 from squad.extraction.prompt import extraction_messages
 from squad.extraction.quality import containment
-from squad.memory.extract_offline import LONG_MESSAGE_CHARS, classify, worth_a_model_call
 from squad.model.types import ChatModel, Message, ModelReply
 
 __all__ = ["BatchResult", "extract_batch", "extract_offline"]
@@ -127,4 +127,6 @@ def extract_batch(
             for c in found
         ]
         return BatchResult(mapped, "model", tuple(replies), attempt)
-    raise ExtractionFailed(f"the model's answer was invalid twice: {error}", replies)
+    raise ExtractionFailed(
+        f"the model's answer was invalid twice: {error}", [reply.spend() for reply in replies]
+    )

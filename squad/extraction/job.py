@@ -12,7 +12,7 @@ store and in the workspace's ``logs/memory-audit.jsonl``.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
@@ -25,7 +25,7 @@ from squad.extraction.extract import extract_batch
 from squad.extraction.quality import decide
 from squad.memory.audit import AuditLog, AuditRecord
 from squad.memory.service import AgentContext, MemoryService
-from squad.model.types import ChatModel, ModelReply
+from squad.model.types import ChatModel
 from squad.store.records import MessageRecord
 
 __all__ = [
@@ -179,11 +179,11 @@ class AgentExtractor:
                 reason=f"the model is unreachable: {exc}",
             )
         except ExtractionFailed as exc:
-            self._spend(ctx, exc.replies)
+            self._spend(ctx, exc.spent)
             return self._record(
                 ctx, started, "failed", "model", processed, last, talk, Applied(), reason=exc.reason
             )
-        self._spend(ctx, result.replies)
+        self._spend(ctx, [reply.spend() for reply in result.replies])
         decisions = decide(
             result.candidates,
             existing,
@@ -261,9 +261,9 @@ class AgentExtractor:
             record_id,
         )
 
-    def _spend(self, ctx: AgentContext, replies: Sequence[ModelReply]) -> None:
-        for reply in replies:
-            self.memory.store.runs.record_spend(ctx.squad.name, agent=ctx.agent.id, **reply.spend())
+    def _spend(self, ctx: AgentContext, spent: Sequence[Mapping[str, Any]]) -> None:
+        for spend in spent:
+            self.memory.store.runs.record_spend(ctx.squad.name, agent=ctx.agent.id, **spend)
 
 
 @dataclass(frozen=True)

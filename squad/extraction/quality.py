@@ -27,8 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from squad.classifier.cues import has_secret
 from squad.extraction.candidates import Candidate, Existing
-from squad.memory.extract_rules import has_secret
 
 __all__ = [
     "NEAR_DUPLICATE",

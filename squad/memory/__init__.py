@@ -1,1 +1,2 @@
-"""Layered agent memory: project memory files, boot files, experiential facts, assembly."""
+"""Agents' layered memory: boot files, memory.md documents and their safe writes, Layer A
+facts and their ranking, the budgeted memory block of a prompt, search, agent tools and gc."""

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from squad.memory.document import MemoryDocument
-from squad.memory.tokens import TokenCounter
+from squad.text.tokens import TokenCounter
 
 __all__ = [
     "BootFile",

@@ -16,8 +16,8 @@ from squad.errors import MemoryError_, MemoryFullError, UsageError
 from squad.fsutil import atomic_write, create_new
 from squad.memory.assembly import BootFile
 from squad.memory.audit import AuditLog, AuditRecord, sha256_text
-from squad.memory.secrets import refuse_secrets
 from squad.paths import contained
+from squad.text.secrets import refuse_secrets
 
 __all__ = [
     "BOOT_FILES",

@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Protocol
 
 from squad.errors import UsageError
-from squad.memory.lexical import term_counts
+from squad.text.lexical import term_counts
 
 if TYPE_CHECKING:
     import numpy as np
@@ -98,7 +98,7 @@ class Embedder(Protocol):
 class HashingEmbedder:
     """Feature hashing of a text's words and their character trigrams; numpy only.
 
-    Words are the lexical index's terms (:func:`squad.memory.lexical.term_counts`: casefolded,
+    Words are the lexical index's terms (:func:`squad.text.lexical.term_counts`: casefolded,
     no stopwords), each weighted ``1 + ln(count)``; every word also spreads the same weight
     over its trigrams (of ``<word>``, so starts and ends count), scaled to carry as much as the
     word itself whatever its length. Features are hashed (BLAKE2b, so the same on every run and

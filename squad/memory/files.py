@@ -20,8 +20,8 @@ from squad.errors import MemoryError_, MemoryFullError, StaleWriteError
 from squad.fsutil import atomic_write
 from squad.memory.audit import AuditLog, AuditRecord, sha256_text
 from squad.memory.document import MemoryDocument, StructureError
-from squad.memory.secrets import refuse_secrets
 from squad.paths import check_name, contained
+from squad.text.secrets import refuse_secrets
 from squad.workspace.layout import MEMORY_FILE
 
 __all__ = ["DailyLog", "MemoryFile", "Snapshot", "WriteResult"]

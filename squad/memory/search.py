@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from squad.memory.document import heading_lines
 from squad.paths import contained
-from squad.textsearch import LineMatch, matching_lines, split_lines, with_context
+from squad.text.search import LineMatch, matching_lines, split_lines, with_context
 from squad.workspace.layout import MEMORY_FILE
 
 __all__ = ["MemoryHit", "search_memory_files"]

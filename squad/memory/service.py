@@ -24,9 +24,9 @@ from squad.memory.assembly import (
 from squad.memory.audit import AuditLog, AuditRecord
 from squad.memory.boot import ensure_default_soul, load_boot_files
 from squad.memory.files import DailyLog, MemoryFile
-from squad.memory.secrets import refuse_secrets
-from squad.memory.tokens import TokenCounter, counter_for_model
 from squad.spec.models import AgentSpec, SquadSpec
+from squad.text.secrets import refuse_secrets
+from squad.text.tokens import TokenCounter, counter_for_model
 from squad.workspace.manifest import experience_identity
 
 if TYPE_CHECKING:

@@ -28,7 +28,7 @@ team:``) section, as a comma list or bullets, or from ``agents: a, b`` inside a 
 task goes to the agent whose id or role shares a word stem with it, else round-robin; each task
 depends on the one before. Reviews approve when the ``Work:`` section mentions every key term
 (content word) of the ``Task:`` section. A request to remember something becomes a memory tool
-call into the section :func:`squad.memory.extract_subject.section_for` picks, the same
+call into the section :func:`squad.classifier.subjects.section_for` picks, the same
 classifier the offline fact extractor uses. It extracts no facts itself: with the offline model,
 the background extractor uses its offline classifier and makes no call.
 """
@@ -151,7 +151,7 @@ def answer(
 
 def count_usage(messages: Sequence[Message], reply: OfflineAnswer) -> tuple[int, int]:
     """(prompt tokens, completion tokens), counted with the offline model's tokenizer."""
-    from squad.memory.tokens import counter_for_model
+    from squad.text.tokens import counter_for_model
 
     counter = counter_for_model(MODEL_NAME)
     prompt = sum(counter.count(m.content) for m in messages)
@@ -325,7 +325,7 @@ _TEXT_ARGS = frozenset({"text", "content", "note", "fact", "value", "memory", "e
 
 
 def _memory_call(user: str, tools: Sequence[ToolSpec]) -> ToolCall | None:
-    from squad.memory.extract_subject import section_for
+    from squad.classifier.subjects import section_for
 
     match = _REMEMBER.search(user)
     if not tools or match is None or user.rstrip().endswith("?"):

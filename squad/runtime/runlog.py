@@ -18,8 +18,8 @@ from typing import Any
 
 from squad.clock import Clock, utc_now
 from squad.eventlines import encode_event, open_for_append, read_events
-from squad.memory.secrets import redact_fields
 from squad.paths import check_name, contained
+from squad.text.secrets import redact_fields
 
 __all__ = ["RunLog", "follow_events", "read_events", "run_log_path"]
 

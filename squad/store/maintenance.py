@@ -29,13 +29,13 @@ from sqlalchemy.engine import Connection, Engine
 
 from squad.clock import Clock
 from squad.errors import MemoryError_, UsageError
-from squad.memory.lexical import term_counts
 from squad.store.engine import transaction
 from squad.store.memory import _fact_record, _indexed_text
 from squad.store.memory_index import FACTS, chunks, deindex, grow_namespace, index_facts
 from squad.store.records import FactRecord, FactStatus, NewFact
 from squad.store.tables import metadata
 from squad.store.upsert import upsert
+from squad.text.lexical import term_counts
 
 __all__ = ["MAX_SOURCES", "MaintenanceStore", "SightingRecord"]
 

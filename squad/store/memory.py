@@ -36,7 +36,6 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from squad.clock import Clock
 from squad.errors import MemoryError_, UsageError
-from squad.memory.lexical import query_terms, term_counts
 from squad.store.engine import transaction
 from squad.store.memory_index import (
     CHUNK,
@@ -52,6 +51,7 @@ from squad.store.memory_index import (
 from squad.store.memory_vectors import missing_vectors, read_vectors, write_vectors
 from squad.store.records import FactRecord, FactStatus, NamespaceRecord, NewFact
 from squad.store.tables import UTCDateTime
+from squad.text.lexical import query_terms, term_counts
 
 __all__ = ["MemoryStore"]
 

@@ -14,7 +14,7 @@ by an index and a LIMIT, never by the size of the namespace:
    BM25 weight is under ln 2, against about ln N for a rare term), and only the
    :data:`MAX_QUERY_TERMS` rarest of the rest are used;
 3. each of those reads at most :data:`POSTINGS_PER_TERM` postings, newest facts first;
-4. the database scores them with BM25 (:mod:`squad.memory.lexical`), sums per fact and
+4. the database scores them with BM25 (:mod:`squad.text.lexical`), sums per fact and
    returns a page of the best ids; only the facts needed are then read, dropping expired ones.
 
 ``MemoryStore.relevant_facts`` fills what is left of its limit with the newest facts (one
@@ -49,9 +49,9 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Connection
 
-from squad.memory.lexical import bm25_coefficients
 from squad.store.records import FactStatus
 from squad.store.tables import metadata
+from squad.text.lexical import bm25_coefficients
 
 __all__ = [
     "CHUNK",

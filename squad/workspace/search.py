@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from squad.errors import UsageError
-from squad.textsearch import LineMatch, compile_query, matching_lines, split_lines, with_context
+from squad.text.search import LineMatch, compile_query, matching_lines, split_lines, with_context
 from squad.workspace.inspect import _check_root, _read_text, _walk
 
 __all__ = ["FileMatches", "LineMatch", "SearchResult", "search"]

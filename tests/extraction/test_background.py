@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 
 from squad.app import App
+from squad.chat.session import ChatSession
 from squad.extraction.background import BackgroundExtractor
 from squad.extraction.job import AgentExtractor
 from squad.memory.service import MemoryService
 from squad.model import LiteLLMModel
 from squad.model.testing import Behaviour, OpenAIStubServer, answer
-from squad.runtime.chat import ChatSession
 from squad.settings import Settings
 from squad.spec.loader import squad_from_text
 from squad.spec.models import ModelSpec

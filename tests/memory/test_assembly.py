@@ -23,7 +23,7 @@ from squad.memory.assembly import (
     minimum_total,
 )
 from squad.memory.document import MemoryDocument
-from squad.memory.tokens import counter_for_model
+from squad.text.tokens import counter_for_model
 
 REAL = counter_for_model("offline")
 

@@ -29,8 +29,8 @@ from squad.memory.embeddings import (
     vector_bytes,
     vector_from_bytes,
 )
-from squad.memory.lexical import query_terms
 from squad.settings import MemoryRanking, Settings
+from squad.text.lexical import query_terms
 
 REPO = Path(__file__).resolve().parents[2]
 

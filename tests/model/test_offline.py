@@ -13,10 +13,10 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from squad.memory.tokens import counter_for_model
 from squad.model import ChatModel, Message, ModelEvent, OfflineModel, ToolSpec, model_for
 from squad.model.offline import answer
 from squad.spec.models import SLUG_PATTERN, ModelSpec
+from squad.text.tokens import counter_for_model
 
 AND_OR = {"and", "or"}  # list glue, never agent ids
 REVIEWER = "Review the work. Answer 'APPROVED: reason' or 'CHANGES REQUESTED: what is missing'."

@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 
 from squad.app import App
+from squad.chat.session import ChatSession
 from squad.daemon.service import Daemon
 from squad.manager import SquadManager
 from squad.memory.gc import run_gc
-from squad.runtime.chat import ChatSession
 from squad.settings import Settings
 from squad.store import RunStatus, Store
 

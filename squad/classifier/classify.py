@@ -10,13 +10,13 @@ messages is worth a model call. English and Korean. Three answers:
 - none (``classify`` returns None): greetings, thanks, status updates, one-off requests,
   questions that state no fact, suggestions nobody took up, and anything with a credential.
 
-How: credentials are refused first (:func:`~squad.memory.extract_rules.has_secret`). Then a
+How: credentials are refused first (:func:`~squad.classifier.cues.has_secret`). Then a
 multinomial logistic regression scores the message over hand-written cues and lexical features
-(:mod:`squad.memory.extract_rules`); its weights ship as ``data/extract_weights.json``, trained
+(:mod:`squad.classifier.cues`); its weights ship as ``data/extract_weights.json``, trained
 by ``python -m bench.train_extractor`` from ``data/extract_examples.jsonl`` (our own examples,
 none taken from the evaluation set). Scoring is dictionary look-ups: no numpy, no training at
-run time. Relative dates are then made absolute (:mod:`squad.memory.extract_dates`), and a
-project fact gets a section and a subject key (:mod:`squad.memory.extract_subject`).
+run time. Relative dates are then made absolute (:mod:`squad.classifier.dates`), and a
+project fact gets a section and a subject key (:mod:`squad.classifier.subjects`).
 """
 
 from __future__ import annotations
@@ -31,9 +31,9 @@ from functools import cache
 from importlib import resources
 from typing import Literal
 
-from squad.memory.extract_dates import absolutise
-from squad.memory.extract_rules import features, has_secret
-from squad.memory.extract_subject import section_for, subject_for
+from squad.classifier.cues import features, has_secret
+from squad.classifier.dates import absolutise
+from squad.classifier.subjects import section_for, subject_for
 
 __all__ = [
     "GATE_THRESHOLD",
@@ -88,7 +88,7 @@ class Example:
 
 
 def load_examples(name: str = EXAMPLES_FILE) -> list[Example]:
-    """Labelled examples from ``squad/memory/data/<name>`` (JSON Lines)."""
+    """Labelled examples from ``squad/classifier/data/<name>`` (JSON Lines)."""
     text = resources.files(__package__).joinpath("data", name).read_text(encoding="utf-8")
     return parse_examples(text)
 

@@ -14,14 +14,14 @@ from typing import Any
 import pytest
 
 from squad.app import App
-from squad.memory.compress import SUMMARY_PREFIX, history_tokens
-from squad.memory.tokens import counter_for_model
+from squad.chat.compress import SUMMARY_PREFIX, history_tokens
+from squad.chat.session import ChatSession
 from squad.model.testing import Behaviour, OpenAIStubServer, answer
 from squad.model.types import Message
-from squad.runtime.chat import ChatSession
 from squad.runtime.runner import SquadRunner
 from squad.settings import Settings
 from squad.spec.loader import squad_from_text
+from squad.text.tokens import counter_for_model
 
 FILLER = " ".join(f"word{i}" for i in range(60))
 BUDGET = 1100

@@ -10,11 +10,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from squad.memory.compress import compress_history
+from squad.chat.compress import compress_history
+from squad.chat.rolling import SUMMARY_FILE, RollingSummariser
+from squad.chat.summarise import ModelSummariser
 from squad.memory.service import AgentContext
-from squad.memory.session_summary import SUMMARY_FILE, RollingSummariser
-from squad.memory.summarise import ModelSummariser
-from squad.memory.tokens import counter_for_model
 from squad.memory.tools import MemoryTools
 from squad.model.offline import is_offline
 from squad.model.types import ChatModel, Message, ModelReply
@@ -24,6 +23,7 @@ from squad.runtime.files_tool import WorkspaceFiles
 from squad.runtime.limits import RunBudget
 from squad.runtime.tools import tool_from_function
 from squad.spec.models import ModelSpec
+from squad.text.tokens import counter_for_model
 
 if TYPE_CHECKING:
     from squad.runtime.runner import SquadRunner
@@ -37,7 +37,7 @@ does not grow with a session that lasts for weeks (what fell out of it lives on 
 extractor learned)."""
 SESSION_BUDGET_TOKENS = 6_000
 """Tokens the earlier conversation may take in a chat prompt; past it, older turns are
-compressed (summary + landmarks + recent turns, :mod:`squad.memory.compress`)."""
+compressed (summary + landmarks + recent turns, :mod:`squad.chat.compress`)."""
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Realistic text with and without credentials, for :mod:`squad.memory.secrets`.
+"""Realistic text with and without credentials, for :mod:`squad.text.secrets`.
 
 ``POSITIVES`` are ``(kind, text)`` pairs where each credential value is wrapped in ⟦ ⟧: the
 test strips the brackets, then expects exactly those spans to be found with that kind and

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from squad.errors import SecretInMemoryError
-from squad.memory.secrets import (
+from squad.text.secrets import (
     KINDS,
     SecretMatch,
     contains_secret,
@@ -18,7 +18,7 @@ from squad.memory.secrets import (
     redact,
     refuse_secrets,
 )
-from tests.memory.secrets_corpus import (
+from tests.text.secrets_corpus import (
     AWS_ID,
     NEGATIVES,
     OPENAI_LEGACY,

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from squad.memory.lexical import (
+from squad.text.lexical import (
     MAX_TERM_CHARS,
     STOPWORDS,
     bm25,

@@ -7,8 +7,8 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from squad.memory.session_summary import RollingSummariser, digest
-from squad.memory.summarise import offline_summary
+from squad.chat.rolling import RollingSummariser, digest
+from squad.chat.summarise import offline_summary
 from squad.model.types import Message
 
 

@@ -6,7 +6,7 @@ redacted copy (:func:`redact`). Pure: precompiled stdlib ``re`` patterns over a 
 No pattern nests quantifiers over overlapping classes and every open-ended run starts after a
 literal or a boundary, so matching stays linear on hostile input.
 
-Judgment calls, each pinned by ``tests/memory/secrets_corpus.py``:
+Judgment calls, each pinned by ``tests/text/secrets_corpus.py``:
 
 - Provider tokens with a known shape (``sk-proj-``, ``ghp_``, ``AKIA``, PEM blocks, JWTs...)
   count anywhere. A random-looking string with no prefix and no name (commit SHA, digest,

@@ -17,8 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from squad.memory.extract_dates import absolutise
-from squad.memory.extract_offline import (
+from squad.classifier.classify import (
     LABELS,
     OfflineFact,
     classify,
@@ -27,6 +26,7 @@ from squad.memory.extract_offline import (
     parse_examples,
     worth_a_model_call,
 )
+from squad.classifier.dates import absolutise
 
 TODAY = date(2026, 11, 29)  # a Sunday
 REPO = Path(__file__).parents[2]
@@ -338,7 +338,7 @@ def test_parse_examples_rejects_an_unknown_label() -> None:
 def test_the_shipped_weights_were_trained_on_the_current_examples_and_rules() -> None:
     from bench.train_extractor import examples_digest
 
-    data = (REPO / "squad" / "memory" / "data" / "extract_weights.json").read_text()
+    data = (REPO / "squad" / "classifier" / "data" / "extract_weights.json").read_text()
     assert json.loads(data)["source_sha256"] == examples_digest(), (
         "stale weights: run python -m bench.train_extractor"
     )

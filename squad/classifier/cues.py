@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from itertools import combinations
 
-from squad.memory.secrets import contains_secret
+from squad.text.secrets import contains_secret
 
 __all__ = ["CUES", "cues", "features", "has_secret", "is_korean"]
 

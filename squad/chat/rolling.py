@@ -1,12 +1,12 @@
 """A chat's rolling summary: the model summarises folded messages once, not every turn.
 
 Past its budget, every turn of a chat folds its older messages into a summary
-(:mod:`squad.memory.compress`). Asking a model for that summary each turn would cost a call
+(:mod:`squad.chat.compress`). Asking a model for that summary each turn would cost a call
 per turn, so :class:`RollingSummariser` keeps the model's last summary in
 ``agents/<agent>/chat-summary.json``, with the digests of the messages it covers, and:
 
 - when fewer than ``refresh`` folded messages are new to it, sends that summary plus offline
-  bullets (:func:`~squad.memory.summarise.offline_summary`) for the new ones: no call;
+  bullets (:func:`~squad.chat.summarise.offline_summary`) for the new ones: no call;
 - when ``refresh`` or more are new, asks the model once to merge them into the summary, and
   saves the answer as covering every message folded now;
 - when that call fails, does the same as below the threshold and tries again next turn.
@@ -24,11 +24,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from squad.chat.summarise import offline_summary
 from squad.clock import Clock, utc_now
 from squad.fsutil import atomic_write
-from squad.memory.summarise import offline_summary
-from squad.memory.tokens import TokenCounter
 from squad.model.types import Message
+from squad.text.tokens import TokenCounter
 
 __all__ = ["REFRESH_MESSAGES", "SUMMARY_FILE", "RollingSummariser", "SavedSummary", "digest"]
 
@@ -53,7 +53,7 @@ class SavedSummary:
 
 @dataclass
 class RollingSummariser:
-    """A :data:`~squad.memory.compress.Summariser` that calls ``model_summary`` only when
+    """A :data:`~squad.chat.compress.Summariser` that calls ``model_summary`` only when
     ``refresh`` folded messages are new to the summary saved at ``path``."""
 
     path: Path

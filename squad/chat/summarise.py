@@ -1,6 +1,6 @@
-"""Summaries of the older part of a chat, for :mod:`squad.memory.compress`.
+"""Summaries of the older part of a chat, for :mod:`squad.chat.compress`.
 
-Two :data:`~squad.memory.compress.Summariser` implementations:
+Two :data:`~squad.chat.compress.Summariser` implementations:
 
 - :func:`offline_summary`, the default: extractive and deterministic. One bullet per dropped
   message: the first sentence of what the user asked, the conclusion (last sentence that is
@@ -10,7 +10,7 @@ Two :data:`~squad.memory.compress.Summariser` implementations:
   bullets are listed oldest first.
 - :class:`ModelSummariser`: one call to a chat model; falls back to the offline summary on
   any :class:`~squad.errors.ModelError` or an empty answer. A chat does not call it every
-  turn: :mod:`squad.memory.session_summary` keeps its last answer and asks again only when
+  turn: :mod:`squad.chat.rolling` keeps its last answer and asks again only when
   enough new messages have been folded.
 """
 
@@ -20,10 +20,10 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from squad.classifier.cues import CUES
 from squad.errors import ModelError
-from squad.memory.extract_rules import CUES
-from squad.memory.tokens import TokenCounter
 from squad.model.types import ChatModel, Message, ModelReply
+from squad.text.tokens import TokenCounter
 
 __all__ = ["BULLET_WORDS", "ModelSummariser", "offline_summary"]
 
@@ -103,7 +103,7 @@ def _clip(sentence: str) -> str:
 @dataclass(frozen=True)
 class ModelSummariser:
     """Summarises with one call to ``model``; ``on_reply`` sees each answer (to charge its
-    spend). As a :data:`~squad.memory.compress.Summariser` it falls back to the offline
+    spend). As a :data:`~squad.chat.compress.Summariser` it falls back to the offline
     summary when the call fails."""
 
     model: ChatModel

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from squad.memory.compress import (
+from squad.chat.compress import (
     MESSAGE_OVERHEAD,
     SUMMARY_PREFIX,
     SUMMARY_ROLE,
@@ -20,10 +20,10 @@ from squad.memory.compress import (
     landmarks,
     recent_start,
 )
-from squad.memory.summarise import ModelSummariser, offline_summary
-from squad.memory.tokens import TokenCounter, counter_for_model
+from squad.chat.summarise import ModelSummariser, offline_summary
 from squad.model.testing import OpenAIStubServer, answer, status
 from squad.model.types import Message
+from squad.text.tokens import TokenCounter, counter_for_model
 
 
 class Words:

@@ -29,9 +29,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from squad.memory.extract_rules import CUES
-from squad.memory.tokens import TokenCounter
+from squad.classifier.cues import CUES
 from squad.model.types import Message, Role
+from squad.text.tokens import TokenCounter
 
 __all__ = [
     "KEEP_TURNS",
@@ -58,8 +58,8 @@ KEEP_TURNS = 3
 
 Summariser = Callable[[Sequence[Message], int, TokenCounter], str]
 """Summarises the dropped messages (oldest first) in about ``max_tokens`` tokens (the second
-argument); what it returns is cut to fit anyway. :func:`squad.memory.summarise.offline_summary`
-is the default; :class:`squad.memory.summarise.ModelSummariser` asks a model."""
+argument); what it returns is cut to fit anyway. :func:`squad.chat.summarise.offline_summary`
+is the default; :class:`squad.chat.summarise.ModelSummariser` asks a model."""
 
 
 class Landmark(StrEnum):
@@ -204,7 +204,7 @@ def _summary(
     if not folded or _summary_cost(len(folded), "", counter) > room:
         return ()
     if summariser is None:
-        from squad.memory.summarise import offline_summary
+        from squad.chat.summarise import offline_summary
 
         summariser = offline_summary
     header = _header(len(folded))

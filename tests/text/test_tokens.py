@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from squad.memory.tokens import CachedCounter, counter_for_model, encoding_for_model
+from squad.text.tokens import CachedCounter, counter_for_model, encoding_for_model
 
 
 @pytest.mark.parametrize(
@@ -43,7 +43,7 @@ def test_every_bundled_tokenizer_counts_korean_and_english() -> None:
 def test_loading_never_touches_a_user_tiktoken_cache(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from squad.memory import tokens
+    from squad.text import tokens
 
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
     tokens._counter.cache_clear()
