@@ -120,8 +120,9 @@ def training_rows() -> list[Example]:
 
 
 def examples_digest() -> str:
-    data = resources.files("squad.classifier").joinpath("data", "extract_examples.jsonl").read_bytes()
-    rules = resources.files("squad.classifier").joinpath("cues.py").read_bytes()
+    package = resources.files("squad.classifier")
+    data = package.joinpath("data", "extract_examples.jsonl").read_bytes()
+    rules = package.joinpath("cues.py").read_bytes()
     return hashlib.sha256(data + b"\0" + rules).hexdigest()
 
 
