@@ -2,7 +2,9 @@
 (:mod:`squad.runtime.runlog`) and the daemon's log (:mod:`squad.daemon.eventlog`).
 
 A line is written with one ``write`` on an ``O_APPEND`` descriptor, so a reader never sees
-half of one; a reader skips a torn last line (a killed writer) and lines that do not parse.
+half of one; a reader skips a torn last line (a killed writer) and lines that do not parse. A
+writer that finds a torn last line ends it before its own first line, so what it appends stays
+readable instead of being glued to the torn one.
 """
 
 from __future__ import annotations
@@ -22,10 +24,19 @@ def encode_event(record: dict[str, Any]) -> bytes:
 
 
 def open_for_append(path: Path) -> int:
-    """An append-only descriptor on ``path`` (its folder created; a symbolic link refused)."""
+    """An append-only descriptor on ``path`` (its folder created; a symbolic link refused),
+    positioned after a whole line: a torn last line is ended first."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
-    return os.open(path, flags, 0o644)
+    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags, 0o644)
+    try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            os.write(fd, b"\n")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def read_events(path: Path, *, missing_ok: bool = False) -> list[dict[str, Any]]:

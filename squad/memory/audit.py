@@ -1,18 +1,20 @@
 """The memory audit log: one JSON line per memory write, in ``logs/memory-audit.jsonl``.
 
-Lines are appended with a single ``write`` on an ``O_APPEND`` descriptor and fsynced, so
-concurrent writers never interleave within a line and an acknowledged write is on disk.
+The line format, appending and reading are the event logs' (:mod:`squad.eventlines`): one
+``write`` on an ``O_APPEND`` descriptor, here fsynced too, so concurrent writers never
+interleave within a line and an acknowledged write is on disk; a reader skips a torn last line
+(a killed writer) instead of failing on the whole log.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from squad.eventlines import encode_event, open_for_append, read_events
 from squad.paths import contained
 
 __all__ = ["AuditLog", "AuditRecord", "sha256_text"]
@@ -50,21 +52,19 @@ class AuditLog:
         self.path = contained(workspace, "logs", AUDIT_FILE)
 
     def append(self, record: AuditRecord) -> None:
-        line = json.dumps(asdict(record), ensure_ascii=False, separators=(",", ":")) + "\n"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
-        fd = os.open(self.path, flags, 0o644)
+        """Append ``record``; on disk when this returns."""
+        fd = open_for_append(self.path)
         try:
-            os.write(fd, line.encode())
+            os.write(fd, encode_event(asdict(record)))
             os.fsync(fd)
         finally:
             os.close(fd)
 
     def records(self) -> list[AuditRecord]:
-        if not self.path.is_file():
-            return []
-        out = []
-        for line in self.path.read_text().splitlines():
-            if line.strip():
-                out.append(AuditRecord(**json.loads(line)))
-        return out
+        """Every complete record, oldest first ([] before the first write)."""
+        known = {f.name for f in fields(AuditRecord)}
+        return [
+            AuditRecord(**{k: v for k, v in event.items() if k in known})
+            for event in read_events(self.path, missing_ok=True)
+            if isinstance(event, dict) and {"time", "actor", "operation", "file"} <= event.keys()
+        ]
