@@ -10,6 +10,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from squad.app import App
     from squad.errors import (
         ConfigError,
         PathEscapeError,
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AgentSpec",
+    "App",
     "ConfigError",
     "CreateReport",
     "Manifest",
@@ -48,6 +50,7 @@ __all__ = [
 ]
 
 _HOMES = {
+    "squad.app": ["App"],
     "squad.errors": [
         "ConfigError",
         "PathEscapeError",

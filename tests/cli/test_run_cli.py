@@ -115,3 +115,34 @@ def test_sigterm_stops_after_the_current_task_and_resume_finishes_it(
         assert resumed.returncode == 0, resumed.stderr
         assert json.loads(resumed.stdout)["tasks"] == {"outline": "done", "draft": "done"}
         assert len(stub.requests) == 2  # the outline was not asked for again
+
+
+LITELLM_PROBE = """\
+import sys
+from squad.cli import main
+
+for argv in (["run", sys.argv[1], "--auto-approve"], ["chat", "docs-site", "writer", "-m", "Hi"]):
+    sys.argv = ["squad", *argv]
+    try:
+        main()
+    except SystemExit as done:
+        assert not done.code, f"squad {' '.join(argv)} exited {done.code}"
+print("litellm" in sys.modules, file=sys.stderr)
+"""
+
+
+def test_offline_runs_and_chats_never_import_litellm(cli: Cli) -> None:  # noqa: F811
+    """litellm takes seconds and hundreds of MB to import; only a real provider needs it."""
+    import subprocess
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "-c", LITELLM_PROBE, str(DOCS)],
+        env=cli.env,
+        cwd=cli.tmp,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.strip().splitlines()[-1] == "False"
