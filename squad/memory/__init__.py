@@ -1,2 +1,4 @@
-"""Agents' layered memory: boot files, memory.md documents and their safe writes, Layer A
-facts and their ranking, the budgeted memory block of a prompt, search, agent tools and gc."""
+"""Agents' layered memory: boot files, memory.md, Layer A facts, the prompt's memory block.
+
+Also their safe writes, ranking, search, the agents' memory tools and consolidation (gc).
+"""

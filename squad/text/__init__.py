@@ -1,2 +1,6 @@
-"""Text primitives every layer shares: token counts, credentials found and refused, line search
-with grep semantics, and the words of the lexical index. Pure (tokenizer files aside)."""
+"""Text primitives every layer shares: token counts, secrets, line search, lexical words.
+
+Pure, tokenizer files aside: :mod:`.tokens` (counts with the model's tokenizer, offline),
+:mod:`.secrets` (credentials found, redacted, refused), :mod:`.search` (grep-like line search
+with highlights), :mod:`.lexical` (the words and BM25 weights of the experiential index).
+"""
