@@ -126,6 +126,10 @@ class SquadManager:
                     found[record.name] = SquadWorkspace(record.name, path)
         return [found[name] for name in sorted(found)]
 
+    def workspace_paths(self) -> dict[str, Path]:
+        """Every squad's workspace folder by squad name (:meth:`all_workspaces` as a mapping)."""
+        return {found.squad: found.path for found in self.all_workspaces()}
+
     def _register(self, spec: SquadSpec, path: Path, source: Path | None) -> None:
         self.store.upsert_squad(
             spec.name,

@@ -5,14 +5,14 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Iterator
-from contextlib import closing, contextmanager
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from squad.checkpoints.base import Checkpoints
 
 if TYPE_CHECKING:
-    from langgraph.checkpoint.base import BaseCheckpointSaver
+    from langgraph.checkpoint.sqlite import SqliteSaver
 
 __all__ = ["FILE_NAME", "SqliteCheckpoints"]
 
@@ -41,7 +41,7 @@ class SqliteCheckpoints(Checkpoints):
         return self.path.is_file()
 
     @contextmanager
-    def _connect(self) -> Iterator[BaseCheckpointSaver[str]]:
+    def _connect(self) -> Iterator[SqliteSaver]:
         from langgraph.checkpoint.sqlite import SqliteSaver
 
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -64,9 +64,9 @@ class SqliteCheckpoints(Checkpoints):
                 time.sleep(0.01)
 
     def _list_threads(self) -> list[str]:
-        with closing(sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S)) as connection:
+        with self._connect() as saver:
             try:
-                rows = connection.execute("SELECT DISTINCT thread_id FROM checkpoints").fetchall()
+                rows = saver.conn.execute("SELECT DISTINCT thread_id FROM checkpoints").fetchall()
             except sqlite3.OperationalError:  # the file exists, but no run wrote a checkpoint
                 return []
         return [str(row[0]) for row in rows]

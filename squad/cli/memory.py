@@ -13,10 +13,8 @@ from squad.cli.output import Output
 
 if TYPE_CHECKING:
     from squad.app import App
-    from squad.manager import SquadManager
     from squad.memory.search import MemoryHit
-    from squad.memory.service import AgentContext, MemoryService
-    from squad.store import Store
+    from squad.memory.service import AgentContext
 
 __all__ = ["memory_app"]
 
@@ -28,35 +26,12 @@ AgentArg = Annotated[str, typer.Argument(help="Agent id within the squad.")]
 LayerName = Literal["project", "experiential"]
 
 
-class _Session:
-    """One command's app, with the names its memory commands use."""
+def _agent(app: App, squad: str, agent: str) -> AgentContext:
+    """One agent of a squad, from its workspace manifest."""
+    from squad.memory.service import AgentContext
 
-    def __init__(self) -> None:
-        self.app: App = open_app()
-
-    @property
-    def manager(self) -> SquadManager:
-        return self.app.squads
-
-    @property
-    def store(self) -> Store:
-        return self.app.store
-
-    @property
-    def service(self) -> MemoryService:
-        return self.app.memory
-
-    def __enter__(self) -> _Session:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.app.close()
-
-    def agent(self, squad: str, agent: str) -> AgentContext:
-        from squad.memory.service import AgentContext
-
-        spec, workspace = self.manager.definition(squad)
-        return AgentContext.of(spec, agent, workspace)
+    spec, workspace = app.squads.definition(squad)
+    return AgentContext.of(spec, agent, workspace)
 
 
 def _ns_row(ns: Any) -> dict[str, Any]:
@@ -74,8 +49,8 @@ def _ns_row(ns: Any) -> dict[str, Any]:
 def namespaces(json_output: JsonFlag = False) -> None:
     """List experiential (Layer A) namespaces and whether other agents see them."""
     out = Output(json_mode=json_output)
-    with _Session() as session:
-        rows = [_ns_row(ns) for ns in session.store.memory.list_namespaces()]
+    with open_app() as app:
+        rows = [_ns_row(ns) for ns in app.store.memory.list_namespaces()]
     if json_output:
         out.json(rows)
         return
@@ -90,9 +65,9 @@ def namespaces(json_output: JsonFlag = False) -> None:
 
 def _set_enabled(ref: str, enabled: bool) -> None:
     out = Output()
-    with _Session() as session:
+    with open_app() as app:
         key: int | str = int(ref) if ref.isdigit() else ref
-        ns = session.store.memory.set_namespace_enabled(key, enabled)
+        ns = app.store.memory.set_namespace_enabled(key, enabled)
     state = "enabled: other agents' chats now get it" if enabled else "disabled"
     out.line(f"{ns.name} ({ns.identity}) {state}")
 
@@ -129,9 +104,9 @@ def remember(
 ) -> None:
     """Store a fact in an agent's memory yourself."""
     out = Output(json_mode=json_output)
-    with _Session() as session:
-        result = session.service.remember(
-            session.agent(squad, agent), text, layer=layer, section=section, actor="cli"
+    with open_app() as app:
+        result = app.memory.remember(
+            _agent(app, squad, agent), text, layer=layer, section=section, actor="cli"
         )
     if json_output:
         out.json(
@@ -157,17 +132,17 @@ def forget(
 ) -> None:
     """Take an experiential fact out of memory."""
     out = Output()
-    with _Session() as session:
+    with open_app() as app:
         from squad.errors import UsageError
 
-        fact = session.store.memory.get_fact(fact_id)
+        fact = app.store.memory.get_fact(fact_id)
         workspace = None
         if fact is not None:
             try:
-                workspace = session.manager.locate(fact.squad).path
+                workspace = app.squads.locate(fact.squad).path
             except UsageError:  # the squad is gone; the fact still goes, unaudited there
                 workspace = None
-        session.service.forget(fact_id, purge=purge, workspace=workspace)
+        app.memory.forget(fact_id, purge=purge, workspace=workspace)
     out.line(f"fact {fact_id} {'purged' if purge else 'forgotten'}")
 
 
@@ -209,21 +184,21 @@ def extract(
         raise UsageError("give both --squad and --agent, or neither")
     messages = read_transcript(transcript)
     out = Output(json_mode=output_format == "json")
-    with _Session() as session:
-        now = session.app.clock()
-        models = ExtractionModels(session.app.model_factory)
+    with open_app() as app:
+        now = app.clock()
+        models = ExtractionModels(app.model_factory)
         if squad is None or agent is None:
             chosen = None if model is None else models.for_spec(ModelSpec(name=model))
             result = extract_transcript(messages, now=now, model=chosen)
             writes = False
         else:
-            ctx = session.agent(squad, agent)
+            ctx = _agent(app, squad, agent)
             chosen = models(ctx) if model is None else models.for_spec(ModelSpec(name=model))
             result = extract_transcript(
                 messages,
                 now=now,
                 model=chosen,
-                memory=session.service,
+                memory=app.memory,
                 ctx=ctx,
                 dry_run=dry_run,
                 source=f"transcript:{transcript.name}",
@@ -263,8 +238,7 @@ def gc(
     out = Output(json_mode=json_output)
     policy = GcPolicy() if half_life_days is None else GcPolicy(half_life_days=half_life_days)
     with open_app() as app:
-        workspaces = {found.squad: found.path for found in app.squads.all_workspaces()}
-        report = run_gc(app.store, workspaces, dry_run=dry_run, policy=policy)
+        report = run_gc(app.store, app.squads.workspace_paths(), dry_run=dry_run, policy=policy)
     if json_output:
         out.json(report.to_dict())
     else:
@@ -280,16 +254,16 @@ def revive(
     from squad.memory.audit import AuditLog, AuditRecord
 
     out = Output()
-    with _Session() as session:
-        fact = session.store.maintenance.revive(fact_id)
+    with open_app() as app:
+        fact = app.store.maintenance.revive(fact_id)
         try:
-            workspace = session.manager.locate(fact.squad).path
+            workspace = app.squads.locate(fact.squad).path
         except UsageError:  # the squad is gone: the store row keeps status and time
             workspace = None
         if workspace is not None:
             AuditLog(workspace).append(
                 AuditRecord(
-                    time=session.app.clock().isoformat(),
+                    time=app.clock().isoformat(),
                     actor="cli",
                     operation="revive",
                     file=f"fact:{fact_id}",
@@ -310,9 +284,9 @@ def promote(
     from squad.memory.sightings import fact_text, sighting_key
 
     out = Output(json_mode=json_output)
-    with _Session() as session:
-        ctx = session.agent(squad, agent)
-        maintenance = session.store.maintenance
+    with open_app() as app:
+        ctx = _agent(app, squad, agent)
+        maintenance = app.store.maintenance
         found = maintenance.sighting(ctx.squad.name, ctx.agent.id, key)
         found = found or maintenance.sighting(ctx.squad.name, ctx.agent.id, sighting_key(key))
         if found is None:
@@ -320,12 +294,12 @@ def promote(
                 f"no project fact {key!r} was seen for {ctx.squad.name}/{ctx.agent.id}; "
                 "`squad memory gc --dry-run` lists the proposals"
             )
-        namespace = session.service.namespace(ctx)
+        namespace = app.memory.namespace(ctx)
         text = fact_text(found.text)
-        for fact in session.store.memory.search_facts(text, namespace_ids=[namespace.id]):
+        for fact in app.store.memory.search_facts(text, namespace_ids=[namespace.id]):
             if sighting_key(fact.text) == found.key:
                 raise UsageError(f"already in experiential memory as fact {fact.id}")
-        result = session.service.remember(ctx, text, layer="experiential", actor="promote")
+        result = app.memory.remember(ctx, text, layer="experiential", actor="promote")
     if json_output:
         out.json({"key": found.key, "where": result.where, "id": result.fact and result.fact.id})
     else:
@@ -346,11 +320,11 @@ def show(
 ) -> None:
     """Show an agent's project memory (memory.md) and its experience (Layer A facts)."""
     out = Output(json_mode=json_output)
-    with _Session() as session:
-        ctx = session.agent(squad, agent)
-        snapshot = session.service.memory_file(ctx).snapshot()
-        ns = session.service.namespace(ctx)
-        facts = session.store.memory.facts(ns.id, include_inactive=include_all)
+    with open_app() as app:
+        ctx = _agent(app, squad, agent)
+        snapshot = app.memory.memory_file(ctx).snapshot()
+        ns = app.memory.namespace(ctx)
+        facts = app.store.memory.facts(ns.id, include_inactive=include_all)
     if json_output:
         out.json(
             {
@@ -417,12 +391,10 @@ def context(
 ) -> None:
     """Print exactly the memory part the agent's next prompt would get."""
     out = Output(json_mode=json_output)
-    with _Session() as session:
-        ctx = session.agent(squad, agent)
-        block = session.service.memory_block(
-            ctx, message=message, max_tokens=max_tokens, touch=False
-        )
-        supplementary = session.service.supplementary_block(ctx, message=message)
+    with open_app() as app:
+        ctx = _agent(app, squad, agent)
+        block = app.memory.memory_block(ctx, message=message, max_tokens=max_tokens, touch=False)
+        supplementary = app.memory.supplementary_block(ctx, message=message)
     if json_output:
         data = block.to_dict()
         data["supplementary"] = {
@@ -458,8 +430,8 @@ def search(
     out = Output(json_mode=json_output)
     pattern = compile_query(query, regex=regex, case_sensitive=case_sensitive)
     hits: list[MemoryHit] = []
-    with _Session() as session:
-        targets = [session.manager.locate(squad)] if squad else session.manager.all_workspaces()
+    with open_app() as app:
+        targets = [app.squads.locate(squad)] if squad else app.squads.all_workspaces()
         if layer in (None, "project"):
             hits += search_memory_files(
                 [(t.squad, t.path) for t in targets],
@@ -469,7 +441,7 @@ def search(
                 context=context_lines,
             )
         if layer in (None, "experiential") and section is None:
-            hits += _fact_hits(session, pattern, squad=squad and targets[0].squad, agent=agent)
+            hits += _fact_hits(app, pattern, squad=squad and targets[0].squad, agent=agent)
     if json_output:
         out.json({"query": query, "hits": [h.to_dict() for h in hits]})
         return
@@ -478,13 +450,11 @@ def search(
         raise typer.Exit(1)
 
 
-def _fact_hits(
-    session: _Session, pattern: Any, *, squad: str | None, agent: str | None
-) -> list[MemoryHit]:
+def _fact_hits(app: App, pattern: Any, *, squad: str | None, agent: str | None) -> list[MemoryHit]:
     from squad.memory.search import MemoryHit
     from squad.text.search import LineMatch
 
-    memory = session.store.memory
+    memory = app.store.memory
     hits = []
     for ns in memory.list_namespaces():
         for fact in memory.facts(ns.id):

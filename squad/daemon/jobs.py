@@ -178,11 +178,6 @@ def run_consolidation(app: App, *, now: datetime) -> dict[str, Any]:
     """The memory consolidation pass (:func:`squad.memory.gc.run_gc`), as its report's dict."""
     from squad.memory.gc import run_gc
 
-    report = run_gc(app.store, _workspaces(app), now=now, dry_run=False)
+    report = run_gc(app.store, app.squads.workspace_paths(), now=now, dry_run=False)
     result: dict[str, Any] = report.to_dict()
     return result
-
-
-def _workspaces(app: App) -> dict[str, Path]:
-    """Every squad's workspace folder, by squad name (where gc writes its audit records)."""
-    return {found.squad: found.path for found in app.squads.all_workspaces()}

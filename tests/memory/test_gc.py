@@ -49,7 +49,7 @@ def ns(store: Store) -> NamespaceRecord:
 
 def workspaces(settings: Settings, store: Store) -> dict[str, Path]:
     """Every squad's workspace, as the daemon and ``squad memory gc`` hand them to gc."""
-    return {f.squad: f.path for f in SquadManager(settings, store=store).all_workspaces()}
+    return SquadManager(settings, store=store).workspace_paths()
 
 
 def add(store: Store, ns: NamespaceRecord, fact: str, **kwargs: Any) -> FactRecord:

@@ -135,8 +135,7 @@ def test_a_chat_feeds_the_extractor_and_gc_runs(
     assert extraction.status == "done" and len(extraction.written) >= 1
     memory = (manager.locate("docs-site").path / "agents" / "planner" / "memory.md").read_text()
     assert "PostgreSQL 16" in memory
-    workspaces = {f.squad: f.path for f in manager.all_workspaces()}
-    report = run_gc(store, workspaces, now=datetime.now(UTC), dry_run=False)
+    report = run_gc(store, manager.workspace_paths(), now=datetime.now(UTC), dry_run=False)
     assert (report.expired, report.dormant) == (0, 0)  # nothing fresh decays
 
 
