@@ -142,7 +142,8 @@ class ModelError(SquadError):
     """A model call failed for good: refused, malformed, or still failing after the retries.
 
     ``model`` is the model string from the spec, ``status`` the HTTP status when there was
-    one, ``attempts`` how many requests were made (0 when none could be made).
+    one, ``attempts`` how many requests were made (0 when none could be made), ``cost_usd``
+    what the attempts that got an (unusable) answer cost, so the spend ledger can count it.
     """
 
     def __init__(
@@ -152,11 +153,13 @@ class ModelError(SquadError):
         model: str | None = None,
         status: int | None = None,
         attempts: int = 0,
+        cost_usd: float = 0.0,
     ) -> None:
         super().__init__(message)
         self.model = model
         self.status = status
         self.attempts = attempts
+        self.cost_usd = cost_usd
 
 
 class AnswerError(SquadError):

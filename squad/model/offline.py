@@ -46,9 +46,11 @@ from typing import Any, Literal
 
 from squad.model import prompt_text as pt
 from squad.model.types import (
+    FREE,
     Message,
     ModelEvent,
     ModelReply,
+    Price,
     TokenCallback,
     ToolCall,
     ToolSpec,
@@ -98,6 +100,9 @@ class OfflineModel:
 
     def __repr__(self) -> str:
         return "OfflineModel()"
+
+    def price(self) -> Price:
+        return FREE
 
     def complete(
         self,

@@ -37,6 +37,7 @@ from squad.model.types import (
     Message,
     ModelEvent,
     ModelReply,
+    Price,
     TokenCallback,
     ToolCall,
     ToolSpec,
@@ -54,6 +55,8 @@ _LOADED: list[Any] = []
 """litellm once its import has finished (see :func:`_litellm`)."""
 _LITELLM_ENV = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_OFFLINE_MODE": "true"}
 _DETAIL_LIMIT = 500
+RESERVED_OUTPUT_TOKENS = 1024
+"""Output tokens reserved against a spend cap for a call whose model sets no ``max_tokens``."""
 _PYDANTIC_READONLY = r".* (is|are) using the `ReadOnly` qualifier"
 _PYDANTIC_INSTANCE_FIELDS = r"Accessing the 'model_\w*fields' attribute on the instance"
 
@@ -81,10 +84,31 @@ class LiteLLMModel:
         self._sleep = sleep
         self._environ = environ
         self._random = random.Random()
+        self._price: list[Price | None] = []
 
     @property
     def name(self) -> str:
         return self.spec.name
+
+    def price(self) -> Price | None:
+        """The spec's ``cost_per_1k_*`` if given, else litellm's local price map; ``None`` when
+        neither knows the model (then no spend cap can be kept for it)."""
+        if not self._price:
+            self._price.append(_price(self.spec))
+        return self._price[0]
+
+    def reserve_usd(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> float:
+        """The most a call with ``messages`` may cost: the prompt's tokens, counted with the
+        model's tokenizer, plus ``max_tokens`` (or :data:`RESERVED_OUTPUT_TOKENS`) of output."""
+        price = self.price()
+        if price is None or price.free:
+            return 0.0
+        from squad.text.tokens import counter_for_model
+
+        counter = counter_for_model(self.spec.name)
+        prompt = sum(counter.count(m.content) + 4 for m in messages)
+        prompt += sum(counter.count(json.dumps(_tool_dict(t))) for t in tools)
+        return price.cost(prompt, self.spec.max_tokens or RESERVED_OUTPUT_TOKENS)
 
     def __repr__(self) -> str:
         return f"LiteLLMModel({self.spec.name!r})"
@@ -101,6 +125,7 @@ class LiteLLMModel:
         request = self._request(messages, tools, response_format, timeout_s, on_token)
         litellm = _litellm()
         started = time.perf_counter()
+        spent = Usage()  # what every attempt that got an answer cost, empty ones included
         for attempt in range(1, self.retry.max_attempts + 1):
             stream = _StreamState(on_token)
             attempt_started = time.perf_counter()
@@ -128,11 +153,31 @@ class LiteLLMModel:
                 self._emit("error", attempt, latency, error=str(exc))
                 raise
             usage = self._usage(litellm, response)
+            spent += usage
+            if not content.strip() and not tool_calls:
+                # Nothing to act on: no choices, or a choice with neither text nor a tool
+                # call. Passing it on would finish a task with an empty output.
+                failure = _empty_answer(response)
+                if attempt < self.retry.max_attempts:
+                    delay = self.retry.delay(attempt, None, self._random.random())
+                    self._emit(
+                        "retry", attempt, latency, usage=usage, failure=failure, delay_s=delay
+                    )
+                    self._sleep(delay)
+                    continue
+                self._emit("error", attempt, latency, usage=usage, failure=failure)
+                raise ModelError(
+                    f"model {self.spec.name!r} gave no answer (neither text nor a tool call) "
+                    f"in {attempt} attempts: {failure.detail}",
+                    model=self.spec.name,
+                    attempts=attempt,
+                    cost_usd=spent.cost_usd,
+                )
             self._emit("call", attempt, latency, usage=usage)
             return ModelReply(
                 content=content,
                 tool_calls=tool_calls,
-                usage=usage,
+                usage=spent,
                 latency_s=time.perf_counter() - started,
                 model=self.spec.name,
                 attempts=attempt,
@@ -199,7 +244,9 @@ class LiteLLMModel:
         usage = getattr(response, "usage", None)
         prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
         completion = int(getattr(usage, "completion_tokens", 0) or 0)
-        return Usage(prompt, completion, _cost(litellm, response))
+        price = self.price() if self.spec.cost_per_1k_input is not None else None
+        cost = price.cost(prompt, completion) if price else _cost(litellm, response)
+        return Usage(prompt, completion, cost)
 
     def _emit(
         self,
@@ -405,6 +452,29 @@ def _parse(response: Any, model: str) -> tuple[str, tuple[ToolCall, ...]]:
             )
         calls.append(ToolCall(str(raw.id or ""), name, arguments))
     return str(getattr(message, "content", None) or ""), tuple(calls)
+
+
+def _price(spec: ModelSpec) -> Price | None:
+    if spec.cost_per_1k_input is not None and spec.cost_per_1k_output is not None:
+        return Price(spec.cost_per_1k_input, spec.cost_per_1k_output)
+    litellm = _litellm()
+    try:
+        info = litellm.get_model_info(model=spec.name)
+    except Exception:  # noqa: BLE001 - litellm raises assorted errors for a model it does not map
+        return None
+    given = info.get("input_cost_per_token"), info.get("output_cost_per_token")
+    if given[0] is None or given[1] is None:
+        return None
+    return Price(float(given[0]) * 1000, float(given[1]) * 1000)
+
+
+def _empty_answer(response: Any) -> Failure:
+    choices = getattr(response, "choices", None) or []
+    if not choices:
+        return Failure("empty answer", None, True, None, "the response had no choices")
+    reason = getattr(choices[0], "finish_reason", None)
+    detail = "the first choice had no content and no tool call"
+    return Failure("empty answer", None, True, None, f"{detail} (finish_reason {reason!r})")
 
 
 def _cost(litellm: Any, response: Any) -> float:

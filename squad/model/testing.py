@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from squad.model.seam import LiteLLMModel
 
 __all__ = [
+    "FREE_PRICES",
     "Answer",
     "Behaviour",
     "OpenAIStubServer",
@@ -44,12 +45,16 @@ __all__ = [
     "answer",
     "malformed_json",
     "malformed_tool_arguments",
+    "no_choices",
     "slow",
     "status",
     "stream",
     "tool_call",
 ]
 
+FREE_PRICES = "cost_per_1k_input: 0, cost_per_1k_output: 0"
+"""Model-mapping keys (YAML flow style) that price a stub-backed model at $0: litellm has no
+price for the stub's model names, and a run refuses an unpriced model under a spend cap."""
 _CREATED = 1_700_000_000  # a fixed timestamp: stub answers are byte-for-byte reproducible
 _PATHS = ("/v1/chat/completions", "/chat/completions")
 
@@ -151,6 +156,19 @@ def slow(seconds: float, then: Behaviour | None = None) -> Slow:
 def malformed_json() -> Raw:
     """A 200 answer whose body is not JSON at all."""
     return Raw('{"id": "chatcmpl-broken", "choices": [')
+
+
+def no_choices() -> Raw:
+    """A 200 answer with an empty ``choices`` list (some gateways send it on a filtered reply)."""
+    body = {
+        "id": "chatcmpl-empty",
+        "object": "chat.completion",
+        "created": _CREATED,
+        "model": "stub",
+        "choices": [],
+        "usage": {"prompt_tokens": 5, "completion_tokens": 0, "total_tokens": 5},
+    }
+    return Raw(json.dumps(body))
 
 
 def _header_value(value: float | str) -> str:

@@ -16,11 +16,14 @@ __all__ = [
     "Message",
     "ModelEvent",
     "ModelReply",
+    "Price",
     "Role",
     "TokenCallback",
     "ToolCall",
     "ToolSpec",
     "Usage",
+    "price_of",
+    "reserve_usd",
 ]
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -95,6 +98,24 @@ class Usage:
 
 
 @dataclass(frozen=True)
+class Price:
+    """What a model charges, in US dollars per 1,000 tokens."""
+
+    input_per_1k: float
+    output_per_1k: float
+
+    @property
+    def free(self) -> bool:
+        return self.input_per_1k == 0 and self.output_per_1k == 0
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
+        return (prompt_tokens * self.input_per_1k + completion_tokens * self.output_per_1k) / 1000
+
+
+FREE = Price(0.0, 0.0)
+
+
+@dataclass(frozen=True)
 class ModelReply:
     """The answer of one :meth:`ChatModel.complete` call.
 
@@ -154,3 +175,18 @@ class ChatModel(Protocol):
         """Answer ``messages``. With ``on_token`` the call streams: the callback gets each text
         delta in order and the returned reply is their aggregate. Failures raise ``ModelError``."""
         ...
+
+
+def price_of(model: ChatModel) -> Price | None:
+    """``model``'s price; ``None`` when it has one but it is unknown (a model litellm has no
+    price for), so a spend cap cannot be kept. A model that does not say (a test double whose
+    replies carry their own cost) counts as free here."""
+    price = getattr(model, "price", None)
+    return price() if callable(price) else FREE
+
+
+def reserve_usd(model: ChatModel, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> float:
+    """The most one call with ``messages`` may cost, to reserve against a spend cap before it is
+    made (0.0 for a free model or one that does not say)."""
+    reserve = getattr(model, "reserve_usd", None)
+    return float(reserve(messages, tools)) if callable(reserve) else 0.0

@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from squad.model.types import ChatModel, Message, ModelReply, TokenCallback, Usage
+from squad.errors import ModelError
+from squad.model.types import ChatModel, Message, ModelReply, TokenCallback, Usage, reserve_usd
 from squad.runtime.limits import RunBudget
 from squad.runtime.tools import Tool, tools_by_name
 
@@ -64,16 +65,27 @@ def run_turn(
     specs = [tool.spec for tool in tools]
     for round_ in range(max_tool_rounds + 1):
         offered = specs if round_ < max_tool_rounds else []  # last round: answer in text
-        reply = model.complete(
-            [Message.system(system_prompt), *history, *turn],
-            tools=offered,
-            timeout_s=timeout_s,
-            on_token=on_token,
-        )
+        messages = [Message.system(system_prompt), *history, *turn]
+        reserved = reserve_usd(model, messages, offered) if budget is not None else 0.0
+        if budget is not None:
+            budget.reserve(reserved)
+        try:
+            reply = model.complete(messages, tools=offered, timeout_s=timeout_s, on_token=on_token)
+        except ModelError as exc:
+            if budget is not None:  # the unusable answers it got still cost money
+                budget.settle(reserved, 0, 0, exc.cost_usd)
+            raise
+        except BaseException:
+            if budget is not None:
+                budget.settle(reserved, 0, 0, 0.0)
+            raise
         usage += reply.usage
         if budget is not None:
-            budget.charge(
-                reply.usage.prompt_tokens, reply.usage.completion_tokens, reply.usage.cost_usd
+            budget.settle(
+                reserved,
+                reply.usage.prompt_tokens,
+                reply.usage.completion_tokens,
+                reply.usage.cost_usd,
             )
         recorder.model_call(reply)
         if not reply.tool_calls:

@@ -1,7 +1,10 @@
 """Run limits: agent turns and spend, charged as the run goes (pure bookkeeping).
 
 The spend cap is per squad and counts what earlier runs spent (from the store's ledger), so
-a squad cannot pass ``limits.max_cost_usd`` by running many times.
+a squad cannot pass ``limits.max_cost_usd`` by running many times. Before each model call
+the most it may cost is reserved (:meth:`RunBudget.reserve`), and the call is not made when
+that could pass the cap; after it, the real cost replaces the reservation
+(:meth:`RunBudget.settle`). So the cap is a ceiling, not a line crossed by one call.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ class RunBudget:
     cost_usd: float = 0.0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    reserved_usd: float = 0.0
 
     @property
     def spent_usd(self) -> float:
@@ -47,6 +51,28 @@ class RunBudget:
                 "raise limits.max_cost_usd in its definition to go on",
             )
         self.turns += 1
+
+    def reserve(self, estimate_usd: float) -> None:
+        """Hold ``estimate_usd`` for a call about to be made; refuses when it could pass the cap."""
+        if estimate_usd <= 0:
+            return
+        committed = self.spent_usd + self.reserved_usd
+        if committed + estimate_usd > self.max_cost_usd:
+            raise LimitReached(
+                "max_cost_usd",
+                f"the next model call may cost up to ${estimate_usd:.4f} and the squad has spent "
+                f"${committed:.4f} of its ${self.max_cost_usd:g} cap; raise limits.max_cost_usd "
+                "in its definition to go on",
+            )
+        self.reserved_usd += estimate_usd
+
+    def settle(
+        self, estimate_usd: float, prompt_tokens: int, completion_tokens: int, cost_usd: float
+    ) -> None:
+        """The call reserved with ``estimate_usd`` is over: charge what it really cost."""
+        if estimate_usd > 0:
+            self.reserved_usd = max(self.reserved_usd - estimate_usd, 0.0)
+        self.charge(prompt_tokens, completion_tokens, cost_usd)
 
     def charge(self, prompt_tokens: int, completion_tokens: int, cost_usd: float) -> None:
         self.prompt_tokens += prompt_tokens

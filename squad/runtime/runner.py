@@ -22,6 +22,7 @@ from squad.model.factory import ModelFactory, model_for
 from squad.runtime.executor import RunExecutor, RunInterrupted
 from squad.runtime.graph import build_graph
 from squad.runtime.limits import RunBudget
+from squad.runtime.prices import require_prices
 from squad.runtime.runlog import RunLog
 from squad.runtime.steps import RunState, state_outcome
 from squad.runtime.tasks import RunOutcome, TaskNode
@@ -104,6 +105,7 @@ class SquadRunner:
         model: str | None = None,
         trigger: str = "manual",
     ) -> RunResult:
+        require_prices(spec, self.model_factory, override=model)
         run = self.store.create_run(spec.name, trigger=trigger, goal=goal or spec.goal, model=model)
         state: RunState = {"tasks": [], "status": {}}
         if spec.process == "sequential":
@@ -139,6 +141,7 @@ class SquadRunner:
                 f"run {run_id!r} already ended ({run.status}); start a new one with `squad run`"
             )
         spec, workspace = self.squad_of(run.squad)
+        require_prices(spec, self.model_factory, override=run.model)
         with self._graph_for(run_id) as (app, config):
             if not app.get_state(config).values:
                 raise UsageError(self._no_checkpoint(run_id))

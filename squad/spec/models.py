@@ -10,7 +10,14 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from squad.spec.schedule import parse_cron, parse_interval
@@ -147,6 +154,23 @@ class ModelSpec(_Strict):
     """Per-call timeout in seconds."""
     max_tokens: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
     """Cap on tokens generated per call."""
+    cost_per_1k_input: Annotated[float, Field(ge=0, le=1000)] | None = None
+    """US dollars per 1,000 prompt tokens; with ``cost_per_1k_output``, replaces litellm's
+    price map (needed for a model litellm has no price for, such as a self-hosted one: 0)."""
+    cost_per_1k_output: Annotated[float, Field(ge=0, le=1000)] | None = None
+    """US dollars per 1,000 generated tokens; given together with ``cost_per_1k_input``."""
+
+    @model_validator(mode="after")
+    def _prices_come_in_pairs(self) -> ModelSpec:
+        if (self.cost_per_1k_input is None) != (self.cost_per_1k_output is None):
+            given = (
+                "cost_per_1k_input" if self.cost_per_1k_input is not None else "cost_per_1k_output"
+            )
+            raise _invalid(
+                "price_pair",
+                f"{given} is given alone; give both cost_per_1k_input and cost_per_1k_output",
+            )
+        return self
 
 
 ModelField = Annotated[

@@ -29,7 +29,8 @@ BUDGET = 1100
 CHAT_YAML = """\
 name: demo
 goal: Ship the docs.
-model: {{name: openai/stub, api_base: '{url}', api_key_env: STUB_KEY}}
+model: {{name: openai/stub, api_base: '{url}', api_key_env: STUB_KEY,
+  cost_per_1k_input: 0, cost_per_1k_output: 0}}
 agents:
   - {{id: writer, role: Writes the pages}}
 tasks:
@@ -171,7 +172,9 @@ def test_on_the_offline_model_the_history_is_summarised_without_a_call(
 ) -> None:
     with app.squads as manager:
         offline = "\n".join(
-            line for line in CHAT_YAML.format(url="").splitlines() if "openai/stub" not in line
+            line
+            for line in CHAT_YAML.format(url="").splitlines()
+            if "openai/stub" not in line and "cost_per_1k" not in line
         )
         spec = squad_from_text(offline + "\n", source="demo.yaml")
         workspace = manager.create(spec).path

@@ -74,7 +74,7 @@ def test_sigterm_stops_after_the_current_task_and_resume_finishes_it(
     import subprocess
     import time
 
-    from squad.model.testing import OpenAIStubServer, answer, slow
+    from squad.model.testing import FREE_PRICES, OpenAIStubServer, answer, slow
     from tests.cli.test_cli import SQUAD
 
     with OpenAIStubServer() as stub:
@@ -82,7 +82,8 @@ def test_sigterm_stops_after_the_current_task_and_resume_finishes_it(
         definition = cli.tmp / "slow.yaml"
         definition.write_text(
             "name: slow\n"
-            f"model: {{name: openai/stub-model, api_base: '{stub.url}', api_key_env: STUB_KEY}}\n"
+            f"model: {{name: openai/stub-model, api_base: '{stub.url}', api_key_env: STUB_KEY,"
+            f" {FREE_PRICES}}}\n"
             "agents: [{id: writer, role: Writes}]\n"
             "tasks:\n"
             "  - {id: outline, description: Outline it., agent: writer}\n"

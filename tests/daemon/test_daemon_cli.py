@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from squad.daemon.eventlog import read_daemon_log
+from squad.model.testing import FREE_PRICES as FREE
 from tests.cli.test_cli import SQUAD, Cli
 
 pytestmark = pytest.mark.slow
@@ -212,7 +213,8 @@ def test_sigterm_lets_the_step_finish_and_the_next_start_resumes_the_run(
         stub.script(slow(2.0, answer("The outline.")), answer("The draft."))
         (daemon.squads / "slow.yaml").write_text(
             "name: slow\n"
-            f"model: {{name: openai/stub-model, api_base: '{stub.url}', api_key_env: STUB_KEY}}\n"
+            f"model: {{name: openai/stub-model, api_base: '{stub.url}', api_key_env: STUB_KEY,"
+            f" {FREE}}}\n"
             "agents: [{id: writer, role: Writes}]\n"
             "tasks:\n"
             "  - {id: outline, description: Outline it., agent: writer}\n"

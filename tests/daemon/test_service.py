@@ -19,6 +19,7 @@ from squad.daemon.eventlog import read_daemon_log
 from squad.daemon.service import Daemon
 from squad.manager import SquadManager
 from squad.memory.service import AgentContext, MemoryService
+from squad.model.testing import FREE_PRICES as FREE
 from squad.model.testing import OpenAIStubServer, status
 from squad.settings import Settings
 from squad.store import RunStatus, Store
@@ -86,7 +87,7 @@ def test_once_exits_one_when_a_run_fails(
 ) -> None:
     monkeypatch.setenv("STUB_KEY", "stub-key")
     with OpenAIStubServer(handler=lambda _: status(400, "refused")) as stub:
-        model = f"{{name: openai/stub, api_base: '{stub.url}', api_key_env: STUB_KEY}}"
+        model = f"{{name: openai/stub, api_base: '{stub.url}', api_key_env: STUB_KEY, {FREE}}}"
         write_squad(settings, "a.yaml", squad_yaml("alpha", "{run_on_start: true}", model=model))
         assert Daemon(App.open(settings, store=store), exit_when_idle=True).run() == 1
     (run,) = store.list_runs("alpha")

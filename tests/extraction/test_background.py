@@ -89,7 +89,8 @@ CHAT_YAML = """\
 name: demo
 goal: Ship it.
 memory: {{trigger_interval: 2}}
-model: {{name: openai/stub, api_base: '{url}', api_key_env: STUB_KEY}}
+model: {{name: openai/stub, api_base: '{url}', api_key_env: STUB_KEY,
+  cost_per_1k_input: 0, cost_per_1k_output: 0}}
 agents:
   - {{id: writer, role: Writes the pages}}
 tasks:

@@ -17,6 +17,7 @@ from squad.model.testing import (
     answer,
     malformed_json,
     malformed_tool_arguments,
+    no_choices,
     slow,
     status,
     stream,
@@ -330,6 +331,41 @@ def test_malformed_json_body_is_a_model_error_and_not_retried(
     assert server.url in str(caught.value)
     assert recorder.kinds == ["error"]
     assert len(server.requests) == 1
+
+
+def test_an_answer_with_no_choices_is_retried_then_a_model_error(
+    server: OpenAIStubServer, make_model: MakeModel, recorder: Recorder
+) -> None:
+    server.script(no_choices(), no_choices())
+    with pytest.raises(ModelError, match="gave no answer") as caught:
+        make_model(retry=RetryPolicy(max_attempts=2, jitter=0)).complete(HELLO)
+    assert "no choices" in str(caught.value)
+    assert caught.value.attempts == 2
+    assert recorder.kinds == ["retry", "error"]
+    assert len(server.requests) == 2
+
+
+@pytest.mark.parametrize("content", ["", "  \n "])
+def test_an_empty_answer_is_retried_and_the_next_real_one_is_returned_with_both_costs(
+    server: OpenAIStubServer, make_model: MakeModel, recorder: Recorder, content: str
+) -> None:
+    server.script(
+        answer(content, prompt_tokens=10, completion_tokens=0),
+        answer("Hello!", prompt_tokens=10, completion_tokens=2),
+    )
+    reply = make_model(retry=RetryPolicy(max_attempts=2, jitter=0)).complete(HELLO)
+    assert reply.content == "Hello!" and reply.attempts == 2
+    assert (reply.usage.prompt_tokens, reply.usage.completion_tokens) == (20, 2)
+    assert recorder.kinds == ["retry", "call"]
+    assert "finish_reason 'stop'" in (recorder.events[0].error or "")
+
+
+def test_a_stream_that_ends_without_any_text_is_an_empty_answer(
+    server: OpenAIStubServer, make_model: MakeModel
+) -> None:
+    server.script(stream(), stream())
+    with pytest.raises(ModelError, match="gave no answer"):
+        make_model(retry=RetryPolicy(max_attempts=2, jitter=0)).complete(HELLO, on_token=lambda _: None)
 
 
 def test_malformed_tool_arguments_are_a_model_error_quoting_them(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -20,12 +21,20 @@ from typing import Any
 import pytest
 
 from squad.app import App
-from squad.errors import UsageError
+from squad.errors import ConfigError, UsageError
 from squad.manager import SquadManager
 from squad.model import ChatModel, LiteLLMModel, ModelEvent, RetryPolicy, model_for
 from squad.model.factory import ModelFactory
 from squad.model.offline import is_offline
-from squad.model.testing import OpenAIStubServer, answer, slow, status, tool_call
+from squad.model.testing import FREE_PRICES as FREE
+from squad.model.testing import (
+    OpenAIStubServer,
+    answer,
+    no_choices,
+    slow,
+    status,
+    tool_call,
+)
 from squad.model.types import Message, ModelReply, TokenCallback, ToolSpec
 from squad.runtime.runlog import read_events, run_log_path
 from squad.runtime.runner import RunResult
@@ -108,11 +117,12 @@ def user_messages(body: Any) -> list[str]:
 
 
 def on_stub(text: str, url: str, *, model: str = "openai/stub") -> str:
-    """A squad definition whose default model is the stub server at ``url``."""
+    """A squad definition whose default model is the stub server at ``url``: priced at $0
+    under the stub's own name, or by litellm's price map under a real one (``gpt-4o-mini``)."""
     name_line, rest = text.split("\n", 1)
-    return (
-        f"{name_line}\nmodel: {{name: {model}, api_base: '{url}', api_key_env: STUB_KEY}}\n{rest}"
-    )
+    prices = f", {FREE}" if model == "openai/stub" else ""
+    model_map = f"{{name: {model}, api_base: '{url}', api_key_env: STUB_KEY{prices}}}"
+    return f"{name_line}\nmodel: {model_map}\n{rest}"
 
 
 NOTES_YAML = """\
@@ -263,7 +273,7 @@ agents:
   - {{id: planner, role: Plans the work}}
   - id: writer
     role: Writes the pages
-    model: {{name: openai/x, api_base: '{failing.url}', api_key_env: STUB_KEY}}
+    model: {{name: openai/x, api_base: '{failing.url}', api_key_env: STUB_KEY, {FREE}}}
 tasks:
   - {{id: draft, description: Write the guide., agent: writer}}
   - {{id: publish, description: Publish the guide., agent: planner, depends_on: [draft]}}
@@ -695,7 +705,7 @@ def test_max_turns_stops_the_run_after_that_many_turns(
     assert run is not None and run.status is RunStatus.STOPPED and run.ended_at is not None
 
 
-def test_spend_cap_counts_earlier_runs_and_stops_the_next_one(
+def test_spend_cap_counts_earlier_runs_and_stops_the_call_that_could_pass_it(
     settings: Settings,
     manager: SquadManager,
     make_spec: MakeSpec,
@@ -707,32 +717,108 @@ def test_spend_cap_counts_earlier_runs_and_stops_the_next_one(
         manager,
         make_spec,
         on_stub(
-            NOTES_YAML + "limits: {max_cost_usd: 0.0005}\n", stub.url, model="openai/gpt-4o-mini"
+            NOTES_YAML + "limits: {max_cost_usd: 0.002}\n", stub.url, model="openai/gpt-4o-mini"
         ),
     )
-    # gpt-4o-mini by litellm's local price map: 1,000 in + 1,000 out is about $0.00075.
-    stub.script(answer("Notes.", prompt_tokens=1000, completion_tokens=1000))
+    # gpt-4o-mini by litellm's local price map: 1,000 in + 1,000 out is $0.00075; a call
+    # reserves its prompt (system prompt and tools too) plus 1,024 tokens of output, ~$0.0007.
+    stub.script(*[answer("Notes.", prompt_tokens=1000, completion_tokens=1000)] * 2)
 
     first = app.runner(model_factory=fast_models()).run(spec, workspace)
+    second = app.runner(model_factory=fast_models()).run(spec, workspace)
 
-    assert first.succeeded and first.cost_usd > 0.0005
+    assert first.succeeded and second.succeeded
+    assert first.cost_usd == pytest.approx(0.00075) and second.cost_usd == pytest.approx(0.00075)
     spent = manager.store.runs.spent("tooled")
-    assert spent.cost_usd == pytest.approx(first.cost_usd)
-    assert (spent.prompt_tokens, spent.completion_tokens) == (1000, 1000)
+    assert spent.cost_usd == pytest.approx(0.0015)
+    assert (spent.prompt_tokens, spent.completion_tokens) == (2000, 2000)
     run = manager.store.get_run(first.run_id)
     assert run is not None and run.cost_usd == pytest.approx(first.cost_usd)
 
-    # A new runner (a restart) still sees the ledger, and stops before any call.
-    second = app.runner(model_factory=fast_models()).run(spec, workspace)
+    # A new runner (a restart) still sees the ledger: $0.0015 spent plus a reservation of
+    # about $0.0007 could pass the cap, so the third run stops before its call.
+    third = app.runner(model_factory=fast_models()).run(spec, workspace)
 
-    assert second.status == "stopped" and second.tasks == {"notes": "pending"}
-    assert second.error is not None and "of its $0.0005 cap" in second.error
-    assert len(stub.requests) == 1
-    assert manager.store.runs.spent("tooled").cost_usd == pytest.approx(first.cost_usd)
-    assert second.cost_usd == 0.0
-    stopped = manager.store.get_run(second.run_id)
+    assert third.status == "stopped" and third.tasks == {"notes": "pending"}
+    assert third.error is not None and re.search(r"may cost up to \$0\.000[67]", third.error)
+    assert "of its $0.002 cap" in third.error
+    assert len(stub.requests) == 2
+    assert manager.store.runs.spent("tooled").cost_usd == pytest.approx(0.0015)
+    assert third.cost_usd == 0.0
+    stopped = manager.store.get_run(third.run_id)
     assert stopped is not None and stopped.status is RunStatus.STOPPED
     assert stopped.summary is not None and stopped.summary["stopped"] == "max_cost_usd"
+
+
+def test_a_zero_cap_stops_a_priced_model_before_its_first_call(
+    settings: Settings,
+    manager: SquadManager,
+    make_spec: MakeSpec,
+    stub: OpenAIStubServer,
+    stub_key: None,
+    app: App,
+) -> None:
+    spec, workspace = create(
+        manager,
+        make_spec,
+        on_stub(NOTES_YAML + "limits: {max_cost_usd: 0}\n", stub.url, model="openai/gpt-4o-mini"),
+    )
+    result = app.runner(model_factory=fast_models()).run(spec, workspace)
+    assert result.status == "stopped" and result.cost_usd == 0.0
+    assert stub.requests == []
+
+
+def test_an_unpriced_model_under_a_cap_is_refused_before_the_run_starts(
+    settings: Settings,
+    manager: SquadManager,
+    make_spec: MakeSpec,
+    stub: OpenAIStubServer,
+    stub_key: None,
+    app: App,
+) -> None:
+    model = f"{{name: openai/squad-private-xyz, api_base: '{stub.url}', api_key_env: STUB_KEY}}"
+    text = NOTES_YAML.replace(
+        "{id: writer, role: Writes the pages}", f"{{id: writer, role: Writes, model: {model}}}"
+    )
+    spec, workspace = create(manager, make_spec, text)
+
+    with pytest.raises(ConfigError) as caught:
+        app.runner(model_factory=fast_models()).run(spec, workspace)
+
+    [problem] = caught.value.problems
+    assert "'openai/squad-private-xyz' has no price" in problem.message
+    assert problem.path == ("agents", 0, "model")
+    assert problem.hint is not None and "cost_per_1k_input" in problem.hint
+    assert stub.requests == [] and manager.store.list_runs("tooled") == []
+
+    priced = make_spec(
+        text.replace(
+            "api_key_env: STUB_KEY}",
+            "api_key_env: STUB_KEY, cost_per_1k_input: 1, cost_per_1k_output: 2}",
+        )
+    )
+    stub.script(answer("Notes.", prompt_tokens=1000, completion_tokens=500))
+    result = app.runner(model_factory=fast_models()).run(priced, workspace)
+    assert result.succeeded and result.cost_usd == pytest.approx(1.0 + 1.0)
+
+
+def test_a_model_that_answers_with_no_choices_fails_its_task_with_a_clear_error(
+    settings: Settings,
+    manager: SquadManager,
+    make_spec: MakeSpec,
+    stub: OpenAIStubServer,
+    stub_key: None,
+    app: App,
+) -> None:
+    spec, workspace = create(manager, make_spec, on_stub(NOTES_YAML, stub.url))
+    stub.script(no_choices(), no_choices())
+
+    result = app.runner(model_factory=fast_models()).run(spec, workspace)
+
+    assert result.status == "failed" and result.tasks == {"notes": "failed"}
+    notes = task_status(workspace, "notes")
+    assert "gave no answer" in notes["error"] and "no choices" in notes["error"]
+    assert not (workspace / "tasks" / "notes" / "output.md").exists()
 
 
 # -- tools -------------------------------------------------------------------------------------
