@@ -6,6 +6,7 @@ code the CLI returns for it, so the CLI maps errors to exit codes in one place::
     SquadError                      exit 1: the operation failed
     ├── ConfigError                 exit 2: a YAML definition or settings file is invalid
     ├── UsageError                  exit 2: a command was called with arguments that cannot work
+    │   └── SquadBusy               exit 2: another process is running this squad (its run id)
     ├── WorkspaceError              exit 1: a workspace cannot be read or written
     │   └── PathEscapeError         exit 2: a path would leave its workspace (or the root)
     ├── StoreError                  exit 1: the state database failed or is out of date
@@ -17,7 +18,8 @@ code the CLI returns for it, so the CLI maps errors to exit codes in one place::
     └── MemoryError_                exit 1: a memory write was refused or conflicted
         ├── StaleWriteError         exit 1: the file changed after it was read; re-read, retry
         ├── MemoryFullError         exit 1: the write would pass the size cap; consolidate
-        └── SecretInMemoryError     exit 2: the text carries a credential; it is never stored
+        ├── SecretInMemoryError     exit 2: the text carries a credential; it is never stored
+        └── MemoryFileError         exit 2: the file on disk cannot be edited safely; fix it by hand
 
 Errors never log or print themselves; the edge that catches them decides how to show them.
 """
@@ -34,12 +36,14 @@ __all__ = [
     "ExtractionFailed",
     "LimitReached",
     "MemoryError_",
+    "MemoryFileError",
     "MemoryFullError",
     "ModelError",
     "PathEscapeError",
     "PlanError",
     "Problem",
     "SecretInMemoryError",
+    "SquadBusy",
     "SquadError",
     "StaleWriteError",
     "StoreError",
@@ -124,6 +128,16 @@ class UsageError(SquadError):
     exit_code = 2
 
 
+class SquadBusy(UsageError):
+    """A run of the squad is already going in another process (or thread) of this home;
+    ``run_id`` names it."""
+
+    def __init__(self, message: str, *, squad: str, run_id: str | None) -> None:
+        super().__init__(message)
+        self.squad = squad
+        self.run_id = run_id
+
+
 class WorkspaceError(SquadError):
     """A workspace folder cannot be created, read or trusted."""
 
@@ -205,5 +219,12 @@ class MemoryFullError(MemoryError_):
 
 class SecretInMemoryError(MemoryError_):
     """The text carries a credential (API key, token, password, private key)."""
+
+    exit_code = 2
+
+
+class MemoryFileError(MemoryError_):
+    """The memory file on disk cannot be edited safely as it is: bytes that are not UTF-8,
+    read-only, a folder or other non-file, an unclosed code fence. A person fixes the file."""
 
     exit_code = 2

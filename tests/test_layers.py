@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent / "squad"
 
 LAYERS: list[set[str]] = [
     {"errors"},
-    {"clock", "paths", "fsutil", "eventlines", "prompts"},
+    {"clock", "paths", "fsutil", "flock", "eventlines", "prompts"},
     {"text", "spec"},
     {"settings", "classifier"},
     {"model", "store", "workspace"},

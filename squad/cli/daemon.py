@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import sys
 from contextlib import AbstractContextManager
@@ -12,7 +13,7 @@ import typer
 
 from squad.cli.context import open_app
 from squad.cli.output import Output
-from squad.cli.signals import on_stop_signals
+from squad.cli.signals import on_signals
 
 if TYPE_CHECKING:
     from squad.daemon.service import Daemon
@@ -39,28 +40,40 @@ def _echo(err: Output) -> Any:
             f"{k}={v}" for k, v in event.items() if k not in ("time", "event") and k != "error"
         )
         style = "red" if name.endswith("error") else "cyan" if err.rich else None
-        err.line(f"{stamp}  {name}  {fields}".rstrip(), style=style)
+        _say(err, f"{stamp}  {name}  {fields}".rstrip(), style=style)
         if event.get("error"):
             for line in str(event["error"]).splitlines():
-                err.line(f"    {line}", style="red" if err.rich else None)
+                _say(err, f"    {line}", style="red" if err.rich else None)
 
     return show
 
 
 def _stop_on_signal(daemon: Daemon, err: Output) -> AbstractContextManager[None]:
-    """SIGINT/SIGTERM: stop gracefully; a second one: stop without waiting for runs."""
+    """SIGINT/SIGTERM: stop gracefully; a second one: stop without waiting for runs.
+    SIGHUP: reload the settings and the squads folder (the daemon goes on)."""
     received: list[signal.Signals] = []
 
     def handle(sig: signal.Signals) -> None:
+        if sig is signal.SIGHUP:
+            daemon.request_reload(sig.name)
+            return
         received.append(sig)
         daemon.request_stop(sig.name)
         if len(received) == 1:
-            err.line(
+            _say(
+                err,
                 f"{sig.name}: stopping; running steps finish first (again to stop at once)",
                 style="yellow" if err.rich else None,
             )
 
-    return on_stop_signals(handle)
+    return on_signals(handle, (signal.SIGINT, signal.SIGTERM, signal.SIGHUP))
+
+
+def _say(err: Output, text: str, *, style: str | None = None) -> None:
+    """A line on the terminal, if there still is one: after SIGHUP (the terminal closed) the
+    daemon goes on, and writing there fails with EIO; its log file keeps every event."""
+    with contextlib.suppress(OSError):
+        err.line(text, style=style)
 
 
 def daemon(
@@ -126,6 +139,11 @@ def _render(out: Output, status: dict[str, Any]) -> None:
     else:
         out.line(f"daemon: down ({info['reason']})", style="yellow")
     out.line(f"  squads folder: {info['configs']}")
+    if info.get("configs_missing"):
+        out.line(
+            "  the squads folder is missing: no squad is scheduled until it is back",
+            style="red" if out.rich else None,
+        )
     jobs = [
         f"{name} {job['next_fire'][:16].replace('T', ' ')} UTC"
         for name, job in status.get("jobs", {}).items()

@@ -32,7 +32,18 @@ if TYPE_CHECKING:
     from squad.manager import SquadManager
     from squad.spec.models import SquadSpec
 
-__all__ = ["LoadedSquad", "SquadCatalog"]
+__all__ = ["LoadedSquad", "SquadCatalog", "recorded_owners"]
+
+
+def recorded_owners(manager: SquadManager) -> dict[str, Path]:
+    """Squad -> the definition file it was last loaded from, as the store remembers it, so
+    that with two files naming one squad the one that had it keeps it across restarts.
+    Empty when the home has no database yet (none is created for this)."""
+    if not manager.database_exists():
+        return {}
+    return {
+        record.name: Path(record.source) for record in manager.store.list_squads() if record.source
+    }
 
 
 @dataclass(frozen=True)
@@ -117,6 +128,8 @@ class SquadCatalog:
             self._reload_files()
             valid = {p: d for p, d in self._files.items() if d.spec is not None}
             owners = {name: squad.definition.path for name, squad in self._squads.items()}
+            if starting:  # the files that had their squads before the restart keep them
+                owners = {**recorded_owners(self._manager), **owners}
             wanted, refused = assign_squads(valid, owners)
             before, self._refused = self._refused, refused
             for path, definition in refused.items():

@@ -91,6 +91,15 @@ def load_definition(path: Path) -> Definition:
         spec = squad_from_text(read_text_file(path), source=str(path))
     except ConfigError as error:
         return Definition(path, digest, None, error.problems)
+    except Exception as exc:  # noqa: BLE001 - one file never stops the others (RecursionError too)
+        # A fault of ours on a strange file (the loader's bounds should give ConfigError):
+        # the file is reported as failed, its siblings load, and the daemon goes on.
+        problem = Problem(
+            f"the file could not be read as a squad definition ({type(exc).__name__}: {exc})",
+            source=str(path),
+            hint="simplify the file; please report this as a bug in squad",
+        )
+        return Definition(path, digest, None, (problem,))
     return Definition(path, digest, spec)
 
 

@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from squad.daemon.runqueue import RunQueue, RunRequest
-from squad.errors import SquadError, UsageError
+from squad.errors import SquadBusy, SquadError, UsageError
 
 if TYPE_CHECKING:
     from squad.app import App
@@ -143,6 +143,16 @@ class RunDispatcher:
                 if self._stopping:
                     runner.stop.set()
             result = self._drive(runner, request, squad)
+        except SquadBusy as exc:  # a `squad run` in another process has the squad
+            self._log.emit(
+                "run_skipped",
+                squad=request.squad,
+                trigger=request.trigger,
+                run_id=request.run_id,
+                reason=str(exc),
+                running=exc.run_id,
+            )
+            return
         except SquadError as exc:
             self._count_failure()
             self._log.emit("run_error", squad=request.squad, run_id=request.run_id, error=str(exc))

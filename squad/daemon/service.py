@@ -40,6 +40,7 @@ from squad.daemon.scheduler import JobScheduler
 from squad.daemon.triggers import build_trigger, missed_fire
 from squad.daemon.watcher import FolderWatcher, Watch
 from squad.errors import SquadError, UsageError
+from squad.runtime.runlock import settle_dead_runs
 
 if TYPE_CHECKING:
     from squad.app import App
@@ -126,6 +127,8 @@ class Daemon:
         self._last_state: str | None = None
         self._scheduler: JobScheduler | None = None
         self._watcher: FolderWatcher | None = None
+        self._configs_missing = False
+        self._reload_reason: str | None = None
         self._catalog: SquadCatalog | None = None
         self._runs: RunDispatcher | None = None
         self._reload = reload_settings
@@ -142,6 +145,12 @@ class Daemon:
         else:
             self._stop_reason = reason
             self._stopping.set()
+        self._wake.set()
+
+    def request_reload(self, reason: str = "signal") -> None:
+        """Read the settings and the squads folder again at the next tick (safe from a signal
+        handler): what SIGHUP asks of a daemon."""
+        self._reload_reason = reason
         self._wake.set()
 
     def run(self) -> int:
@@ -190,6 +199,7 @@ class Daemon:
         return {
             "phase": self._phase,
             "configs": str(self.squads_dir),
+            "configs_missing": self._configs_missing,
             "max_concurrent_runs": self.config.max_concurrent_runs,
             "squads": squads,
             "running": [
@@ -301,9 +311,14 @@ class Daemon:
             if self.exit_when_idle and self._runs.queue.idle():
                 self._stop_reason = "idle"
                 return
+            changed = self._check_folders()
+            if self._reload_reason is not None:
+                reason, self._reload_reason = self._reload_reason, None
+                self._reload_all(reason)
+                changed = True
             # Woken by a change (a run, a reload, a fire): report the new state. Timed out:
             # nothing changed, so only the beat's time moves.
-            self._safe_beat(changed=woken)
+            self._safe_beat(changed=woken or changed)
 
     def _shutdown(self) -> None:
         self._phase = "stopping"
@@ -386,6 +401,8 @@ class Daemon:
 
         assert self._catalog is not None and self._runs is not None
         loaded = self._catalog.squads()
+        for run in settle_dead_runs(self.store, self.settings.home):
+            self.log.emit("run_settled", squad=run.squad, run_id=run.id, error=run.error)
         for run in reversed(self.store.interrupted_runs()):
             if run.status is RunStatus.AWAITING_APPROVAL:
                 continue  # waits for `squad approve`
@@ -499,6 +516,47 @@ class Daemon:
             on_error=lambda exc: self.log.emit("job_error", job="reload", error=_describe(exc)),
         )
         self._watcher.start(watches)
+
+    def _reload_all(self, reason: str) -> None:
+        """Settings, every squad file and the watches, read again (``request_reload``)."""
+        self.log.emit("reload", reason=reason)
+        if self._catalog is None:
+            return
+        try:
+            self._reload_settings()
+            self._catalog.reconcile()
+            self._watch_workspaces()
+        except Exception as exc:  # noqa: BLE001 - logged; the daemon goes on as it was
+            self.log.emit("job_error", job="reload", error=_describe(exc))
+
+    def _check_folders(self) -> bool:
+        """Re-establish the watch of a folder that was deleted and made again (its inotify
+        watch died with it), and say while the squads folder is missing; True on a change."""
+        if self._watcher is None or self._catalog is None:
+            return False
+        try:
+            missing, restored = self._watcher.refresh()
+        except Exception as exc:  # noqa: BLE001 - logged; the next tick tries again
+            self.log.emit("job_error", job="watch", error=_describe(exc))
+            return False
+        configs = self.squads_dir
+        changed = False
+        if configs in missing and not self._configs_missing:
+            self._configs_missing = changed = True
+            self.log.emit(
+                "configs_missing",
+                folder=str(configs),
+                note="its squads are unscheduled until the folder is back",
+            )
+            self._catalog.reconcile()
+        if configs in restored:
+            self._configs_missing, changed = False, True
+            self.log.emit("configs_restored", folder=str(configs))
+            self._catalog.reconcile()
+            self._watch_workspaces()
+        for folder in sorted(restored - {configs}):
+            self.log.emit("watch_restored", folder=str(folder))
+        return changed
 
     def _watch_workspaces(self) -> None:
         """Watch each loaded squad's workspace for its AGENTS.md (one level deep)."""

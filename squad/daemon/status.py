@@ -8,7 +8,7 @@ A home whose database does not exist yet is not given one.
 The JSON shape (``squad status --json``)::
 
     {"daemon": {"state": "up" | "down", "pid", "host", "started_at", "uptime_s",
-                "heartbeat_at", "heartbeat_age_s", "reason", "configs"},
+                "heartbeat_at", "heartbeat_age_s", "reason", "configs", "configs_missing"},
      "squads": [{"name", "file", "schedule", "next_fire", "running", "queued",
                  "last_run": {"id", "status", "trigger", "started_at", "ended_at",
                               "duration_s", "tokens_in", "tokens_out", "cost_usd", "error"}}],
@@ -160,14 +160,16 @@ def build_status(
     }
 
 
-def _configured(folder: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _configured(
+    folder: Path, owners: Mapping[str, Path]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Squads and failed files of the folder, as the daemon would load them."""
     from squad.daemon.definitions import assign_squads, list_definition_files, load_definition
     from squad.daemon.triggers import describe_schedule
 
     loaded = {path: load_definition(path) for path in list_definition_files(folder)}
     valid = {path: d for path, d in loaded.items() if d.spec is not None}
-    squads, refused = assign_squads(valid, {})
+    squads, refused = assign_squads(valid, owners)
     failed = [d for d in loaded.values() if d.spec is None] + list(refused.values())
     configured = [
         {
@@ -197,12 +199,23 @@ def collect_status(app: App, *, now: datetime, squads_dir: Path | None = None) -
     if up and state is not None and squads_dir is None and state.get("configs"):
         folder = Path(str(state["configs"]))
     daemon["configs"] = str(folder)
-    configured, failed = ([], []) if up else _configured(folder)
+    daemon["configs_missing"] = (
+        bool(state.get("configs_missing")) if up and state is not None else not folder.is_dir()
+    )
+    if up:
+        configured, failed = [], []
+    else:
+        from squad.daemon.catalog import recorded_owners
+
+        configured, failed = _configured(folder.resolve(), recorded_owners(app.squads))
     names = [str(s["name"]) for s in (state or {}).get("squads", [])] if up else []
     names += [str(s["name"]) for s in configured]
     last_runs: dict[str, dict[str, Any]] = {}
     backlog: list[tuple[str, str, int]] = []
     if store is not None:
+        from squad.runtime.runlock import settle_dead_runs
+
+        settle_dead_runs(store, settings.home)  # a `running` run whose process died says so
         for name in names:
             latest = store.list_runs(name, limit=1)
             if latest:

@@ -8,6 +8,8 @@ something happens, so a quiet folder costs no CPU.
 
 from __future__ import annotations
 
+import contextlib
+import stat
 import threading
 import time
 from collections.abc import Callable
@@ -108,6 +110,9 @@ class FolderWatcher:
         self._debouncer = Debouncer(delay, on_change, on_error=on_error)
         self._observer: Any = None
         self._watches: dict[Path, Any] = {}
+        self._specs: dict[Path, Watch] = {}
+        self._identity: dict[Path, tuple[int, int] | None] = {}
+        """Each folder's (device, inode) when its watch was made; None while it is missing."""
         self._lock = threading.Lock()
 
     def start(self, watches: list[Watch] | None = None) -> None:
@@ -123,6 +128,15 @@ class FolderWatcher:
 
     def watch(self, watch: Watch) -> None:
         """Start watching ``watch.folder`` (created if missing); no-op if already watched."""
+        with self._lock:
+            if watch.folder in self._specs or self._observer is None:
+                return
+            watch.folder.mkdir(parents=True, exist_ok=True)
+            self._specs[watch.folder] = watch
+            self._schedule(watch)
+
+    def _schedule(self, watch: Watch) -> None:
+        """Watch the folder as it is now (the lock held); a folder gone meanwhile is missing."""
         from watchdog.events import (
             FileCreatedEvent,
             FileDeletedEvent,
@@ -131,33 +145,79 @@ class FolderWatcher:
         )
 
         kinds = [FileCreatedEvent, FileDeletedEvent, FileModifiedEvent, FileMovedEvent]
-        with self._lock:
-            if watch.folder in self._watches or self._observer is None:
-                return
-            watch.folder.mkdir(parents=True, exist_ok=True)
-            handler = _handler(watch.accept, self._debouncer.add)
+        identity = _identity(watch.folder)
+        self._identity[watch.folder] = identity
+        if identity is None:
+            return
+        handler = _handler(watch.accept, self._debouncer.add)
+        try:
             self._watches[watch.folder] = self._observer.schedule(
                 handler, str(watch.folder), recursive=False, event_filter=kinds
             )
+        except OSError:  # removed between the stat and the inotify watch
+            self._identity[watch.folder] = None
 
     def unwatch(self, folder: Path) -> None:
         with self._lock:
-            handle = self._watches.pop(folder, None)
-            if handle is not None and self._observer is not None:
+            self._specs.pop(folder, None)
+            self._identity.pop(folder, None)
+            self._drop(folder)
+
+    def _drop(self, folder: Path) -> None:
+        handle = self._watches.pop(folder, None)
+        if handle is not None and self._observer is not None:
+            # the kernel may already have dropped a deleted folder's watch
+            with contextlib.suppress(KeyError, OSError):
                 self._observer.unschedule(handle)
+
+    def refresh(self) -> tuple[set[Path], set[Path]]:
+        """Check that every watched folder is still the one watched: a folder deleted (its
+        inotify watch dies with it) is reported missing, and one that is back, or was
+        replaced by a new folder of the same name, is watched again. Returns the folders
+        missing now and those watched again by this call; cheap (a ``stat`` per folder)."""
+        missing: set[Path] = set()
+        restored: set[Path] = set()
+        with self._lock:
+            if self._observer is None:
+                return missing, restored
+            for folder, watch in self._specs.items():
+                now = _identity(folder)
+                if now is not None and now == self._identity.get(folder):
+                    continue
+                self._drop(folder)
+                if now is None:
+                    self._identity[folder] = None
+                    missing.add(folder)
+                    continue
+                self._schedule(watch)
+                if self._identity.get(folder) is None:
+                    missing.add(folder)
+                else:
+                    restored.add(folder)
+        return missing, restored
 
     def folders(self) -> set[Path]:
         with self._lock:
-            return set(self._watches)
+            return set(self._specs)
 
     def stop(self) -> None:
         with self._lock:
             observer, self._observer = self._observer, None
             self._watches.clear()
+            self._specs.clear()
+            self._identity.clear()
         if observer is not None:
             observer.stop()
             observer.join(timeout=5)
         self._debouncer.stop()
+
+
+def _identity(folder: Path) -> tuple[int, int] | None:
+    try:
+        found = folder.stat()
+    except OSError:
+        return None
+    return (found.st_dev, found.st_ino) if stat.S_ISDIR(found.st_mode) else None
 
 
 def _handler(accept: Callable[[Path], bool], add: Callable[[Path], None]) -> Any:

@@ -23,6 +23,7 @@ from squad.runtime.executor import RunExecutor, RunInterrupted
 from squad.runtime.graph import build_graph
 from squad.runtime.limits import RunBudget
 from squad.runtime.prices import require_prices
+from squad.runtime.runlock import run_slot, settle_dead_runs
 from squad.runtime.runlog import RunLog
 from squad.runtime.steps import RunState, state_outcome
 from squad.runtime.tasks import RunOutcome, TaskNode
@@ -106,7 +107,23 @@ class SquadRunner:
         trigger: str = "manual",
     ) -> RunResult:
         require_prices(spec, self.model_factory, override=model)
-        run = self.store.create_run(spec.name, trigger=trigger, goal=goal or spec.goal, model=model)
+        with run_slot(self.settings.home, spec.name, clock=self._clock) as slot:
+            settle_dead_runs(self.store, self.settings.home, squad=spec.name, holding=True)
+            run = self.store.create_run(
+                spec.name, trigger=trigger, goal=goal or spec.goal, model=model
+            )
+            slot.claim(run.id)
+            return self._start(spec, workspace, run.id, goal, model, trigger)
+
+    def _start(
+        self,
+        spec: SquadSpec,
+        workspace: Path,
+        run_id: str,
+        goal: str | None,
+        model: str | None,
+        trigger: str,
+    ) -> RunResult:
         state: RunState = {"tasks": [], "status": {}}
         if spec.process == "sequential":
             nodes = [
@@ -119,7 +136,7 @@ class SquadRunner:
                 "tasks": [asdict(n) for n in nodes],
                 "status": {n.id: "pending" for n in nodes},
             }
-        with RunLog(workspace, run.id, clock=self._clock) as log:
+        with RunLog(workspace, run_id, clock=self._clock) as log:
             log.emit(
                 "run_start",
                 squad=spec.name,
@@ -128,7 +145,7 @@ class SquadRunner:
                 goal=goal or spec.goal,
                 model=model,
             )
-            return self._drive(spec, workspace, run.id, goal or spec.goal, model, log, state)
+            return self._drive(spec, workspace, run_id, goal or spec.goal, model, log, state)
 
     def resume(self, run_id: str, *, decision: dict[str, Any] | None = None) -> RunResult:
         from langgraph.types import Command
@@ -142,15 +159,18 @@ class SquadRunner:
             )
         spec, workspace = self.squad_of(run.squad)
         require_prices(spec, self.model_factory, override=run.model)
-        with self._graph_for(run_id) as (app, config):
-            if not app.get_state(config).values:
-                raise UsageError(self._no_checkpoint(run_id))
-        command: Any = Command(resume=decision) if decision is not None else None
-        with RunLog(workspace, run_id, clock=self._clock) as log:
-            log.emit("run_resume", decision=decision)
-            return self._drive(
-                spec, workspace, run_id, run.goal or spec.goal, run.model, log, command
-            )
+        home = self.settings.home
+        with run_slot(home, run.squad, run_id, clock=self._clock):
+            settle_dead_runs(self.store, home, squad=run.squad, holding=True)
+            with self._graph_for(run_id) as (app, config):
+                if not app.get_state(config).values:
+                    raise UsageError(self._no_checkpoint(run_id))
+            command: Any = Command(resume=decision) if decision is not None else None
+            with RunLog(workspace, run_id, clock=self._clock) as log:
+                log.emit("run_resume", decision=decision)
+                return self._drive(
+                    spec, workspace, run_id, run.goal or spec.goal, run.model, log, command
+                )
 
     def pending_approval(self, run_id: str) -> str | None:
         """The task a paused run waits on, if any."""
@@ -255,7 +275,24 @@ class SquadRunner:
                 )
                 self._progress("interrupted: the run stops at its last checkpoint")
                 return self._result(run_id, spec, workspace, "interrupted", budget)
+            except BaseException as exc:
+                # Whatever ends this process or thread mid-step (a store that went away, a
+                # bug, SystemExit) must not leave the run `running` behind it: the step's
+                # checkpoint was not written, so a resume redoes exactly that step.
+                self._record_broken(run_id, log, exc)
+                raise
         return self._finish(run_id, spec, workspace, result, budget, log)
+
+    def _record_broken(self, run_id: str, log: RunLog, exc: BaseException) -> None:
+        from squad.store.records import RunStatus
+
+        reason = str(exc) or type(exc).__name__
+        error = f"stopped by an error: {reason}; fix it, then `squad resume {run_id}`"
+        try:
+            log.emit("run_end", status="interrupted", error=error)
+            self.store.update_run(run_id, status=RunStatus.INTERRUPTED, error=error)
+        except Exception:  # noqa: BLE001 - the original error is the one to report
+            pass  # still `running` in a store we cannot reach: settle_dead_runs fixes it
 
     @staticmethod
     def _invoke(app: Any, payload: Any, config: dict[str, Any], executor: RunExecutor) -> Any:

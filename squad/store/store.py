@@ -215,8 +215,13 @@ class Store:
         tokens_out: int | None = None,
         cost_usd: float | None = None,
         summary: dict[str, Any] | None = None,
+        only_if: RunStatus | None = None,
     ) -> RunRecord:
         """Change the given fields (None leaves a field alone; numbers replace, not add).
+
+        With ``only_if`` nothing changes unless the run is in that status at the moment of
+        the write (one statement, so a run that just moved on is left alone); the record
+        returned shows which happened.
 
         ``summary`` is what the run did, as a JSON-serialisable mapping; it replaces any
         earlier one.
@@ -246,7 +251,10 @@ class Store:
                 values[key] = value
         with self._session(f"update run {run_id!r}") as session:
             if values:
-                session.exec(update(RunRow).where(col(RunRow.id) == run_id).values(values))
+                statement = update(RunRow).where(col(RunRow.id) == run_id)
+                if only_if is not None:
+                    statement = statement.where(col(RunRow.status) == RunStatus(only_if).value)
+                session.exec(statement.values(values))
             row = session.get(RunRow, run_id)
             if row is None:
                 raise StoreError(f"no run with id {run_id!r} in the state database")

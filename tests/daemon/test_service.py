@@ -6,6 +6,7 @@ do the model's part; nothing of squad's own is mocked.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -14,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from squad import flock
 from squad.app import App
 from squad.daemon.eventlog import read_daemon_log
 from squad.daemon.service import Daemon
@@ -21,6 +23,7 @@ from squad.manager import SquadManager
 from squad.memory.service import AgentContext, MemoryService
 from squad.model.testing import FREE_PRICES as FREE
 from squad.model.testing import OpenAIStubServer, status
+from squad.runtime.runlock import lock_path
 from squad.settings import Settings
 from squad.store import RunStatus, Store
 from tests.conftest import BASIC_YAML
@@ -108,31 +111,42 @@ def test_bad_file_is_reported_and_the_other_squads_still_run(
     assert "already defined by a.yaml" in errors["twin.yaml"]
 
 
-def test_start_resumes_interrupted_runs_but_leaves_paused_and_foreign_ones(
+def test_start_resumes_interrupted_and_dead_runs_but_leaves_paused_and_live_foreign_ones(
     settings: Settings, store: Store
 ) -> None:
-    write_squad(settings, "a.yaml", squad_yaml("alpha"))
+    for name in ("alpha", "beta", "gamma"):
+        write_squad(settings, f"{name}.yaml", squad_yaml(name))
     with SquadManager(settings, store=store) as manager:
-        manager.create_from_file(settings.squads_dir / "a.yaml")
+        for name in ("alpha", "beta", "gamma"):
+            manager.create_from_file(settings.squads_dir / f"{name}.yaml")
     runs = {}
-    for name, trigger, status_ in (
-        ("paused", "schedule", RunStatus.AWAITING_APPROVAL),
-        ("foreign", "manual", RunStatus.RUNNING),  # a `squad run` that may still be at it
-        ("ours", "schedule", RunStatus.RUNNING),  # left by a daemon that died
+    for name, squad, trigger, status_ in (
+        ("paused", "alpha", "schedule", RunStatus.AWAITING_APPROVAL),
+        ("ours", "alpha", "schedule", RunStatus.RUNNING),  # left by a daemon that died
+        ("foreign", "beta", "manual", RunStatus.RUNNING),  # a `squad run` still at it
+        ("dead", "gamma", "manual", RunStatus.RUNNING),  # a `squad run` that was killed
     ):
-        run = store.create_run("alpha", trigger=trigger)
+        run = store.create_run(squad, trigger=trigger)
         store.update_run(run.id, status=status_)
         runs[name] = run.id
+    note = json.dumps({"run_id": runs["foreign"], "pid": 1, "since": "2026-01-01T00:00:00Z"})
+    foreign = flock.acquire(lock_path(settings.home, "beta"), note)
 
-    assert Daemon(App.open(settings, store=store), exit_when_idle=True).run() == 1
+    try:
+        assert Daemon(App.open(settings, store=store), exit_when_idle=True).run() == 1
+    finally:
+        foreign.release()
 
-    # "ours" died before its first checkpoint: it cannot resume, so it is failed for good
-    # rather than retried at every start.
-    (start,) = events(settings, "run_start")
-    assert (start["trigger"], start["run_id"]) == ("resume", runs["ours"])
-    ours = store.get_run(runs["ours"])
-    assert ours is not None and ours.status is RunStatus.FAILED
-    assert "could not resume" in str(ours.error)
+    # "ours" and "dead" died before their first checkpoint: they cannot resume, so they are
+    # failed for good rather than retried at every start.
+    settled = {e["run_id"] for e in events(settings, "run_settled")}
+    assert settled == {runs["ours"], runs["dead"]}
+    started = {(e["trigger"], e["run_id"]) for e in events(settings, "run_start")}
+    assert started == {("resume", runs["ours"]), ("resume", runs["dead"])}
+    for name in ("ours", "dead"):
+        run = store.get_run(runs[name])
+        assert run is not None and run.status is RunStatus.FAILED
+        assert "could not resume" in str(run.error)
     for name, expected in (("paused", "awaiting_approval"), ("foreign", "running")):
         run = store.get_run(runs[name])
         assert run is not None and run.status == expected

@@ -1,0 +1,273 @@
+"""Runs under abuse: two at once, a kill -9, an error or a hang-up mid-run. Whatever happens,
+a run is never left `running` after its process is gone, and `squad status` says what is true.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from squad import flock
+from squad.app import App
+from squad.errors import SquadBusy
+from squad.model import ChatModel
+from squad.model.testing import FREE_PRICES, OpenAIStubServer, answer, slow
+from squad.model.types import ModelReply, TokenCallback, ToolSpec
+from squad.runtime.runlock import lock_path, settle_dead_runs
+from squad.settings import Settings
+from squad.spec.loader import squad_from_text
+from squad.spec.models import ModelSpec
+from squad.store import RunStatus
+from tests.cli.test_cli import SQUAD, Cli
+from tests.conftest import BASIC_YAML
+
+WAIT = 60.0
+
+
+@pytest.fixture
+def cli(tmp_path: Path) -> Cli:
+    return Cli(tmp_path)
+
+
+@pytest.fixture
+def stub() -> Iterator[OpenAIStubServer]:
+    with OpenAIStubServer() as server:
+        yield server
+
+
+def slow_squad(cli: Cli, stub: OpenAIStubServer) -> Path:
+    folder = cli.tmp / "configs" / "squads"  # where `squad status` finds its squads
+    folder.mkdir(parents=True, exist_ok=True)
+    definition = folder / "slow.yaml"
+    definition.write_text(
+        "name: slow\n"
+        f"model: {{name: openai/stub-model, api_base: '{stub.url}', api_key_env: STUB_KEY,"
+        f" {FREE_PRICES}}}\n"
+        "agents: [{id: writer, role: Writes}]\n"
+        "tasks:\n"
+        "  - {id: outline, description: Outline it., agent: writer}\n"
+        "  - {id: draft, description: Draft it., agent: writer, depends_on: [outline]}\n"
+    )
+    cli.env["STUB_KEY"] = "test-key"
+    return definition
+
+
+def start_run(cli: Cli, definition: Path, stub: OpenAIStubServer) -> subprocess.Popen[str]:
+    """A `squad run` in the background, returned once its first model call is in flight."""
+    process = subprocess.Popen(
+        [str(SQUAD), "run", str(definition), "--json"],
+        env=cli.env,
+        cwd=cli.tmp,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + WAIT
+    while not stub.requests:
+        assert time.monotonic() < deadline and process.poll() is None, process.stderr
+        time.sleep(0.05)
+    return process
+
+
+def last_run(cli: Cli, squad: str) -> dict[str, Any]:
+    status = cli.json("status")
+    assert isinstance(status, dict)
+    [entry] = [s for s in status["squads"] if s["name"] == squad]
+    assert entry["last_run"] is not None, status
+    return dict(entry["last_run"])
+
+
+# -- two runs of one squad ---------------------------------------------------------------------
+
+
+def test_a_second_squad_run_of_a_running_squad_is_refused_with_the_run_it_collides_with(
+    cli: Cli, stub: OpenAIStubServer
+) -> None:
+    stub.script(slow(3.0, answer("The outline.")), answer("The draft."))
+    definition = slow_squad(cli, stub)
+    first = start_run(cli, definition, stub)
+    try:
+        second = cli("run", definition)
+    finally:
+        out, err = first.communicate(timeout=WAIT)
+    assert first.returncode == 0, err
+    run_id = json.loads(out)["run_id"]
+    assert second.returncode == 2, second.stderr
+    assert f"squad 'slow' is already running (run {run_id}" in second.stderr
+    assert "Traceback" not in second.stderr
+    assert len(stub.requests) == 2  # the refused run asked the model nothing
+    logs = cli("logs", "slow", "--json")
+    assert logs.returncode == 0
+    assert [line for line in logs.stdout.splitlines() if line.strip()]  # one run, logged
+
+
+def test_a_run_is_refused_while_another_process_holds_the_squad(
+    settings: Settings, app: App
+) -> None:
+    spec = squad_from_text(BASIC_YAML, source="demo.yaml")
+    with app.squads as manager:
+        workspace = manager.create(spec).path
+        note = json.dumps({"run_id": "elsewhere-123", "pid": 4242, "since": "2026-12-01T10:00"})
+        held = flock.acquire(lock_path(settings.home, "demo"), note)
+        try:
+            with pytest.raises(SquadBusy) as caught:
+                app.runner().run(spec, workspace)
+        finally:
+            held.release()
+        assert caught.value.run_id == "elsewhere-123"
+        assert "run elsewhere-123, pid 4242" in str(caught.value)
+        assert manager.store.list_runs("demo") == []  # nothing half-made
+        assert app.runner().run(spec, workspace).succeeded  # free again once released
+
+
+# -- a run whose process died ------------------------------------------------------------------
+
+
+def test_a_run_killed_with_sigkill_shows_as_interrupted_and_resumable(
+    cli: Cli, stub: OpenAIStubServer
+) -> None:
+    stub.script(slow(30.0, answer("too late")))
+    definition = slow_squad(cli, stub)
+    process = start_run(cli, definition, stub)
+    process.send_signal(signal.SIGKILL)
+    process.communicate(timeout=WAIT)
+
+    run = last_run(cli, "slow")
+
+    assert run["status"] == "interrupted"
+    assert "its process ended before the run finished" in run["error"]
+    assert f"squad resume {run['id']}" in run["error"]
+    stub.script(answer("The outline."), answer("The draft."))
+    resumed = cli("resume", run["id"], "--json")
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["tasks"] == {"outline": "done", "draft": "done"}
+
+
+def test_a_live_run_is_not_settled_and_a_dead_one_of_the_same_squad_is(
+    settings: Settings, app: App
+) -> None:
+    spec = squad_from_text(BASIC_YAML, source="demo.yaml")
+    with app.squads as manager:
+        manager.create(spec)
+        store = manager.store
+        dead = store.create_run("demo")
+        store.update_run(dead.id, status=RunStatus.RUNNING)
+        live = store.create_run("demo")
+        store.update_run(live.id, status=RunStatus.RUNNING)
+        note = json.dumps({"run_id": live.id, "pid": 1, "since": "x"})
+        with flock.acquire(lock_path(settings.home, "demo"), note):
+            settled = settle_dead_runs(store, settings.home)
+            assert [r.id for r in settled] == [dead.id]
+            assert store.get_run(live.id).status is RunStatus.RUNNING  # type: ignore[union-attr]
+        assert [r.id for r in settle_dead_runs(store, settings.home)] == [live.id]
+
+
+def test_settling_never_overwrites_a_run_that_ended_meanwhile(settings: Settings, app: App) -> None:
+    spec = squad_from_text(BASIC_YAML, source="demo.yaml")
+    with app.squads as manager:
+        manager.create(spec)
+        store = manager.store
+        run = store.create_run("demo")
+        store.update_run(run.id, status=RunStatus.SUCCEEDED)
+        kept = store.update_run(
+            run.id, status=RunStatus.INTERRUPTED, error="x", only_if=RunStatus.RUNNING
+        )
+        assert kept.status is RunStatus.SUCCEEDED and kept.error is None
+
+
+class Explodes:
+    """A model whose call raises what no handler expects (a bug, a half-imported library)."""
+
+    def complete(
+        self,
+        messages: Sequence[Any],
+        *,
+        tools: Sequence[ToolSpec] = (),
+        response_format: Mapping[str, Any] | None = None,
+        timeout_s: float | None = None,
+        on_token: TokenCallback | None = None,
+    ) -> ModelReply:
+        raise AttributeError("partially initialized module 'litellm' has no attribute 'x'")
+
+
+def test_an_unexpected_error_mid_run_leaves_it_interrupted_not_running(
+    settings: Settings, app: App
+) -> None:
+    spec = squad_from_text(BASIC_YAML, source="demo.yaml")
+
+    def explodes(_spec: ModelSpec, _on_event: Any) -> ChatModel:
+        return Explodes()
+
+    with app.squads as manager:
+        workspace = manager.create(spec).path
+        with pytest.raises(AttributeError):
+            app.runner(model_factory=explodes).run(spec, workspace)
+        [run] = manager.store.list_runs("demo")
+    assert run.status is RunStatus.INTERRUPTED
+    assert run.error is not None and "partially initialized module" in run.error
+    assert f"squad resume {run.id}" in run.error
+
+
+# -- hang-ups ----------------------------------------------------------------------------------
+
+
+def test_sighup_to_a_squad_run_stops_it_gracefully_at_its_checkpoint(
+    cli: Cli, stub: OpenAIStubServer
+) -> None:
+    stub.script(slow(2.0, answer("The outline.")), answer("The draft."))
+    definition = slow_squad(cli, stub)
+    process = start_run(cli, definition, stub)
+    process.send_signal(signal.SIGHUP)
+    out, err = process.communicate(timeout=WAIT)
+    assert process.returncode == 1, err
+    assert json.loads(out)["status"] == "interrupted"
+    assert last_run(cli, "slow")["status"] == "interrupted"
+
+
+def test_sighup_makes_the_daemon_reload_and_it_keeps_running(cli: Cli) -> None:
+    configs = cli.tmp / "configs" / "squads"
+    configs.mkdir(parents=True)
+    (configs / "a.yaml").write_text(BASIC_YAML.replace("name: demo", "name: alpha"))
+    process = subprocess.Popen(
+        [str(SQUAD), "daemon"],
+        env=cli.env,
+        cwd=cli.tmp,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    log = cli.home / "daemon.jsonl"
+
+    def logged(kind: str) -> list[dict[str, Any]]:
+        if not log.exists():
+            return []
+        lines = log.read_text().splitlines()
+        return [e for e in map(json.loads, filter(None, lines)) if e["event"] == kind]
+
+    try:
+        deadline = time.monotonic() + WAIT
+        while not logged("ready"):
+            assert time.monotonic() < deadline and process.poll() is None
+            time.sleep(0.05)
+        (configs / "b.yaml").write_text(BASIC_YAML.replace("name: demo", "name: beta"))
+        process.send_signal(signal.SIGHUP)
+        while not logged("reload"):
+            assert time.monotonic() < deadline and process.poll() is None, "daemon died"
+            time.sleep(0.05)
+        assert process.poll() is None
+        assert logged("reload")[0]["reason"] == "SIGHUP"
+        while "beta" not in {e.get("squad") for e in logged("schedule")}:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=WAIT)
+    assert process.returncode == 0, err
+    assert logged("stop")[0]["reason"] == "SIGTERM"
