@@ -49,6 +49,13 @@ class Checkpoints(ABC):
     def _list_threads(self) -> list[str]:
         """Every thread with a checkpoint, from the backend's own table."""
 
+    def backend_errors(self) -> tuple[type[BaseException], ...]:
+        """What the backend's driver raises when its database fails (a dropped connection, a
+        locked or vanished file), for callers to report it as the store failing."""
+        import sqlite3
+
+        return (sqlite3.Error,)
+
     def _exists(self) -> bool:
         """Whether there can be checkpoints at all (a SQLite file not made yet holds none)."""
         return True

@@ -120,6 +120,11 @@ class PostgresCheckpoints(Checkpoints):
 
         yield PostgresSaver(self._connections())
 
+    def backend_errors(self) -> tuple[type[BaseException], ...]:
+        import psycopg
+
+        return (psycopg.Error,)
+
     def _list_threads(self) -> list[str]:
         from psycopg import errors
 

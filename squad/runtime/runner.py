@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from squad.clock import Clock, utc_now
-from squad.errors import UsageError, WorkspaceError
+from squad.errors import StoreError, UsageError, WorkspaceError
 from squad.model.factory import ModelFactory, model_for
 from squad.runtime.executor import RunExecutor, RunInterrupted
 from squad.runtime.graph import build_graph
@@ -275,6 +275,16 @@ class SquadRunner:
                 )
                 self._progress("interrupted: the run stops at its last checkpoint")
                 return self._result(run_id, spec, workspace, "interrupted", budget)
+            except self.checkpoints.backend_errors() as exc:
+                self._record_broken(run_id, log, exc)
+                reason = (
+                    str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                )
+                raise StoreError(
+                    f"run {run_id} stopped: its checkpoint could not be written to "
+                    f"{self.checkpoints.where} ({reason}); when the database is back, "
+                    f"`squad resume {run_id}` continues it"
+                ) from None
             except BaseException as exc:
                 # Whatever ends this process or thread mid-step (a store that went away, a
                 # bug, SystemExit) must not leave the run `running` behind it: the step's

@@ -9,15 +9,17 @@ import signal
 import subprocess
 import time
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import Engine, text
 
 from squad import flock
 from squad.app import App
-from squad.errors import SquadBusy
-from squad.model import ChatModel
+from squad.errors import SquadBusy, StoreError
+from squad.model import ChatModel, OfflineModel
 from squad.model.testing import FREE_PRICES, OpenAIStubServer, answer, slow
 from squad.model.types import ModelReply, TokenCallback, ToolSpec
 from squad.runtime.runlock import lock_path, settle_dead_runs
@@ -26,7 +28,7 @@ from squad.spec.loader import squad_from_text
 from squad.spec.models import ModelSpec
 from squad.store import RunStatus
 from tests.cli.test_cli import SQUAD, Cli
-from tests.conftest import BASIC_YAML
+from tests.conftest import BASIC_YAML, _fresh_postgres_schema
 
 WAIT = 60.0
 
@@ -271,3 +273,60 @@ def test_sighup_makes_the_daemon_reload_and_it_keeps_running(cli: Cli) -> None:
         _, err = process.communicate(timeout=WAIT)
     assert process.returncode == 0, err
     assert logged("stop")[0]["reason"] == "SIGTERM"
+
+
+# -- the database goes away ------------------------------------------------------------------
+
+
+class DropsTheDatabase:
+    """The offline model, except that on its ``on``-th call every other connection to the
+    database is terminated first (as a restarted or failed-over server does)."""
+
+    def __init__(self, admin: Engine, on: int) -> None:
+        self._admin = admin
+        self._on = on
+        self.calls = 0
+        self._inner = OfflineModel()
+
+    def complete(self, messages: Sequence[Any], **kwargs: Any) -> ModelReply:
+        self.calls += 1
+        if self.calls == self._on:
+            with self._admin.connect() as connection:
+                connection.execute(
+                    text(
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                        "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                    )
+                )
+        return self._inner.complete(messages, **kwargs)
+
+
+@pytest.mark.postgres
+def test_a_database_connection_lost_mid_run_stops_it_resumably_without_a_traceback(
+    postgres_admin: Engine, tmp_path: Path
+) -> None:
+    with contextmanager(_fresh_postgres_schema)(postgres_admin) as url:
+        settings = Settings.load(
+            {
+                "SQUAD_HOME": str(tmp_path / "home"),
+                "SQUAD_WORKSPACES": str(tmp_path / "workspaces"),
+                "SQUAD_CONFIGS": str(tmp_path / "configs"),
+                "SQUAD_DATABASE_URL": url,
+            },
+            cwd=tmp_path,
+        )
+        spec = squad_from_text(BASIC_YAML, source="demo.yaml")
+        dropper = DropsTheDatabase(postgres_admin, on=2)
+        with App.open(settings) as app:
+            workspace = app.squads.create(spec).path
+            with pytest.raises(StoreError, match=r"could not be written.*squad resume") as caught:
+                app.runner(model_factory=lambda _spec, _on: dropper).run(spec, workspace)
+        run_id = str(caught.value).split()[1]
+        with App.open(settings) as app:
+            settle_dead_runs(app.store, settings.home)
+            run = app.store.get_run(run_id)
+            assert run is not None and run.status is RunStatus.INTERRUPTED
+            result = app.runner().resume(run_id)
+            assert result.succeeded
+            outline = app.store.conversation.messages("demo", "planner")
+            assert [m.role.value for m in outline] == ["user", "assistant"]  # not redone
