@@ -202,9 +202,9 @@ def collect_status(app: App, *, now: datetime, squads_dir: Path | None = None) -
     daemon["configs_missing"] = (
         bool(state.get("configs_missing")) if up and state is not None else not folder.is_dir()
     )
-    if up:
-        configured, failed = [], []
-    else:
+    configured: list[dict[str, Any]] = []
+    failed: list[dict[str, Any]] = []
+    if not up:
         from squad.daemon.catalog import recorded_owners
 
         configured, failed = _configured(folder.resolve(), recorded_owners(app.squads))
