@@ -148,7 +148,7 @@ class Settings:
         settings_path = configs / "settings.yaml"
         file_settings = SettingsFile()
         found: Path | None = None
-        if settings_path.is_file():
+        if _present(settings_path):
             source = str(settings_path)
             document = parse_yaml(read_text_file(settings_path), source=source)
             if document.data is not None:
@@ -181,6 +181,18 @@ class Settings:
             settings_file=found,
             daemon=file_settings.daemon,
         )
+
+
+def _present(path: Path) -> bool:
+    """Whether anything is at ``path``: a FIFO, a folder or a broken link there is reported by
+    :func:`~squad.spec.loader.read_text_file` rather than silently taken for no file."""
+    try:
+        path.lstat()
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError:
+        return True  # unreadable: read_text_file says why
+    return True
 
 
 def _path(text: str, base: Path) -> Path:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -57,3 +59,46 @@ def test_bad_settings_file_is_located(tmp_path: Path) -> None:
     (problem,) = caught.value.problems
     assert (problem.line, problem.dotted_path) == (2, "memory.file_cap_k")
     assert "did you mean 'file_cap_kb'" in problem.render()
+
+
+def _settings_file(tmp_path: Path) -> Path:
+    (tmp_path / "configs").mkdir()
+    return tmp_path / "configs" / "settings.yaml"
+
+
+@pytest.mark.parametrize(
+    ("make", "words"),
+    [
+        (lambda p: os.mkfifo(p), "FIFO (named pipe)"),
+        (lambda p: p.mkdir(), "is a directory"),
+        (lambda p: p.symlink_to(p.parent / "gone.yaml"), "broken symbolic link"),
+    ],
+    ids=["fifo", "directory", "broken-symlink"],
+)
+def test_a_settings_path_that_is_not_a_file_is_reported_not_skipped(
+    tmp_path: Path, make: Callable[[Path], object], words: str
+) -> None:
+    path = _settings_file(tmp_path)
+    make(path)
+    with pytest.raises(ConfigError) as caught:
+        Settings.load({"SQUAD_HOME": str(tmp_path / "h")}, cwd=tmp_path)
+    (problem,) = caught.value.problems
+    assert problem.source == str(path) and words in problem.message
+
+
+def test_deeply_nested_settings_are_refused_at_their_line(tmp_path: Path) -> None:
+    _settings_file(tmp_path).write_text("memory: " + "[" * 1000 + "]" * 1000 + "\n")
+    with pytest.raises(ConfigError) as caught:
+        Settings.load({"SQUAD_HOME": str(tmp_path / "h")}, cwd=tmp_path)
+    (problem,) = caught.value.problems
+    assert (problem.line, problem.column) == (1, 72)
+    assert "nested more than 64 levels" in problem.message
+
+
+def test_a_daemon_cron_that_can_never_fire_is_refused(tmp_path: Path) -> None:
+    _settings_file(tmp_path).write_text("daemon:\n  retention_cron: '0 3 31 2 *'\n")
+    with pytest.raises(ConfigError) as caught:
+        Settings.load({"SQUAD_HOME": str(tmp_path / "h")}, cwd=tmp_path)
+    (problem,) = caught.value.problems
+    assert problem.dotted_path == "daemon.retention_cron"
+    assert "February has no day 31" in problem.message

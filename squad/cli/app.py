@@ -67,18 +67,36 @@ def _summary(spec: SquadSpec) -> str:
     )
 
 
+def _warning_line(problem: Problem) -> str:
+    """``file:line:col: warning: key.path: message; hint``, the form compilers use."""
+    where = problem.source or "<input>"
+    if problem.line is not None:
+        where += f":{problem.line}" + (f":{problem.column}" if problem.column is not None else "")
+    text = f"{where}: warning: "
+    if problem.path:
+        text += f"{problem.dotted_path}: "
+    text += problem.message
+    return text + (f"; {problem.hint}" if problem.hint else "")
+
+
 @app.command()
 def validate(files: Files, json_output: JsonFlag = False) -> None:
-    """Check squad YAML files; every problem is reported with file, line and column."""
+    """Check squad YAML files; every problem is reported with file, line and column.
+
+    Warnings (what validates but is unlikely to be meant) go to stderr; they do not change
+    the exit code.
+    """
+    import sys
+
     from squad.errors import ConfigError
-    from squad.spec.loader import squad_from_file
+    from squad.spec.loader import load_squad_file
 
     out = Output(json_mode=json_output)
     results: list[dict[str, Any]] = []
     failed = 0
     for path in files:
         try:
-            spec = squad_from_file(path)
+            loaded = load_squad_file(path)
         except ConfigError as error:
             failed += 1
             results.append(
@@ -87,14 +105,26 @@ def validate(files: Files, json_output: JsonFlag = False) -> None:
                     "valid": False,
                     "squad": None,
                     "problems": [p.to_dict() for p in error.problems],
+                    "warnings": [],
                 }
             )
             if not json_output:
                 report_error(error)
             continue
-        results.append({"file": str(path), "valid": True, "squad": spec.name, "problems": []})
+        spec = loaded.spec
+        results.append(
+            {
+                "file": str(path),
+                "valid": True,
+                "squad": spec.name,
+                "problems": [],
+                "warnings": [w.to_dict() for w in loaded.warnings],
+            }
+        )
         if not json_output:
             out.line(f"ok: {path}: {_summary(spec)}", style="green")
+            for warning in loaded.warnings:
+                sys.stderr.write(_warning_line(warning) + "\n")
     if json_output:
         out.json(results)
     elif len(files) > 1:

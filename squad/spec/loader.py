@@ -7,20 +7,35 @@ located by file, line and column where the input came from text.
 from __future__ import annotations
 
 import difflib
+import errno
+import os
+import stat
 import types
 import typing
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from squad.errors import ConfigError, Problem
-from squad.spec.checks import check_squad
+from squad.spec.checks import check_squad, warnings_for
 from squad.spec.models import SquadSpec
-from squad.spec.yaml_source import MAX_FILE_BYTES, Positions, decode_bytes, parse_yaml
+from squad.spec.yaml_source import (
+    MAX_FILE_BYTES,
+    Positions,
+    cap_problems,
+    decode_bytes,
+    parse_yaml,
+    short_repr,
+    too_large,
+)
 
 __all__ = [
+    "LoadedSquad",
+    "load_squad_file",
+    "load_squad_text",
     "read_text_file",
     "squad_from_dict",
     "squad_from_file",
@@ -31,16 +46,37 @@ __all__ = [
 M = TypeVar("M", bound=BaseModel)
 
 
+@dataclass(frozen=True)
+class LoadedSquad:
+    """A valid squad and the warnings about it: what validates but is unlikely to be meant."""
+
+    spec: SquadSpec
+    warnings: tuple[Problem, ...] = ()
+
+
 def squad_from_file(path: str | Path) -> SquadSpec:
     """Read, parse and validate a squad YAML file."""
-    source = str(path)
-    return squad_from_text(read_text_file(Path(path)), source=source)
+    return load_squad_file(path).spec
 
 
 def squad_from_text(text: str, *, source: str = "<text>") -> SquadSpec:
     """Parse and validate squad YAML text; ``source`` names it in messages."""
+    return load_squad_text(text, source=source).spec
+
+
+def load_squad_file(path: str | Path) -> LoadedSquad:
+    """:func:`squad_from_file`, with the warnings located in the file."""
+    return load_squad_text(read_text_file(Path(path)), source=str(path))
+
+
+def load_squad_text(text: str, *, source: str = "<text>") -> LoadedSquad:
+    """:func:`squad_from_text`, with the warnings located in the text."""
     document = parse_yaml(text, source=source)
-    return squad_from_dict(document.data, source=source, positions=document.positions)
+    spec = squad_from_dict(document.data, source=source, positions=document.positions)
+    warnings = [
+        Problem(w.message, source=source, path=w.path, hint=w.hint) for w in warnings_for(spec)
+    ]
+    return LoadedSquad(spec, tuple(_locate(warnings, document.positions)))
 
 
 def squad_from_dict(
@@ -57,32 +93,125 @@ def squad_from_dict(
     )
 
 
+_OPEN_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NONBLOCK", 0)  # a FIFO swapped in after the check must not block open()
+    | getattr(os, "O_NOCTTY", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
+_NOT_A_FILE_HINT = "pass the path of a .yaml file; squad reads definitions from regular files"
+
+
 def read_text_file(path: Path) -> str:
-    """The file's text, refusing what cannot be a definition before reading it whole."""
+    """The file's text, refusing what cannot be a definition before reading it whole.
+
+    Only a regular file (or a symbolic link to one) is opened: a FIFO would block the read,
+    a device such as /dev/zero would never end. Each refusal says exactly what the path is.
+    """
     source = str(path)
     try:
-        if not path.is_file():
-            reason = "is a directory" if path.is_dir() else "does not exist"
-            raise ConfigError(
-                [Problem(f"file {reason}", source=source, hint="pass the path of a .yaml file")]
-            )
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise ConfigError(
-                [
-                    Problem(
-                        f"file is {size:,} bytes, over the {MAX_FILE_BYTES:,}-byte limit "
-                        "for a definition",
-                        source=source,
-                        hint="split it into several squad files",
-                    )
-                ]
-            )
-        with path.open("rb") as handle:
-            raw = handle.read(MAX_FILE_BYTES + 1)
+        info = path.stat()
     except OSError as exc:
-        raise ConfigError([Problem(f"cannot read file: {exc.strerror}", source=source)]) from None
+        raise ConfigError([_missing_problem(path, exc, source)]) from None
+    except ValueError:  # a NUL byte in the name, which no file can have
+        raise ConfigError(
+            [
+                Problem(
+                    "file does not exist: its name holds a NUL character",
+                    source=source,
+                    hint="check the path",
+                )
+            ]
+        ) from None
+    _check_regular(info.st_mode, path, source)
+    if info.st_size > MAX_FILE_BYTES:
+        raise ConfigError([too_large(info.st_size, source)])
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except OSError as exc:
+        raise ConfigError([_os_problem(exc, source)]) from None
+    try:
+        _check_regular(os.fstat(fd).st_mode, path, source)  # replaced since the stat?
+        raw = _read_at_most(fd, MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise ConfigError([_os_problem(exc, source)]) from None
+    finally:
+        os.close(fd)
     return decode_bytes(raw, source=source)
+
+
+def _read_at_most(fd: int, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    left = limit
+    while left > 0:
+        chunk = os.read(fd, min(left, 256 * 1024))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def _check_regular(mode: int, path: Path, source: str) -> None:
+    if stat.S_ISREG(mode):
+        return
+    if stat.S_ISDIR(mode):
+        message = "path is a directory, not a file"
+        hint = f"pass the .yaml files in it, for example {str(path / '*.yaml')!r}"
+    elif stat.S_ISFIFO(mode):
+        message = "path is a FIFO (named pipe), not a regular file"
+        hint = _NOT_A_FILE_HINT + "; save the YAML to a file first"
+    elif stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        kind = "character" if stat.S_ISCHR(mode) else "block"
+        message = f"path is a device ({kind} special file), not a regular file"
+        hint = _NOT_A_FILE_HINT
+    elif stat.S_ISSOCK(mode):
+        message = "path is a socket, not a regular file"
+        hint = _NOT_A_FILE_HINT
+    else:
+        message = "path is not a regular file"
+        hint = _NOT_A_FILE_HINT
+    raise ConfigError([Problem(message, source=source, hint=hint)])
+
+
+def _missing_problem(path: Path, exc: OSError, source: str) -> Problem:
+    """Why ``path`` cannot be looked at: missing, a broken link, a folder on the way..."""
+    if isinstance(exc, FileNotFoundError) and path.is_symlink():
+        try:
+            target = str(path.readlink())
+        except OSError:
+            target = "?"
+        return Problem(
+            f"file is a broken symbolic link (to {target!r}, which does not exist)",
+            source=source,
+            hint="point the link at an existing .yaml file, or pass the file itself",
+        )
+    if isinstance(exc, FileNotFoundError):
+        return Problem("file does not exist", source=source, hint="check the path and name")
+    if isinstance(exc, NotADirectoryError):
+        return Problem(
+            "file does not exist: a part of the path is a file, not a folder",
+            source=source,
+            hint="check the path",
+        )
+    if exc.errno == errno.ELOOP:
+        return Problem(
+            "path is a loop of symbolic links", source=source, hint="fix the symbolic links"
+        )
+    return _os_problem(exc, source)
+
+
+def _os_problem(exc: OSError, source: str) -> Problem:
+    if isinstance(exc, PermissionError):
+        return Problem(
+            "permission denied: the file (or a folder on its path) is not readable",
+            source=source,
+            hint="check its permissions, for example with 'ls -l'; 'chmod u+r FILE' allows reading",
+        )
+    if exc.errno == errno.ENAMETOOLONG:
+        return Problem("path is too long", source=source, hint="use a shorter path")
+    reason = exc.strerror or exc.__class__.__name__
+    return Problem(f"cannot read file: {reason}", source=source)
 
 
 def validate_document(
@@ -153,7 +282,7 @@ def _locate(problems: list[Problem], positions: Positions) -> list[Problem]:
                 hint=problem.hint,
             )
         )
-    return sorted(located, key=lambda p: (p.line or 0, p.column or 0))
+    return cap_problems(located)
 
 
 def _required_keys_hint(model: type[BaseModel]) -> str:
@@ -209,7 +338,7 @@ def _translate(root: type[BaseModel], error: Any, source: str) -> Problem:
         parent = _model_at(root, loc[:-1])
         valid = sorted(parent.model_fields) if parent else []
         close = difflib.get_close_matches(str(loc[-1]), valid, n=1)
-        message = f"unknown key {loc[-1]!r}"
+        message = f"unknown key {short_repr(loc[-1])}"
         hint = (f"did you mean {close[0]!r}? " if close else "") + "valid keys: " + ", ".join(valid)
     elif kind in _KINDS:
         expected = _KINDS[kind]
@@ -235,7 +364,12 @@ def _translate(root: type[BaseModel], error: Any, source: str) -> Problem:
         hint = f"did you mean {close[0]!r}?" if close else None
     else:
         message = error["msg"]
+    if isinstance(value, str) and len(value) > _QUOTE_LIMIT:
+        message = message.replace(repr(value), short_repr(value))  # a 1 MB value, quoted whole
     return Problem(message, source=source, path=loc, hint=hint)
+
+
+_QUOTE_LIMIT = 200
 
 
 def _field_info(root: type[BaseModel], loc: tuple[Any, ...]) -> Any:

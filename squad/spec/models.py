@@ -93,7 +93,7 @@ def _check_timezone(value: str) -> str:
 
     try:
         ZoneInfo(value)
-    except (ZoneInfoNotFoundError, ValueError):
+    except (ZoneInfoNotFoundError, ValueError, OSError):  # OSError: 'Etc' is a folder, too long
         import difflib
 
         close = difflib.get_close_matches(value, sorted(available_timezones()), n=1)

@@ -214,6 +214,14 @@ CASES = [
         ["invalid cron", "hour: 24 is out of range 0-23"],
     ),
     (
+        "cron-never-fires",
+        "name: x\n" + HIER + GOOD_AGENTS + "schedule: {cron: '0 9 31 4 *'}\n",
+        5,
+        18,
+        "schedule.cron",
+        ["invalid cron", "it can never fire: April has no day 31"],
+    ),
+    (
         "cron-field-count",
         "name: x\n" + HIER + GOOD_AGENTS + "schedule: {cron: '0 9 * *'}\n",
         5,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import date, timedelta
 
 import pytest
 from hypothesis import given
@@ -52,6 +52,8 @@ def test_macros_expand_to_their_cron(macro: str, expanded: str) -> None:
         ("* * * 13 *", "month: 13 is out of range 1-12"),
         ("* * * * 8", "day of week: 8 is out of range 0-7"),
         ("* * * * funday", "not a number"),
+        ("² * * * *", "minute: '²' is not a number"),
+        ("1" * 5000 + " * * * *", "minute: 1111111111"),
         ("*/0 * * * *", "step '0'"),
         ("10-5 * * * *", "runs backwards"),
         ("1,,2 * * * *", "empty entry"),
@@ -80,7 +82,10 @@ def test_interval_units(text: str, delta: timedelta) -> None:
     assert parse_interval(text) == delta
 
 
-@pytest.mark.parametrize("text", ["", "30", "30x", "m30", "-5m", "30m1h", "1.5h", "0m", "367d"])
+@pytest.mark.parametrize(
+    "text",
+    ["", "30", "30x", "m30", "-5m", "30m1h", "1.5h", "0m", "367d", "99999999999999999999d", "١h"],
+)
 def test_bad_interval_is_refused(text: str) -> None:
     with pytest.raises(ValueError):
         parse_interval(text)
@@ -104,3 +109,61 @@ def test_any_single_value_cron_parses_to_exactly_that_value(
         {month},
     )
     assert cron.days_of_week == {weekday % 7}
+
+
+@pytest.mark.parametrize(
+    ("expression", "words"),
+    [
+        ("0 0 30 2 *", "February has no day 30"),
+        ("0 0 31 4 *", "April has no day 31"),
+        ("0 0 30,31 feb *", "February has no day 30 or 31"),
+        ("0 0 31 4,6,9,11 *", "April, June, September and November have no day 31"),
+    ],
+)
+def test_a_cron_that_can_never_fire_is_refused(expression: str, words: str) -> None:
+    with pytest.raises(ValueError, match=f"it can never fire: {words}"):
+        parse_cron(expression)
+
+
+@pytest.mark.parametrize(
+    "expression",
+    ["0 0 31 * *", "0 0 30 2 1", "0 0 31 4 */2", "0 0 31 1-12/2 *", "0 0 29 2 *", "0 0 */30 2 *"],
+)
+def test_a_cron_that_fires_somewhere_is_kept(expression: str) -> None:
+    parse_cron(expression)
+
+
+def test_only_the_29th_of_february_counts_as_a_leap_day_schedule() -> None:
+    assert parse_cron("0 0 29 2 *").only_on_leap_day
+    assert parse_cron("0 0 29-31 2 *").only_on_leap_day
+    assert not parse_cron("0 0 29 2 mon").only_on_leap_day  # or every Monday of February
+    assert not parse_cron("0 0 29 1,2 *").only_on_leap_day
+
+
+@given(
+    st.frozensets(st.integers(1, 31), min_size=1),
+    st.frozensets(st.integers(1, 12), min_size=1),
+)
+def test_never_fires_agrees_with_a_leap_year_calendar(
+    days: frozenset[int], months: frozenset[int]
+) -> None:
+    """2024 is a leap year, so it holds every (month, day) any year has: the oracle."""
+    expression = f"0 0 {','.join(map(str, sorted(days)))} {','.join(map(str, sorted(months)))} *"
+    start = date(2024, 1, 1)
+    fires = any(
+        (d.month in months and d.day in days) for d in (start + timedelta(n) for n in range(366))
+    )
+    if fires:
+        cron = parse_cron(expression)
+        assert cron.calendar_days() == {(m, d) for m in months for d in days if _exists(m, d)}
+    else:
+        with pytest.raises(ValueError, match="never fire"):
+            parse_cron(expression)
+
+
+def _exists(month: int, day: int) -> bool:
+    try:
+        date(2024, month, day)
+    except ValueError:
+        return False
+    return True
