@@ -6,6 +6,7 @@ import contextlib
 import functools
 import os
 import secrets
+import stat
 import threading
 from pathlib import Path
 
@@ -34,7 +35,9 @@ def _temp_name(path: Path) -> Path:
     return path.with_name(f".{path.name}.{_token(os.getpid())}-{threading.get_ident():x}.tmp")
 
 
-def _write_temp(path: Path, data: bytes, *, durable: bool = True) -> Path:
+def _write_temp(path: Path, data: bytes, *, durable: bool = True, mode: int | None = None) -> Path:
+    """``data`` in a new temporary file beside ``path``; ``mode`` sets its permission bits
+    exactly (no umask), otherwise it gets 0o644 less the umask, like any new file."""
     temp = _temp_name(path)
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
     fd = os.open(temp, flags, 0o644)
@@ -42,6 +45,8 @@ def _write_temp(path: Path, data: bytes, *, durable: bool = True) -> Path:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
+        if mode is not None and hasattr(os, "fchmod"):  # Windows before 3.13 has none
+            os.fchmod(fd, mode)
         if durable:
             os.fsync(fd)
     except BaseException:
@@ -59,8 +64,12 @@ def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
     ``durable=False`` skips the fsyncs: still atomic for readers and across a process kill
     (the page cache survives it), but an OS crash may lose it. For files derived from the
     store (``status.json``) that the next write rewrites anyway.
+
+    The new file keeps the permission bits of the regular file it replaces (a 0o600 file
+    stays 0o600, a read-only one stays read-only): a rename would otherwise swap in a
+    default-mode file. Refusing to replace a read-only file is the caller's policy.
     """
-    temp = _write_temp(path, data, durable=durable)
+    temp = _write_temp(path, data, durable=durable, mode=_permissions(path))
     try:
         temp.replace(path)
     except BaseException:
@@ -69,6 +78,15 @@ def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
         raise
     if durable:
         fsync_dir(path.parent)
+
+
+def _permissions(path: Path) -> int | None:
+    """The permission bits of the regular file at ``path`` (links followed), if there is one."""
+    try:
+        status = path.stat()
+    except OSError:  # missing, or not reachable: the rename will say what is wrong
+        return None
+    return stat.S_IMODE(status.st_mode) & 0o777 if stat.S_ISREG(status.st_mode) else None
 
 
 def create_new(path: Path, data: bytes) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import stat
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -145,3 +146,27 @@ def test_create_new_never_clobbers(tmp_path: Path) -> None:
     assert create_new(target, b"second") is False
     assert target.read_bytes() == b"first"
     assert leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("mode", [0o600, 0o640, 0o444, 0o755])
+def test_atomic_write_keeps_the_permission_bits_of_the_file_it_replaces(
+    tmp_path: Path, mode: int
+) -> None:
+    target = tmp_path / "memory.md"
+    target.write_bytes(b"old")
+    target.chmod(mode)
+    atomic_write(target, b"new")
+    assert target.read_bytes() == b"new"
+    assert stat.S_IMODE(target.stat().st_mode) == mode
+    assert leftovers(tmp_path) == []
+
+
+def test_a_new_file_gets_the_usual_mode(tmp_path: Path) -> None:
+    umask = os.umask(0o022)
+    try:
+        atomic_write(tmp_path / "new.md", b"x")
+        assert create_new(tmp_path / "created.md", b"x") is True
+    finally:
+        os.umask(umask)
+    assert stat.S_IMODE((tmp_path / "new.md").stat().st_mode) == 0o644
+    assert stat.S_IMODE((tmp_path / "created.md").stat().st_mode) == 0o644

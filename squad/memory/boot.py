@@ -4,6 +4,11 @@ rules) in the squad home, plus an optional ``AGENTS.md`` at a workspace's root.
 Files are read from disk at every prompt build, so a hand edit applies to the next turn.
 Empty or missing files are left out of prompts entirely. A default ``SOUL.md`` is written
 when the home has none (an emptied one is respected).
+
+A write replaces the whole file with the given text, in the file's own style: a byte-order
+mark and CRLF (or CR) line endings it had are kept when the text comes without them (text
+read by the CLI or through an editor arrives with ``\n`` endings). A read-only boot file, or
+a folder in its place, is refused with nothing written.
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ from squad.errors import MemoryError_, MemoryFullError, UsageError
 from squad.fsutil import atomic_write, create_new
 from squad.memory.assembly import BootFile
 from squad.memory.audit import AuditLog, AuditRecord, sha256_text
+from squad.memory.document import BOM, line_ending
+from squad.memory.files import read_file_bytes, refuse_read_only, refuse_unencodable
 from squad.paths import contained
 from squad.text.secrets import refuse_secrets
 
@@ -58,10 +65,22 @@ def ensure_default_soul(home: Path) -> bool:
 
 
 def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except (FileNotFoundError, IsADirectoryError):
+    """The file's text for a prompt ('' when missing or not a file; U+FFFD for bytes that
+    are not UTF-8; without a byte-order mark)."""
+    if not path.is_file():  # a folder or pipe is no boot file; never wait on a pipe
         return ""
+    raw = read_file_bytes(path, str(path)) or b""
+    return raw.decode("utf-8", errors="replace").removeprefix(BOM)
+
+
+def _in_style_of(old: bytes, text: str) -> str:
+    """``text`` with the byte-order mark and line ending ``old`` has, when it lacks them."""
+    if old.startswith(BOM.encode()) and not text.startswith(BOM):
+        text = BOM + text
+    newline = line_ending(old.decode("latin-1"))  # one character per byte: any bytes decode
+    if newline != "\n" and "\r" not in text:
+        text = text.replace("\n", newline)
+    return text
 
 
 def load_boot_files(home: Path, workspace: Path | None = None) -> list[BootFile]:
@@ -84,6 +103,11 @@ def write_boot_file(
 ) -> Path:
     """Replace a boot file atomically, refusing credentials and anything over ``cap_bytes``."""
     path = boot_path(home, name, workspace)
+    refuse_unencodable(text, what=f"text for {path.name}")
+    old = read_file_bytes(path, str(path))
+    if old is not None:
+        refuse_read_only(path, str(path))
+        text = _in_style_of(old, text)
     data = text.encode("utf-8")
     if len(data) > cap_bytes:
         raise MemoryFullError(
@@ -91,9 +115,8 @@ def write_boot_file(
             "nothing was written. Shorten it"
         )
     refuse_secrets(text, what=path.name)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    old = _read(path)
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(path, data)
     except OSError as exc:
         raise MemoryError_(f"cannot write {path}: {exc.strerror}") from None

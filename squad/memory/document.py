@@ -4,7 +4,12 @@ A section starts at a top-level ``# Name`` heading, found with a real CommonMark
 ``#`` line inside a code fence, a quote or a list is not a heading. Text before the first
 heading is kept as an unnamed preamble. The document keeps every byte of its source:
 ``parse(text).render() == text`` for any text, and an edit of one section leaves every
-other section byte-identical.
+other section byte-identical. A leading byte-order mark is set aside (so a heading on the
+first line is one) and rendered back; new text takes the line ending the document uses.
+
+An edit is refused (:class:`StructureError`) when the result would not parse back into
+exactly the sections it was built from, and when text would be added inside a code fence or
+HTML block the document leaves open at its end; the error then names the line that opens it.
 """
 
 from __future__ import annotations
@@ -18,11 +23,33 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
 
-__all__ = ["MemoryDocument", "Section", "StructureError", "heading_lines"]
+__all__ = [
+    "BOM",
+    "MemoryDocument",
+    "Section",
+    "StructureError",
+    "heading_lines",
+    "line_ending",
+    "open_block",
+    "with_line_ending",
+]
+
+BOM = "\ufeff"
+"""The byte-order mark some editors put at the start of a UTF-8 file."""
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")
 
 
 class StructureError(ValueError):
-    """An edit would add, remove or hide sections (a stray heading, an unclosed fence)."""
+    """An edit would add, remove or hide sections (a stray heading, an unclosed fence).
+
+    ``line`` (1-based) is set when the document, not the new text, is at fault: a block opened
+    on that line runs to its end and would swallow anything added after it.
+    """
+
+    def __init__(self, message: str, *, line: int | None = None) -> None:
+        super().__init__(message)
+        self.line = line
 
 
 @dataclass(frozen=True)
@@ -43,8 +70,45 @@ class Section:
 
 
 def heading_lines(text: str) -> list[tuple[int, str]]:
-    """``(line index, name)`` of every top-level ATX ``#`` heading in ``text``."""
-    return list(_heading_lines(text))
+    """``(line index, name)`` of every top-level ATX ``#`` heading in ``text`` (a leading
+    byte-order mark does not hide a heading on the first line)."""
+    return list(_heading_lines(text.removeprefix(BOM)))
+
+
+def line_ending(text: str) -> str:
+    """The line ending ``text`` uses: its first one, ``\\n`` when it has none."""
+    found = _NEWLINE.search(text)
+    return found.group() if found else "\n"
+
+
+def with_line_ending(text: str, newline: str) -> str:
+    """``text`` with every line ending (``\\r\\n``, ``\\r``, ``\\n``) made ``newline``."""
+    return _NEWLINE.sub(newline, text)
+
+
+def open_block(text: str) -> tuple[int, str, str] | None:
+    """A block that opens in ``text`` and runs to its end, swallowing whatever follows.
+
+    ``(line index, what it is, how to close it)``, or None when a heading put after ``text``
+    and a blank line would be a heading. Only blocks that need an explicit closing line count:
+    a code fence (three backticks or ``~~~``), an HTML comment, ``<pre>``, ``<script>``...
+    """
+    base = text if text.endswith("\n") else text + "\n"
+    probe = len(_lines(base)) + 1
+    for token in _block_parser().parse(base + "\n# probe\n"):
+        if token.level != 0 or token.map is None or not token.map[0] <= probe < token.map[1]:
+            continue
+        if token.type == "heading_open":
+            return None
+        if token.type == "fence":
+            what, fix = f"a {token.markup} code fence", f"add a closing {token.markup} line"
+        elif token.type == "html_block":
+            first = (token.content.strip().splitlines() or [""])[0]
+            what, fix = f"an HTML block ({first[:40]!r})", "close it (--> or </pre>, say)"
+        else:
+            what, fix = f"a {token.type.removesuffix('_open')} block", "end it"
+        return token.map[0], what, fix
+    return None
 
 
 @lru_cache(maxsize=64)
@@ -77,9 +141,15 @@ def _block_parser() -> MarkdownIt:
 @dataclass(frozen=True)
 class MemoryDocument:
     sections: tuple[Section, ...]
+    bom: bool = False
+    """The source started with a byte-order mark; :meth:`render` puts it back."""
+    newline: str = "\n"
+    """The line ending new text is written with: the source's first one."""
 
     @classmethod
     def parse(cls, text: str) -> MemoryDocument:
+        bom = text.startswith(BOM)
+        text = text.removeprefix(BOM)
         lines = _lines(text)
         headings = heading_lines(text)
         sections: list[Section] = []
@@ -89,9 +159,19 @@ class MemoryDocument:
         for position, (start, name) in enumerate(headings):
             end = headings[position + 1][0] if position + 1 < len(headings) else len(lines)
             sections.append(Section(name, lines[start], "".join(lines[start + 1 : end])))
-        return cls(tuple(s for s in sections if s.name is not None or s.body))
+        return cls(
+            tuple(s for s in sections if s.name is not None or s.body),
+            bom=bom,
+            newline=line_ending(text),
+        )
 
     def render(self) -> str:
+        """The document as its file holds it, byte-order mark included."""
+        return (BOM if self.bom else "") + self.text
+
+    @property
+    def text(self) -> str:
+        """The sections' text, without the byte-order mark."""
         return "".join(section.text for section in self.sections)
 
     @property
@@ -103,9 +183,9 @@ class MemoryDocument:
         return next(iter(self._matching(name)), None)
 
     def read(self, name: str | None = None) -> str:
-        """One section's body, or the whole document when ``name`` is None."""
+        """One section's body, or the whole text (without a byte-order mark) for None."""
         if name is None:
-            return self.render()
+            return self.text
         section = self.find(name)
         if section is None:
             raise KeyError(name)
@@ -113,44 +193,81 @@ class MemoryDocument:
 
     def append(self, name: str, text: str) -> MemoryDocument:
         """Add ``text`` at the end of section ``name``, creating the section if it is missing."""
-        addition = _as_lines(text)
+        addition = self._new_lines(text)
         section = self.find(name)
+        if section is None or section is self.sections[-1]:
+            self._refuse_open_end()  # the text would go after a block left open
         if section is None:
-            prefix = "" if not self.sections or self.render().endswith("\n") else "\n"
             sections = list(self.sections)
-            if prefix:
-                sections[-1] = replace(sections[-1], body=sections[-1].body + prefix)
-            created = Section(name, f"# {name}\n", addition)
-            return self._checked((*tuple(sections), created), [*self.names, name])
+            if sections and not _ends_line(self.text):
+                sections[-1] = replace(sections[-1], body=sections[-1].body + self.newline)
+            created = Section(name, f"# {name}{self.newline}", addition)
+            return self._checked((*sections, created), addition)
         core, trailing = _split_trailing_blank(section.body)
-        if core and not core.endswith("\n"):
-            core += "\n"
-        return self._edited(section, core + addition + trailing)
+        if core and not _ends_line(core):
+            core += self.newline
+        return self._edited(section, core + _joined(addition, trailing), addition)
 
     def replace(self, name: str, text: str) -> MemoryDocument:
         """Set section ``name``'s body to ``text`` (blank lines before the next heading kept)."""
         section = self.find(name)
         if section is None:
             return self.append(name, text)
+        addition = self._new_lines(text)
         _, trailing = _split_trailing_blank(section.body)
-        return self._edited(section, _as_lines(text) + trailing)
+        return self._edited(section, _joined(addition, trailing), addition)
 
     def _matching(self, name: str) -> Iterator[Section]:
         wanted = name.strip().casefold()
         return (s for s in self.sections if s.name is not None and s.name.casefold() == wanted)
 
-    def _edited(self, target: Section, body: str) -> MemoryDocument:
-        sections = tuple(replace(s, body=body) if s is target else s for s in self.sections)
-        return self._checked(sections, self.names)
-
-    def _checked(self, sections: tuple[Section, ...], expected: list[str]) -> MemoryDocument:
-        document = MemoryDocument(sections)
-        if MemoryDocument.parse(document.render()).names != expected:
+    def _new_lines(self, text: str) -> str:
+        """``text`` as whole lines in this document's line ending; refused if it leaves a code
+        fence or HTML block open (whatever came after it would be swallowed)."""
+        stripped = _NEWLINE.sub("\n", text).strip("\n")
+        if not stripped:
+            return ""
+        found = open_block(stripped)
+        if found is not None:
+            line, what, fix = found
             raise StructureError(
-                "the text would change the sections of the file (a '# ' heading line or an "
-                "unclosed ``` fence); use '## ' for sub-headings and close every code fence"
+                f"the text would change the sections of the file: it opens {what} on its "
+                f"line {line + 1} and never closes it, hiding what follows; {fix}"
             )
-        return document
+        return stripped.replace("\n", self.newline) + self.newline
+
+    def _refuse_open_end(self) -> None:
+        found = open_block(self.text)
+        if found is not None:
+            line, what, fix = found
+            raise StructureError(
+                f"line {line + 1} opens {what} that is never closed, so anything added at the "
+                f"end of the file would land inside it (the new text is not the problem); "
+                f"{fix} by hand, then try again",
+                line=line + 1,
+            )
+
+    def _edited(self, target: Section, body: str, addition: str) -> MemoryDocument:
+        sections = tuple(replace(s, body=body) if s is target else s for s in self.sections)
+        return self._checked(sections, addition)
+
+    def _checked(self, sections: tuple[Section, ...], addition: str) -> MemoryDocument:
+        """The edited document, if it parses back into exactly these sections."""
+        document = replace(self, sections=sections)
+        if MemoryDocument.parse(document.render()) == document:
+            return document
+        for index, name in heading_lines(addition):
+            line = _lines(addition)[index].rstrip("\r\n")
+            raise StructureError(
+                f"the text would change the sections of the file: its line {index + 1} "
+                f"({line!r}) is a top-level heading, starting a section {name!r}; use '## ' "
+                "for sub-headings"
+            )
+        raise StructureError(
+            "the text would change the sections of the file (a '# ' heading line, or a code "
+            "fence or HTML block it does not close); use '## ' for sub-headings and close "
+            "every code fence"
+        )
 
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
@@ -161,9 +278,16 @@ def _lines(text: str) -> list[str]:
     return _LINE.findall(text)
 
 
-def _as_lines(text: str) -> str:
-    stripped = text.strip("\n")
-    return stripped + "\n" if stripped else ""
+def _joined(addition: str, trailing: str) -> str:
+    """``addition`` then ``trailing``, never merging a final CR with a blank line's LF into one
+    CRLF (that would swallow the blank line)."""
+    if addition.endswith("\r") and trailing.startswith("\n"):
+        addition += "\n"
+    return addition + trailing
+
+
+def _ends_line(text: str) -> bool:
+    return text.endswith(("\n", "\r"))
 
 
 def _split_trailing_blank(body: str) -> tuple[str, str]:

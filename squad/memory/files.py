@@ -4,11 +4,21 @@ Every write: takes a lock that holds across processes, re-reads the file under i
 write based on a stale read (version check), refuses credentials, refuses to grow the file
 past its cap (never truncating), refuses an automatic writer emptying a non-empty section,
 writes atomically (temp file, fsync, rename), and appends an audit record.
+
+A write never changes bytes it did not mean to: it refuses (:class:`MemoryFileError`, nothing
+written) a ``memory.md`` that is not valid UTF-8 (it could not be rewritten exactly) and one
+made read-only; it keeps a byte-order mark, the line ending and the permission bits. Reading
+either for a prompt or display still works, with U+FFFD for bytes that are not UTF-8. A folder
+or other non-file where the file belongs is a clear error for reads and writes alike. A daily
+log is appended to byte for byte, so what it already holds is kept whatever it is.
 """
 
 from __future__ import annotations
 
 import functools
+import os
+import re
+import stat
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -16,15 +26,29 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from squad.clock import Clock, utc_now
-from squad.errors import MemoryError_, MemoryFullError, StaleWriteError
+from squad.errors import MemoryError_, MemoryFileError, MemoryFullError, StaleWriteError
 from squad.fsutil import atomic_write
 from squad.memory.audit import AuditLog, AuditRecord, sha256_text
-from squad.memory.document import MemoryDocument, StructureError
+from squad.memory.document import (
+    BOM,
+    MemoryDocument,
+    StructureError,
+    line_ending,
+    with_line_ending,
+)
 from squad.paths import check_name, contained
 from squad.text.secrets import refuse_secrets
 from squad.workspace.layout import MEMORY_FILE
 
-__all__ = ["DailyLog", "MemoryFile", "Snapshot", "WriteResult"]
+__all__ = [
+    "DailyLog",
+    "MemoryFile",
+    "Snapshot",
+    "WriteResult",
+    "read_file_bytes",
+    "refuse_read_only",
+    "refuse_unencodable",
+]
 
 LOCK_TIMEOUT_S = 30.0
 DEFAULT_CAP_BYTES = 50 * 1024
@@ -37,6 +61,9 @@ class Snapshot:
     document: MemoryDocument
     version: str
     size: int
+    problem: str | None = None
+    """Why the file must not be rewritten as it is (bytes that are not UTF-8, shown as U+FFFD
+    in ``document``); a write refuses with this message."""
 
 
 @dataclass(frozen=True)
@@ -82,13 +109,12 @@ class MemoryFile(_AgentFile):
         return f"agents/{self.agent}/{MEMORY_FILE}"
 
     def snapshot(self) -> Snapshot:
+        raw = read_file_bytes(self.path, self.relative) or b""
         try:
-            raw = self.path.read_bytes()
-        except FileNotFoundError:
-            raw = b""
-        return Snapshot(
-            MemoryDocument.parse(raw.decode("utf-8", "replace")), _version(raw), len(raw)
-        )
+            text, problem = raw.decode("utf-8"), None
+        except UnicodeDecodeError as exc:
+            text, problem = raw.decode("utf-8", "replace"), _not_utf8(raw, exc, self.relative)
+        return Snapshot(MemoryDocument.parse(text), _version(raw), len(raw), problem)
 
     def read(self, section: str | None = None) -> str:
         document = self.snapshot().document
@@ -126,9 +152,13 @@ class MemoryFile(_AgentFile):
         expected: str | None,
     ) -> WriteResult:
         refuse_secrets(text, what=f"text for {self.relative}")
+        refuse_unencodable(section + text, what=f"text for {self.relative}")
         try:
             with _locked(self.path):
                 current = self.snapshot()
+                if current.problem is not None:
+                    raise MemoryFileError(current.problem)
+                refuse_read_only(self.path, self.relative)
                 if expected is not None and expected != current.version:
                     raise StaleWriteError(
                         f"{self.relative} changed since it was read (version "
@@ -153,7 +183,9 @@ class MemoryFile(_AgentFile):
                     else:
                         document = current.document.replace(section, text)
                 except StructureError as exc:
-                    raise MemoryError_(f"{self.relative}: {exc}") from None
+                    # A line number means the file, not the text, is what needs fixing.
+                    error = MemoryError_ if exc.line is None else MemoryFileError
+                    raise error(f"{self.relative}: {exc}") from None
                 return self._commit(document, current, section, operation, actor)
         except Timeout:
             raise MemoryError_(f"{self.relative} is locked by another writer; try again") from None
@@ -182,8 +214,13 @@ class MemoryFile(_AgentFile):
                 "cap; nothing was written. Consolidate it (move details to the daily log, merge "
                 "or drop stale lines) or raise memory.file_cap_kb in configs/settings.yaml"
             )
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(self.path, data)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(self.path, data)
+        except OSError as exc:
+            raise MemoryError_(
+                f"cannot write {self.relative}: {exc.strerror}; nothing was written"
+            ) from None
         result = WriteResult(self.relative, section, current.version, _version(data), len(data))
         self._audit.append(
             AuditRecord(
@@ -212,22 +249,34 @@ class DailyLog(_AgentFile):
     def append(self, text: str, *, actor: str, day: date | None = None) -> str:
         """Add a timestamped entry to the day's log; returns the log's workspace path."""
         refuse_secrets(text, what="text for the daily log")
+        refuse_unencodable(actor + text, what="text for the daily log")
         now = self._clock()
         day = day or now.date()
         path = self.path_for(day)
-        entry = f"\n## {now.strftime('%H:%M:%S')} {actor}\n\n{text.strip()}\n"
+        relative = self.relative(day)
         try:
             with _mkdir_lock(path):
-                old = path.read_bytes() if path.exists() else f"# {day.isoformat()}\n".encode()
+                existing = read_file_bytes(path, relative)
+                if existing is not None:
+                    refuse_read_only(path, relative)
+                old = existing if existing is not None else f"# {day.isoformat()}\n".encode()
+                # latin-1 maps each byte to one character: finds the line ending of any bytes.
+                nl = line_ending(old.decode("latin-1"))
+                body = with_line_ending(text.strip(), nl)
+                entry = f"{nl}## {now.strftime('%H:%M:%S')} {actor}{nl}{nl}{body}{nl}"
                 data = old + entry.encode()
                 if len(data) > self.cap_bytes:
                     raise MemoryFullError(
-                        f"{self.relative(day)} would pass its {self.cap_bytes:,}-byte cap; "
+                        f"{relative} would pass its {self.cap_bytes:,}-byte cap; "
                         "start a new file or raise memory.file_cap_kb"
                     )
                 atomic_write(path, data)
         except Timeout:
-            raise MemoryError_(f"{self.relative(day)} is locked; try again") from None
+            raise MemoryError_(f"{relative} is locked; try again") from None
+        except OSError as exc:
+            raise MemoryError_(
+                f"cannot write {relative}: {exc.strerror}; nothing was written"
+            ) from None
         self._audit.append(
             AuditRecord(
                 time=now.isoformat(),
@@ -243,13 +292,11 @@ class DailyLog(_AgentFile):
         return self.relative(day)
 
     def read(self, day: date) -> str:
-        path = self.path_for(day)
-        try:
-            return path.read_text()
-        except FileNotFoundError:
-            raise MemoryError_(
-                f"no daily log for {day.isoformat()} ({self.relative(day)})"
-            ) from None
+        """The day's log for reading: ``\\n`` line endings, U+FFFD for bytes not UTF-8."""
+        raw = read_file_bytes(self.path_for(day), self.relative(day))
+        if raw is None:
+            raise MemoryError_(f"no daily log for {day.isoformat()} ({self.relative(day)})")
+        return with_line_ending(raw.decode("utf-8", "replace").removeprefix(BOM), "\n")
 
     def days(self) -> list[date]:
         folder = contained(self.workspace, "agents", self.agent, "daily")
@@ -271,3 +318,99 @@ def _mkdir_lock(path: Path) -> FileLock:
 
 def _version(raw: bytes) -> str:
     return sha256_text(raw) if raw else ""
+
+
+def read_file_bytes(path: Path, relative: str) -> bytes | None:
+    """The bytes of the regular file at ``path``; None when there is none.
+
+    A folder, pipe or other non-file in its place, or a file that cannot be read, is a
+    :class:`MemoryFileError` naming ``relative`` (never a wait on a pipe, never a traceback).
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        raise MemoryFileError(_not_a_file(relative, "a folder")) from None
+    except OSError as exc:
+        raise MemoryFileError(f"cannot read {relative}: {exc.strerror}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise MemoryFileError(_not_a_file(relative, _kind(mode)))
+        chunks = []
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError as exc:
+        raise MemoryFileError(f"cannot read {relative}: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+
+
+def refuse_read_only(path: Path, relative: str) -> None:
+    """Refuse to replace a file someone made read-only: a rename would quietly defeat that."""
+    try:
+        status = path.stat()
+    except FileNotFoundError:
+        return
+    mode = stat.S_IMODE(status.st_mode)
+    if not mode & 0o222:
+        raise MemoryFileError(
+            f"{relative} is read-only (mode {mode:04o}), so squad leaves it as it is and "
+            f"nothing was written; to let squad write it again: chmod u+w {path}"
+        )
+    if not os.access(path, os.W_OK):
+        raise MemoryFileError(
+            f"{relative} is not writable by this user (mode {mode:04o}, owner uid "
+            f"{status.st_uid}); nothing was written. Fix its owner or mode to let squad write it"
+        )
+
+
+def refuse_unencodable(text: str, *, what: str) -> None:
+    """Refuse text that cannot be stored as UTF-8 (a lone surrogate, from broken JSON say)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise MemoryError_(
+            f"the {what} holds {text[exc.start]!r} at character {exc.start}, which is not a "
+            "Unicode character and cannot be stored; nothing was written"
+        ) from None
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe"
+    return "a socket" if stat.S_ISSOCK(mode) else "a device"
+
+
+def _not_a_file(relative: str, what: str) -> str:
+    return (
+        f"{relative} is {what}, not a file squad can read or write; move it aside (squad "
+        "creates the file when it first writes), then try again"
+    )
+
+
+_LINE_BREAK = re.compile(rb"\r\n|\r|\n")
+
+
+def _not_utf8(raw: bytes, exc: UnicodeDecodeError, relative: str) -> str:
+    """Where ``raw`` stops being UTF-8, as a person fixes it: byte offset, line, column."""
+    start = exc.start
+    line = len(_LINE_BREAK.findall(raw, 0, start)) + 1
+    column = start - max(raw.rfind(b"\n", 0, start), raw.rfind(b"\r", 0, start))
+    bad = " ".join(f"0x{byte:02x}" for byte in raw[start : exc.end])
+    hint = (
+        "it looks like UTF-16: save it as UTF-8"
+        if raw.startswith((b"\xff\xfe", b"\xfe\xff"))
+        else "fix or delete that byte in an editor, or convert the whole file to UTF-8 "
+        "(iconv -f latin1 -t utf-8, say)"
+    )
+    return (
+        f"{relative} is not valid UTF-8: byte offset {start} (line {line}, column {column}) "
+        f"holds {bad}. squad will not rewrite a file it cannot read exactly, so nothing was "
+        f"written; {hint}, then try again"
+    )

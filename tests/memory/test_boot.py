@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from squad.errors import MemoryFullError, SecretInMemoryError, UsageError
+from squad.errors import MemoryFileError, MemoryFullError, SecretInMemoryError, UsageError
 from squad.memory.audit import AuditLog
 from squad.memory.boot import ensure_default_soul, load_boot_files, write_boot_file
 
@@ -62,3 +62,30 @@ def test_workspace_rules_file_and_bad_names(tmp_path: Path) -> None:
         write_boot_file(tmp_path, "soul", "x", cap_bytes=100, workspace=ws)
     with pytest.raises(UsageError):
         write_boot_file(tmp_path, "memory", "x", cap_bytes=100)
+
+
+def test_a_write_keeps_the_files_crlf_and_bom_but_text_with_its_own_cr_is_kept_as_given(
+    tmp_path: Path,
+) -> None:
+    user = tmp_path / "USER.md"
+    user.write_bytes(b"\xef\xbb\xbfOld.\r\n")
+    write_boot_file(tmp_path, "user", "New.\nLines.\n", cap_bytes=100)
+    assert user.read_bytes() == b"\xef\xbb\xbfNew.\r\nLines.\r\n"
+    write_boot_file(tmp_path, "user", "Mixed\r\nas\ngiven\n", cap_bytes=100)
+    assert user.read_bytes() == b"\xef\xbb\xbfMixed\r\nas\ngiven\n"
+    assert load_boot_files(tmp_path)[0].text == "Mixed\r\nas\ngiven\n"
+
+
+def test_the_cap_counts_the_bytes_written(tmp_path: Path) -> None:
+    (tmp_path / "USER.md").write_bytes(b"a\r\n")
+    with pytest.raises(MemoryFullError):
+        write_boot_file(tmp_path, "user", "1\n2\n3\n", cap_bytes=8)  # 9 bytes with CRLF
+
+
+def test_a_read_only_boot_file_is_left_alone(tmp_path: Path) -> None:
+    (tmp_path / "AGENTS.md").write_text("Run the tests.")
+    (tmp_path / "AGENTS.md").chmod(0o444)
+    with pytest.raises(MemoryFileError, match="read-only"):
+        write_boot_file(tmp_path, "agents", "Skip the tests.", cap_bytes=100)
+    assert (tmp_path / "AGENTS.md").read_text() == "Run the tests."
+    assert AuditLog(tmp_path).records() == []

@@ -6,7 +6,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from squad.memory.document import MemoryDocument, StructureError
+from squad.memory.document import (
+    BOM,
+    MemoryDocument,
+    StructureError,
+    heading_lines,
+    line_ending,
+    open_block,
+)
 from squad.workspace.layout import memory_seed
 
 SAMPLE = """\
@@ -61,7 +68,9 @@ def test_seed_has_the_four_standard_sections() -> None:
 
 
 markdownish = st.lists(
-    st.sampled_from([*list("#`>-* \n\t\rabcXYZ=~1."), "# ", "```", "\n# ", "\r\n", "\u2028"]),
+    st.sampled_from(
+        [*list("#`>-* \n\t\rabcXYZ=~1."), "# ", "```", "\n# ", "\r\n", "\u2028", BOM, "<!--"]
+    ),
     max_size=120,
 ).map("".join)
 
@@ -157,3 +166,73 @@ def test_sections_are_found_whatever_the_line_endings(ending: str) -> None:
     assert document.names == ["A", "B"]
     assert document.read("B") == "w" + ending
     assert document.render() == text
+
+
+def test_a_byte_order_mark_is_set_aside_and_rendered_back() -> None:
+    text = BOM + "# Insights\n- a\n"
+    document = MemoryDocument.parse(text)
+    assert document.bom and document.names == ["Insights"]
+    assert heading_lines(text) == [(0, "Insights")]
+    assert document.render() == text
+    assert document.read() == "# Insights\n- a\n"  # what a prompt or a reader sees
+    assert document.append("Insights", "- b").render() == BOM + "# Insights\n- a\n- b\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "ending"),
+    [("", "\n"), ("one line", "\n"), ("a\r\nb\n", "\r\n"), ("a\rb\r\n", "\r"), ("a\nb\r\n", "\n")],
+)
+def test_the_line_ending_is_the_first_one(text: str, ending: str) -> None:
+    assert line_ending(text) == ending
+    assert MemoryDocument.parse(text).newline == ending
+
+
+@pytest.mark.parametrize("ending", ["\r\n", "\r"])
+def test_new_text_takes_the_line_ending_of_the_document(ending: str) -> None:
+    document = MemoryDocument.parse(ending.join(["# A", "- a", "", "# B", "- b", ""]))
+    edited = document.append("A", "- x\n- y\r\n- z").append("C", "- c").replace("B", "- w\n")
+    assert edited.render() == ending.join(
+        ["# A", "- a", "- x", "- y", "- z", "", "# B", "- w", "# C", "- c", ""]
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "opened"),
+    [
+        ("```python\nx = 1\n", (0, "a ``` code fence")),
+        ("text\n\n~~~~\n", (2, "a ~~~~ code fence")),
+        ("<!-- a note\nmore\n", (0, "an HTML block ('<!-- a note')")),
+        ("```\nclosed\n```\n", None),
+        ("<div>\nends at a blank line\n", None),
+        ("> ```\n> in a quote\n", None),
+        ("a paragraph", None),
+        ("", None),
+    ],
+)
+def test_open_block_finds_what_would_swallow_the_rest(
+    text: str, opened: tuple[int, str] | None
+) -> None:
+    found = open_block(text)
+    assert (found and found[:2]) == opened
+
+
+def test_an_unclosed_fence_in_the_document_is_its_own_fault_with_its_line() -> None:
+    document = MemoryDocument.parse("# Decisions\n- a\n# Insights\n```\nlog\n")
+    for name in ("Insights", "Elsewhere"):
+        with pytest.raises(StructureError, match="line 4 opens a ``` code fence") as caught:
+            document.append(name, "- b")
+        assert caught.value.line == 4
+    assert document.append("Decisions", "- b").read("Decisions") == "- a\n- b\n"
+    assert document.replace("Insights", "- fixed").names == ["Decisions", "Insights"]
+
+
+def test_an_unclosed_fence_in_the_text_is_the_texts_fault_even_at_the_end() -> None:
+    document = MemoryDocument.parse(memory_seed())
+    with pytest.raises(StructureError, match="opens a ~~~ code fence on its line 2") as caught:
+        document.append("Insights", "- see\n~~~\nlog")
+    assert caught.value.line is None
+
+
+def test_a_heading_in_the_text_is_named_in_the_refusal() -> None:
+    with pytest.raises(StructureError, match=r"its line 2 \('# Oops'\) is a top-level heading"):
+        MemoryDocument.parse(memory_seed()).append("Decisions", "- a\n# Oops")

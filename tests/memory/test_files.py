@@ -19,7 +19,13 @@ from pathlib import Path
 import pytest
 
 from squad.clock import FrozenClock
-from squad.errors import MemoryError_, MemoryFullError, SecretInMemoryError, StaleWriteError
+from squad.errors import (
+    MemoryError_,
+    MemoryFileError,
+    MemoryFullError,
+    SecretInMemoryError,
+    StaleWriteError,
+)
 from squad.memory.audit import AuditLog, sha256_text
 from squad.memory.files import DailyLog, MemoryFile
 from squad.workspace.layout import memory_seed
@@ -102,6 +108,53 @@ def test_text_that_would_break_the_structure_is_refused(workspace: Path) -> None
     file = memory(workspace)
     with pytest.raises(MemoryError_, match="sections"):
         file.append("Decisions", "# New top heading", actor="me")
+
+
+def test_a_file_that_is_not_utf8_reads_with_replacements_but_is_never_rewritten(
+    workspace: Path,
+) -> None:
+    file = memory(workspace)
+    data = file.path.read_bytes() + b"- na\xefve\n"
+    file.path.write_bytes(data)
+    seen = file.snapshot()
+    assert seen.version == sha256_text(data) and seen.size == len(data)
+    assert seen.problem is not None and "byte offset" in seen.problem
+    assert "- na\ufffdve" in file.read("Insights")
+    with pytest.raises(MemoryFileError, match="not valid UTF-8") as caught:
+        file.replace("Insights", "- naive", actor="me", expected_version=seen.version)
+    assert caught.value.exit_code == 2
+    assert file.path.read_bytes() == data
+
+
+def test_a_file_made_read_only_is_refused_and_the_mode_of_others_kept(workspace: Path) -> None:
+    file = memory(workspace)
+    file.path.chmod(0o400)
+    with pytest.raises(MemoryFileError, match=r"read-only \(mode 0400\)"):
+        file.append("Insights", "- x", actor="me")
+    file.path.chmod(0o640)
+    file.append("Insights", "- x", actor="me")
+    assert file.path.stat().st_mode & 0o777 == 0o640
+
+
+def test_an_unclosed_fence_of_the_file_is_a_file_error_naming_its_line(workspace: Path) -> None:
+    file = memory(workspace)
+    file.path.write_text(memory_seed() + "```\n")
+    with pytest.raises(MemoryFileError, match=r"^agents/planner/memory\.md: line 8 opens a ```"):
+        file.append("Insights", "- x", actor="me")
+
+
+def test_a_write_that_fails_on_disk_is_a_memory_error(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def full_disk(fd: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    file = memory(workspace)
+    before = file.path.read_bytes()
+    monkeypatch.setattr(os, "fsync", full_disk)
+    with pytest.raises(MemoryError_, match=r"cannot write agents/planner/memory\.md: No space"):
+        file.append("Insights", "- x", actor="me")
+    assert file.path.read_bytes() == before
 
 
 def test_reading_an_unknown_section_lists_the_real_ones(workspace: Path) -> None:
