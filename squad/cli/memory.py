@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import typer
 
 from squad.cli.context import open_app
-from squad.cli.output import Output
+from squad.cli.output import Output, skip_notes
+from squad.errors import UsageError
 
 if TYPE_CHECKING:
     from squad.app import App
@@ -24,6 +25,49 @@ JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON instead of te
 SquadArg = Annotated[str, typer.Argument(help="Squad name (or workspace folder).")]
 AgentArg = Annotated[str, typer.Argument(help="Agent id within the squad.")]
 LayerName = Literal["project", "experiential"]
+TimeoutOption = Annotated[
+    float | None,
+    typer.Option(
+        "--timeout",
+        min=0.001,
+        max=3600,
+        help="Seconds one line (or fact) may take to match before the search stops with an "
+        "error (a pattern that backtracks); default 2.",
+        show_default=False,
+    ),
+]
+
+MAX_ID = 2**31 - 1
+"""The largest id the store's key columns can hold: they are INTEGER, 32 bits on PostgreSQL
+(64 on SQLite). A larger number is refused here, before it overflows a query parameter."""
+
+
+def _store_id(value: int, what: str, listing: str) -> int:
+    """``value`` if it can be a stored id, else a UsageError saying so."""
+    if not 1 <= value <= MAX_ID:
+        raise UsageError(
+            f"{what} id {value} is out of range: ids run from 1 to {MAX_ID}; {listing} lists them"
+        )
+    return value
+
+
+def _namespace_ref(ref: str) -> int | str:
+    """A namespace id as a number (checked like any id), anything else as given."""
+    text = ref.strip()
+    if not text.isdigit():
+        return ref
+    if not text.isascii():  # "²" is a digit to str.isdigit, not to int()
+        raise UsageError(
+            f"no memory namespace {ref!r}; `squad memory namespaces` shows the namespaces"
+        )
+    # Past 10 digits it is out of range anyway, and int() refuses 4,300 of them.
+    value = int(text) if len(text) <= 10 else MAX_ID + 1
+    if value > MAX_ID:
+        raise UsageError(
+            f"namespace id {text} is out of range: ids run from 1 to {MAX_ID}; "
+            "`squad memory namespaces` lists them"
+        )
+    return value
 
 
 def _agent(app: App, squad: str, agent: str) -> AgentContext:
@@ -65,8 +109,8 @@ def namespaces(json_output: JsonFlag = False) -> None:
 
 def _set_enabled(ref: str, enabled: bool) -> None:
     out = Output()
+    key = _namespace_ref(ref)
     with open_app() as app:
-        key: int | str = int(ref) if ref.isdigit() else ref
         ns = app.store.memory.set_namespace_enabled(key, enabled)
     state = "enabled: other agents' chats now get it" if enabled else "disabled"
     out.line(f"{ns.name} ({ns.identity}) {state}")
@@ -131,10 +175,9 @@ def forget(
     ] = False,
 ) -> None:
     """Take an experiential fact out of memory."""
+    _store_id(fact_id, "fact", "`squad memory show`")
     out = Output()
     with open_app() as app:
-        from squad.errors import UsageError
-
         fact = app.store.memory.get_fact(fact_id)
         workspace = None
         if fact is not None:
@@ -226,7 +269,10 @@ def gc(
     half_life_days: Annotated[
         float | None,
         typer.Option(
-            "--half-life-days", min=0.01, help="Days unused that halve a fact's score (30)."
+            "--half-life-days",
+            min=0.01,
+            max=36_500,  # a century; far past it, the dates gc derives overflow
+            help="Days unused that halve a fact's score (30).",
         ),
     ] = None,
     json_output: JsonFlag = False,
@@ -250,9 +296,9 @@ def revive(
     fact_id: Annotated[int, typer.Argument(help="A dormant fact's id (see `memory show --all`).")],
 ) -> None:
     """Bring a dormant experiential fact back into retrieval."""
-    from squad.errors import UsageError
     from squad.memory.audit import AuditLog, AuditRecord
 
+    _store_id(fact_id, "fact", "`squad memory show --all`")
     out = Output()
     with open_app() as app:
         fact = app.store.maintenance.revive(fact_id)
@@ -421,59 +467,58 @@ def search(
     case_sensitive: Annotated[bool, typer.Option("--case-sensitive", "-s")] = False,
     regex: Annotated[bool, typer.Option("--regex", "-e", help="QUERY is a regex.")] = False,
     context_lines: Annotated[int, typer.Option("-C", "--context", min=0, max=50)] = 0,
+    timeout: TimeoutOption = None,
     json_output: JsonFlag = False,
 ) -> None:
-    """Search all agents' memory files and the experiential store."""
-    from squad.memory.search import search_memory_files
-    from squad.text.search import compile_query
+    """Search all agents' memory files and the experiential store.
+
+    Memory files not searched (links, too large, not regular files) are listed after the hits.
+    """
+    from squad.memory.search import MAX_MEMORY_FILE_BYTES, scan_memory_files, search_facts
+    from squad.text.search import DEFAULT_TIMEOUT_S, Skipped, compile_query
 
     out = Output(json_mode=json_output)
     pattern = compile_query(query, regex=regex, case_sensitive=case_sensitive)
+    timeout_s = DEFAULT_TIMEOUT_S if timeout is None else timeout
     hits: list[MemoryHit] = []
+    skipped: list[Skipped] = []
     with open_app() as app:
         targets = [app.squads.locate(squad)] if squad else app.squads.all_workspaces()
         if layer in (None, "project"):
-            hits += search_memory_files(
+            found = scan_memory_files(
                 [(t.squad, t.path) for t in targets],
                 pattern,
                 agent=agent,
                 section=section,
                 context=context_lines,
+                timeout_s=timeout_s,
             )
+            hits += found.hits
+            skipped += found.skipped
         if layer in (None, "experiential") and section is None:
-            hits += _fact_hits(app, pattern, squad=squad and targets[0].squad, agent=agent)
+            only = squad and targets[0].squad
+            memory = app.store.memory
+            facts = (
+                (ns.name, fact)
+                for ns in memory.list_namespaces()
+                for fact in memory.facts(ns.id)
+                if not (only and fact.squad != only) and not (agent and fact.agent != agent)
+            )
+            hits += search_facts(facts, pattern, timeout_s=timeout_s)
     if json_output:
-        out.json({"query": query, "hits": [h.to_dict() for h in hits]})
+        out.json(
+            {
+                "query": query,
+                "hits": [h.to_dict() for h in hits],
+                "skipped": [s.to_dict() for s in skipped],
+            }
+        )
         return
     _print_hits(out, hits)
+    for line in skip_notes(skipped, max_file_bytes=MAX_MEMORY_FILE_BYTES, noun="memory file"):
+        out.line(line, style="yellow")
     if not hits:
         raise typer.Exit(1)
-
-
-def _fact_hits(app: App, pattern: Any, *, squad: str | None, agent: str | None) -> list[MemoryHit]:
-    from squad.memory.search import MemoryHit
-    from squad.text.search import LineMatch
-
-    memory = app.store.memory
-    hits = []
-    for ns in memory.list_namespaces():
-        for fact in memory.facts(ns.id):
-            if (squad and fact.squad != squad) or (agent and fact.agent != agent):
-                continue
-            spans = [m.span() for m in pattern.finditer(fact.text) if m.end() > m.start()]
-            if spans:
-                hits.append(
-                    MemoryHit(
-                        "experiential",
-                        fact.squad,
-                        fact.agent,
-                        f"fact:{fact.id}",
-                        None,
-                        LineMatch(1, fact.text, spans, [], []),
-                        ns.name,
-                    )
-                )
-    return hits
 
 
 def _print_hits(out: Output, hits: list[MemoryHit]) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, TextIO
 
 from squad.errors import ConfigError, SquadError
@@ -14,7 +15,9 @@ from squad.errors import ConfigError, SquadError
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["Output", "report_error"]
+    from squad.text.search import Skipped
+
+__all__ = ["Output", "human_size", "report_error", "skip_notes"]
 
 
 class Output:
@@ -57,3 +60,44 @@ def report_error(error: SquadError, stream: TextIO | None = None) -> None:
             out.write(f"error: {problem.render()}\n")
     else:
         out.write(f"error: {error}\n")
+
+
+def human_size(n: int) -> str:
+    """``512 B``, ``4.8 MiB``: sizes as a person reads them."""
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    raise AssertionError("unreachable")
+
+
+_NAMED = 5
+"""Paths named per reason in a skip note; ``--json`` lists them all."""
+
+
+def skip_notes(skipped: Iterable[Skipped], *, max_file_bytes: int, noun: str = "file") -> list[str]:
+    """One line per reason a search skipped files, naming the first few:
+    ``skipped 1 file over 4.8 MiB: big.log``."""
+    by_reason: dict[str, list[str]] = {}
+    for item in skipped:
+        by_reason.setdefault(item.reason, []).append(item.path)
+    notes = []
+    for reason, paths in sorted(by_reason.items()):
+        count = len(paths)
+        nouns = noun if count == 1 else f"{noun}s"
+        what = {
+            "too_large": f"{nouns} over {human_size(max_file_bytes)}",
+            "binary": f"binary or non-UTF-8 {nouns}",
+            "link": "symbolic link (not followed)"
+            if count == 1
+            else "symbolic links (not followed)",
+            "special": f"special {nouns} (FIFO, socket or device)",
+            "unreadable": f"unreadable {nouns} (no permission or an I/O error)",
+            "vanished": f"{nouns} removed while searching",
+        }.get(reason, f"{nouns} ({reason})")
+        named = ", ".join(paths[:_NAMED])
+        if count > _NAMED:
+            named += f" and {count - _NAMED} more (--json lists them all)"
+        notes.append(f"skipped {count} {what}: {named}")
+    return notes

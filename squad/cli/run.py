@@ -18,6 +18,7 @@ from squad.cli.signals import on_stop_signals
 
 if TYPE_CHECKING:
     from squad.app import App
+    from squad.eventlines import SkippedLine
     from squad.runtime.runner import RunResult, SquadRunner
     from squad.spec.models import SquadSpec
 
@@ -183,11 +184,14 @@ def logs(
     ] = False,
     json_output: JsonFlag = False,
 ) -> None:
-    """Show a run's event log (logs/run-<run-id>.jsonl)."""
-    from squad.errors import UsageError
-    from squad.runtime.runlog import follow_events, read_events, run_log_path
+    """Show a run's event log (logs/run-<run-id>.jsonl).
 
-    out = Output(json_mode=json_output)
+    Lines that hold no event (not UTF-8, not JSON, torn) are left out and named on stderr.
+    """
+    from squad.errors import UsageError, WorkspaceError
+    from squad.runtime.runlog import follow_events, run_log_path, scan_events
+
+    out, err = Output(json_mode=json_output), Output(stream=sys.stderr)
     with open_app() as app:
         workspace = app.squads.locate(squad).path
     if run_id is None:
@@ -199,19 +203,36 @@ def logs(
         path = run_log_path(workspace, run_id)
         if not path.is_file():
             raise UsageError(f"no log for run {run_id!r} in {workspace / 'logs'}")
-    if follow:
-        ended: list[bool] = []
-        for event in follow_events(path, stop=lambda: bool(ended)):
-            _print_event(out, event)
-            if event.get("event") == "run_end":
-                ended.append(True)
-        return
-    events = read_events(path)
+
+    def note(skipped: SkippedLine) -> None:
+        err.line(f"note: skipped {skipped.render(path)}", style="yellow")
+
+    try:
+        if follow:
+            ended: list[bool] = []
+            for event in follow_events(path, stop=lambda: bool(ended), on_skip=note):
+                _print_event(out, event)
+                if event.get("event") == "run_end":
+                    ended.append(True)
+            return
+        read = scan_events(path)
+    except OSError as exc:  # a folder or an unreadable file where the log should be
+        raise WorkspaceError(f"cannot read {path}: {exc.strerror or exc}") from None
     if json_output:
-        out.json(events)
-        return
-    for event in events:
-        _print_event(out, event)
+        out.json(read.events)
+    else:
+        for event in read.events:
+            _print_event(out, event)
+    for skipped in read.skipped[:_SKIP_NOTES]:
+        note(skipped)
+    if len(read.skipped) > _SKIP_NOTES:
+        err.line(
+            f"note: skipped {len(read.skipped) - _SKIP_NOTES} more lines of {path}", style="yellow"
+        )
+
+
+_SKIP_NOTES = 20
+"""Skipped lines named one by one; past that, counted."""
 
 
 def _print_event(out: Output, event: dict[str, Any]) -> None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from squad.cli.context import open_app
-from squad.cli.output import Output
+from squad.cli.output import Output, human_size, skip_notes
 
 if TYPE_CHECKING:
     from squad.workspace.inspect import Health, TreeEntry
@@ -21,15 +21,18 @@ ws_app = typer.Typer(help="Explore workspace folders.", no_args_is_help=True)
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
 SquadArg = Annotated[str, typer.Argument(help="Squad name, workspace folder name, or path.")]
-
-
-def _size(n: int) -> str:
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if value < 1024 or unit == "GiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    raise AssertionError("unreachable")
+TimeoutOption = Annotated[
+    float | None,
+    typer.Option(
+        "--timeout",
+        min=0.001,
+        max=3600,
+        help="Seconds one line may take to match before the search stops with an error "
+        "(a pattern that backtracks); default 2.",
+        show_default=False,
+    ),
+]
+"""``--timeout`` of the search commands (None: squad.text.search.DEFAULT_TIMEOUT_S)."""
 
 
 def _when(moment: datetime | None) -> str:
@@ -120,7 +123,7 @@ def tree(
         name = entry.name + ("/" if entry.is_dir else "")
         if entry.is_link:
             name += f" -> {entry.link_target}"
-        out.line(f"{'  ' * entry.depth}{name}  {_size(entry.size)}  {_when(entry.mtime)}")
+        out.line(f"{'  ' * entry.depth}{name}  {human_size(entry.size)}  {_when(entry.mtime)}")
 
 
 def _rich_tree(title: str, entries: list[TreeEntry]) -> Any:
@@ -133,7 +136,7 @@ def _rich_tree(title: str, entries: list[TreeEntry]) -> Any:
         label = f"[bold blue]{entry.name}/" if entry.is_dir else entry.name
         if entry.is_link:
             label = f"[cyan]{entry.name}[/] -> {entry.link_target}"
-        node = stack[-1].add(f"{label}  [dim]{_size(entry.size)}  {_when(entry.mtime)}")
+        node = stack[-1].add(f"{label}  [dim]{human_size(entry.size)}  {_when(entry.mtime)}")
         stack.append(node)
     return root
 
@@ -165,7 +168,7 @@ def show(
     else:
         out.stream.write(shown.text if shown.text.endswith("\n") else shown.text + "\n")
     if shown.truncated:
-        out.line(f"[showing the first part of {_size(shown.size)}]", style="yellow")
+        out.line(f"[showing the first part of {human_size(shown.size)}]", style="yellow")
 
 
 @ws_app.command()
@@ -180,15 +183,27 @@ def search(
         int,
         typer.Option("-C", "--context", min=0, max=50, help="Lines of context around each match."),
     ] = 0,
+    timeout: TimeoutOption = None,
     json_output: JsonFlag = False,
 ) -> None:
-    """Full-text search over every text file of a workspace; matches highlighted."""
+    """Full-text search over every text file of a workspace; matches highlighted.
+
+    Files not searched (too large, binary, links) are listed after the matches.
+    """
+    from squad.text.search import DEFAULT_TIMEOUT_S
     from squad.workspace.search import search as find
 
     out = Output(json_mode=json_output)
     with open_app() as app:
         found = app.squads.locate(squad)
-    result = find(found.path, query, regex=regex, case_sensitive=case_sensitive, context=context)
+    result = find(
+        found.path,
+        query,
+        regex=regex,
+        case_sensitive=case_sensitive,
+        context=context,
+        timeout_s=DEFAULT_TIMEOUT_S if timeout is None else timeout,
+    )
     if json_output:
         out.json({"squad": found.squad, **result.to_dict()})
         return
@@ -216,12 +231,14 @@ def _print_search(out: Output, result: SearchResult) -> None:
                 out.line(f"{match.line_number:>5}: {match.line}")
             for number, text in match.after:
                 out.line(f"{number:>5}- {text}", style="dim")
-    skipped = sum(result.files_skipped.values())
+    skipped = len(result.skipped)
     note = f"{total} matches in {len(result.files)} files ({result.files_scanned} scanned"
     note += f", {skipped} skipped)" if skipped else ")"
     if result.truncated:
         note += "; stopped at the match limit"
     out.line(note, style="dim")
+    for skip in skip_notes(result.skipped, max_file_bytes=result.max_file_bytes):
+        out.line(skip, style="yellow")
 
 
 @ws_app.command()
@@ -250,17 +267,19 @@ def health(
 def _print_health(out: Output, name: str, report: Health) -> None:
     out.line(f"{name}  {report.path}", style="bold")
     out.line(
-        f"  total: {_size(report.total_bytes)} in {report.file_count} files, "
+        f"  total: {human_size(report.total_bytes)} in {report.file_count} files, "
         f"{report.folder_count} folders"
     )
     folders = ", ".join(f"{k}: {v.files}" for k, v in sorted(report.folders.items()))
     out.line(f"  files per folder: {folders or '-'}")
     if report.largest_files:
-        out.line("  largest: " + ", ".join(f"{p} ({_size(s)})" for p, s in report.largest_files))
+        out.line(
+            "  largest: " + ", ".join(f"{p} ({human_size(s)})" for p, s in report.largest_files)
+        )
     for memory in report.memory_files:
         flag = "  OVER CAP" if memory.over_cap else ""
         out.line(
-            f"  memory {memory.agent}: {_size(memory.size)} of {_size(memory.cap)} "
+            f"  memory {memory.agent}: {human_size(memory.size)} of {human_size(memory.cap)} "
             f"({memory.percent:.0f}%){flag}",
             style="red" if memory.over_cap else None,
         )

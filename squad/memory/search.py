@@ -1,23 +1,49 @@
 """Memory search across every agent's memory.md (Layer B) and the experiential store (Layer A).
 
 Each hit says where it lives (squad, agent, section or fact id) so a person can jump to it;
-line matching and context follow grep, like ``squad ws search``.
+line matching and context follow grep, like ``squad ws search``, and so do its bounds: a line
+or a fact that takes too long to match ends the search with an error naming it, and a memory
+file that is not read (a link, too large, not a regular file) is listed as skipped.
 """
 
 from __future__ import annotations
 
-import re
+import os
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
+from squad.errors import PathEscapeError
 from squad.memory.document import heading_lines
 from squad.paths import contained
-from squad.text.search import LineMatch, matching_lines, split_lines, with_context
+from squad.text.search import (
+    DEFAULT_TIMEOUT_S,
+    LineMatch,
+    SearchPattern,
+    Skipped,
+    find_spans,
+    matching_lines,
+    split_lines,
+    with_context,
+)
 from squad.workspace.layout import MEMORY_FILE
 
-__all__ = ["MemoryHit", "search_memory_files"]
+if TYPE_CHECKING:
+    from squad.store.records import FactRecord
+
+__all__ = [
+    "MAX_MEMORY_FILE_BYTES",
+    "MemoryHit",
+    "MemorySearch",
+    "scan_memory_files",
+    "search_facts",
+    "search_memory_files",
+]
+
+MAX_MEMORY_FILE_BYTES = 5_000_000
+"""A memory.md past this is skipped (and listed): far past any cap, so edited by hand."""
 
 
 @dataclass(frozen=True)
@@ -43,16 +69,28 @@ class MemoryHit:
         }
 
 
-def search_memory_files(
+@dataclass(frozen=True)
+class MemorySearch:
+    """The hits, and the memory files not read (paths as ``<squad>/agents/<agent>/...``)."""
+
+    hits: list[MemoryHit]
+    skipped: list[Skipped]
+
+
+def scan_memory_files(
     workspaces: Iterable[tuple[str, Path]],
-    pattern: re.Pattern[str],
+    pattern: SearchPattern,
     *,
     agent: str | None = None,
     section: str | None = None,
     context: int = 0,
-) -> list[MemoryHit]:
-    """Matches in ``agents/*/memory.md`` of each ``(squad, workspace)``, optionally filtered."""
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    max_file_bytes: int = MAX_MEMORY_FILE_BYTES,
+) -> MemorySearch:
+    """Matches in ``agents/*/memory.md`` of each ``(squad, workspace)``, optionally filtered,
+    and the files skipped; a line slower than ``timeout_s`` to match is a UsageError."""
     hits: list[MemoryHit] = []
+    skipped: list[Skipped] = []
     for squad, workspace in workspaces:
         agents_dir = workspace / "agents"
         if not agents_dir.is_dir():
@@ -60,19 +98,101 @@ def search_memory_files(
         for agent_dir in sorted(p for p in agents_dir.iterdir() if p.is_dir()):
             if agent is not None and agent_dir.name != agent:
                 continue
+            shown = f"{squad}/agents/{agent_dir.name}"
             if agent_dir.is_symlink():
+                skipped.append(Skipped(shown, "link"))
                 continue
-            path = contained(workspace, "agents", agent_dir.name, MEMORY_FILE)
-            if not path.is_file() or path.is_symlink():
+            shown += f"/{MEMORY_FILE}"
+            try:
+                path = contained(workspace, "agents", agent_dir.name, MEMORY_FILE)
+            except PathEscapeError:  # memory.md is a link, or the folder a name squad refuses
+                skipped.append(Skipped(shown, "link"))
                 continue
-            hits.extend(_search_file(squad, agent_dir.name, path, pattern, section, context))
+            read = _read_memory(path, shown, max_file_bytes)
+            if read is None:  # an agent without a memory file yet
+                continue
+            if isinstance(read, Skipped):
+                skipped.append(read)
+                continue
+            hits.extend(
+                _search_text(squad, agent_dir.name, read, pattern, section, context, timeout_s)
+            )
+    return MemorySearch(hits, skipped)
+
+
+def search_memory_files(
+    workspaces: Iterable[tuple[str, Path]],
+    pattern: SearchPattern,
+    *,
+    agent: str | None = None,
+    section: str | None = None,
+    context: int = 0,
+) -> list[MemoryHit]:
+    """The hits of :func:`scan_memory_files`, without the list of files skipped."""
+    return scan_memory_files(
+        workspaces, pattern, agent=agent, section=section, context=context
+    ).hits
+
+
+def search_facts(
+    facts: Iterable[tuple[str, FactRecord]],
+    pattern: SearchPattern,
+    *,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+) -> list[MemoryHit]:
+    """Hits in experiential facts, given as ``(namespace name, fact)``: a fact is one line."""
+    hits = []
+    for namespace, fact in facts:
+        where = f"fact:{fact.id}"
+        spans = find_spans(pattern, fact.text, timeout_s=timeout_s, where=where)
+        if spans:
+            match = LineMatch(1, fact.text, spans, [], [])
+            hits.append(
+                MemoryHit("experiential", fact.squad, fact.agent, where, None, match, namespace)
+            )
     return hits
 
 
-def _search_file(
-    squad: str, agent: str, path: Path, pattern: re.Pattern[str], section: str | None, context: int
+def _read_memory(path: Path, shown: str, limit: int) -> str | Skipped | None:
+    """The text of a memory file (bytes that are not UTF-8 shown as U+FFFD), why it is not
+    read (as ``shown``), or None when there is none. ``O_NOFOLLOW`` and ``O_NONBLOCK``: a link
+    swapped in is refused, a FIFO never hangs the search."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return Skipped(shown, "link" if path.is_symlink() else "unreadable")
+    chunks: list[bytes] = []
+    left = limit + 1  # one byte more tells a file that grew past the limit
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return Skipped(shown, "special")
+        if st.st_size > limit:
+            return Skipped(shown, "too_large")
+        while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
+            chunks.append(chunk)
+            left -= len(chunk)
+    except OSError:
+        return Skipped(shown, "unreadable")
+    finally:
+        os.close(fd)
+    if left <= 0:
+        return Skipped(shown, "too_large")
+    return b"".join(chunks).decode("utf-8", errors="replace")
+
+
+def _search_text(
+    squad: str,
+    agent: str,
+    text: str,
+    pattern: SearchPattern,
+    section: str | None,
+    context: int,
+    timeout_s: float,
 ) -> list[MemoryHit]:
-    text = path.read_text(encoding="utf-8", errors="replace")
     lines = split_lines(text)
     headings = heading_lines(text)
 
@@ -84,11 +204,13 @@ def _search_file(
             name = heading
         return name
 
-    found = matching_lines(pattern, lines, limit=len(lines) + 1)
+    where = f"agents/{agent}/{MEMORY_FILE}"
+    found = matching_lines(
+        pattern, lines, limit=len(lines) + 1, timeout_s=timeout_s, source=f"{squad}/{where}"
+    )
     if section is not None:
         wanted = section.strip().casefold()
         found = [hit for hit in found if (section_of(hit[0]) or "").casefold() == wanted]
-    where = f"agents/{agent}/{MEMORY_FILE}"
     return [
         MemoryHit("project", squad, agent, where, section_of(match.line_number - 1), match)
         for match in with_context(lines, found, context)

@@ -9,7 +9,6 @@ carrying a key never lands in a log.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -17,11 +16,18 @@ from pathlib import Path
 from typing import Any
 
 from squad.clock import Clock, utc_now
-from squad.eventlines import encode_event, open_for_append, read_events
+from squad.eventlines import (
+    SkippedLine,
+    decode_event,
+    encode_event,
+    open_for_append,
+    read_events,
+    scan_events,
+)
 from squad.paths import check_name, contained
 from squad.text.secrets import redact_fields
 
-__all__ = ["RunLog", "follow_events", "read_events", "run_log_path"]
+__all__ = ["RunLog", "follow_events", "read_events", "run_log_path", "scan_events"]
 
 _DURABLE_EVENTS = frozenset({"run_start", "run_resume", "run_end"})
 
@@ -77,24 +83,41 @@ def follow_events(
     stop: Callable[[], bool],
     poll_s: float = 0.2,
     sleep: Callable[[float], None] = time.sleep,
+    on_skip: Callable[[SkippedLine], None] | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """Events as they are appended, until ``stop()`` is true (``squad logs --follow``)."""
+    """Events as they are appended, until ``stop()`` is true (``squad logs --follow``).
+
+    Read as bytes and cut at ``\\n``, so a character split across two reads stays whole; a line
+    that holds no event goes to ``on_skip`` (as :func:`~squad.eventlines.scan_events` would
+    skip it), and so does a torn line still pending when following stops.
+    """
     offset = 0
-    pending = ""
+    pending = b""
+    number = 0
     while True:
-        if path.exists():
-            with path.open(encoding="utf-8") as handle:
-                handle.seek(offset)
-                chunk = handle.read()
-                offset = handle.tell()
-            pending += chunk
-            *complete, pending = pending.split("\n")
-            for line in complete:
-                if line.strip():
-                    try:
-                        yield json.loads(line)
-                    except json.JSONDecodeError:
-                        continue
+        chunk = _read_from(path, offset)
+        offset += len(chunk)
+        *complete, pending = (pending + chunk).split(b"\n")
+        for raw in complete:
+            number += 1
+            decoded = decode_event(raw, number)
+            if isinstance(decoded, SkippedLine):
+                if on_skip is not None:
+                    on_skip(decoded)
+            elif decoded is not None:
+                yield decoded
         if stop():
+            if pending.strip() and on_skip is not None:
+                on_skip(SkippedLine(number + 1, "torn last line (no line end yet)"))
             return
         sleep(poll_s)
+
+
+def _read_from(path: Path, offset: int) -> bytes:
+    """What ``path`` holds past ``offset`` (nothing while it does not exist)."""
+    try:
+        with path.open("rb") as handle:
+            handle.seek(offset)
+            return handle.read()
+    except FileNotFoundError:
+        return b""

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from squad.clock import FrozenClock
+from squad.eventlines import SkippedLine
 from squad.runtime.runlog import RunLog, follow_events, read_events
 
 
@@ -66,3 +67,68 @@ def test_events_written_after_close_reopen_the_file(tmp_path: Path) -> None:
     log.close()
     log.close()  # closing twice is harmless
     assert [e["event"] for e in read_events(log.path)] == ["run_start", "run_resume"]
+
+
+def test_follow_names_a_line_it_cannot_read_and_goes_on(tmp_path: Path) -> None:
+    log = RunLog(tmp_path, "r1")
+    log.emit("run_start")
+    with log.path.open("ab") as raw:
+        raw.write(b'{"event": "\xff"}\n[]\n')
+    log.emit("run_end")
+    log.close()
+    skipped: list[SkippedLine] = []
+    seen = [
+        e["event"]
+        for e in follow_events(log.path, stop=lambda: True, sleep=_no_sleep, on_skip=skipped.append)
+    ]
+    assert seen == ["run_start", "run_end"]
+    assert [(s.number, s.reason.split(" (")[0]) for s in skipped] == [
+        (2, "not valid UTF-8"),
+        (3, "not a JSON object"),
+    ]
+
+
+def test_follow_keeps_a_character_whole_when_a_read_ends_inside_it(tmp_path: Path) -> None:
+    path = tmp_path / "logs" / "run-r1.jsonl"
+    path.parent.mkdir()
+    line = '{"event": "note", "text": "café ☕"}\n'.encode()
+    cut = line.index("☕".encode()) + 1  # inside the three bytes of the cup
+    path.write_bytes(line[:cut])
+    ticks: list[int] = []
+
+    def sleep(_: float) -> None:
+        ticks.append(1)
+        with path.open("ab") as raw:
+            raw.write(line[cut:])
+
+    skipped: list[SkippedLine] = []
+    seen = list(
+        follow_events(path, stop=lambda: len(ticks) >= 1, sleep=sleep, on_skip=skipped.append)
+    )
+    assert seen == [{"event": "note", "text": "café ☕"}]
+    assert skipped == []
+
+
+def test_follow_names_a_torn_line_left_when_it_stops(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    path.write_bytes(b'{"event": "run_start"}\n{"event": "no')
+    skipped: list[SkippedLine] = []
+    events = list(follow_events(path, stop=lambda: True, on_skip=skipped.append))
+    assert events == [{"event": "run_start"}]
+    assert skipped == [SkippedLine(2, "torn last line (no line end yet)")]
+
+
+def test_follow_waits_for_a_log_that_does_not_exist_yet(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    ticks: list[int] = []
+
+    def sleep(_: float) -> None:
+        ticks.append(1)
+        path.write_text('{"event": "run_start"}\n')
+
+    events = list(follow_events(path, stop=lambda: len(ticks) >= 1, sleep=sleep))
+    assert events == [{"event": "run_start"}]
+
+
+def _no_sleep(_: float) -> None:
+    raise AssertionError("follow should have stopped")

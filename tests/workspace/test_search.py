@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
+import warnings
 from pathlib import Path
 
 import pytest
@@ -12,7 +14,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from squad.errors import UsageError
-from squad.workspace.search import LineMatch, search
+from squad.text.search import (
+    MAX_EXPANSION,
+    check_timeout,
+    compile_query,
+    contains,
+    expansion,
+    find_spans,
+    matching_lines,
+)
+from squad.workspace.search import LineMatch, Skipped, search
 
 
 def write(path: Path, data: str | bytes) -> Path:
@@ -284,14 +295,160 @@ def test_search_result_to_dict_is_json_ready(tmp_path: Path) -> None:
         "match_count": 1,
         "files_scanned": 1,
         "files_skipped": {"binary": 1},
+        "skipped": [{"path": "b.bin", "reason": "binary"}],
+        "max_file_bytes": 5_000_000,
         "truncated": False,
     }
 
 
+# -- bounds on patterns and time -----------------------------------------------------------
+
+SLOW = "(a|aa)+$"  # exponential in the run of a's before the b
+
+
+def test_a_line_that_takes_too_long_stops_the_search_naming_file_and_line(
+    tmp_path: Path,
+) -> None:
+    write(tmp_path / "a.md", "aaa b\n")
+    write(tmp_path / "b.md", "fine\n" + "a" * 40 + "b\n")
+    with pytest.raises(UsageError) as caught:
+        search(tmp_path, SLOW, regex=True, timeout_s=0.05)
+    message = str(caught.value)
+    assert message.startswith(f"the pattern {SLOW!r} took longer than 0.05s on b.md:2; ")
+    assert "simplify it" in message and "nothing is listed" in message
+
+
+def test_a_case_insensitive_literal_stays_linear_on_a_long_line(tmp_path: Path) -> None:
+    """``re`` takes the line's length times the query's here (minutes); regex does not."""
+    write(tmp_path / "a.md", "a" * 2_000_000 + "\n")
+    result = search(tmp_path, "A" * 5_000 + "b", timeout_s=5)
+    assert (result.files, result.files_scanned) == ([], 1)
+
+
+@pytest.mark.parametrize(
+    ("query", "says"),
+    [
+        ("a" * 1_001, "1,001 characters long; a --regex pattern may have at most 1,000"),
+        ("(?:a{1000}){1000}", "repeats too much to compile: its repeat counts ({n}) expand it"),
+        ("(?:" + "[ab]" * 200 + "){1000}", "repeats too much"),  # a big body, a small count
+        ("a{99999999999999999999}", "repeats too much"),
+        ("a{00000000001000000}", "repeats too much"),
+        ("(?:a{1000, 2000}){1000}", "repeats too much"),  # regex reads the space too
+        ("(?x)a{1000 000}", "repeats too much"),  # and, verbose, ignores it
+        ("(" * 400 + ")" * 400, "nested too deeply"),
+        ("(unclosed", "invalid regular expression '(unclosed'"),
+        ("(?R)*", "calls a group"),  # left recursion: half a GB, then MemoryError
+        ("x|(?R)a", "calls a group"),
+        ("(a(?1)?b)", "calls a group"),
+        ("(?<n>a(?&n)?b)", "calls a group"),
+        ("(?P<n>a(?P>n)?b)", "calls a group"),
+        (r"(a\g<1>?b)", "calls a group"),
+    ],
+)
+def test_a_regex_too_big_or_broken_is_refused_before_it_compiles(query: str, says: str) -> None:
+    with pytest.raises(UsageError) as caught:
+        compile_query(query, regex=True, case_sensitive=False)
+    assert says in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}",
+        r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
+        r"\{100000\}\{100000\}",  # escaped braces are text, not repeats
+        r"\p{L}{3,}",
+        r".{0,500}needle.{0,500}",  # only least counts are expanded
+        r"(?:(?:a|b)[(){}]{300}){300}",  # brackets in a class are characters
+        "x" * 1_000,
+    ],
+)
+def test_ordinary_patterns_fit_the_bounds(query: str) -> None:
+    compile_query(query, regex=True, case_sensitive=True)
+
+
+@pytest.mark.parametrize(
+    ("query", "pieces"),
+    [
+        ("abc", 3),
+        ("a{5}", 6),
+        ("(ab){3}", 8),  # the group once, then three more copies
+        ("(a{2}){3}", 12),
+        ("a{0,1000}", 1),
+        ("a|b*|c+", 3),
+        ("[(]{9}", 10),
+        ("(?#((({99999})x", 1),
+        ("[[:alpha:]]{4}", 5),
+    ],
+)
+def test_expansion_counts_what_a_repeat_copies(query: str, pieces: int) -> None:
+    assert expansion(query) == pieces
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "(?x)(?:#)\n a{400}){400}",  # a comment: its ) is no group end
+        "(?V1)(?:[[a]--[b](]a{400}){400}",  # a nested set: its ( is a character
+    ],
+)
+def test_an_uncertain_structure_falls_back_to_a_bound_true_for_any(query: str) -> None:
+    assert expansion(query) > MAX_EXPANSION
+
+
+def test_a_literal_query_has_its_own_longer_bound() -> None:
+    compile_query("(" * 10_000, regex=False, case_sensitive=False)
+    with pytest.raises(UsageError, match="10,001 characters long"):
+        compile_query("x" * 10_001, regex=False, case_sensitive=False)
+
+
+@pytest.mark.parametrize("seconds", [0, -1, float("nan"), float("inf")])
+def test_a_timeout_must_be_a_positive_number_of_seconds(seconds: float) -> None:
+    with pytest.raises(UsageError, match="timeout must be above 0 seconds"):
+        check_timeout(seconds)
+
+
+def test_a_pattern_built_with_re_is_matched_untimed() -> None:
+    """The memory tool escapes its own literal with ``re``; it still matches as before."""
+    pattern = re.compile(re.escape("x"), re.IGNORECASE)
+    assert find_spans(pattern, "aXbx", timeout_s=1e-9, where="t") == [(1, 2), (3, 4)]
+    assert matching_lines(pattern, ["a", "x"], limit=5) == [(1, [(0, 1)])]
+
+
+def test_a_match_that_runs_out_of_memory_is_a_usage_error() -> None:
+    class Hungry:
+        pattern = "(x)+"
+
+        def finditer(self, text: str, timeout: float) -> list[object]:
+            raise MemoryError
+
+        def search(self, text: str, timeout: float) -> object:
+            raise MemoryError
+
+    with pytest.raises(UsageError, match=r"'\(x\)\+' ran out of memory on a.md:3"):
+        find_spans(Hungry(), "x", timeout_s=1, where="a.md:3")  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match=r"ran out of memory on a\.md"):
+        contains(Hungry(), "x", timeout_s=1, where="a.md")  # type: ignore[arg-type]
+
+
+def test_skipped_files_are_listed_with_path_and_reason(tmp_path: Path) -> None:
+    write(tmp_path / "a.md", "needle\n")
+    write(tmp_path / "big.log", "needle " * 20)
+    write(tmp_path / "sub/image.png", b"\x00")
+    (tmp_path / "link.md").symlink_to(tmp_path / "a.md")
+    result = search(tmp_path, "needle", max_file_bytes=100)
+    assert result.skipped == [
+        Skipped("big.log", "too_large"),
+        Skipped("link.md", "link"),
+        Skipped("sub/image.png", "binary"),
+    ]
+    assert result.max_file_bytes == 100
+
+
 # -- property ----------------------------------------------------------------------------
 
-# Letters whose lower() is one character and agrees with re.IGNORECASE; full Unicode case
-# folding (ß, İ, the Kelvin sign) differs between the two by design, not by bug.
+# Letters whose lower() is one character and agrees with case-insensitive matching; full
+# Unicode case folding (ß, İ, the Kelvin sign) differs between the two by design, not by bug.
 _ALPHABET = "abcABCxyzXYZ éÉüÜ.*()[]?+\\|^$-_:\t"
 _lines = st.lists(st.text(_ALPHABET, max_size=30), max_size=30)
 
@@ -310,3 +467,29 @@ def test_search_finds_exactly_the_lines_containing_a_literal_query(
     assert found == expected
     for match in (m for f in result.files for m in f.matches):
         assert all(match.line[a:b].lower() == query.lower() for a, b in match.spans)
+
+
+_PATTERN_PARTS = [*"abAB xé.*()[]?+|^$-_:", r"\b", r"\w", r"\d", "(?:", "(?=", "(?<=", "{2}", "*?"]
+
+
+@settings(deadline=None, max_examples=300)
+@given(
+    parts=st.lists(st.sampled_from(_PATTERN_PARTS), min_size=1, max_size=8),
+    line=st.text("abAB xé-_:", max_size=20),
+    case_sensitive=st.booleans(),
+)
+def test_a_regex_matches_what_python_re_matches(
+    parts: list[str], line: str, case_sensitive: bool
+) -> None:
+    """The regex engine is a bounded stand-in for re, not a different dialect."""
+    pattern = "".join(parts)
+    flags = 0 if case_sensitive else re.IGNORECASE
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            expected = re.compile(pattern, flags)
+    except (re.error, FutureWarning):
+        return
+    ours = compile_query(pattern, regex=True, case_sensitive=case_sensitive)
+    spans = [m.span() for m in expected.finditer(line) if m.end() > m.start()]
+    assert find_spans(ours, line, timeout_s=5, where="t") == spans
