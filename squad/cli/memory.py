@@ -587,7 +587,13 @@ def _edit_in_editor(path: Path) -> str:
     from squad.errors import UsageError
 
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-    current = path.read_text(encoding="utf-8") if path.is_file() else ""
+    try:
+        current = path.read_text(encoding="utf-8") if path.is_file() else ""
+    except UnicodeDecodeError as exc:
+        raise UsageError(
+            f"{path} is not valid UTF-8 (byte offset {exc.start}); fix that byte in it, or "
+            "replace the file with --file"
+        ) from None
     with tempfile.TemporaryDirectory() as folder:
         draft = Path(folder) / path.name
         draft.write_text(current, encoding="utf-8")
@@ -597,4 +603,9 @@ def _edit_in_editor(path: Path) -> str:
             raise UsageError(f"editor {editor!r} not found; set $EDITOR or use --file") from None
         if result.returncode != 0:
             raise UsageError(f"the editor exited with {result.returncode}; nothing was saved")
-        return draft.read_text(encoding="utf-8")
+        try:
+            return draft.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise UsageError(
+                f"the edited text is not valid UTF-8 (byte offset {exc.start}); nothing was saved"
+            ) from None

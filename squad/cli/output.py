@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
     from squad.text.search import Skipped
 
-__all__ = ["Output", "human_size", "report_error", "skip_notes"]
+__all__ = ["Output", "human_size", "report_error", "skip_notes", "visible"]
 
 
 class Output:
@@ -41,6 +41,9 @@ class Output:
         self.stream.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
 
     def line(self, text: str = "", *, style: str | None = None) -> None:
+        """One line for a person; control characters (escape sequences from model output or
+        a file) are shown as ``\\xNN``, never sent to the terminal."""
+        text = visible(text)
         if self.rich:
             from rich.text import Text
 
@@ -52,14 +55,27 @@ class Output:
         self.console.print(renderable)
 
 
+_CONTROLS = {
+    code: f"\\x{code:02x}"
+    for code in [*range(0x00, 0x20), *range(0x7F, 0xA0)]
+    if chr(code) not in "\n\t"
+}
+
+
+def visible(text: str) -> str:
+    """``text`` with every control character but newline and tab written as ``\\xNN`` (a
+    CR before a newline is dropped), so it cannot move the cursor or recolour the terminal."""
+    return text.replace("\r\n", "\n").translate(_CONTROLS)
+
+
 def report_error(error: SquadError, stream: TextIO | None = None) -> None:
     """Print an error for a person: each problem on its own line, no traceback."""
     out = stream or sys.stderr
     if isinstance(error, ConfigError):
         for problem in error.problems:
-            out.write(f"error: {problem.render()}\n")
+            out.write(f"error: {visible(problem.render())}\n")
     else:
-        out.write(f"error: {error}\n")
+        out.write(f"error: {visible(str(error))}\n")
 
 
 def human_size(n: int) -> str:

@@ -211,7 +211,10 @@ class RunExecutor:
         if reviewer is None:
             return True, ""
         self._check_running()
-        work = contained(self.workspace, *output.split("/")).read_text(encoding="utf-8")
+        work = contained(self.workspace, *output.split("/")).read_text(
+            encoding="utf-8",
+            errors="replace",  # a hand-edited output may hold any bytes
+        )
         prompt = (
             f"Review the work for this task.\nTask: {task.description}\n\nWork:\n"
             f"{work[:CONTEXT_CHARS]}\n\nAnswer with 'APPROVED: <why>' or "
@@ -350,7 +353,7 @@ class RunExecutor:
             if path.is_file():
                 parts.append(
                     f"Work from task {dep} (tasks/{dep}/output.md):\n"
-                    f"{path.read_text(encoding='utf-8')[:CONTEXT_CHARS]}"
+                    f"{path.read_text(encoding='utf-8', errors='replace')[:CONTEXT_CHARS]}"
                 )
         if feedback:
             parts.append(f"Review feedback on your previous attempt: {feedback}")

@@ -536,11 +536,18 @@ def _indexed_text(fact: NewFact) -> str:
     return fact.text if fact.subject is None else f"{fact.subject}\n{fact.text}"
 
 
+_MAX_ID = 2**31 - 1
+"""The largest id an INTEGER key holds on Postgres (SQLite's are wider)."""
+
+
 def _namespace_key(id_or_identity: int | str) -> ColumnElement[bool]:
     if isinstance(id_or_identity, int):
         return NAMESPACES.c.id == id_or_identity
     ref = id_or_identity.strip()
-    return NAMESPACES.c.id == int(ref) if ref.isdigit() else NAMESPACES.c.identity == ref
+    # ASCII digits only ('²'.isdigit() is True) and within the id column's range
+    if ref.isascii() and ref.isdigit() and len(ref) <= 10 and int(ref) <= _MAX_ID:
+        return NAMESPACES.c.id == int(ref)
+    return NAMESPACES.c.identity == ref
 
 
 def _resolve_namespace(conn: Connection, ref: str) -> Row[Any]:

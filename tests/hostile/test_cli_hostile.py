@@ -4,6 +4,7 @@ an exit code, never a traceback, and nothing that was left out goes unsaid."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from pathlib import Path
@@ -283,3 +284,29 @@ def test_a_regex_too_big_to_compile_safely_is_refused(
     _clean(outcome)
     assert outcome.code == 2
     assert outcome.stderr.startswith("error: ") and says in outcome.stderr
+
+
+# -- terminal escapes ---------------------------------------------------------------------------
+
+
+def test_escape_sequences_in_a_run_log_never_reach_the_terminal(tmp_path: Path) -> None:
+    from squad.cli.output import Output
+
+    stream = io.StringIO()
+    Output(stream=stream).line("tool said \x1b]0;pwned\x07\x1b[2J and \r\nmore\rover")
+    shown = stream.getvalue()
+    assert "\x1b" not in shown and "\x07" not in shown and "\r" not in shown
+    assert "\\x1b]0;pwned\\x07\\x1b[2J" in shown and "\\x0dover" in shown
+
+
+def test_a_namespace_ref_of_unicode_digits_or_a_huge_number_names_nothing(
+    squad: Squad, store_url: str
+) -> None:
+    for ref in ("²", "99999999999999999999999"):
+        outcome = squad("memory", "disable", ref)
+        assert outcome.code == 2 and "Traceback" not in outcome.stderr, outcome.stderr
+    from squad.store import Store
+
+    with Store.open(store_url) as store:  # the store's own lookup, as the MCP tools will use
+        for ref in ("²", "99999999999999999999999", "2147483648"):
+            assert store.memory.get_namespace(ref) is None
