@@ -119,10 +119,13 @@ def run(
     out, err = Output(json_mode=json_output), Output(stream=sys.stderr)
     with _runner(err) as (app, runner):
         spec, workspace = _spec_for(app, target)
+        from squad.runtime.runlock import settle_dead_runs
+
+        # A `running` run whose process died is interrupted; one still alive elsewhere makes
+        # runner.run refuse with its id (SquadBusy), so it is never offered for resuming.
+        settle_dead_runs(app.store, app.settings.home, squad=spec.name)
         interrupted = [
-            r
-            for r in app.store.interrupted_runs(spec.name)
-            if r.status in ("running", "interrupted")
+            r for r in app.store.interrupted_runs(spec.name) if r.status == "interrupted"
         ]
         with _graceful_stop(runner, err):
             if interrupted and (resume_latest or _ask_resume(interrupted[0].id)):

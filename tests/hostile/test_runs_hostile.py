@@ -330,3 +330,24 @@ def test_a_database_connection_lost_mid_run_stops_it_resumably_without_a_traceba
             assert result.succeeded
             outline = app.store.conversation.messages("demo", "planner")
             assert [m.role.value for m in outline] == ["user", "assistant"]  # not redone
+
+
+def test_a_run_that_exits_2_mid_run_is_left_interrupted_not_running(cli: Cli) -> None:
+    folder = cli.tmp / "configs" / "squads"
+    folder.mkdir(parents=True)
+    definition = folder / "demo.yaml"
+    definition.write_text(BASIC_YAML)
+    assert cli("create", definition).returncode == 0
+    memory = cli.workspaces / "demo" / "agents" / "writer" / "memory.md"
+    memory.unlink()
+    memory.mkdir()  # the writer's prompt cannot be built: its memory.md is a folder
+
+    result = cli("run", "demo")
+
+    assert result.returncode == 2, result.stderr
+    assert "memory.md" in result.stderr and "Traceback" not in result.stderr
+    run = last_run(cli, "demo")
+    assert run["status"] == "interrupted"
+    assert f"squad resume {run['id']}" in run["error"]
+    again = cli("run", "demo")  # a later run says it is resumable, and runs
+    assert f"note: run {run['id']} was interrupted" in again.stderr
