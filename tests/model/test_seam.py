@@ -365,7 +365,9 @@ def test_a_stream_that_ends_without_any_text_is_an_empty_answer(
 ) -> None:
     server.script(stream(), stream())
     with pytest.raises(ModelError, match="gave no answer"):
-        make_model(retry=RetryPolicy(max_attempts=2, jitter=0)).complete(HELLO, on_token=lambda _: None)
+        make_model(retry=RetryPolicy(max_attempts=2, jitter=0)).complete(
+            HELLO, on_token=lambda _: None
+        )
 
 
 def test_malformed_tool_arguments_are_a_model_error_quoting_them(
