@@ -13,7 +13,8 @@ per turn, so :class:`RollingSummariser` keeps the model's last summary in
 
 The file is a cache a person can read (and delete: the next call rebuilds it). Digests are of
 role and text, so the summary follows the messages however the chat's window slides, and
-only messages still folded stay listed.
+only messages still folded stay listed. The summary is saved, and read back, with credentials
+redacted: a cache written before redaction on write does not bring one back.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from squad.chat.summarise import offline_summary
 from squad.clock import Clock, utc_now
 from squad.fsutil import atomic_write
 from squad.model.types import Message
+from squad.text.secrets import redact
 from squad.text.tokens import TokenCounter
 
 __all__ = ["REFRESH_MESSAGES", "SUMMARY_FILE", "RollingSummariser", "SavedSummary", "digest"]
@@ -70,6 +72,7 @@ class RollingSummariser:
         if len(new) >= self.refresh:
             text = self.model_summary(previous, new, max_tokens)
             if text is not None:
+                text = redact(text)[0]
                 self._save(text, dropped)
                 return text
         if not previous:
@@ -87,7 +90,7 @@ class RollingSummariser:
             return None
         if not isinstance(summary, str) or not isinstance(covered, list):
             return None
-        return SavedSummary(summary, frozenset(str(d) for d in covered))
+        return SavedSummary(redact(summary)[0], frozenset(str(d) for d in covered))
 
     def _save(self, summary: str, covered: Sequence[Message]) -> None:
         record = {

@@ -2,12 +2,18 @@
 
 Every turn rebuilds the system prompt (boot files, memory ranked against the message), keeps
 the conversation in the store (session ``chat``), and charges the squad's spend ledger.
+
+A credential pasted into a turn reaches the model on that turn only: the store keeps the
+message with it redacted (:class:`~squad.store.conversation.ConversationStore`), later turns
+load that, and what they send (history and its summary) is redacted again, for rows stored
+before redaction on write, as is what the model summariser reads
+(:class:`~squad.chat.summarise.ModelSummariser`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from squad.chat.compress import compress_history
@@ -21,14 +27,16 @@ from squad.paths import contained
 from squad.runtime.agent import run_turn
 from squad.runtime.files_tool import WorkspaceFiles
 from squad.runtime.limits import RunBudget
+from squad.runtime.prices import require_prices
 from squad.runtime.tools import tool_from_function
 from squad.spec.models import ModelSpec
+from squad.text.secrets import redact_conversation
 from squad.text.tokens import counter_for_model
 
 if TYPE_CHECKING:
     from squad.runtime.runner import SquadRunner
 
-__all__ = ["CHAT_SESSION", "SESSION_BUDGET_TOKENS", "ChatSession"]
+__all__ = ["CHAT_SESSION", "SESSION_BUDGET_TOKENS", "ChatSession", "without_credentials"]
 
 CHAT_SESSION = "chat"
 CHAT_WINDOW = 400
@@ -92,6 +100,7 @@ class ChatSession:
         spec, workspace = runner.squad_of(squad)
         ctx = AgentContext.of(spec, agent, workspace)
         model_spec = ModelSpec(name=model) if model else (ctx.agent.model or spec.model)
+        require_prices(spec, runner.model_factory, override=model, agents=(agent,))
         return cls(runner, ctx, runner.model_factory(model_spec, lambda event: None), model_spec)
 
     def say(self, text: str, *, on_token: Callable[[str], None] | None = None) -> str:
@@ -112,6 +121,7 @@ class ChatSession:
             counter=counter_for_model(self.model_spec.name),
             summariser=self.summariser,
         ).messages
+        history = without_credentials(history)
         files = WorkspaceFiles(ctx.workspace, "chat")
         functions: list[Callable[..., str]] = [files.read_file, files.list_files, files.write_file]
         if ctx.memory_enabled:
@@ -157,3 +167,12 @@ class ChatSession:
             self._budget.charge(
                 reply.usage.prompt_tokens, reply.usage.completion_tokens, reply.usage.cost_usd
             )
+
+
+def without_credentials(messages: Sequence[Message]) -> tuple[Message, ...]:
+    """``messages`` with credentials redacted, each judged after the ones before it."""
+    contents = redact_conversation([m.content for m in messages])
+    return tuple(
+        m if text == m.content else replace(m, content=text)
+        for m, text in zip(messages, contents, strict=True)
+    )

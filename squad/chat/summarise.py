@@ -8,7 +8,8 @@ Two :data:`~squad.chat.compress.Summariser` implementations:
   greetings are left out. When they do not all fit, the user's
   bullets win over the assistant's, and newer assistant bullets over older ones; the chosen
   bullets are listed oldest first.
-- :class:`ModelSummariser`: one call to a chat model; falls back to the offline summary on
+- :class:`ModelSummariser`: one call to a chat model, which reads the messages with their
+  credentials redacted; falls back to the offline summary on
   any :class:`~squad.errors.ModelError` or an empty answer. A chat does not call it every
   turn: :mod:`squad.chat.rolling` keeps its last answer and asks again only when
   enough new messages have been folded.
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 from squad.classifier.cues import CUES
 from squad.errors import ModelError
 from squad.model.types import ChatModel, Message, ModelReply
+from squad.text.secrets import redact, redact_conversation
 from squad.text.tokens import TokenCounter
 
 __all__ = ["BULLET_WORDS", "ModelSummariser", "offline_summary"]
@@ -116,11 +118,15 @@ class ModelSummariser:
         from squad.prompts import load
 
         instructions = load("session_summary.md").format(max_words=max(10, max_tokens * 2 // 3))
+        contents = redact_conversation([m.content for m in messages])
         transcript = "\n\n".join(
-            f"{m.role}: {m.content[:TRANSCRIPT_CHARS]}" for m in messages if m.content.strip()
+            f"{m.role}: {text[:TRANSCRIPT_CHARS]}"
+            for m, text in zip(messages, contents, strict=True)
+            if text.strip()
         )
         if previous.strip():
-            transcript = f"Summary so far:\n{previous.strip()}\n\nNew messages:\n{transcript}"
+            summary = redact(previous.strip())[0]
+            transcript = f"Summary so far:\n{summary}\n\nNew messages:\n{transcript}"
         try:
             reply = self.model.complete(
                 [Message.system(instructions), Message.user(transcript)], timeout_s=self.timeout_s

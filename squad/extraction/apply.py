@@ -24,6 +24,7 @@ from squad.memory.audit import AuditLog, AuditRecord
 from squad.memory.files import MemoryFile
 from squad.memory.service import AgentContext, MemoryService
 from squad.memory.sightings import sighting_key
+from squad.text.secrets import refuse_secrets
 
 __all__ = ["EDIT_ATTEMPTS", "Applied", "apply_decisions", "existing_facts"]
 
@@ -237,6 +238,7 @@ def _write_experiential(
         else None
     )
     try:
+        refuse_secrets(c.text, what="the fact")  # the store does not check; memory.md does
         fact = store.add_fact(
             memory.namespace_id(ctx),
             c.text,

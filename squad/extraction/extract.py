@@ -1,4 +1,10 @@
-"""Extraction of one batch: the offline classifier, or one model call behind the offline gate."""
+"""Extraction of one batch: the offline classifier, or one model call behind the offline gate.
+
+A batch is read with its credentials redacted first (:func:`redacted`), each message judged with
+the ones before it, so neither the model nor a fact ever sees a password split across two
+messages ("what's the db password?" / "hunter2x"); a fact built from a redacted message is
+dropped by :func:`~squad.extraction.quality.drop_reason`.
+"""
 
 from __future__ import annotations
 
@@ -14,8 +20,9 @@ from squad.extraction.model_answer import parse_answer
 from squad.extraction.prompt import extraction_messages
 from squad.extraction.quality import containment
 from squad.model.types import ChatModel, Message, ModelReply
+from squad.text.secrets import redact_conversation
 
-__all__ = ["BatchResult", "extract_batch", "extract_offline"]
+__all__ = ["BatchResult", "extract_batch", "extract_offline", "redacted"]
 
 Extractor = Literal["offline", "model", "gate"]
 MODEL_TIMEOUT_S = 120.0
@@ -75,6 +82,18 @@ def extract_offline(batch: Sequence[ConversationMessage], today: date) -> list[C
     return out
 
 
+def redacted(
+    batch: Sequence[ConversationMessage], *, previous: Sequence[str] = ()
+) -> list[ConversationMessage]:
+    """``batch`` with each message's credentials redacted, the messages before it (and
+    ``previous``, those before the batch) read for a bare value's cue."""
+    contents = redact_conversation([m.content for m in batch], previous=previous)
+    return [
+        m if text == m.content else replace(m, content=text)
+        for m, text in zip(batch, contents, strict=True)
+    ]
+
+
 def _detail(sources: Iterable[str]) -> str | None:
     """The long source messages of a fact, kept in the daily log; None when all are short."""
     long = [text.strip() for text in sources if len(text) > LONG_MESSAGE_CHARS]
@@ -94,6 +113,7 @@ def extract_batch(
     answer is malformed (:class:`ExtractionFailed` after that). A :class:`ModelError` (the
     model is unreachable, or kept failing) propagates: the caller skips the batch.
     """
+    batch = redacted(batch)
     if model is None:
         return BatchResult(extract_offline(batch, today), "offline")
     if not worth_a_model_call([(m.role, m.content) for m in batch if m.role != "task"]):

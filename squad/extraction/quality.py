@@ -3,7 +3,8 @@
 Memory fills with junk unless every candidate is questioned (an audit of a popular memory
 library found 97.8% of ten thousand extracted memories were junk). Each candidate is, in order:
 
-1. **dropped** when it is not a durable fact: it carries a credential, is a question, reports
+1. **dropped** when it is not a durable fact: it carries a credential (or the redaction marker
+   of one: it was built from a message that did), is a question, reports
    transient status ("I'm running the tests now"), is a suggestion nobody took up ("maybe we
    could try Redis"), or the extractor was not confident enough;
 2. **dropped as a duplicate** when memory (or an earlier candidate of the batch) already says
@@ -29,6 +30,7 @@ from typing import Literal
 
 from squad.classifier.cues import has_secret
 from squad.extraction.candidates import Candidate, Existing
+from squad.text.secrets import contains_redaction
 
 __all__ = [
     "NEAR_DUPLICATE",
@@ -130,7 +132,7 @@ def drop_reason(candidate: Candidate, *, min_confidence: float = 0.0) -> str | N
     text = candidate.text.strip()
     if len(normalise(text)) < 3:
         return "empty"
-    if has_secret(text):
+    if has_secret(text) or contains_redaction(text):
         return "secret"
     if _QUESTION.search(text):
         return "question"

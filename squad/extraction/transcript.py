@@ -17,7 +17,7 @@ from typing import Any
 from squad.errors import UsageError
 from squad.extraction.apply import Applied, apply_decisions, existing_facts
 from squad.extraction.candidates import ConversationMessage, Existing
-from squad.extraction.extract import extract_batch
+from squad.extraction.extract import extract_batch, redacted
 from squad.extraction.job import (
     BATCH_MESSAGES,
     MODEL_MIN_CONFIDENCE,
@@ -125,11 +125,13 @@ def extract_transcript(
     source: str = "transcript",
 ) -> TranscriptResult:
     """Extract, check against the agent's memory (when given) and write unless ``dry_run``."""
-    talk = [
-        ConversationMessage(i, "user" if role == "user" else "assistant", content)
-        for i, (role, content) in enumerate(messages)
-        if role in ("user", "assistant")
-    ]
+    talk = redacted(  # across batches: a cue may end one batch and its value start the next
+        [
+            ConversationMessage(i, "user" if role == "user" else "assistant", content)
+            for i, (role, content) in enumerate(messages)
+            if role in ("user", "assistant")
+        ]
+    )
     existing: list[Existing] = (
         existing_facts(memory, ctx) if memory is not None and ctx is not None else []
     )

@@ -13,6 +13,12 @@ its number back too. The unique (squad, agent, seq) constraint backs this up.
 The same row counts the agent's assistant replies: a message's ``turn`` is that count after
 it, the number the background extractor cites as a fact's provenance.
 
+Content is stored with every recognised credential redacted (:mod:`squad.text.secrets`), so a
+key pasted into a chat or read by a tool is never sent to a model again on a later turn, nor
+read by the extractor. A bare value is judged with the messages before it in the same session
+or run ("what's the db password?" / "hunter2x"). The turn that carried the credential keeps it
+in memory for its own model calls only.
+
 ``extraction_watermarks`` holds, per agent, the last ``seq`` the extractor has read and a
 claim protocol that keeps one extraction per agent at a time, coalescing triggers:
 
@@ -51,6 +57,7 @@ from squad.store.engine import transaction
 from squad.store.records import MessageRecord, MessageRole, WatermarkRecord, enum_value
 from squad.store.tables import metadata
 from squad.store.upsert import upsert
+from squad.text.secrets import CUE_MESSAGES, needs_previous, redact, redact_conversation
 
 __all__ = ["ConversationStore"]
 
@@ -100,7 +107,8 @@ class ConversationStore:
     ) -> list[MessageRecord]:
         """Append ``(role, content, tool_name)`` messages in order, in one transaction.
 
-        They get consecutive seqs; each one's turn counts the assistant replies up to it.
+        They get consecutive seqs; each one's turn counts the assistant replies up to it. Their
+        content is stored with credentials redacted (see the module docstring).
         """
         roles = [enum_value(MessageRole, role, "message role") for role, _, _ in items]
         _check_agent(squad, agent)
@@ -110,10 +118,18 @@ class ConversationStore:
         replies = sum(role is MessageRole.ASSISTANT for role in roles)
         action = f"record a message of agent {agent!r} of squad {squad!r}"
         rows: list[dict[str, Any]] = []
+        contents = [content for _, content, _ in items]
+        stored = redact_conversation(contents)  # before the write lock: long tool output is slow
+        cued = [i for i, text in enumerate(contents[:CUE_MESSAGES]) if needs_previous(text)]
         with transaction(self._engine, action) as conn:
             last_seq, turns = _take_seqs(conn, squad, agent, len(items), replies)
             seq, turn = last_seq - len(items), turns - replies
-            for role, (_, content, tool_name) in zip(roles, items, strict=True):
+            if cued:  # a bare value whose cue may be in the messages already stored
+                before = _last_contents(conn, squad, agent, seq, run_id, session_id)
+                for i in cued:
+                    previous = [*before, *contents[:i]][-CUE_MESSAGES:]
+                    stored[i] = redact(contents[i], previous=previous)[0]
+            for role, (_, _, tool_name), content in zip(roles, items, stored, strict=True):
                 seq += 1
                 turn += role is MessageRole.ASSISTANT
                 rows.append(
@@ -340,6 +356,30 @@ _TAKE_SEQS = {
 }
 """Prepared per dialect: a message write builds no SQL (others take the portable path)."""
 _INSERT_MESSAGES = insert(MESSAGES).returning(MESSAGES.c.id, sort_by_parameter_order=True)
+
+
+def _last_contents(
+    conn: Connection,
+    squad: str,
+    agent: str,
+    seq: int,
+    run_id: str | None,
+    session_id: str | None,
+) -> list[str]:
+    """The content of the agent's last :data:`CUE_MESSAGES` messages up to ``seq`` in the same
+    run or chat session, oldest first: where a bare value's cue may be."""
+    query = select(MESSAGES.c.content).where(
+        _agent_key(MESSAGES, squad, agent),
+        MESSAGES.c.seq <= seq,
+        _same_thread(MESSAGES.c.run_id, run_id),
+        _same_thread(MESSAGES.c.session_id, session_id),
+    )
+    rows = conn.execute(query.order_by(MESSAGES.c.seq.desc()).limit(CUE_MESSAGES)).scalars()
+    return [str(content) for content in rows][::-1]
+
+
+def _same_thread(column: ColumnElement[str], value: str | None) -> ColumnElement[bool]:
+    return column.is_(None) if value is None else column == value
 
 
 def _ensure_watermark(conn: Connection, squad: str, agent: str, now: datetime) -> None:

@@ -16,6 +16,7 @@ import pytest
 from squad.app import App
 from squad.chat.compress import SUMMARY_PREFIX, history_tokens
 from squad.chat.session import ChatSession
+from squad.errors import ConfigError
 from squad.model.testing import Behaviour, OpenAIStubServer, answer
 from squad.model.types import Message
 from squad.runtime.runner import SquadRunner
@@ -188,3 +189,16 @@ def test_on_the_offline_model_the_history_is_summarised_without_a_call(
     assert history_tokens(history, counter_for_model("offline")) > BUDGET  # it was compressed
     assert chat.summariser is None
     assert not (workspace / "agents" / "writer" / "chat-summary.json").exists()
+
+
+def test_a_chat_on_a_model_with_no_price_is_refused_before_any_call(
+    settings: Settings, app: App, stub: OpenAIStubServer
+) -> None:
+    text = CHAT_YAML.format(url=stub.url).replace(
+        "STUB_KEY,\n  cost_per_1k_input: 0, cost_per_1k_output: 0}", "STUB_KEY}"
+    )
+    with app.squads as manager:
+        manager.create(squad_from_text(text, source="demo.yaml"))
+        with pytest.raises(ConfigError, match="'openai/stub' has no price"):
+            ChatSession.open(app.runner(), "demo", "writer")
+    assert stub.requests == []

@@ -3,6 +3,11 @@
 ``POSITIVES`` are ``(kind, text)`` pairs where each credential value is wrapped in ⟦ ⟧: the
 test strips the brackets, then expects exactly those spans to be found with that kind and
 replaced by ``[REDACTED:<kind>]``, everything else untouched. ``NEGATIVES`` must yield nothing.
+``FOLLOWUPS`` and ``FOLLOWUP_NEGATIVES`` are the same for a message read after the messages
+before it (``previous``): "what's the db password?" / "hunter2x".
+
+The cases after "as people write them in chat" are credentials as they are pasted into a chat
+or a note, not as a provider prints them: cut short, spaced out, in prose, in both languages.
 
 Every credential here is fake and assembled at import time from a seeded generator, so this
 file holds no token-shaped literal for secret scanners (GitHub push protection, CI) to trip on.
@@ -391,9 +396,9 @@ POSITIVES: list[tuple[str, str]] = [
     _p("password_assignment", "관리자 패스워드 = '⟦admin!2345⟧'"),
     _p("password_assignment", "{user: app, password: ⟦Flow-Style1⟧}"),
     # secret/token/API-key assignments
-    _p("secret_assignment", f"client_secret: ⟦{GOOGLE_CLIENT_SECRET}⟧"),
+    _p("google_client_secret", f"client_secret: ⟦{GOOGLE_CLIENT_SECRET}⟧"),
     _p(
-        "secret_assignment",
+        "google_client_secret",
         '{"client_id": "123.apps.googleusercontent.com",'
         f' "client_secret": "⟦{GOOGLE_CLIENT_SECRET}⟧"}}',
     ),
@@ -525,4 +530,312 @@ NEGATIVES: list[str] = [
     "npm_config_cache=/tmp/npm",
     "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIB\n-----END PUBLIC KEY-----",
     "-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+gAwIBAgIEAgAAuTANBgkq\n-----END CERTIFICATE-----",
+]
+
+# -- as people write them in chat: cut short, spaced out, in prose, in English and Korean ----
+
+
+def b64_secret(size: int) -> str:
+    """Base64 of ``size`` random bytes, as a key or a shared secret is pasted."""
+    while True:
+        out = base64.b64encode(bytes(_rng.randrange(256) for _ in range(size))).decode()
+        if _classes(out) == 3 and not out.startswith("AAAA") and ("+" in out or "/" in out):
+            return out
+
+
+def grouped(prefix: str, alphabet: str, width: int, groups: int) -> str:
+    """A token written in groups for reading: ``sk-proj-Ab12Cd34 Ef56Gh78 ...``."""
+    return prefix + " ".join(fake(alphabet, width) for _ in range(groups))
+
+
+OPENAI_SHORT = "sk-" + "proj-" + fake(URLSAFE, 14)
+OPENAI_SHORT_2 = "sk-" + "proj-" + fake(B62, 9)
+ANTHROPIC_SHORT = "sk-" + "ant-api03-" + fake(URLSAFE, 20)
+SLACK_DIGITS = "xo" + "xb-" + digits(12) + "-" + digits(13)
+SLACK_SHORT = "xo" + "xb-" + digits(4) + "-" + fake(B62, 6)
+GH_SHORT = "gh" + "p_" + fake(B62, 12)
+GITLAB_SHORT = "gl" + "pat-" + fake(URLSAFE, 10)
+STRIPE_SHORT = "sk" + "_live_" + fake(B62, 12)
+HF_SHORT = "hf" + "_" + fake(B62, 18)
+GOCSPX_SHORT = "GOC" + "SPX-" + fake(B62, 12)
+GROQ = "gs" + "k_" + fake(B62, 52)
+XAI = "xa" + "i-" + fake(B62, 80)
+VAULT = "hv" + "s." + fake(URLSAFE, 90)
+SPACED_PROJ = grouped("sk-" + "proj-", B62, 8, 4)
+SPACED_GH = grouped("gh" + "p_", B62, 6, 6)
+SPACED_AWS = "AK" + "IA " + " ".join(fake(UPPER_DIGITS, 4) for _ in range(4))
+SPACED_ANTHROPIC = grouped("sk-" + "ant-api03-", URLSAFE, 10, 4)
+ZWSP_STRIPE = "sk" + "_live_" + fake(B62, 16) + "\u200b" + fake(B62, 16)
+RSA_BODY = "MIIEpAIBAAKCAQEA" + fake(B64, 48) + "\n" + "\n".join(fake(B64, 64) for _ in range(3))
+PKCS8_BODY = "MIIEvgIBADANBgkqhkiG9w0BAQEFAASCBKgwggSkAgEAAoIBAQ" + fake(B64, 14)
+OPENSSH_BODY = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW" + (
+    "QyNTUxOQAAACA" + fake(B64, 51)
+)
+EC_BODY = "MHcCAQEEI" + fake(B64, 55) + "\n" + fake(B64, 64)
+SHARED_SECRET = b64_secret(32)
+WEBHOOK_KEY = b64_secret(24)
+SESSION_KEY = b64_secret(48)
+TOKEN_HEX = fake(HEX, 32)
+TOKEN_B62 = fake(B62, 18)
+
+POSITIVES += [
+    # provider tokens whose body is not the provider's canonical length or alphabet
+    _p("openai_api_key", f"OPENAI_API_KEY=⟦{OPENAI_SHORT}⟧"),
+    _p("openai_api_key", f"my key is ⟦{OPENAI_SHORT_2}⟧ (a test one)"),
+    _p("anthropic_api_key", f"use ⟦{ANTHROPIC_SHORT}⟧ for the eval"),
+    _p("slack_token", f"SLACK_BOT_TOKEN=⟦{SLACK_DIGITS}⟧"),
+    _p("slack_token", f"슬랙 봇 토큰 ⟦{SLACK_SHORT}⟧ 으로 바꿨어요"),
+    _p("github_token", f"gh auth login with ⟦{GH_SHORT}⟧"),
+    _p("gitlab_token", f"CI_JOB_TOKEN 말고 ⟦{GITLAB_SHORT}⟧ 쓰세요"),
+    _p("stripe_secret_key", f"test with ⟦{STRIPE_SHORT}⟧ first"),
+    _p("huggingface_token", f"HF token: ⟦{HF_SHORT}⟧"),
+    _p("google_client_secret", f"the OAuth client secret ⟦{GOCSPX_SHORT}⟧ is for dev"),
+    _p("provider_token", f"GROQ_API_KEY=⟦{GROQ}⟧"),
+    _p("provider_token", f"xAI 키는 ⟦{XAI}⟧ 입니다"),
+    _p("provider_token", f"vault token: ⟦{VAULT}⟧"),
+    # keys with spaces or zero-width characters inserted
+    _p("openai_api_key", f"here: ⟦{SPACED_PROJ}⟧"),
+    _p("github_token", f"PAT ⟦{SPACED_GH}⟧ (split so Slack does not revoke it)"),
+    _p("aws_access_key_id", f"access key id ⟦{SPACED_AWS}⟧"),
+    _p("anthropic_api_key", f"키: ⟦{SPACED_ANTHROPIC}⟧"),
+    _p("stripe_secret_key", f"stripe ⟦{ZWSP_STRIPE}⟧"),
+    # private key bodies pasted without their header
+    _p("private_key", f"⟦{RSA_BODY}⟧"),
+    _p("private_key", f"key body: ⟦{PKCS8_BODY}⟧"),
+    _p("private_key", f"배포 키 본문입니다\n⟦{OPENSSH_BODY}⟧"),
+    _p("private_key", f"the EC key is\n⟦{EC_BODY}⟧\nkeep it safe"),
+    # base64 blobs standing alone
+    _p("base64_token", f"the webhook signing key: ⟦{WEBHOOK_KEY}⟧"),
+    _p("secret_prose", f"shared secret is `⟦{SHARED_SECRET}⟧`"),
+    _p("base64_token", f"here you go: `⟦{SHARED_SECRET}⟧`"),
+    _p("base64_token", f"세션 키는 ⟦{SESSION_KEY}⟧ 이고 매주 바뀝니다"),
+    _p("base64_token", f"⟦{SHARED_SECRET}⟧"),
+    # passwords in prose, English
+    _p("password_prose", "the passphrase is ⟦tangerine-dream-1974⟧"),
+    _p("password_prose", 'The passphrase is "⟦purple monkey dishwasher⟧".'),
+    _p("password_prose", "my pw is ⟦hunter2x⟧ lol"),
+    _p("password_prose", "username admin, password ⟦Xk9pq2Lm⟧"),
+    _p("password_prose", "the wifi passcode is ⟦88cafe!21⟧"),
+    _p("password_prose", "the root password was changed to ⟦Winter2025!⟧ yesterday"),
+    _p("password_prose", "password - ⟦Tr0ub4dor&3⟧"),
+    # passwords in prose, Korean
+    _p("password_prose", "DB 비번은 ⟦hunter2x⟧ 입니다"),
+    _p("password_prose", "비번은 ⟦qwerty⟧예요"),
+    _p("password_prose", "스테이징 서버 암호는 ⟦Qwer1234!⟧ 야"),
+    _p("password_prose", "와이파이 비번 ⟦cafe2024!⟧ 이에요"),
+    _p("password_prose", "관리자 패스워드는 ⟦Adm1n-Pass⟧입니다"),
+    _p("password_prose", "루트 비밀번호가 ⟦r00tMe!⟧로 바뀌었어요"),
+    _p("password_prose", "메일 계정 암호가 ⟦Mail#2024⟧ 이고 아이디는 ops예요"),
+    # any value assigned to a password-like key
+    _p("password_assignment", "root pw: ⟦Tr0ub4dor⟧"),
+    _p("password_assignment", "host=db user=app pw=⟦hunter2⟧ port=5432"),
+    _p("password_assignment", "DSN: host=db port=5432 user=app pw=⟦Kx82!mq⟧ sslmode=require"),
+    _p("password_assignment", "PW: ⟦Winter2025!⟧"),
+    _p("password_assignment", 'admin_pw = "⟦letmein99⟧"'),
+    _p("password_assignment", "pass: ⟦hunter2x⟧"),
+    _p("password_assignment", "user: deploy\npass: ⟦ftp-Upl0ad⟧\n"),
+    _p("password_assignment", "rootpw=⟦tangerine⟧"),
+    _p("password_assignment", "비번: ⟦hunter2x⟧"),
+    _p("password_assignment", "암호 = '⟦s3cr3t!!⟧'"),
+    _p("password_assignment", "패스워드=⟦Pw2024!!⟧"),
+    _p("password_assignment", "VPN 비밀 번호: ⟦vpn-Acme-7⟧"),
+    _p("password_assignment", "passcode: ⟦4471-9920⟧"),
+    _p("secret_assignment", f"토큰: ⟦{TOKEN_B62}⟧"),
+    _p("cli_flag_secret", "openconnect vpn.acme.dev --user ops --passphrase ⟦Vpn!2024x⟧"),
+    # command lines
+    _p("cli_password", "mysql -u root -p⟦S3cretPass⟧ shop"),
+    _p("cli_password", "mysqldump -uroot -p'⟦dump!Pass9⟧' app > app.sql"),
+    _p("cli_password", "mariadb -h db -P 3306 -u app -p⟦Maria2024x⟧"),
+    _p("cli_password", "docker exec -it db mysql -uroot -p⟦rootpass⟧ -e 'show databases'"),
+    _p("cli_password", "sshpass -p ⟦Tr0ub4dor⟧ ssh deploy@10.0.0.5"),
+    _p("cli_password", "redis-cli -h cache -a ⟦r3dis!Pass⟧ ping"),
+    _p("cli_password", "openssl pkcs12 -export -in c.pem -out c.p12 -passout pass:⟦p12-Export9⟧"),
+    # user/password pairs in prose
+    _p("credential_pair", "login is admin / ⟦hunter2x⟧"),
+    _p("credential_pair", "계정은 deploy / ⟦Xk9!pass⟧ 이에요"),
+    _p("credential_pair", "creds: ci-bot/⟦Bu1ld-2024⟧"),
+    _p("credential_pair", "username/password: admin/⟦Adm1n!23⟧"),
+    _p("credential_pair", "아이디/비번은 admin/⟦hunter2x⟧"),
+    _p("credential_pair", "접속 정보: root / ⟦Qwer1234⟧"),
+    _p("credential_pair", "Log in with jenkins / ⟦J3nk1ns!⟧ on the old box"),
+    _p("credential_pair", "the staging login is qa@acme.dev / ⟦Qa-Test-77x⟧"),
+    _p("credential_pair", "로그인은 admin / ⟦P@ssw0rd⟧ 로 하세요"),
+    _p("credential_pair", "grafana account: viewer:⟦View3r!x⟧"),
+    # tokens named in prose
+    _p("secret_prose", f"the API key is ⟦{TOKEN_HEX}⟧"),
+    _p("secret_prose", f"The staging token is ⟦{TOKEN_B62}⟧."),
+    _p("secret_prose", f"API 키는 ⟦{TOKEN_B62}⟧ 이에요"),
+    _p("secret_prose", f"토큰은 ⟦{TOKEN_HEX}⟧입니다"),
+    _p("secret_prose", "the client secret was ⟦Q2x9-Lm81-Zp04⟧"),
+    # a bare value on the line after its cue
+    _p("followup_secret", "staging password:\n⟦hunter2x⟧"),
+    _p("followup_secret", "database:\n  password:\n    ⟦Tr0ub4dor&3⟧\n"),
+    _p("followup_secret", "DB 비번은\n⟦qwer1234!⟧"),
+    _p("followup_secret", f"**API token:**\n`⟦{TOKEN_B62}⟧`"),
+]
+
+NEGATIVES += [
+    "the password field needs 12 characters",
+    "sk-learn",
+    "pw is short for password",
+    "비밀번호는 12자 이상이어야 해요",
+    "token budget is 2000",
+    "the token budget per turn is 2000 tokens",
+    "set max_tokens=4096 and temperature=0.2",
+    "the passphrase is required for the key",
+    "the password is wrong, try again",
+    "the password is case-sensitive",
+    "the password is at least 12 characters",
+    "my password is stored in 1Password",
+    "The passphrase is at least 5 words long.",
+    "the API key is rotated every 90 days",
+    "the token is valid for 3600 seconds",
+    "the secret is out",
+    "password hashing uses argon2id",
+    "the password is sha256-hashed with a salt",
+    "password-protected zip",
+    "PIN is 4 digits",
+    "pwd prints the working directory",
+    "run `pwd` to see where you are",
+    "pass: all tests green",
+    "tests pass: 42/42",
+    "Pass: 98%",
+    "비번은 1Password에 저장돼 있어요",
+    "비밀번호는 vault에 있어요",
+    "비밀번호는 admin 계정에서 바꿀 수 있어요",
+    "비밀번호는 email로 보내드려요",
+    "암호화 키는 KMS에서 관리해요",
+    "암호화 방식은 AES-256-GCM이에요",
+    "비번 변경 주기는 90일이에요",
+    "토큰 수는 2000개로 제한돼요",
+    "토큰은 2000개까지 써요",
+    "API 키는 환경변수 OPENAI_API_KEY에 있어요",
+    "API 키는 매달 교체해요",
+    "계정은 admin / 비번은 1Password에",
+    "login is via SSO / Okta",
+    "the account is read/write",
+    "account: acme/prod",
+    "login page: /admin/login",
+    "credentials are in vault/prod",
+    "sign in with Google: OAuth2",
+    "Login: 2026-11-29T10:00:00Z",
+    "The login is admin / the password is in the vault",
+    "use user/pass auth for the proxy",
+    "use mysql -u root -p and type it at the prompt",
+    "mysql -u root -p$MYSQL_ROOT_PASSWORD shop",
+    "docker run -u 1000 -p8080:80 app",
+    "mkdir -p /tmp/build",
+    "ssh -p 2222 deploy@host",
+    'sshpass -p "$SSHPASS" ssh host',
+    "redis-cli -a $REDIS_PASSWORD ping",
+    "xoxb- tokens are bot tokens",
+    "ghp_ is the prefix of classic GitHub tokens",
+    "sk-proj- keys replaced the old sk- keys",
+    "sk-ant- keys are Anthropic's",
+    "AKIA is the prefix of long-lived AWS access keys",
+    "AKIA IS THE PREFIX OF LONG LIVED KEYS",
+    "xai-sdk and gsk_helpers are packages",
+    "npm_config_registry=https://registry.npmjs.org/",
+    "hf_HubDownloadHelperClass is internal",
+    "import base64; base64.b64encode(data)",
+    "a base64 string like aGVsbG8= is not a secret",
+    "golang.org/x/text v0.3.7 h1:olpwvP2KacW1ZWvsR7uQhoyTYvKAupfQrRGBFM352Gk=",
+    '<script integrity="sha384-oqVuAfXRKap7fdgcCY5uykM6+R9GqQ8K/uxy9rx7HNQlGYl1kPzQho1wx4JwY8wC">',
+    "Content-MD5: Q2hlY2sgSW50ZWdyaXR5IQ==",
+    f"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI{fake(B62, 43)} deploy@ci",
+    "MIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0BAQUFADBaMQswCQYDVQQGEwJJ",
+    "MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAu1SU1LfVLPHCozMxH2Mo",
+    "see Users/Me/Projects/Acme2024/Backend/Services for the code",
+    "AbstractSingletonProxyFactoryBeanV2Impl is the class",
+    f"etag: {b64_secret(16)}",
+    "the key is 256 bits long",
+    "키는 32바이트예요",
+]
+
+FOLLOWUPS: list[tuple[tuple[str, ...], str, str]] = [
+    (("what's the db password?",), "followup_secret", "⟦hunter2x⟧"),
+    (("my password is",), "followup_secret", "⟦hunter2x⟧"),
+    (("my password is", "Sure, go ahead."), "followup_secret", "⟦tangerine⟧"),
+    (("What's the wifi password?",), "followup_secret", "it's ⟦cafe2024!⟧"),
+    (("here's the root password:",), "followup_secret", "`⟦Tr0ub4dor&3⟧`"),
+    (("Can you send me the staging API token?",), "followup_secret", f"⟦{TOKEN_B62}⟧"),
+    (("DB 비번 뭐예요?",), "followup_secret", "⟦qwer1234!⟧"),
+    (("비밀번호는",), "followup_secret", "⟦Abcd1234⟧"),
+    (("토큰 알려줘",), "followup_secret", f"⟦{TOKEN_B62}⟧"),
+    (("비번 알려주세요",), "followup_secret", "⟦hunter2x⟧ 이에요"),
+    (("Tell me the admin password again?", "OK"), "followup_secret", "⟦Adm1n!23⟧"),
+    (("what's the db password?",), "followup_secret", "⟦hunter2x⟧\nthat's the prod one"),
+]
+
+FOLLOWUP_NEGATIVES: list[tuple[tuple[str, ...], str]] = [
+    (("what's the db password?",), "ask Bob"),
+    (("what's the db password?",), "It's in vault under prod/db."),
+    (("what's the password policy?",), "12chars"),
+    (("my password is",), "in 1Password"),
+    (("my password is",), "$DB_PASSWORD"),
+    (("What is a token?",), "Tokenization"),
+    (("Do you know the db password?",), "nope"),
+    (("what's the password?",), "idk"),
+    (("the token budget is",), "2000"),
+    (("Which port does the API use?",), "8080"),
+    (("비밀번호 정책이 뭐예요?",), "12자"),
+    (("DB 비번 뭐예요?",), "몰라요"),
+    (("Did you change the password?",), "Yesterday"),
+    (("Can you send me the staging API token?",), "later"),
+    (("what's the db password?", "It's hunter2x"), "thanks"),
+    (("what's the db password?",), "I don't know it"),
+]
+
+# Cases from two rounds of probes written after the rules above (each fixed a class).
+POSITIVES += [
+    _p("password_prose", "the sftp password is now ⟦Blue-Sky-2026⟧"),
+    _p("password_prose", "new staging pwd is ⟦Kd83!xq⟧"),
+    _p("password_prose", "Passcode ⟦739201⟧"),
+    _p("password_prose", "서버 root 암호 바꿈 -> ⟦N3wR00t#⟧"),
+    _p("password_prose", "계정 root 비번 ⟦toor1234⟧"),
+    _p("password_prose", "초기 비밀번호는 ⟦init1234!⟧ 로 설정돼요"),
+    _p("password_assignment", "prod db pw = ⟦Xq7!mZ2p⟧"),
+    _p("password_assignment", "젠킨스 관리자 암호: ⟦jenk!ns99⟧"),
+    _p("password_assignment", "ssh root@10.0.0.9 (password: ⟦r00t!pw⟧)"),
+    _p("password_assignment", "wifi pw: ⟦cafe!2026⟧"),
+    _p("credential_pair", "Wi-Fi: AcmeGuest / ⟦welcome2acme⟧"),
+    _p("credential_pair", "DB 접속: app / ⟦App#2024db⟧"),
+    _p("credential_pair", "sign in as qa with qa / ⟦Qa!12345⟧"),
+    _p("credential_pair", "ftp 계정 ftpuser/⟦Ftp!2026⟧ 쓰세요"),
+    _p("credential_pair", "login admin:⟦admin123⟧"),
+    _p("slack_token", "the bot token is ⟦" + "xo" + "xb-5521-9981-Qw3rTy⟧"),
+    _p("openai_api_key", "key: ⟦" + "sk-" + "proj-\u200bAb12Cd34Ef56Gh78⟧"),
+    _p("aws_access_key_id", "⟦" + "AK" + "IA5Q7R 2XZ9K3LM 8PQR⟧"),
+    _p("base64_token", "the key is ⟦Rk9PQkFSMTIzNDU2Nzg5MA==⟧"),
+    _p("password_prose", "what's the db password? ⟦hunter2x⟧"),
+    _p("password_prose", "DB 비번 뭐예요? ⟦qwer1234!⟧"),
+]
+NEGATIVES += [
+    "The account is alice@acme.dev / bob@acme.dev",
+    "password123 is on every leaked list, never use it",
+    "the login button is blue / green in dark mode",
+    "account 12345/67890 belongs to finance",
+    "Login: Tuesday 10:30",
+    "pw reset done, all good",
+    "password: see vault",
+    "pw: ask Dana",
+    "비밀번호를 5번 틀리면 잠겨요",
+    "암호화된 파일은 s3://acme-backups에 있어요",
+    "the key fingerprint is SHA256:uNiVztksCsDhcc0u9e8BujQXVUpKZIDTMczCvj3tD2s",
+    "pytest -p no:cacheprovider",
+    "docker run -p 5432:5432 postgres",
+    "What's the password? Ask Bob.",
+    "비번 뭐예요? 관리자에게 물어보세요",
+]
+FOLLOWUPS += [
+    (("password?",), "followup_secret", "⟦Tr0ub4dor&3⟧"),
+    (("비밀번호 뭐였죠?",), "followup_secret", "⟦qwer!234⟧"),
+    (("The admin password is:",), "followup_secret", "⟦S3cure#Admin⟧"),
+]
+FOLLOWUP_NEGATIVES += [
+    (("what's the password?",), "Same as before"),
+    (("what's the password?",), "1Password"),
+    (("what's the password?",), "why?"),
+    (("비밀번호는",), "관리자에게 물어보세요"),
+    (("How long should the password be?",), "12"),
 ]

@@ -11,15 +11,21 @@ from hypothesis import strategies as st
 
 from squad.errors import SecretInMemoryError
 from squad.text.secrets import (
+    CUE_MESSAGES,
     KINDS,
     SecretMatch,
+    contains_redaction,
     contains_secret,
     find_secrets,
     redact,
+    redact_conversation,
+    redaction_marker,
     refuse_secrets,
 )
 from tests.text.secrets_corpus import (
     AWS_ID,
+    FOLLOWUP_NEGATIVES,
+    FOLLOWUPS,
     NEGATIVES,
     OPENAI_LEGACY,
     OPENSSH_KEY,
@@ -58,9 +64,11 @@ def expected_redaction(text: str, spans: list[tuple[int, int]], kind: str) -> st
 
 
 def test_corpus_is_big_enough_and_covers_every_kind() -> None:
-    assert len(NEGATIVES) >= 40
+    assert len(POSITIVES) + len(FOLLOWUPS) >= 250
+    assert len(NEGATIVES) + len(FOLLOWUP_NEGATIVES) >= 200
     assert {kind for kind, _ in POSITIVES} == set(KINDS)
     assert all(unmark(marked)[1] for _, marked in POSITIVES), "every positive marks a secret"
+    assert all(unmark(marked)[1] for _, _, marked in FOLLOWUPS)
 
 
 @pytest.mark.parametrize("case", POSITIVES, ids=positive_id)
@@ -112,6 +120,62 @@ def test_redact_is_idempotent(case: tuple[str, str]) -> None:
     once, _ = redact(unmark(case[1])[0])
     twice, found = redact(once)
     assert (twice, found) == (once, [])
+
+
+# -- a bare value after the message that asks for or announces it ----------------------------
+
+
+def followup_id(case: tuple[tuple[str, ...], str, str]) -> str:
+    previous, _, marked = case
+    return f"{previous[-1][:25]!r}->{unmark(marked)[0][:15]!r}"
+
+
+@pytest.mark.parametrize("case", FOLLOWUPS, ids=followup_id)
+def test_a_bare_value_after_its_cue_is_found_at_exactly_the_value(
+    case: tuple[tuple[str, ...], str, str],
+) -> None:
+    previous, kind, marked = case
+    text, spans = unmark(marked)
+    assert find_secrets(text, previous=previous) == [SecretMatch(kind, s, e) for s, e in spans]
+    assert find_secrets(text) == [], "alone, the value is only a word"
+
+
+@pytest.mark.parametrize(
+    "case", FOLLOWUP_NEGATIVES, ids=lambda case: f"{case[0][-1][:25]!r}->{case[1][:15]!r}"
+)
+def test_a_reply_that_is_not_the_credential_asked_for_yields_nothing(
+    case: tuple[tuple[str, ...], str],
+) -> None:
+    previous, text = case
+    assert find_secrets(text, previous=previous) == []
+
+
+def test_only_the_last_cue_messages_are_read_for_a_cue() -> None:
+    assert CUE_MESSAGES == 2
+    cue, filler = "what's the db password?", "ok"
+    assert contains_secret("hunter2x", previous=[cue, filler])
+    assert not contains_secret("hunter2x", previous=[cue, filler, filler])
+
+
+def test_a_conversation_loses_a_password_split_across_two_messages() -> None:
+    said = ["what's the db password?", "hunter2x", "thanks, and the port?", "5432"]
+    assert redact_conversation(said) == [
+        "what's the db password?",
+        "[REDACTED:followup_secret]",
+        "thanks, and the port?",
+        "5432",
+    ]
+    announced = redact_conversation(["Go ahead."], previous=["my password is"])
+    assert announced == ["Go ahead."]
+    assert redact_conversation(["tangerine"], previous=["my password is", "Go ahead."]) == [
+        "[REDACTED:followup_secret]"
+    ]
+
+
+def test_one_marker_format_names_the_kind_and_is_recognised() -> None:
+    assert redaction_marker("password_prose") == "[REDACTED:password_prose]"
+    redacted, _ = redact("the prod DB password is Tr0ub4dor&3")
+    assert contains_redaction(redacted) and not contains_redaction("the password is long")
 
 
 # -- details -------------------------------------------------------------------------------------
@@ -225,12 +289,25 @@ PATHOLOGICAL = {
     "basic": "Basic " + "A" * 50_000 + "===",
     "camel-name": "aB" * 25_000 + "Key=x",
     "digits": "1" * 50_000 + ":AA",
+    "mysql-p": "mysql " + "-pa " * 12_000,
+    "password-words": "password " * 5_000 + "?",
+    "korean-cues": "비번은 " * 8_000,
+    "logins": "login is a / " * 4_000,
+    "spaced-prefix": "sk-proj-a1 " * 5_000,
+    "spaced-aws": "AKIA " * 10_000,
+    "grouped": "ghp_Ab12 " + "Cd34 " * 10_000,
+    "base64-run": "A+" * 25_000,
+    "der-heads": "MIIEpAIBAAK" * 4_000,
+    "cue-lines": "password:\nhunter2x\n" * 2_500,
+    "bare-lines": "x1y2z3w4\n" * 5_000,
+    "question-lines": "what's the db password?\n" * 2_000,
+    "spaces-then-x": "login" + " " * 50_000 + "x",
 }
 
 
 @pytest.mark.parametrize("text", PATHOLOGICAL.values(), ids=PATHOLOGICAL.keys())
 def test_pathological_input_is_scanned_without_backtracking(text: str) -> None:
-    redacted, matches = redact(text)
+    redacted, matches = redact(text, previous=[text[-200:]])
     assert all(a.end <= b.start for a, b in pairwise(matches))
     assert redact(redacted) == (redacted, [])
 

@@ -1,0 +1,287 @@
+"""Credentials recognised by their own shape: provider tokens, private keys, base64 blobs. Pure.
+
+A provider token whose prefix is its provider's alone (``sk-proj-``, ``ghp_``, ``xoxb-``...)
+counts whatever its body, even cut short, mistyped or with spaces inserted; a token whose
+prefix is also an everyday word or identifier (``sk-``, ``hf_``, ``npm_``) only in its
+provider's own length and alphabet.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+
+from squad.text.secrets._values import (
+    B,
+    Candidate,
+    U,
+    W,
+    entropy,
+    lower_words,
+    not_placeholder,
+    placeholder,
+    random_token,
+    wordish,
+)
+
+__all__ = ["KINDS", "candidates"]
+
+# -- distinctive prefixes: the body may be any run of token characters ------------------------
+
+_STRONG: tuple[tuple[str, str], ...] = (
+    ("anthropic_api_key", r"sk-ant-(?:[a-z]{2,10}\d{2}-)?"),
+    ("openai_api_key", r"sk-(?:proj|svcacct|admin)-"),
+    ("github_token", r"gh[pousr]_|github_pat_"),
+    ("gitlab_token", r"gl(?:pat|dt|rt|ptt|ft)-"),
+    ("slack_token", r"xox[abposre]-|xapp-"),
+    ("stripe_secret_key", r"[sr]k_(?:live|test)_"),
+    ("stripe_webhook_secret", r"whsec_"),
+    ("google_oauth_token", r"ya29\."),
+    ("google_client_secret", r"GOCSPX-"),
+    ("pypi_token", r"pypi-AgE"),
+    (  # Groq, xAI, Perplexity, Replicate, Shopify, DigitalOcean, Linear, Vault, Sentry...
+        "provider_token",
+        r"gsk_|xai-|pplx-|r8_|shp(?:at|ss|ca|pa)_|dop_v1_|doo_v1_|lin_api_|hv[sbr]\.|sntry[su]_"
+        r"|glsa_|figd_|ntn_|sq0(?:atp|csp)-|pat-(?:na|eu)1-|tvly-",
+    ),
+)
+_STRONG_BODY = 8
+_CANONICAL_BODY = 30
+"""A body this long is a provider's own (hf_ 34 letters, npm_ 36): random, whatever its mix."""
+_STRONG_RULE = re.compile(
+    B + "(?:" + "|".join(f"(?P<k{i}>{prefix})" for i, (_, prefix) in enumerate(_STRONG)) + ")"
+    r"(?P<body>[A-Za-z0-9_-]*)"
+)
+
+
+def _strong_body(body: str, kind: str = "") -> bool:
+    body = body.rstrip("-_")
+    if kind == "provider_token":  # shorter prefixes, some also seen in identifiers
+        long = len(body) >= _CANONICAL_BODY
+        return len(body) >= 16 and random_token(body) and (long or not wordish(body))
+    return (
+        len(body) >= _STRONG_BODY
+        and not lower_words(body)
+        and not placeholder(body)
+        and (any(c.isdigit() or c.isupper() for c in body) or len(body) >= 24)
+    )
+
+
+def _strong(text: str) -> Iterator[Candidate]:
+    for m in _STRONG_RULE.finditer(text):
+        group = next(g for g in m.groupdict() if g.startswith("k") and m[g] is not None)
+        token, kind = m[0].rstrip("-_"), _STRONG[int(group[1:])][0]
+        if _strong_body(m["body"], kind) and not placeholder(token):
+            yield 0, m.start(), m.start() + len(token), kind
+
+
+# -- prefixes that are also identifiers: the provider's own length and alphabet ------------
+
+_PATTERNS = (  # (kind, pattern); the value is group "v" if the pattern has one, else the match
+    ("openai_api_key", B + r"sk-[A-Za-z0-9]{32,}"),
+    ("aws_access_key_id", r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
+    (
+        "aws_secret_access_key",
+        r"(?i:aws_?secret(?:_?access)?(?:_?key)?|secret_?access_?key)[\"']?[ \t]{0,8}"
+        r"(?:=>|[:=])?[ \t]{0,8}[\"']?(?P<v>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
+    ),
+    ("slack_webhook", r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<v>[\w/-]{20,})"),
+    ("google_api_key", B + r"AIza" + U + "{35}(?!" + U + ")"),
+    ("huggingface_token", W + r"hf_[A-Za-z0-9]{16,}(?![A-Za-z0-9_])"),
+    ("npm_token", W + r"npm_[A-Za-z0-9]{16,}(?![A-Za-z0-9_])"),
+    ("sendgrid_api_key", r"(?<![\w.-])SG\." + U + r"{16,32}\." + U + "{16,64}(?!" + U + ")"),
+    ("twilio_api_key", r"(?<![A-Za-z0-9])SK[0-9a-f]{32}(?![A-Za-z0-9])"),
+    (
+        "azure_storage_key",
+        r"(?<![A-Za-z0-9])(?:Account|SharedAccess)Key=(?P<v>[A-Za-z0-9+/=]{20,})",
+    ),
+    ("azure_sas_signature", W + r"sig=(?P<v>[A-Za-z0-9%+/=]{20,})"),
+    ("telegram_bot_token", r"(?<!\d)\d{8,10}:AA" + U + "{33}(?!" + U + ")"),
+    (
+        "discord_bot_token",
+        B + "[MNO]" + U + r"{23,27}\." + U + r"{6,7}\." + U + "{27,40}(?!" + U + ")",
+    ),
+    ("jwt", B + r"eyJ" + U + r"{5,}\.eyJ" + U + r"{5,}\." + U + "{8,}"),
+)
+
+
+def _identifier_body(value: str) -> bool:
+    """``hf_``/``npm_`` followed by a random body, not ``hf_HubDownloadHelperClass``."""
+    body = value.split("_", 1)[1]
+    return random_token(value) and (len(body) >= _CANONICAL_BODY or not wordish(body))
+
+
+_CHECKS: dict[str, Callable[[str], bool]] = {  # default: random_token
+    "aws_access_key_id": not_placeholder,
+    "google_api_key": not_placeholder,
+    "twilio_api_key": not_placeholder,
+    "telegram_bot_token": not_placeholder,
+    "jwt": not_placeholder,
+    "huggingface_token": _identifier_body,
+    "npm_token": _identifier_body,
+}
+_RULES = [(kind, re.compile(pattern)) for kind, pattern in _PATTERNS]
+
+
+def _shaped(text: str) -> Iterator[Candidate]:
+    for kind, pattern in _RULES:
+        check = _CHECKS.get(kind, random_token)
+        group = "v" if "v" in pattern.groupindex else 0
+        for m in pattern.finditer(text):
+            if check(m[group]):
+                yield 0, *m.span(group), kind
+
+
+# -- tokens with spaces inserted: "sk-proj- Ab12 Cd34 ...", "AKIA 4F7Q 2XZ9 ..." -----------------
+
+_SPACED_START = re.compile(
+    B + "(?:" + "|".join(f"(?:{prefix})" for _, prefix in _STRONG) + r")|(?<![A-Za-z0-9])A[KS]IA"
+)
+_CHUNK = re.compile(r"[A-Za-z0-9_-]+")
+_SEPARATOR = " \u00a0\u200b\u200c\u200d\u2060\t"
+_SPACED_MIN = 16
+
+
+def _random_chunk(chunk: str) -> bool:
+    """A piece of a random body, not the next word of prose ("ghp_ is the prefix")."""
+    return any(c.isdigit() for c in chunk) or any(c.isupper() for c in chunk[1:])
+
+
+def _grouped(text: str, end: int, first: str) -> tuple[str, int]:
+    """The body continued past single separators in groups of one width, as keys are written
+    for reading ("Ab12 Cd34 Ef56 Gh7"): the first group sets the width, at least as long as
+    the part before the first gap; a shorter group ends it."""
+    body, width = first, 0
+    while end < len(text) and text[end] in _SEPARATOR:
+        chunk = _CHUNK.match(text, end + 1)
+        if chunk is None or not _random_chunk(chunk[0]):
+            break
+        size = len(chunk[0])
+        if not width:
+            if size < 4 or size < len(first):
+                break
+            width = size
+        elif size > width:
+            break
+        body, end = body + chunk[0], chunk.end()
+        if size < width:
+            break
+    return body, end
+
+
+def _spaced(text: str) -> Iterator[Candidate]:
+    pos = 0
+    while (m := _SPACED_START.search(text, pos)) is not None:
+        first = _CHUNK.match(text, m.end())
+        start_body = first[0] if first else ""
+        body, end = _grouped(text, first.end() if first else m.end(), start_body)
+        pos = max(end, m.end())
+        if body == start_body:
+            continue  # no space inside: the rules above judge it
+        prefix = m[0]
+        if prefix.startswith(("AKIA", "ASIA")):
+            ok = re.fullmatch(r"[A-Z0-9]{16}", body) is not None and any(c.isdigit() for c in body)
+            kind = "aws_access_key_id"
+        else:
+            kind = next(k for k, p in _STRONG if re.fullmatch(p, prefix))
+            long = len(body) >= _SPACED_MIN and any(c.isdigit() for c in body)
+            ok = long and _strong_body(body, kind)
+        if ok:
+            yield 0, m.start(), end, kind
+
+
+# -- private keys: PEM blocks, or their base64 body pasted without the header ---------------
+
+_PEM = re.compile(r"-----(?P<edge>BEGIN|END)[ A-Z0-9]{0,30} PRIVATE KEY(?: BLOCK)?-----")
+_PEM_TAIL = re.compile(r"[^\"'\n]*(?:\r?\n[^\"'\n\r]+)*")
+_B64 = "[A-Za-z0-9+/]"
+_DER_KEY = re.compile(  # how the DER of each private key format starts, in base64
+    rf"(?<![A-Za-z0-9+/])(?:MII{_B64}{{3}}IBAAK"  # PKCS#1 RSA
+    rf"|MII{_B64}{{3}}IBADANBgkqhkiG9w0BAQEFAASC"  # PKCS#8 RSA
+    rf"|MIG{_B64}AgEAMB{_B64}GByqGSM49AgEG"  # PKCS#8 EC
+    r"|MHcCAQEEI|MIGkAgEBBD|MIHcAgEBBEI"  # SEC1 EC P-256, P-384, P-521
+    r"|MC4CAQAwBQYDK2VwBCIEI|MEcCAQAwBQYDK2VxBDsEO"  # PKCS#8 Ed25519, Ed448
+    rf"|MII{_B64}{{5}}BgkqhkiG9w0BBQ0w"  # PKCS#8 encrypted (PBES2)
+    r"|b3BlbnNzaC1rZXktdjE)"  # OpenSSH ("openssh-key-v1")
+    r"[A-Za-z0-9+/=]*(?:(?:\r?\n|\\n)[ \t]*[A-Za-z0-9+/=]{8,})*"
+)
+
+
+def _private_keys(text: str) -> Iterator[Candidate]:
+    opened: re.Match[str] | None = None
+    for m in _PEM.finditer(text):
+        if opened is not None and m["edge"] == "END":
+            yield 0, opened.start(), m.end(), "private_key"
+            opened = None
+            continue
+        if opened is not None:  # a second BEGIN: the first block was cut off
+            tail = _PEM_TAIL.match(text, opened.end(), m.start())
+            yield 0, opened.start(), tail.end() if tail else opened.end(), "private_key"
+        opened = m if m["edge"] == "BEGIN" else None
+    if opened is not None:
+        tail = _PEM_TAIL.match(text, opened.end())
+        yield 0, opened.start(), tail.end() if tail else opened.end(), "private_key"
+    for m in _DER_KEY.finditer(text):
+        if m.end() - m.start() >= 40:
+            yield 0, m.start(), m.end(), "private_key"
+
+
+# -- base64 blobs: standing alone, random, with base64's own +, / or = padding ----------------
+
+_BLOB = re.compile(
+    r"(?<![^\s\"'`(\[{<>])(?P<v>[A-Za-z0-9+/]{20,}={0,2})"
+    r"(?=$|[\s\"'`)\]}>,;!?]|[.:](?:\s|$))",
+    re.MULTILINE,
+)
+_NOT_SECRET_DATA = re.compile(  # public keys, certificates, file signatures, zero bytes
+    rf"AAAA|MII{_B64}{{3}}CCA|MI{_B64}{{2,4}}ANBgkqhkiG9w0BAQEFAAO|MFkwEwYHKoZIzj0CAQ|MHYwEAYHKoZI"
+    r"|MCowBQYDK2Vw|MEMwBQYDK2Vx|iVBORw0KGgo|/9j/|R0lGOD|UklGR|UEsDB|JVBER|PD94bW|PHN2Zy|H4sI"
+)
+_DATA_NAME = re.compile(  # the name before a digest, id or public value
+    r"(?i:(?:md5|sha\d*|hash|digest|checksum|integrity|etag|fingerprint|nonce|salt|iv|uuid|id"
+    r"|signature|cert(?:ificate)?|public[ _-]?key|pubkey|base64|b64|encoded|image|data))"
+    r"[\"']?[ \t]*+[:=]?[ \t]*+[\"'`]?$"
+)
+
+
+def _base64_blob(value: str) -> bool:
+    core = value.rstrip("=")
+    if not ("+" in core or "/" in core or value.endswith("=")):
+        return False
+    if not all(any(test(c) for c in core) for test in (str.islower, str.isupper, str.isdigit)):
+        return False
+    if _NOT_SECRET_DATA.match(core) or wordish(core):
+        return False
+    return entropy(core) >= 3.5
+
+
+def _blobs(text: str) -> Iterator[Candidate]:
+    for m in _BLOB.finditer(text):
+        if not _base64_blob(m["v"]):
+            continue
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        if _DATA_NAME.search(text, max(line_start, m.start() - 40), m.start()):
+            continue
+        yield 3, m.start(), m.end(), "base64_token"
+
+
+# -- public to the package ---------------------------------------------------------------
+
+KINDS: tuple[str, ...] = tuple(
+    dict.fromkeys(
+        [
+            "private_key",
+            *(kind for kind, _ in _STRONG),
+            *(kind for kind, _ in _PATTERNS),
+            "base64_token",
+        ]
+    )
+)
+
+
+def candidates(text: str) -> Iterator[Candidate]:
+    yield from _private_keys(text)
+    yield from _strong(text)
+    yield from _shaped(text)
+    yield from _spaced(text)
+    yield from _blobs(text)

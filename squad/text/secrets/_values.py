@@ -1,0 +1,186 @@
+"""Judgments on one candidate value: a literal or a placeholder, random or words. Pure.
+
+Every finder of the package proposes a span; these say whether the text in it is a credential
+rather than a variable, a reference, a word of prose or an identifier.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+import re
+from collections import Counter
+
+Candidate = tuple[int, int, int, str]
+"""``(priority, start, end, kind)``: on overlap the lower priority wins, then the longer span."""
+
+HANGUL = "\uac00-\ud7a3"
+"""Hangul syllables, for character classes: a Korean particle ends an ASCII value."""
+B = r"(?<![A-Za-z0-9_-])"
+"""A token starts here: no word character or dash before it."""
+W = r"(?<![A-Za-z0-9_])"
+U = r"[A-Za-z0-9_-]"
+"""URL-safe base64."""
+
+ALNUM = re.compile(r"[^\W_]")  # a letter or digit of any script
+MARKER = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
+_PLACEHOLDER = re.compile(
+    r"example|placeholder|change[_-]?me|redacted|dummy|x{6,}|\*\*\*|\.\.\.|…|^your[_-]|[_-]here$"
+    r"|^(.)\1*$|1password|bitwarden|lastpass|keepass|^vault:",  # where it lives is not a secret
+    re.IGNORECASE,
+)
+_PLACEHOLDER_WORD = re.compile(
+    r"none|null|nil|true|false|yes|no|on|off|undefined|empty|unset|required|optional|str|string"
+    r"|bytes|int|bool|boolean|secretstr|password|passwd|secret|token|key|apikey|api_key"
+    r"|credentials?|hidden|masked|todo|tbd|n/?a|default",
+    re.IGNORECASE,
+)
+_REFERENCE = re.compile(  # matched at the start of a value
+    r"\$[A-Za-z_{(]|%[A-Za-z_(]|[{<]|#\{|![A-Za-z_]+$|(?:~|\.\.?)/|[A-Za-z]:\\"
+    r"|/(?:etc|home|run|var|usr|opt|tmp|root|srv|mnt|Users|secrets|data|app|workspace)/"
+    r"|ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-"
+)
+_CONSTANT = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+CODE = re.compile(r"[A-Za-z_][\w.]*[(\[]|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
+WORD = re.compile(r"[^\W\d]+")  # letters of any script
+PROSE_AFTER = re.compile(r"[ \t]+[^\s#]")
+_TOKENISH = re.compile(r"[A-Za-z0-9+/=_.~-]{16,}")
+_SEG = r"(?:[a-z]+|[A-Z][a-z]*|[A-Z]+|\d+)"
+WORDY = re.compile(rf"{_SEG}(?:[-_./]{_SEG})*")
+"""Words and numbers joined by ``-_./``: ``task-management-2024``, ``app.kubernetes.io``."""
+_LOWER_WORDS = re.compile(r"[a-z]+(?:[-_.][a-z]+)*")
+_ALGORITHM = re.compile(
+    r"sha-?(?:1|2|3|224|256|384|512)?|md5|bcrypt|scrypt|argon2(?:id|i|d)?|pbkdf2(?:-sha\d+)?"
+    r"|aes(?:-?\d+(?:-?[a-z]+)?)?|rsa(?:-?\d+)?|hmac(?:-?sha\d+)?|utf-?8|base64|ascii|hex"
+    r"|v?\d+(?:\.\d+)+",
+    re.IGNORECASE,
+)
+_VALUE_PUNCTUATION = ".,;:!?"
+_ADDRESS = re.compile(r"(?:[\w.+-]+@)?(?:[\w-]+\.)+[A-Za-z]{2,}(?:/\S*)?")
+"""An e-mail address, a host or a URL without its scheme: ``bob@acme.dev``, ``acme.dev/x``."""
+
+
+def word_set(words: str) -> frozenset[str]:
+    """The space-separated words of ``words``."""
+    return frozenset(words.split())
+
+
+REPLIES = word_set(
+    "yes no nope yep yeah sure ok okay idk dunno later why what how none skip wait hmm thanks "
+    "thx sorry nothing unknown forgot forgotten same 몰라 몰라요 모름 모르겠어요 없어 없어요 "
+    "없음 나중에 잠깐 글쎄 글쎄요 네 아니 아니요 아뇨 응"
+)
+"""One-word replies to a question: never the credential it asked for."""
+
+
+def placeholder(value: str) -> bool:
+    return (
+        not ALNUM.search(value)
+        or _PLACEHOLDER.search(value) is not None
+        or _PLACEHOLDER_WORD.fullmatch(value) is not None
+        or _REFERENCE.match(value) is not None
+        or _CONSTANT.fullmatch(value) is not None
+    )
+
+
+def varied(value: str) -> bool:
+    """At least two of lower case, upper case and digits, as random tokens have."""
+    classes = (any(c.islower() for c in value), any(c.isupper() for c in value))
+    return sum(classes) + any(c.isdigit() for c in value) >= 2
+
+
+def random_token(value: str) -> bool:
+    return varied(value) and not placeholder(value)
+
+
+def not_placeholder(value: str) -> bool:
+    return not placeholder(value)
+
+
+def flag_value(value: str) -> bool:
+    """After ``--password``: a value, not prose ("the --password flag"): it has a digit, a
+    capital or a symbol, and is no placeholder."""
+    return not_placeholder(value) and (not value.isalpha() or not value.islower())
+
+
+def entropy(value: str) -> float:
+    """Shannon entropy of ``value``'s characters, in bits per character."""
+    n = len(value)
+    return -sum(c / n * math.log2(c / n) for c in Counter(value).values()) if n else 0.0
+
+
+def high_entropy(value: str) -> bool:
+    if not _TOKENISH.fullmatch(value) or not varied(value) or WORDY.fullmatch(value):
+        return False
+    return entropy(value) >= 3.0 and not placeholder(value)
+
+
+def bearer(value: str) -> bool:
+    has = (any(c.isdigit() for c in value), any(c.isalpha() for c in value))
+    return len(value) >= 12 and all(has) and not placeholder(value)
+
+
+def basic(value: str) -> bool:
+    """HTTP Basic credentials are base64 of ``user:password``; prose words do not decode so."""
+    try:
+        decoded = base64.b64decode(value, validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return False
+    _, colon, password = decoded.partition(":")
+    return bool(colon and password and decoded.isprintable()) and userinfo(password)
+
+
+def userinfo(value: str) -> bool:
+    """A password in a URL or ``user:pass`` pair: a literal, not a port, uid or placeholder."""
+    if value.isdigit():
+        return len(value) >= 6
+    return not placeholder(value)
+
+
+def password_like(value: str) -> bool:
+    """Shaped like a password where a bare word would more often be prose ("the password is
+    wrong"): 6+ characters, a letter, and a digit or a symbol inside other than ``-_./``; not
+    lower-case words and numbers joined by ``-_./``, an algorithm, a version, a path or an
+    e-mail address."""
+    core = value.rstrip(_VALUE_PUNCTUATION)
+    if len(core) < 6 or placeholder(core) or core[0] in "/~." or _ADDRESS.fullmatch(core):
+        return False
+    if not any(c.isalpha() for c in core) or _ALGORITHM.fullmatch(core):
+        return False
+    parts = re.split(r"[-_./]", core)
+    if all(_ALGORITHM.fullmatch(p) or p.isdigit() or (p.isalpha() and p.islower()) for p in parts):
+        return False  # sha256-hashed, task-management-2024, case-sensitive
+    symbol = any(not c.isalnum() and c not in "-_./" for c in core[1:-1])
+    return symbol or any(c.isdigit() for c in core)
+
+
+def passphrase(value: str) -> bool:
+    """Three or more words joined by ``-_.`` (``tangerine-dream-1974``), after "passphrase"."""
+    core = value.rstrip(_VALUE_PUNCTUATION)
+    return len(core) >= 12 and len(re.split(r"[-_.]", core)) >= 3 and not placeholder(core)
+
+
+def secret_value(value: str) -> bool:
+    """A token named in prose ("the API key is ..."): 12+ characters, letters and digits, not
+    words joined by ``-_./``."""
+    core = value.rstrip(_VALUE_PUNCTUATION)
+    return bearer(core) and varied(core) and not WORDY.fullmatch(core)
+
+
+def lower_words(value: str) -> bool:
+    """Lower-case words joined by ``-_.``: ``your-token-here``, not a random body."""
+    return _LOWER_WORDS.fullmatch(value) is not None
+
+
+def bare_reply(value: str) -> bool:
+    """A one-word reply that can be the credential a message before asked for or announced."""
+    core = value.rstrip(_VALUE_PUNCTUATION)
+    return len(core) >= 4 and core.lower() not in REPLIES and not placeholder(core)
+
+
+def wordish(value: str) -> bool:
+    """Mostly words (``Users/Me/Projects/Acme2024``, ``AbstractProxyFactoryBean``): its runs of
+    letters and digits average three or more characters, where random text averages under two."""
+    segments = re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", value)
+    return bool(segments) and sum(map(len, segments)) / len(segments) >= 3.0
