@@ -55,12 +55,12 @@ class MemoryTools:
 
     def memory_search(self, query: str) -> str:
         """Search your memory.md and your experience (case-insensitive substring)."""
-        import re
-
         from squad.memory.search import search_memory_files
+        from squad.text.search import compile_query
 
         def run() -> str:
-            pattern = re.compile(re.escape(query), re.IGNORECASE)
+            # the same bounded engine as `squad memory search`: an agent's query is input too
+            pattern = compile_query(query, regex=False, case_sensitive=False)
             hits = search_memory_files(
                 [(self._ctx.squad.name, self._ctx.workspace)], pattern, agent=self._ctx.agent.id
             )

@@ -8,6 +8,8 @@ own tools with their own safeguards).
 
 from __future__ import annotations
 
+import contextlib
+import stat
 from pathlib import Path, PurePosixPath
 
 from squad.errors import PathEscapeError, WorkspaceError
@@ -34,14 +36,17 @@ class WorkspaceFiles:
         data = content.encode("utf-8")
         if len(data) > MAX_WRITE_BYTES:
             return f"refused: {len(data):,} bytes is over the {MAX_WRITE_BYTES:,}-byte limit"
+        relative = target.relative_to(self.workspace.resolve()).as_posix()
+        with contextlib.suppress(OSError):
+            mode = stat.S_IMODE(target.stat().st_mode)
+            if not mode & 0o222:  # made read-only on purpose; a rename would defeat that
+                return f"refused: {relative} is read-only (mode {mode:04o}); it was left as it is"
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
             atomic_write(target, data)
         except OSError as exc:
             raise WorkspaceError(f"cannot write {target}: {exc.strerror}") from None
-        return (
-            f"wrote {target.relative_to(self.workspace.resolve()).as_posix()} ({len(data):,} bytes)"
-        )
+        return f"wrote {relative} ({len(data):,} bytes)"
 
     def read_file(self, path: str) -> str:
         """Read a text file anywhere in the workspace (relative path)."""

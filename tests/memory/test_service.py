@@ -170,6 +170,14 @@ def test_agent_tools_read_write_search_and_refuse_politely(service: MemoryServic
     assert {r.actor for r in records} == {"agent:writer"}
 
 
+def test_an_agents_memory_search_is_bounded_like_the_cli_search(service: MemoryService) -> None:
+    tools = MemoryTools(service, ctx(service))
+    tools.memory_append("Decisions", "- Use MkDocs (A+B)")
+    assert "line" in tools.memory_search("mkdocs (a+b)")  # literal, case-insensitive
+    assert tools.memory_search("").startswith("refused: the search query is empty")
+    assert tools.memory_search("x" * 10_001).startswith("refused: the query is 10,001")
+
+
 def test_tools_wrap_for_langchain_and_run(service: MemoryService) -> None:
     wrapped = {t.name: t for t in MemoryTools(service, ctx(service)).as_langchain_tools()}
     assert set(wrapped) == {

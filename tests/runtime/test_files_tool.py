@@ -53,3 +53,13 @@ def test_reads_and_listing_cover_the_workspace(files: WorkspaceFiles) -> None:
     assert files.list_files() == "plans/plan-001.md\ntasks/draft/a.md"
     with pytest.raises(PathEscapeError):
         files.read_file("../../etc/passwd")
+
+
+def test_a_file_made_read_only_is_left_as_it_is(files: WorkspaceFiles, tmp_path: Path) -> None:
+    files.write_file("keep.md", "mine\n")
+    kept = tmp_path / "tasks" / "draft" / "keep.md"
+    kept.chmod(0o444)
+    assert files.write_file("keep.md", "overwritten") == (
+        "refused: tasks/draft/keep.md is read-only (mode 0444); it was left as it is"
+    )
+    assert kept.read_text() == "mine\n" and kept.stat().st_mode & 0o777 == 0o444
