@@ -32,9 +32,9 @@ from squad.store.migrate import (
 from squad.store.tables import metadata
 
 SHA = "0" * 64
-HEAD = "0005"
+HEAD = "0006"
 """The newest shipped revision."""
-NEXT = "0006"
+NEXT = "0007"
 """The revision a newer squad would add."""
 
 REBUILD_SQUADS = f"""
@@ -324,6 +324,55 @@ def test_upgrading_from_0003_keeps_squads_runs_and_facts_and_adds_the_runtime_ta
     assert (task.run_id, message.seq) == ("run-2", 1)
     with _connect(store_url) as connection:
         assert current_revisions(connection) == {HEAD}
+
+
+def test_upgrading_from_0005_redacts_credentials_already_in_conversation_history(
+    store_url: str, tmp_path: Path
+) -> None:
+    _upgrade_with(store_url, _migrations_up_to(tmp_path, "0005"))
+    engine = make_engine(store_url)
+    said = [
+        ("chat", "user", "deploy with key sk-proj-Ab12Cd34Ef56Gh78Ij90Kl12"),
+        ("chat", "assistant", "Noted. What is the database password?"),
+        ("chat", "user", "hunter2x9"),
+        ("chat", "assistant", "Thanks, the password field needs 12 characters though."),
+        ("other", "user", "hunter2x9"),  # another session: no question before it
+    ]
+    try:  # a squad of revision 0005 stored these verbatim
+        with engine.begin() as connection:
+            connection.execute(
+                text(
+                    "INSERT INTO squads (name, workspace, source, definition_sha256, created_at, "
+                    "updated_at) VALUES ('docs', '/ws/docs', 'docs.yaml', :sha, :at, :at)"
+                ),
+                {"sha": SHA, "at": "2030-01-02 03:04:05"},
+            )
+            for seq, (session, role, content) in enumerate(said, start=1):
+                connection.execute(
+                    text(
+                        "INSERT INTO conversation_messages (message_id, squad, agent, "
+                        "session_id, role, content, created_at, seq, turn) VALUES (:mid, "
+                        "'docs', 'writer', :session, :role, :content, :at, :seq, 1)"
+                    ),
+                    {
+                        "mid": f"m{seq}",
+                        "session": session,
+                        "role": role,
+                        "content": content,
+                        "at": "2030-01-02 03:04:05",
+                        "seq": seq,
+                    },
+                )
+    finally:
+        engine.dispose()
+
+    with Store.open(store_url) as store:
+        stored = [m.content for m in store.conversation.messages("docs", "writer")]
+
+    assert "sk-proj-" not in stored[0] and "[REDACTED:" in stored[0]
+    assert stored[1] == said[1][2] and stored[3] == said[3][2]  # nothing else changed
+    assert "hunter2x9" not in stored[2] and "[REDACTED:" in stored[2]
+    assert stored[4] == "hunter2x9"  # a bare word with no cue before it stays
 
 
 def test_pooled_connection_has_foreign_keys_back_on_after_migrating() -> None:
