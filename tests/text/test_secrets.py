@@ -302,6 +302,12 @@ PATHOLOGICAL = {
     "bare-lines": "x1y2z3w4\n" * 5_000,
     "question-lines": "what's the db password?\n" * 2_000,
     "spaces-then-x": "login" + " " * 50_000 + "x",
+    "passphrase-words": "the passphrase is " + "word " * 10_000 + "-x",
+    "passphrases": "passphrase is a b c " * 3_000,
+    "determiners": "the " * 12_000 + "password is sunshine",
+    "plain-passwords": "my password is qwerty x " * 3_000,
+    "plain-pairs": "login is a / bcde x " * 3_000,
+    "korean-plain": "비번은 qwerty x " * 4_000,
 }
 
 

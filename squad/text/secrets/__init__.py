@@ -39,16 +39,34 @@ Judgment calls, each pinned by ``tests/text/secrets_corpus.py``:
   counts when quoted or password-shaped: 6+ characters with a letter and a digit or a symbol
   inside other than ``-_./``, not lower-case words and numbers joined by ``-_./``
   (``case-sensitive``, ``sha256-hashed``), an algorithm, a version, a path or an address; or
-  6+ digits. That holds after "is", "was", "is now", "changed to", a dash or an arrow, after a
-  question ("what's the db password? hunter2x") and with no verb ("password hunter2x", "my pw is
-  ...", "pwd is ..."); "the passphrase is" also takes three or more joined words. In Korean an
-  ASCII word with a copula after it says what the password is, whatever its shape ("비번은
-  qwerty예요", "암호는 Qwer1234! 야"); ``암호화`` is not ``암호``. A token named in prose ("the API
-  key is ...", "토큰은 ...") counts when random: 12+ characters, letters and digits.
+  6+ digits. That holds after "is", "is:", "was", "is now", "changed to", a dash or an arrow,
+  after a question ("what's the db password? hunter2x") and with no verb ("password hunter2x",
+  "my pw is ...", "pwd is ..."); "the passphrase is" also takes three or more joined words. In
+  Korean an ASCII word with a copula after it says what the password is, whatever its shape
+  ("비번은 qwerty예요", "암호는 Qwer1234! 야"); ``암호화`` is not ``암호``. A token named in prose
+  ("the API key is ...", "토큰은 ...") counts when random: 12+ characters, letters and digits.
+- A plain word counts as a password where it ends the clause (the line's end, ``. , ; !`` or a
+  parenthesis, not more words) after a possessive or article and the password noun ("my password
+  is qwerty", "the wifi password is sunshine"; not "password is ..." with neither, nor "my
+  password is sunshine and ..."), and in Korean after the noun with no copula ("비번은 qwerty",
+  "암호는 sunshine", "비번은 qwerty 예요"): 4+ ASCII letters and digits, not digits alone, not a
+  word of :data:`._values.NOT_A_PASSWORD` (states "expired", "wrong", "correct", "set", "ok";
+  function words; instructions; field names, providers and environments: "비번은 OK",
+  "비밀번호는 SSO"), not a participle or adjective by its suffix (``-ed -ing -able -ible -less
+  -ive -ous`` on 5+ letters: "compromised", "guessable", "dangerous"), not an algorithm. Hangul
+  never starts a value, so "비번은 만료됐어요" needs no stop word. After "passphrase is",
+  "passphrase:" or "패스프레이즈는", three or more plain words to the clause's end are the
+  passphrase ("correct horse battery staple") unless one is a function word or the first an
+  instruction, field name or participle ("required for login", "stored in the vault", "four
+  random words from diceware"; a passphrase that opens with a number word is missed).
 - A user/password pair after a login word counts in either language ("login is admin /
   hunter2x", "creds: ci-bot/Bu1ld-2024", "Wi-Fi: Guest / ...", "계정은 deploy / ... 이에요",
-  "아이디/비번은 admin/...", "접속: app / ...") when the password is password-shaped;
-  ``read/write``, ``acme/prod``, ``SSO / Okta``, ``alice@acme.dev / bob@acme.dev`` are not.
+  "아이디/비번은 admin/...", "접속: app / ...") when the password is password-shaped, or one plain
+  word (as above) after a spaced slash that ends the clause or is followed by Korean, a
+  parenthesis or "for/on/at/to" ("login is admin / sunshine", "account is root / toor", "아이디
+  root / toor"), neither side a field name, role, provider or environment; ``read/write``,
+  ``acme/prod``, ``SSO / Okta``, ``email / password``, ``Google / GitHub``, ``staging / prod``,
+  ``alice / bob / carol``, ``alice@acme.dev / bob@acme.dev`` are not.
 - A password glued to ``mysql``'s ``-p`` counts (``mysql -u root -pS3cret``); ``-p`` elsewhere
   is a port or a flag (``mkdir -p``, ``docker run -p8080:80``). So do ``sshpass -p``,
   ``redis-cli -a`` and ``openssl -pass pass:``.

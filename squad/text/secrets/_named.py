@@ -2,7 +2,9 @@
 
 ``password=...``, ``"api_key": "..."``, "the DB password is ...", "비번은 ...", "login is admin /
 ...", ``curl -u user:...``, ``mysql -p...``: the value is a credential because of the words or
-the flag around it, whatever it looks like, unless it is a placeholder or a word of prose.
+the flag around it, whatever it looks like, unless it is a placeholder or a word of prose. A
+plain word of prose counts only where it ends its clause and is no state or field name ("my
+password is qwerty", not "... is expired").
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from squad.text.secrets._values import (
     CODE,
     HANGUL,
     MARKER,
+    NOT_A_PASSWORD,
     PROSE_AFTER,
     WORD,
     B,
@@ -23,8 +26,10 @@ from squad.text.secrets._values import (
     flag_value,
     high_entropy,
     passphrase,
+    passphrase_words,
     password_like,
     placeholder,
+    plain_password,
     secret_value,
     userinfo,
     word_set,
@@ -112,7 +117,7 @@ _PROSE_VALUE = rf"""(?:"(?P<dq>[^"\n]{{1,100}})"|'(?P<sq>[^'\n]{{1,100}})'|`(?P<
 _PASSWORD_PROSE = re.compile(
     rf"""(?i:(?<![\w-])(?P<word>{PASSWORD_WORDS_EN}|pwd){_QUALIFIER}
     [ \t]*+(?:(?:is|was|has\ been|will\ be)[ \t]+(?:changed|reset|set|updated)[ \t]+to
-      |changed\ to|set\ to|reset\ to|(?:is|was)(?:[ \t]+(?:now|still))?|will\ be|would\ be|-|—)
+      |changed\ to|set\ to|reset\ to|(?:is|was)(?:[ \t]+(?:now|still))?:?|will\ be|would\ be|-|—)
     [ \t]*+)
     {_PROSE_VALUE}""",
     re.VERBOSE,
@@ -137,6 +142,23 @@ _COPULA = word_set(
     "이에요 예요 에요 이에여 입니다 이야 야 이요 요 임 이고 고 이며 며 이라고 라고 이라 라"
 )
 """Endings that make an ASCII word the complement: "비번은 qwerty예요" says what it is."""
+_DETERMINER = re.compile(  # "my / the wifi / our shared office wifi" before "password"
+    r"(?i:(?<![\w-])(?:my|our|your|the|his|her|their|its|this|that|a|an)(?:[ \t]+[\w.-]+){0,3}"
+    r"[ \t]+)$"
+)
+_CLAUSE_END = re.compile(r"[ \t]*+(?:[.,;!()]|$)", re.MULTILINE)
+"""What ends a one-word value's clause: the line's end, ``. , ; !`` or a parenthesis."""
+_KO_CLAUSE_END = re.compile(
+    rf"(?:[ \t]++(?P<tail>[{HANGUL}]{{1,4}}))?[ \t]*+(?:[.,;!)]|$)", re.MULTILINE
+)
+"""The same in Korean, where a copula may follow apart: "비번은 qwerty 예요"."""
+_PASSPHRASE_WORDS = re.compile(  # "the passphrase is correct horse battery staple"
+    rf"""(?:(?i:(?<![\w-])passphrase{_QUALIFIER}[ \t]*+(?:(?:is|was)(?:[ \t]+now)?:?|[:=]|-|—))
+      |패스\s?프레이즈(?:은|는|이|가)?:?)[ \t]*+
+    (?P<v>[A-Za-z0-9]++(?:[ \t]++[A-Za-z0-9]++){{2,}}+)
+    (?:[ \t]*+(?P<tail>[{HANGUL}]{{1,4}}))?[ \t]*+(?:[.,;!)]|$)""",
+    re.VERBOSE | re.MULTILINE,
+)
 _SECRET_PROSE = re.compile(
     rf"""(?:(?i:(?<![\w-])(?:{SECRET_WORDS_EN})s?{_QUALIFIER}[ \t]*+(?:is|was|are|were)[ \t]++)
     |(?:{SECRET_WORDS_KO})(?:은|는|이|가)?[ \t]+)['"`]?(?P<uq>{_VALUE_START}{_NOT_HANGUL}*)""",
@@ -148,27 +170,55 @@ def _prose_group(m: re.Match[str]) -> str:
     return next(g for g in ("dq", "sq", "bt", "uq") if m.groupdict().get(g) is not None)
 
 
+def _plain_word(text: str, m: re.Match[str], korean: bool = False) -> int:
+    """The length of a one-word value that ends its clause ("my password is qwerty."), or 0."""
+    value = m["uq"].rstrip(".,;:!?)")
+    end = _KO_CLAUSE_END if korean else _CLAUSE_END
+    after = end.match(text, m.start("uq") + len(value))
+    if after is None or (korean and after["tail"] is not None and after["tail"] not in _COPULA):
+        return 0
+    return len(value) if plain_password(value) else 0
+
+
+def _determined(text: str, m: re.Match[str]) -> bool:
+    """Whether "password" has a possessive or article before it: "the wifi password is"."""
+    line_start = text.rfind("\n", 0, m.start("word")) + 1
+    start = max(line_start, m.start("word") - 80)
+    return _DETERMINER.search(text, start, m.start("word")) is not None
+
+
 def _prose(text: str) -> Iterator[Candidate]:
     found = (_PASSWORD_PROSE, _PASSWORD_ARROW, _PASSWORD_ASKED, _PASSWORD_THEN_VALUE)
     for m in (m for pattern in found for m in pattern.finditer(text)):
         group = _prose_group(m)
         value = m[group]
+        size = len(_trim(value))
         if group != "uq":
             ok = not placeholder(value)
         else:
             shaped = m["word"].lower() == "passphrase" and passphrase(value)
             ok = password_like(value) or shaped or (value.isdigit() and len(value) >= 6)
+            if not ok and m.re is _PASSWORD_PROSE and _determined(text, m):
+                size = _plain_word(text, m)  # "my password is qwerty", not "... is expired"
+                ok = size > 0
         if ok:
-            yield 2, m.start(group), m.start(group) + len(_trim(value)), "password_prose"
+            yield 2, m.start(group), m.start(group) + size, "password_prose"
+    for m in _PASSPHRASE_WORDS.finditer(text):
+        if passphrase_words(m["v"].split()) and (m["tail"] is None or m["tail"] in _COPULA):
+            yield 2, *m.span("v"), "password_prose"
     for m in _PASSWORD_PROSE_KO.finditer(text):
         group = _prose_group(m)
         value, tail = m[group], m["tail"]
+        size = len(_trim(value))
         if group != "uq" or tail in _COPULA:
             ok = len(value) >= 4 and not placeholder(value)
         else:
             ok = password_like(value) and (not tail or tail in ("로", "으로"))
+            if not ok and not tail:
+                size = _plain_word(text, m, korean=True)  # "비번은 qwerty", not "비번은 OK"
+                ok = size > 0
         if ok:
-            yield 2, m.start(group), m.start(group) + len(_trim(value)), "password_prose"
+            yield 2, m.start(group), m.start(group) + size, "password_prose"
     for m in _SECRET_PROSE.finditer(text):
         if secret_value(m["uq"]):
             yield 2, m.start("uq"), m.start("uq") + len(_trim(m["uq"])), "secret_prose"
@@ -183,7 +233,8 @@ def _trim(value: str) -> str:
 
 _PAIR = re.compile(
     rf"""(?i:(?:(?<![\w-])(?:log[ -]?in|sign[ -]?in|credentials?|creds|account|user(?:name)?\s*/\s*
-      pass(?:word)?|id\s*/\s*pw|wi-?fi|wlan)|계정|아이디\s*/\s*(?:{PASSWORD_WORDS_KO})
+      pass(?:word)?|(?P<who>user(?:name)?)|id\s*/\s*pw|wi-?fi|wlan)|계정
+      |아이디\s*/\s*(?:{PASSWORD_WORDS_KO})|(?P<id>아이디)
       |로그인(?:\s*정보)?|접속(?:\s*정보)?|와이파이)
     (?:\s+(?:for|on|to|of|at|as)\s+[\w.@-]+)?
     (?:\s*+(?:is|are|was|were|with|as|=|:|은|는|이|가)\s*+|\s++)[:=]?\s*+)
@@ -192,10 +243,25 @@ _PAIR = re.compile(
 )
 
 
+_PAIR_END = re.compile(rf"[ \t]*+(?:[.,;!)]|$|[{HANGUL}]|\(|(?:for|on|at|to)\b)", re.MULTILINE)
+"""After a one-word pair's password: the clause ends, Korean goes on, or what it is for."""
+
+
 def _pairs(text: str) -> Iterator[Candidate]:
     for m in _PAIR.finditer(text):
+        spaced = "/" in text[m.end("user") : m.start("v")] and text[m.start("v") - 1] in " \t"
+        if not spaced and (m["who"] or m["id"]):
+            continue  # "user: root:x:0:0:...": a bare "user" names a pair only as "a / b"
         value = _trim(m["v"])
         if (value.isdigit() and len(value) >= 6) or password_like(value):
+            yield 1, m.start("v"), m.start("v") + len(value), "credential_pair"
+            continue
+        # "login is admin / sunshine": any one word, spaced apart from a user that is no field
+        value = m["v"].rstrip(".,;:!?)")
+        user = m["user"].lower()
+        if not spaced or user in NOT_A_PASSWORD or placeholder(m["user"]):
+            continue
+        if plain_password(value) and _PAIR_END.match(text, m.start("v") + len(value)):
             yield 1, m.start("v"), m.start("v") + len(value), "credential_pair"
 
 

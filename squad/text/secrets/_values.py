@@ -184,3 +184,85 @@ def wordish(value: str) -> bool:
     letters and digits average three or more characters, where random text averages under two."""
     segments = re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", value)
     return bool(segments) and sum(map(len, segments)) / len(segments) >= 3.0
+
+
+_STATES = word_set(  # "the password is expired / wrong / correct"
+    "expired expiring wrong incorrect correct right invalid valid weak strong required needed "
+    "mandatory optional empty blank missing set reset unset changed same different new old long "
+    "short simple complex secure insecure safe unsafe temporary temp permanent unknown known "
+    "forgotten lost locked unlocked rejected accepted visible invisible hidden shown stored saved "
+    "encrypted hashed salted encoded ok okay fine good bad great terrible awful working broken "
+    "case sensitive insensitive active inactive disabled enabled revoked rotated compromised "
+    "leaked exposed stolen pwned public private secret shared personal unique random generated "
+    "default common obvious easy hard difficult guessable predictable memorable weird fake real "
+    "gone done ready pending due sent attached below above here there elsewhere somewhere inside "
+    "included enclosed pinned listed written printed masked obscured plaintext cleartext "
+    "readable unreadable useless irrelevant important unchanged identical similar longer shorter "
+    "stronger weaker better worse safer easier harder fixed outdated obsolete stale current "
+    "unavailable available taken given chosen spoken mine yours hers theirs ours ancient fancy "
+    "horrible lame cute clever silly stupid dumb crazy tricky nice cool solid ugly sketchy legit "
+    "overkill unusual excellent perfect awesome special generic standard basic typical global "
+    "local strict fresh rubbish garbage trash junk today tomorrow yesterday daily weekly monthly "
+    "quarterly yearly annually soon"
+)
+FUNCTION_WORDS = word_set(  # "the passphrase is stored in the vault", "... at least 12 long"
+    "too not the a an in on at from to for of by with as via under within into behind between "
+    "after before over across through without about against around near off out up down it its "
+    "this that these those my your his her their our you we they me us them what which who where "
+    "when how why also still now just only always never usually probably actually really very so "
+    "quite pretty like exactly supposed meant enough no none nothing something anything "
+    "everything one two three four five six seven eight nine ten several many some any all "
+    "multiple much more less most least either neither both each every and or but if than then "
+    "since per until while because be been being is are was were has have had should must can "
+    "could will would may might does did btw fyi lol"
+)
+_INSTRUCTIONS = word_set(  # "passphrase: ask Dana in ops", "passphrase: see vault entry"
+    "ask see check use type enter pick choose get find look contact call ping try do dont make "
+    "leave keep kept read write store save go change update rotate send paste tell whatever"
+)
+_FIELDS = word_set(  # "login is email / password", "login: Google / GitHub", "read / write"
+    "foo bar baz qux user username login email mail name pass passwd pwd pw id pin otp code phone "
+    "number sso ldap saml oauth oauth2 oidc okta kerberos mfa totp sms 2fa passkey passkeys google "
+    "github gitlab apple microsoft facebook twitter azure slack vault dm keychain keyring env "
+    "config file readonly rw ro member members viewer editor owner business work home team free "
+    "paid premium trial aws gcp gcloud heroku vercel docker npm pypi prod production staging "
+    "stage dev development uat sandbox preview demo web mobile desktop app cli api browser "
+    "console ui"
+)
+NOT_A_PASSWORD = _STATES | FUNCTION_WORDS | _INSTRUCTIONS | _FIELDS
+"""What follows "password is" (or a pair's slash) and is not a password. Hangul never starts a
+value, so "비번은 만료됐어요" needs no entry here."""
+_STATE_SUFFIX = re.compile(r"(?:[^e]ed|ing|able|ible|less|ive|ous)$")
+"""Participles and adjectives ("compromised", "taped", "expiring", "guessable", "dangerous"):
+open-ended word classes that describe a password, checked on words of five or more letters
+(``speed``, ``king``, ``ring`` are passwords as often as not)."""
+
+
+def _state(word: str) -> bool:
+    return len(word) >= 5 and _STATE_SUFFIX.search(word) is not None
+
+
+def plain_password(value: str) -> bool:
+    """One plain word given as a password where it ends the clause ("my password is qwerty"):
+    4+ ASCII letters and digits, not digits alone, a state, an algorithm or a field name."""
+    word = value.lower()
+    if not (4 <= len(value) <= 64 and value.isascii() and value.isalnum()) or value.isdigit():
+        return False
+    if word in NOT_A_PASSWORD or word in REPLIES or _ALGORITHM.fullmatch(word):
+        return False
+    return not _state(word) and not placeholder(value)
+
+
+def passphrase_words(words: list[str]) -> bool:
+    """Three or more words given as a passphrase ("correct horse battery staple"), not a
+    description: no function word anywhere ("required for login"), not opened by an
+    instruction, a field name or a participle ("stored offline securely")."""
+    lower = [w.lower() for w in words]
+    first = lower[0]
+    return (
+        len(words) >= 3
+        and not any(w in FUNCTION_WORDS for w in lower)
+        and first not in _INSTRUCTIONS | _FIELDS | REPLIES
+        and not _state(first)
+        and not placeholder(" ".join(words))
+    )
