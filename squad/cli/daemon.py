@@ -127,6 +127,20 @@ def _ago(seconds: float | None) -> str:
     return f"{whole // 3600}h {whole % 3600 // 60}m"
 
 
+def _warning_line(problem: dict[str, Any]) -> str:
+    """A warning of the status JSON as ``file:line:col: warning: key.path: message; hint``."""
+    where = str(problem.get("source") or "<input>")
+    if problem.get("line") is not None:
+        where += f":{problem['line']}"
+        if problem.get("column") is not None:
+            where += f":{problem['column']}"
+    text = f"{where}: warning: "
+    if problem.get("path"):
+        text += f"{problem['path']}: "
+    text += str(problem.get("message"))
+    return text + (f"; {problem['hint']}" if problem.get("hint") else "")
+
+
 def _render(out: Output, status: dict[str, Any]) -> None:
     info = status["daemon"]
     if info["state"] == "up":
@@ -167,6 +181,8 @@ def _render(out: Output, status: dict[str, Any]) -> None:
                 f"  {'':<{width}}  last run {last['id']}: {last['status']}{took}, "
                 f"{tokens:,} tokens, ${last['cost_usd']:.4f}"
             )
+        for warning in squad.get("warnings") or []:
+            out.line(f"  {'':<{width}}  {_warning_line(warning)}", style="yellow")
     if status["failed_files"]:
         out.line(f"files that failed to load ({len(status['failed_files'])}):", style="red")
         for failed in status["failed_files"]:

@@ -103,7 +103,7 @@ class SquadCatalog:
         return [d.to_dict() for d in sorted(failed, key=lambda d: d.path)]
 
     def describe(self, next_fire: Callable[[str], datetime | None]) -> list[dict[str, Any]]:
-        """Each squad for the heartbeat: name, file, schedule, next fire time."""
+        """Each squad for the heartbeat: name, file, schedule, next fire time, warnings."""
         with self._lock:
             loaded = sorted(self._squads.items())
         return [
@@ -113,6 +113,7 @@ class SquadCatalog:
                 "workspace": str(squad.workspace),
                 "schedule": describe_schedule(squad.spec.schedule),
                 "next_fire": next_fire(name),
+                "warnings": [w.to_dict() for w in squad.definition.warnings],
             }
             for name, squad in loaded
         ]
@@ -143,6 +144,7 @@ class SquadCatalog:
                 self._load(wanted[name], new=name not in self._squads, starting=starting)
 
     def _reload_files(self) -> None:
+        """Load the files that are new or changed; log each one's problems or warnings once."""
         found = {path: file_digest(path) for path in list_definition_files(self.folder)}
         for path in [p for p in self._files if p not in found]:
             del self._files[path]
@@ -153,6 +155,8 @@ class SquadCatalog:
                 self._files[path] = loaded
                 if loaded.spec is None:
                     self._log.emit("load_error", file=str(path), error=loaded.error)
+                elif loaded.warnings:
+                    self._log.emit("load_warning", file=str(path), warnings=loaded.warning_text)
 
     def _load(self, definition: Definition, *, new: bool, starting: bool) -> None:
         assert definition.spec is not None

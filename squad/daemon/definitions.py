@@ -1,22 +1,28 @@
 """The squads folder as the daemon sees it: which files define which squads, and what changed.
 
-A file is read, hashed and validated on its own; a bad one is kept as an error (reported in
-the log and by ``squad status``) and the others are unaffected. Two files naming one squad:
+A file is read, hashed and validated on its own; a bad one is kept as an error, a valid one
+with its warnings (both reported in the log and by ``squad status``), and the others are
+unaffected. Reading never blocks or runs on: what is not a regular file (a FIFO, a device
+linked in) or is over the definition size limit is left unread. Two files naming one squad:
 the file that had it keeps it, else the first by name, and the other is an error. Planning
 what to schedule, reschedule and unschedule is a pure function of the old and new contents.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import os
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from squad.errors import ConfigError, Problem
-from squad.spec.loader import read_text_file, squad_from_text
+from squad.spec.loader import load_squad_text, read_text_file
 from squad.spec.models import SquadSpec
+from squad.spec.yaml_source import MAX_FILE_BYTES
 
 __all__ = [
     "Definition",
@@ -52,9 +58,12 @@ class Definition:
 
     path: Path
     digest: str
-    """SHA-256 of the file's bytes; a change of it is a change of the file."""
+    """SHA-256 of the file's bytes, or the mark of a file not read (:func:`file_digest`); a
+    change of it is a change of the file."""
     spec: SquadSpec | None = None
     problems: tuple[Problem, ...] = field(default=())
+    warnings: tuple[Problem, ...] = field(default=())
+    """What validates but is unlikely to be meant (a valid file only)."""
 
     @property
     def error(self) -> str | None:
@@ -62,6 +71,13 @@ class Definition:
         if not self.problems:
             return None
         return "\n".join(p.render() for p in self.problems)
+
+    @property
+    def warning_text(self) -> str | None:
+        """Every warning, one per line; None when there is none."""
+        if not self.warnings:
+            return None
+        return "\n".join(p.render() for p in self.warnings)
 
     def failed(self, message: str) -> Definition:
         """This file, refused for ``message`` (a conflict found after validation)."""
@@ -76,19 +92,73 @@ class Definition:
         }
 
 
-def file_digest(path: Path) -> str | None:
-    """SHA-256 of the file's bytes; None when it cannot be read (gone, a folder...)."""
+_OPEN_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NONBLOCK", 0)  # a FIFO swapped in after the stat must not block open()
+    | getattr(os, "O_NOCTTY", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
+_CHUNK = 256 * 1024
+
+
+def file_digest(path: Path) -> str:
+    """SHA-256 of the file's bytes, or a mark of why they are not read.
+
+    Never blocks and never reads more than :data:`MAX_FILE_BYTES` and one byte: what is not
+    a regular file (a FIFO or socket, a device such as /dev/zero linked in) and a file over
+    the limit are marked by their kind and size, unread, and one that cannot be read (gone,
+    not permitted) by the error; :func:`load_definition` then says what is wrong. A mark
+    changes when the file does (size, time, kind), so a fixed file is read again.
+    """
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return None
+        info = path.stat()
+    except (OSError, ValueError) as exc:
+        return _unreadable_mark(exc)
+    if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
+        return _unread_mark(info)
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except OSError as exc:
+        return _unreadable_mark(exc)
+    try:
+        opened = os.fstat(fd)  # replaced by a FIFO or device since the stat?
+        if not stat.S_ISREG(opened.st_mode):
+            return _unread_mark(opened)
+        digest = hashlib.sha256()
+        left = MAX_FILE_BYTES + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, _CHUNK))
+            if not chunk:
+                break
+            digest.update(chunk)
+            left -= len(chunk)
+        if left == 0:  # it grew past the limit since the stat
+            return _unread_mark(os.fstat(fd))
+        return digest.hexdigest()
+    except OSError as exc:
+        return _unreadable_mark(exc)
+    finally:
+        os.close(fd)
+
+
+def _unread_mark(info: os.stat_result) -> str:
+    """A digest for a file not read: its kind, size and modification time."""
+    kind = "file" if stat.S_ISREG(info.st_mode) else f"mode {stat.S_IFMT(info.st_mode):o}"
+    return f"unread: {kind}, {info.st_size} bytes, mtime {info.st_mtime_ns}"
+
+
+def _unreadable_mark(exc: Exception) -> str:
+    """A digest for a file that cannot be looked at or opened: the error."""
+    if isinstance(exc, OSError) and exc.errno is not None:
+        return f"unreadable: {errno.errorcode.get(exc.errno, exc.errno)}"
+    return f"unreadable: {type(exc).__name__}"
 
 
 def load_definition(path: Path) -> Definition:
     """Read and validate one file; never raises for what is wrong with the file."""
-    digest = file_digest(path) or ""
+    digest = file_digest(path)
     try:
-        spec = squad_from_text(read_text_file(path), source=str(path))
+        loaded = load_squad_text(read_text_file(path), source=str(path))
     except ConfigError as error:
         return Definition(path, digest, None, error.problems)
     except Exception as exc:  # noqa: BLE001 - one file never stops the others (RecursionError too)
@@ -100,7 +170,7 @@ def load_definition(path: Path) -> Definition:
             hint="simplify the file; please report this as a bug in squad",
         )
         return Definition(path, digest, None, (problem,))
-    return Definition(path, digest, spec)
+    return Definition(path, digest, loaded.spec, warnings=loaded.warnings)
 
 
 def assign_squads(

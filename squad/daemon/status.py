@@ -3,7 +3,8 @@
 The status is built by pure functions from plain inputs (:func:`daemon_status`,
 :func:`build_status`); :func:`collect_status` only gathers those inputs. It works with the
 daemon down too: squads then come from the squads folder and their last runs from the store.
-A home whose database does not exist yet is not given one.
+A home whose database does not exist yet is not given one. A squad's ``warnings`` are what
+its file validates with but is unlikely to mean, as ``squad validate`` reports them.
 
 The JSON shape (``squad status --json``)::
 
@@ -11,7 +12,8 @@ The JSON shape (``squad status --json``)::
                 "heartbeat_at", "heartbeat_age_s", "reason", "configs", "configs_missing"},
      "squads": [{"name", "file", "schedule", "next_fire", "running", "queued",
                  "last_run": {"id", "status", "trigger", "started_at", "ended_at",
-                              "duration_s", "tokens_in", "tokens_out", "cost_usd", "error"}}],
+                              "duration_s", "tokens_in", "tokens_out", "cost_usd", "error"},
+                 "warnings": [{"source", "line", "column", "path", "message", "hint"}]}],
      "running": [...], "queue": [...], "queue_length": n,
      "failed_files": [{"file", "squad", "error", "problems"}],
      "extraction_backlog": [{"squad", "agent", "messages"}],
@@ -139,6 +141,7 @@ def build_status(
                 or (last is not None and last["status"] == "running"),
                 "queued": bool(entry.get("queued")) if up else False,
                 "last_run": last,
+                "warnings": list(entry.get("warnings") or []),
             }
         )
     queue = list(state.get("queue", [])) if up and state else []
@@ -163,7 +166,8 @@ def build_status(
 def _configured(
     folder: Path, owners: Mapping[str, Path]
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Squads and failed files of the folder, as the daemon would load them."""
+    """Squads (with their warnings) and failed files of the folder, as the daemon would load
+    them."""
     from squad.daemon.definitions import assign_squads, list_definition_files, load_definition
     from squad.daemon.triggers import describe_schedule
 
@@ -176,6 +180,7 @@ def _configured(
             "name": name,
             "file": str(d.path),
             "schedule": describe_schedule(d.spec.schedule if d.spec else None),
+            "warnings": [w.to_dict() for w in d.warnings],
         }
         for name, d in sorted(squads.items())
     ]

@@ -8,6 +8,7 @@ that holds across processes.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from dataclasses import dataclass, field
@@ -17,16 +18,29 @@ from typing import Literal
 from filelock import FileLock, Timeout
 
 from squad.clock import Clock, utc_now
-from squad.errors import ConfigError, WorkspaceError
+from squad.errors import ConfigError, Problem, WorkspaceError
 from squad.fsutil import atomic_write, create_new
 from squad.paths import check_name, contained
 from squad.spec.models import SquadSpec
 from squad.workspace.layout import MANIFEST_NAME, MEMORY_FILE, STANDARD_FOLDERS, memory_seed
-from squad.workspace.manifest import Manifest, definition_sha256
+from squad.workspace.manifest import (
+    MAX_MANIFEST_BYTES,
+    Manifest,
+    definition_sha256,
+    manifest_too_large,
+)
 
 __all__ = ["CreateReport", "WorkspaceInfo", "WorkspaceManager"]
 
 LOCK_TIMEOUT_S = 30.0
+
+_OPEN_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NOFOLLOW", 0)  # a link swapped in after the check is refused
+    | getattr(os, "O_NONBLOCK", 0)  # a FIFO swapped in after the check must not block open()
+    | getattr(os, "O_NOCTTY", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
 
 
 @dataclass(frozen=True)
@@ -70,15 +84,17 @@ class WorkspaceManager:
             return self._create_locked(path, spec, source)
 
     def read_manifest(self, path: Path) -> Manifest:
+        """The validated manifest of the workspace folder ``path``."""
         manifest_path = contained(path, MANIFEST_NAME)
         try:
-            raw = manifest_path.read_bytes()
+            raw = _read_manifest_bytes(manifest_path)
         except FileNotFoundError:
             raise WorkspaceError(
                 f"{path} has no {MANIFEST_NAME}; it is not a squad workspace"
             ) from None
         except OSError as exc:
-            raise WorkspaceError(f"cannot read {manifest_path}: {exc.strerror}") from None
+            reason = "it is a symbolic link" if exc.errno == errno.ELOOP else exc.strerror
+            raise WorkspaceError(f"cannot read {manifest_path}: {reason}") from None
         return Manifest.from_json(raw, source=str(manifest_path))
 
     def restore(self, path: Path) -> tuple[SquadSpec, CreateReport]:
@@ -207,6 +223,61 @@ class WorkspaceManager:
             return
         if not stat.S_ISDIR(mode):
             raise WorkspaceError(f"{path} exists and is not a folder; move it out of the way")
+
+
+def _read_manifest_bytes(path: Path) -> bytes:
+    """The manifest's bytes, refusing what cannot be one before reading it.
+
+    Only a regular file of at most :data:`MAX_MANIFEST_BYTES` is read: a FIFO would block the
+    read, a device never end it. The type is checked before the open and again on the open
+    file, in case it was replaced in between.
+    """
+    _check_manifest_mode(os.lstat(path).st_mode, path)
+    fd = os.open(path, _OPEN_FLAGS)
+    try:
+        info = os.fstat(fd)
+        _check_manifest_mode(info.st_mode, path)
+        if info.st_size > MAX_MANIFEST_BYTES:
+            raise ConfigError([manifest_too_large(info.st_size, str(path))])
+        chunks: list[bytes] = []
+        left = MAX_MANIFEST_BYTES + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)  # past the limit (it grew): Manifest.from_json refuses it
+    finally:
+        os.close(fd)
+
+
+def _check_manifest_mode(mode: int, path: Path) -> None:
+    """Refuse, naming what it is, a manifest path that is not a regular file."""
+    if stat.S_ISREG(mode):
+        return
+    if stat.S_ISLNK(mode):
+        kind = "a symbolic link"
+    elif stat.S_ISDIR(mode):
+        kind = "a folder"
+    elif stat.S_ISFIFO(mode):
+        kind = "a FIFO (named pipe)"
+    elif stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        kind = "a device"
+    elif stat.S_ISSOCK(mode):
+        kind = "a socket"
+    else:
+        kind = "a special file"
+    raise ConfigError(
+        [
+            Problem(
+                f"manifest is {kind}, not a regular file",
+                source=str(path),
+                hint=f"squad writes {MANIFEST_NAME} as a regular file; move this one aside and "
+                "put back the workspace's copy from a backup",
+            )
+        ]
+    )
 
 
 class _TimedLock(FileLock):

@@ -1,8 +1,8 @@
 """``.squad-config.json``: everything needed to restore a squad when its YAML is gone.
 
 The manifest is read back as untrusted input (a person may edit or copy it), so it is
-validated like a definition: its own strict model, and the definition through the squad
-spec itself.
+validated like a definition: bounded in size, refused when nested past what the JSON parser
+can read, its own strict model, and the definition through the squad spec itself.
 """
 
 from __future__ import annotations
@@ -19,9 +19,31 @@ from squad.errors import ConfigError, Problem
 from squad.spec.loader import squad_from_dict
 from squad.spec.models import SquadSpec
 
-__all__ = ["FORMAT_VERSION", "Manifest", "definition_sha256", "experience_identity"]
+__all__ = [
+    "FORMAT_VERSION",
+    "MAX_MANIFEST_BYTES",
+    "Manifest",
+    "definition_sha256",
+    "experience_identity",
+    "manifest_too_large",
+]
 
 FORMAT_VERSION = 1
+
+MAX_MANIFEST_BYTES = 8 * 1024 * 1024
+"""Manifests larger than this (8 MiB) are refused unread. One holds one definition (at most
+1 MiB of YAML and 20,000 values); written out as JSON with every default, the largest is
+about 2 MB."""
+
+
+def manifest_too_large(size: int, source: str) -> Problem:
+    """The problem of a manifest of ``size`` bytes, over :data:`MAX_MANIFEST_BYTES`."""
+    return Problem(
+        f"manifest is {size:,} bytes, over the {MAX_MANIFEST_BYTES:,}-byte limit; squad "
+        "never writes one this large",
+        source=source,
+        hint="restore it from a backup",
+    )
 
 
 def definition_sha256(spec: SquadSpec) -> str:
@@ -100,9 +122,22 @@ class Manifest:
     @classmethod
     def from_json(cls, raw: bytes, *, source: str) -> Manifest:
         """Parse and validate a manifest; a newer format or a bad definition is a ConfigError."""
+        if len(raw) > MAX_MANIFEST_BYTES:
+            raise ConfigError([manifest_too_large(len(raw), source)])
         try:
             data = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        except RecursionError:
+            raise ConfigError(
+                [
+                    Problem(
+                        "manifest is nested too deeply to read (lists or objects inside each "
+                        "other hundreds of levels deep); squad never writes one like this",
+                        source=source,
+                        hint="restore it from a backup",
+                    )
+                ]
+            ) from None
+        except ValueError as exc:  # bad UTF-8 or JSON, a number of thousands of digits
             line = getattr(exc, "lineno", None)
             raise ConfigError(
                 [

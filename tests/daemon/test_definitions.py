@@ -70,3 +70,26 @@ def test_plan_adds_changes_and_removes_by_file_content(tmp_path: Path) -> None:
     b2 = load_definition(b.path)
     plan = plan_changes({"a": a, "b": b, "c": c}, {"a": a, "b": b2, "d": c})
     assert (plan.add, plan.change, plan.remove) == (["d"], ["b"], ["c"])
+
+
+WARNED = GOOD + "schedule: {{interval: 2h, timezone: UTC}}\n"
+"""A valid squad with one warning: a time zone an interval schedule ignores (line 4)."""
+
+
+def test_a_valid_file_carries_its_warnings_located_in_it(tmp_path: Path) -> None:
+    path = write(tmp_path, "a.yaml", WARNED.format(name="alpha"))
+    loaded = load_definition(path)
+    assert loaded.spec is not None and loaded.error is None
+    [warning] = loaded.warnings
+    assert (warning.source, warning.line, warning.path) == (str(path), 4, ("schedule", "timezone"))
+    assert loaded.warning_text == warning.render()
+    assert "timezone has no effect on an interval schedule" in str(loaded.warning_text)
+    clean = load_definition(write(tmp_path, "b.yaml", GOOD.format(name="beta")))
+    assert clean.warnings == () and clean.warning_text is None
+
+
+def test_a_file_that_cannot_be_read_has_a_stable_digest_until_it_changes(tmp_path: Path) -> None:
+    gone = tmp_path / "gone.yaml"
+    assert load_definition(gone).digest == load_definition(gone).digest  # logged once
+    path = write(tmp_path, "a.yaml", GOOD.format(name="alpha"))
+    assert load_definition(path).digest != load_definition(gone).digest

@@ -7,6 +7,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from squad.app import App
 from squad.clock import FrozenClock
 from squad.daemon.lock import DaemonLock, LockState
@@ -137,6 +139,7 @@ def test_status_with_no_daemon_reads_the_folder_and_store_without_creating_a_dat
             "running": False,
             "queued": False,
             "last_run": None,
+            "warnings": [],
         }
     ]
     assert [Path(f["file"]).name for f in report["failed_files"]] == ["b.yaml"]
@@ -179,3 +182,93 @@ def test_status_of_a_live_home_uses_the_heartbeat(settings: Settings) -> None:
     assert report["daemon"]["state"] == "up"
     assert report["daemon"]["configs"] == "/elsewhere"
     assert [s["name"] for s in report["squads"]] == ["z"]
+
+
+WARNED = GOOD + "schedule: {{interval: 2h, timezone: UTC}}\n"
+"""A valid squad with one warning: a time zone an interval schedule ignores (line 4)."""
+TIMEZONE_WARNING = "timezone has no effect on an interval schedule"
+
+
+def test_each_squad_carries_the_warnings_of_the_heartbeat_or_of_the_folder() -> None:
+    warning = {"source": "a.yaml", "line": 4, "path": "schedule.timezone", "message": "m"}
+    up = build_status(
+        daemon={"state": "up"},
+        state={"squads": [{"name": "a", "warnings": [warning]}, {"name": "old"}]},
+        configured=[],
+        failed_files=[],
+        last_runs={},
+        backlog=[],
+    )
+    assert [s["warnings"] for s in up["squads"]] == [[warning], []]  # an older daemon's: none
+    down = build_status(
+        daemon={"state": "down"},
+        state=None,
+        configured=[{"name": "a", "warnings": [warning]}],
+        failed_files=[],
+        last_runs={},
+        backlog=[],
+    )
+    assert down["squads"][0]["warnings"] == [warning]
+
+
+def test_status_with_no_daemon_shows_the_warnings_of_each_file(settings: Settings) -> None:
+    folder = settings.squads_dir
+    folder.mkdir(parents=True)
+    path = folder / "a.yaml"
+    path.write_text(WARNED.format(name="a"))
+    [squad] = status_of(settings, now=NOW)["squads"]
+    [warning] = squad["warnings"]
+    assert (warning["source"], warning["line"], warning["path"]) == (
+        str(path),
+        4,
+        "schedule.timezone",
+    )
+    assert warning["message"] == TIMEZONE_WARNING
+
+
+def test_a_running_daemon_logs_a_files_warnings_once_and_its_status_shows_them(
+    settings: Settings,
+) -> None:
+    from tests.daemon.test_service import events, wait_for, write_squad
+    from tests.hostile.test_daemon_hostile import running, scheduled
+
+    path = write_squad(settings, "a.yaml", WARNED.format(name="alpha"))
+    with Store.open(settings.database_url) as store, running(settings, store) as daemon:
+        write_squad(settings, "b.yaml", GOOD.format(name="beta"))  # a reload that keeps a.yaml
+        wait_for(lambda: scheduled(daemon) == {"alpha", "beta"}, "the second squad loaded")
+        [logged] = events(settings, "load_warning")
+        assert logged["file"] == str(path)
+        assert (
+            logged["warnings"].startswith(f"{path}:4:") and TIMEZONE_WARNING in logged["warnings"]
+        )
+        squads = {s["name"]: s for s in daemon.state()["squads"]}
+        assert [w["message"] for w in squads["alpha"]["warnings"]] == [TIMEZONE_WARNING]
+        assert squads["beta"]["warnings"] == []
+
+        path.write_text(WARNED.format(name="alpha") + "description: changed\n")
+        wait_for(lambda: len(events(settings, "load_warning")) == 2, "the changed file's warning")
+        report = collect_status(daemon.app, now=daemon.app.clock())
+        assert report["daemon"]["state"] == "up"
+        [alpha] = [s for s in report["squads"] if s["name"] == "alpha"]
+        assert [w["message"] for w in alpha["warnings"]] == [TIMEZONE_WARNING]
+
+
+def test_squad_status_prints_each_warning_under_its_squad(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    from tests.cli.test_failures import Squad
+
+    squad = Squad(tmp_path, monkeypatch, capsys)
+    folder = tmp_path / "configs" / "squads"
+    folder.mkdir(parents=True)
+    (folder / "a.yaml").write_text(WARNED.format(name="alpha"))
+    (folder / "b.yaml").write_text(GOOD.format(name="beta"))
+    outcome = squad("status")
+    assert outcome.code == 0, outcome.stderr
+    lines = outcome.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("  alpha  every 2h"))
+    assert lines[at + 1].strip() == (
+        f"{folder.resolve() / 'a.yaml'}:4:36: warning: schedule.timezone: {TIMEZONE_WARNING}; "
+        "it is the clock a cron expression is read in; remove it, or use cron:"
+    )
+    assert lines[at + 2].startswith("  beta ")  # beta has none

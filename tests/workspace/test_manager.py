@@ -15,7 +15,7 @@ from squad.errors import ConfigError, PathEscapeError, WorkspaceError
 from squad.spec.models import SquadSpec
 from squad.workspace.layout import MANIFEST_NAME, memory_seed
 from squad.workspace.manager import WorkspaceManager
-from squad.workspace.manifest import FORMAT_VERSION, Manifest
+from squad.workspace.manifest import FORMAT_VERSION, MAX_MANIFEST_BYTES, Manifest
 from tests.conftest import BASIC_YAML
 
 MakeSpec = Callable[..., SquadSpec]
@@ -314,3 +314,47 @@ def test_unreadable_manifests_are_reported_not_hidden(
     (manager.root / "broken" / MANIFEST_NAME).write_text("{")
     ((path, reason),) = manager.unreadable()
     assert path.name == "broken" and "not valid JSON" in reason
+
+
+def test_manifest_nested_past_the_parsers_stack_is_a_config_error_naming_it() -> None:
+    deep = 100_000
+    raw = ('{"squad": ' + "[" * deep + "]" * deep + "}").encode()
+    with pytest.raises(ConfigError) as caught:
+        Manifest.from_json(raw, source="ws/.squad-config.json")
+    [problem] = caught.value.problems
+    assert problem.source == "ws/.squad-config.json" and "nested too deeply" in problem.message
+
+
+def test_manifest_over_the_size_limit_is_refused_before_parsing() -> None:
+    raw = b" " * (MAX_MANIFEST_BYTES + 1)
+    with pytest.raises(ConfigError, match=f"over the {MAX_MANIFEST_BYTES:,}-byte limit"):
+        Manifest.from_json(raw, source="m.json")
+
+
+def test_a_manifest_that_is_a_folder_is_refused_as_not_a_file(
+    manager: WorkspaceManager, tmp_path: Path
+) -> None:
+    (tmp_path / "odd" / MANIFEST_NAME).mkdir(parents=True)
+    with pytest.raises(ConfigError, match="manifest is a folder, not a regular file"):
+        manager.restore(tmp_path / "odd")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_creating_over_a_manifest_swapped_for_a_fifo_is_refused_not_blocked(
+    manager: WorkspaceManager, make_spec: MakeSpec
+) -> None:
+    from tests.hostile.test_paths_hostile import call_with_timeout
+
+    manifest = manager.create(make_spec()).path / MANIFEST_NAME
+    manifest.unlink()
+    os.mkfifo(manifest)
+
+    def create() -> BaseException | None:
+        try:
+            manager.create(make_spec())
+        except ConfigError as error:
+            return error
+        return None
+
+    error = call_with_timeout(create, fifo=manifest)
+    assert isinstance(error, ConfigError) and "FIFO (named pipe)" in str(error)
