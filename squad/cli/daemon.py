@@ -36,14 +36,17 @@ def _echo(err: Output) -> Any:
     def show(event: dict[str, Any]) -> None:
         stamp = str(event.get("time", ""))[11:19]
         name = str(event.get("event"))
+        blocks = ("error", "warnings")  # multi-line: printed indented below the event
         fields = " ".join(
-            f"{k}={v}" for k, v in event.items() if k not in ("time", "event") and k != "error"
+            f"{k}={v}" for k, v in event.items() if k not in ("time", "event", *blocks)
         )
         style = "red" if name.endswith("error") else "cyan" if err.rich else None
         _say(err, f"{stamp}  {name}  {fields}".rstrip(), style=style)
-        if event.get("error"):
-            for line in str(event["error"]).splitlines():
-                _say(err, f"    {line}", style="red" if err.rich else None)
+        for key, colour in (("error", "red"), ("warnings", "yellow")):
+            value = event.get(key)
+            lines = value if isinstance(value, list) else str(value or "").splitlines()
+            for line in lines:
+                _say(err, f"    {line}", style=colour if err.rich else None)
 
     return show
 

@@ -1,8 +1,11 @@
 """The daemon's own log: ``$SQUAD_HOME/daemon.jsonl``, one JSON object per event.
 
 Events: ``start``, ``ready``, ``stop``, ``load``/``schedule``, ``reschedule``,
-``unschedule``, ``load_error``, ``boot_changed``, ``run_start``, ``run_end``, ``run_error``,
-``resume_skipped``, ``job_start``, ``job_end``, ``job_error``... Each line is written with one
+``unschedule``, ``load_error``, ``load_warning``, ``boot_changed``, ``configs_missing``,
+``configs_restored``, ``watch_restored``, ``reload`` (SIGHUP), ``run_start``, ``run_end``,
+``run_error``, ``run_skipped`` (a live ``squad run`` has the squad), ``run_settled`` (a run
+whose process died), ``resume_skipped``, ``job_start``, ``job_end``, ``job_error``... Each
+line is written with one
 ``write`` on an ``O_APPEND`` descriptor, so readers never see half a line, and string fields
 pass through secret redaction like run logs.
 

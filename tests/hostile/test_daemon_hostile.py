@@ -108,3 +108,32 @@ def test_a_squad_file_that_makes_the_loader_fail_never_stops_the_others(
         assert Path(failed["file"]).name == "deep.yaml"
         write_squad(settings, "b.yaml", squad_yaml("beta", "{interval: 1d}"))
         wait_for(lambda: scheduled(daemon) == {"alpha", "beta"}, "a later file still loads")
+
+
+def test_the_terminal_echo_indents_multi_line_warnings_and_survives_a_closed_terminal() -> None:
+    import io
+
+    from squad.cli.daemon import _echo
+    from squad.cli.output import Output
+
+    stream = io.StringIO()
+    show = _echo(Output(stream=stream))
+    show(
+        {
+            "time": "2026-12-01T10:00:00+00:00",
+            "event": "load_warning",
+            "file": "a.yaml",
+            "warnings": "a.yaml:3:5: warning: one\na.yaml:9:1: warning: two",
+        }
+    )
+    assert stream.getvalue().splitlines() == [
+        "10:00:00  load_warning  file=a.yaml",
+        "    a.yaml:3:5: warning: one",
+        "    a.yaml:9:1: warning: two",
+    ]
+
+    class Gone(io.StringIO):
+        def write(self, text: str) -> int:
+            raise OSError(5, "Input/output error")  # what a hung-up terminal answers
+
+    _echo(Output(stream=Gone()))({"time": "", "event": "reload", "reason": "SIGHUP"})
