@@ -10,7 +10,7 @@ import stat
 import threading
 from pathlib import Path
 
-__all__ = ["atomic_write", "create_new", "fsync_dir"]
+__all__ = ["atomic_write", "create_new", "fsync_dir", "read_up_to"]
 
 
 @functools.cache
@@ -100,3 +100,17 @@ def create_new(path: Path, data: bytes) -> bool:
         temp.unlink()
     fsync_dir(path.parent)
     return True
+
+
+def read_up_to(fd: int, count: int) -> bytes:
+    """At most ``count`` bytes from ``fd``, read in chunks, so a huge or still-growing file
+    (or ``/dev/zero``) never fills memory. Ask for one byte past a limit to tell a file that
+    reached it from one that passed it."""
+    chunks = []
+    while count > 0:
+        chunk = os.read(fd, min(count, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        count -= len(chunk)
+    return b"".join(chunks)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from squad.errors import ConfigError, Problem
+from squad.fsutil import read_up_to
 from squad.spec.loader import load_squad_text, read_text_file
 from squad.spec.models import SquadSpec
 from squad.spec.yaml_source import MAX_FILE_BYTES
@@ -98,7 +99,6 @@ _OPEN_FLAGS = (
     | getattr(os, "O_NOCTTY", 0)
     | getattr(os, "O_CLOEXEC", 0)
 )
-_CHUNK = 256 * 1024
 
 
 def file_digest(path: Path) -> str:
@@ -124,16 +124,10 @@ def file_digest(path: Path) -> str:
         opened = os.fstat(fd)  # replaced by a FIFO or device since the stat?
         if not stat.S_ISREG(opened.st_mode):
             return _unread_mark(opened)
-        digest = hashlib.sha256()
-        left = MAX_FILE_BYTES + 1
-        while left > 0:
-            chunk = os.read(fd, min(left, _CHUNK))
-            if not chunk:
-                break
-            digest.update(chunk)
-            left -= len(chunk)
-        if left == 0:  # it grew past the limit since the stat
+        raw = read_up_to(fd, MAX_FILE_BYTES + 1)
+        if len(raw) > MAX_FILE_BYTES:  # it grew past the limit since the stat
             return _unread_mark(os.fstat(fd))
+        digest = hashlib.sha256(raw)
         return digest.hexdigest()
     except OSError as exc:
         return _unreadable_mark(exc)

@@ -339,7 +339,7 @@ def read_file_bytes(path: Path, relative: str) -> bytes | None:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
             raise MemoryFileError(_not_a_file(relative, _kind(mode)))
-        chunks = []
+        chunks = []  # a regular file (checked above): read whole, however large it grew
         while chunk := os.read(fd, 1 << 16):
             chunks.append(chunk)
         return b"".join(chunks)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from squad.errors import PathEscapeError
+from squad.fsutil import read_up_to
 from squad.memory.document import heading_lines
 from squad.paths import contained
 from squad.text.search import (
@@ -164,24 +165,20 @@ def _read_memory(path: Path, shown: str, limit: int) -> str | Skipped | None:
         return None
     except OSError:
         return Skipped(shown, "link" if path.is_symlink() else "unreadable")
-    chunks: list[bytes] = []
-    left = limit + 1  # one byte more tells a file that grew past the limit
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             return Skipped(shown, "special")
         if st.st_size > limit:
             return Skipped(shown, "too_large")
-        while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
-            chunks.append(chunk)
-            left -= len(chunk)
+        raw = read_up_to(fd, limit + 1)  # one byte more tells a file that grew past the limit
     except OSError:
         return Skipped(shown, "unreadable")
     finally:
         os.close(fd)
-    if left <= 0:
+    if len(raw) > limit:
         return Skipped(shown, "too_large")
-    return b"".join(chunks).decode("utf-8", errors="replace")
+    return raw.decode("utf-8", errors="replace")
 
 
 def _search_text(

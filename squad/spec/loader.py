@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from squad.errors import ConfigError, Problem
+from squad.fsutil import read_up_to
 from squad.spec.checks import check_squad, warnings_for
 from squad.spec.models import SquadSpec
 from squad.spec.yaml_source import (
@@ -132,24 +133,12 @@ def read_text_file(path: Path) -> str:
         raise ConfigError([_os_problem(exc, source)]) from None
     try:
         _check_regular(os.fstat(fd).st_mode, path, source)  # replaced since the stat?
-        raw = _read_at_most(fd, MAX_FILE_BYTES + 1)
+        raw = read_up_to(fd, MAX_FILE_BYTES + 1)
     except OSError as exc:
         raise ConfigError([_os_problem(exc, source)]) from None
     finally:
         os.close(fd)
     return decode_bytes(raw, source=source)
-
-
-def _read_at_most(fd: int, limit: int) -> bytes:
-    chunks: list[bytes] = []
-    left = limit
-    while left > 0:
-        chunk = os.read(fd, min(left, 256 * 1024))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        left -= len(chunk)
-    return b"".join(chunks)
 
 
 def _check_regular(mode: int, path: Path, source: str) -> None:

@@ -20,6 +20,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 from squad.errors import UsageError, WorkspaceError
+from squad.fsutil import read_up_to
 from squad.paths import resolve_inside
 
 __all__ = [
@@ -269,7 +270,7 @@ def _read_text(path: Path, limit: int) -> _Read:
             return _Read("folder", size=st.st_size)
         if not stat.S_ISREG(st.st_mode):
             return _Read("special", size=st.st_size)
-        data = _read_up_to(fd, limit + 1)
+        data = read_up_to(fd, limit + 1)
     except OSError:
         return _Read("unreadable")
     finally:
@@ -285,18 +286,6 @@ def _read_text(path: Path, limit: int) -> _Read:
     except UnicodeDecodeError:
         return _Read("binary", size=size)
     return _Read("text", text, size, truncated)
-
-
-def _read_up_to(fd: int, count: int) -> bytes:
-    """At most ``count`` bytes, so a huge or still-growing file never fills memory."""
-    chunks = []
-    while count > 0:
-        chunk = os.read(fd, min(count, 1 << 20))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        count -= len(chunk)
-    return b"".join(chunks)
 
 
 # -- tree ----------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from filelock import FileLock, Timeout
 
 from squad.clock import Clock, utc_now
 from squad.errors import ConfigError, Problem, WorkspaceError
-from squad.fsutil import atomic_write, create_new
+from squad.fsutil import atomic_write, create_new, read_up_to
 from squad.paths import check_name, contained
 from squad.spec.models import SquadSpec
 from squad.workspace.layout import MANIFEST_NAME, MEMORY_FILE, STANDARD_FOLDERS, memory_seed
@@ -239,15 +239,8 @@ def _read_manifest_bytes(path: Path) -> bytes:
         _check_manifest_mode(info.st_mode, path)
         if info.st_size > MAX_MANIFEST_BYTES:
             raise ConfigError([manifest_too_large(info.st_size, str(path))])
-        chunks: list[bytes] = []
-        left = MAX_MANIFEST_BYTES + 1
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        return b"".join(chunks)  # past the limit (it grew): Manifest.from_json refuses it
+        # past the limit (it grew): Manifest.from_json refuses it
+        return read_up_to(fd, MAX_MANIFEST_BYTES + 1)
     finally:
         os.close(fd)
 
