@@ -45,12 +45,14 @@ def is_definition_file(path: Path) -> bool:
 
 
 def list_definition_files(folder: Path) -> list[Path]:
-    """The definition files directly in ``folder``, sorted by name."""
+    """The definition files directly in ``folder``, sorted by name: every ``*.yaml`` entry but
+    folders, so a FIFO, device, socket or broken link of that name is loaded (and reported as
+    what it is, without blocking) instead of being skipped without a word."""
     try:
         entries = sorted(folder.iterdir())
     except (FileNotFoundError, NotADirectoryError):
         return []
-    return [p for p in entries if is_definition_file(p) and p.is_file()]
+    return [p for p in entries if is_definition_file(p) and not p.is_dir()]
 
 
 @dataclass(frozen=True)

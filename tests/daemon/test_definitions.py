@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from squad.daemon.definitions import (
@@ -29,7 +30,12 @@ def test_only_visible_yaml_files_are_definitions(tmp_path: Path) -> None:
     for name in ("a.yaml", "b.yml", ".hidden.yaml", "#a.yaml#", "notes.md", "a.yaml~"):
         write(tmp_path, name, "x")
     (tmp_path / "dir.yaml").mkdir()
-    assert [p.name for p in list_definition_files(tmp_path)] == ["a.yaml", "b.yml"]
+    os.mkfifo(tmp_path / "pipe.yaml")
+    (tmp_path / "gone.yaml").symlink_to(tmp_path / "nowhere.yaml")
+    listed = [p.name for p in list_definition_files(tmp_path)]
+    assert listed == ["a.yaml", "b.yml", "gone.yaml", "pipe.yaml"]  # reported, not skipped
+    assert "FIFO" in load_definition(tmp_path / "pipe.yaml").error
+    assert "broken" in load_definition(tmp_path / "gone.yaml").error
     assert not is_definition_file(Path(".#a.yaml"))
     assert list_definition_files(tmp_path / "missing") == []
 
