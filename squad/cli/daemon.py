@@ -237,6 +237,8 @@ def stop(
         float | None,
         typer.Option(
             "--timeout",
+            min=0,
+            max=86_400,
             help="Seconds to wait for the daemon to exit (default: its shutdown grace + 15).",
             show_default=False,
         ),

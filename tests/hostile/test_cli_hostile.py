@@ -310,3 +310,11 @@ def test_a_namespace_ref_of_unicode_digits_or_a_huge_number_names_nothing(
     with Store.open(store_url) as store:  # the store's own lookup, as the MCP tools will use
         for ref in ("²", "99999999999999999999999", "2147483648"):
             assert store.memory.get_namespace(ref) is None
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-1"])
+def test_squad_stop_refuses_a_timeout_that_is_not_a_number_of_seconds(
+    squad: Squad, value: str
+) -> None:
+    outcome = squad("stop", "--timeout", value)
+    assert outcome.code == 2 and "Traceback" not in outcome.stderr
