@@ -19,10 +19,11 @@ from typing import TYPE_CHECKING, Any
 from squad.chat.compress import compress_history
 from squad.chat.rolling import SUMMARY_FILE, RollingSummariser
 from squad.chat.summarise import ModelSummariser
+from squad.errors import LimitReached
 from squad.memory.service import AgentContext
 from squad.memory.tools import MemoryTools
 from squad.model.offline import is_offline
-from squad.model.types import ChatModel, Message, ModelReply
+from squad.model.types import ChatModel, Message, ModelReply, reserve_usd
 from squad.paths import contained
 from squad.runtime.agent import run_turn
 from squad.runtime.files_tool import WorkspaceFiles
@@ -153,12 +154,21 @@ class ChatSession:
         """The chat model's summary of folded messages, charged to the squad like a turn;
         None (the offline summary stands in) when the spend cap is reached."""
         budget = self._budget
-        if budget is not None and budget.out_of_money():
-            return None
+        reserved = 0.0
+        if budget is not None:
+            reserved = reserve_usd(self.model, [Message.user(previous), *messages], ())
+            try:
+                budget.reserve(reserved)  # as a turn does: the call must fit the cap first
+            except LimitReached:
+                return None
         summariser = ModelSummariser(
             self.model, timeout_s=self.model_spec.timeout_s or 60.0, on_reply=self._charge
         )
-        return summariser.summarise(previous, messages, max_tokens)
+        try:
+            return summariser.summarise(previous, messages, max_tokens)
+        finally:
+            if budget is not None:
+                budget.settle(reserved, 0, 0, 0.0)  # _charge counted what it really cost
 
     def _charge(self, reply: ModelReply) -> None:
         ctx = self.ctx

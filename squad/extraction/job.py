@@ -25,7 +25,7 @@ from squad.extraction.extract import extract_batch
 from squad.extraction.quality import decide
 from squad.memory.audit import AuditLog, AuditRecord
 from squad.memory.service import AgentContext, MemoryService
-from squad.model.types import ChatModel
+from squad.model.types import ChatModel, Message, reserve_usd
 from squad.store.records import MessageRecord
 
 __all__ = [
@@ -164,6 +164,8 @@ class AgentExtractor:
         batch = [ConversationMessage(i, _role(m), m.content, m.seq) for i, m in enumerate(talk)]
         existing = existing_facts(self.memory, ctx)
         model = self.model_for(ctx)
+        if model is not None and not self._affordable(ctx, model, batch):
+            model = None  # the offline extractor, free: the squad's spend cap holds
         try:
             result = extract_batch(batch, existing, started.date(), model)
         except ModelError as exc:
@@ -260,6 +262,32 @@ class AgentExtractor:
             applied.dropped,
             record_id,
         )
+
+    def _affordable(
+        self, ctx: AgentContext, model: ChatModel, batch: Sequence[ConversationMessage]
+    ) -> bool:
+        """Whether a model pass over ``batch`` fits the squad's spend cap: what the squad spent
+        plus the most the call may cost (its batch as the prompt, with room for the answer,
+        as a run reserves it) stays within ``limits.max_cost_usd``. A pass that does not fit
+        is done by the offline extractor, and says so in the log."""
+        prompt = [Message.user("\n".join(m.content for m in batch))]
+        estimate = reserve_usd(model, prompt, ())
+        if estimate <= 0:
+            return True
+        cap = ctx.squad.limits.max_cost_usd
+        spent = self.memory.store.runs.spent(ctx.squad.name).cost_usd
+        if spent + estimate <= cap:
+            return True
+        self._log(
+            "extraction_offline",
+            {
+                "squad": ctx.squad.name,
+                "agent": ctx.agent.id,
+                "reason": f"a model pass may cost up to ${estimate:.4f} and the squad has spent "
+                f"${spent:.4f} of its ${cap:g} cap (limits.max_cost_usd)",
+            },
+        )
+        return False
 
     def _spend(self, ctx: AgentContext, spent: Sequence[Mapping[str, Any]]) -> None:
         for spend in spent:

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from squad.model import LiteLLMModel
 from squad.model.testing import OpenAIStubServer, answer, status
 from tests.extraction.conftest import World
 
@@ -168,3 +169,22 @@ def test_a_fact_from_a_long_message_points_to_the_daily_log_that_keeps_it(
     assert line in world.memory_md()
     daily = world.ctx.workspace / "agents" / "planner" / "daily" / "2026-11-29.md"
     assert "Background detail." in daily.read_text()
+
+
+def test_a_model_pass_that_could_pass_the_spend_cap_is_done_offline(
+    make_world: MakeWorld, stub: OpenAIStubServer
+) -> None:
+    world = make_world(interval=2)
+    fact_bearing(world)
+    store = world.manager.store
+    store.runs.record_spend("demo", model="openai/gpt-4o-mini", cost_usd=4.99999)  # of $5
+    model = stub.model(attempts=2)
+    priced = LiteLLMModel(
+        model.spec.model_copy(update={"cost_per_1k_input": 1.0, "cost_per_1k_output": 1.0}),
+        retry=model.retry,
+    )
+
+    [report] = world.extractor(priced).run(world.ctx)
+
+    assert report.extractor == "offline" and stub.requests == []
+    assert store.runs.spent("demo").cost_usd == pytest.approx(4.99999)
