@@ -19,6 +19,7 @@ from squad.chat.session import ChatSession
 from squad.errors import ConfigError
 from squad.model.testing import Behaviour, OpenAIStubServer, answer
 from squad.model.types import Message
+from squad.runtime.limits import RunBudget
 from squad.runtime.runner import SquadRunner
 from squad.settings import Settings
 from squad.spec.loader import squad_from_text
@@ -201,4 +202,23 @@ def test_a_chat_on_a_model_with_no_price_is_refused_before_any_call(
         manager.create(squad_from_text(text, source="demo.yaml"))
         with pytest.raises(ConfigError, match="'openai/stub' has no price"):
             ChatSession.open(app.runner(), "demo", "writer")
+    assert stub.requests == []
+
+
+def test_a_model_summary_that_could_pass_the_spend_cap_is_not_asked_for(
+    settings: Settings, app: App, stub: OpenAIStubServer
+) -> None:
+    text = CHAT_YAML.format(url=stub.url).replace(
+        "cost_per_1k_input: 0, cost_per_1k_output: 0", "cost_per_1k_input: 1, cost_per_1k_output: 1"
+    )
+    with app.squads as manager:
+        manager.create(squad_from_text(text, source="demo.yaml"))
+        manager.store.runs.record_spend("demo", model="openai/stub", cost_usd=4.9999)  # of $5
+        chat = ChatSession.open(app.runner(), "demo", "writer")
+        chat._budget = RunBudget(10**9, 5.0, manager.store.runs.spent("demo").cost_usd)
+        folded = [Message.user(f"Tell me more. {FILLER}"), Message.assistant("Sure.")]
+
+        assert chat._model_summary("", folded, 200) is None  # the offline summary stands in
+
+        assert chat._budget.reserved_usd == 0.0
     assert stub.requests == []
