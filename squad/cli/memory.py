@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import typer
 
 from squad.cli.context import open_app
+from squad.cli.options import TimeoutOption
 from squad.cli.output import Output, skip_notes
 from squad.errors import UsageError
 
@@ -25,17 +26,6 @@ JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON instead of te
 SquadArg = Annotated[str, typer.Argument(help="Squad name (or workspace folder).")]
 AgentArg = Annotated[str, typer.Argument(help="Agent id within the squad.")]
 LayerName = Literal["project", "experiential"]
-TimeoutOption = Annotated[
-    float | None,
-    typer.Option(
-        "--timeout",
-        min=0.001,
-        max=3600,
-        help="Seconds one line (or fact) may take to match before the search stops with an "
-        "error (a pattern that backtracks); default 2.",
-        show_default=False,
-    ),
-]
 
 MAX_ID = 2**31 - 1
 """The largest id the store's key columns can hold: they are INTEGER, 32 bits on PostgreSQL

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from squad.cli.context import open_app
+from squad.cli.options import TimeoutOption
 from squad.cli.output import Output, human_size, skip_notes
 
 if TYPE_CHECKING:
@@ -21,18 +22,6 @@ ws_app = typer.Typer(help="Explore workspace folders.", no_args_is_help=True)
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
 SquadArg = Annotated[str, typer.Argument(help="Squad name, workspace folder name, or path.")]
-TimeoutOption = Annotated[
-    float | None,
-    typer.Option(
-        "--timeout",
-        min=0.001,
-        max=3600,
-        help="Seconds one line may take to match before the search stops with an error "
-        "(a pattern that backtracks); default 2.",
-        show_default=False,
-    ),
-]
-"""``--timeout`` of the search commands (None: squad.text.search.DEFAULT_TIMEOUT_S)."""
 
 
 def _when(moment: datetime | None) -> str:

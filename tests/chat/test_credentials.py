@@ -22,22 +22,11 @@ from squad.model.types import Message
 from squad.runtime.runner import SquadRunner
 from squad.settings import Settings
 from squad.spec.loader import squad_from_text
+from tests.chat.test_session import CHAT_YAML, FILLER
 from tests.text.secrets_corpus import B62, URLSAFE, fake
 
 KEY = "sk-" + "proj-" + fake(URLSAFE, 40)
 MARKER = "[REDACTED:openai_api_key]"
-FILLER = " ".join(f"word{i}" for i in range(60))
-
-CHAT_YAML = """\
-name: demo
-goal: Ship the docs.
-model: {{name: openai/stub, api_base: '{url}', api_key_env: STUB_KEY,
-  cost_per_1k_input: 0, cost_per_1k_output: 0}}
-agents:
-  - {{id: writer, role: Writes the pages}}
-tasks:
-  - {{id: draft, description: Write the guide., agent: writer}}
-"""
 
 
 def is_summary_request(body: Any) -> bool:

@@ -31,6 +31,7 @@ from squad.model.testing import Behaviour, OpenAIStubServer, answer
 from squad.settings import Settings
 from squad.spec.loader import squad_from_text
 from squad.store import Store
+from tests.chat.test_session import CHAT_YAML
 from tests.conftest import BASIC_YAML
 from tests.text.secrets_corpus import B62, B64, URLSAFE, b64_secret, digits, fake
 
@@ -187,27 +188,16 @@ def test_the_extraction_model_never_receives_the_credential(
 
 # -- squad chat ----------------------------------------------------------------------------
 
-CHAT_YAML = """\
-name: chatty
-goal: Ship the docs.
-model: {{name: openai/stub, api_base: '{url}', api_key_env: STUB_KEY,
-  cost_per_1k_input: 0, cost_per_1k_output: 0}}
-agents:
-  - {{id: writer, role: Writes the pages}}
-tasks:
-  - {{id: draft, description: Write the guide., agent: writer}}
-"""
-
 
 @pytest.mark.parametrize("case", PROBES, ids=IDS)
 def test_chat_history_never_stores_the_credential_nor_sends_it_again(
     settings: Settings, app: App, stub: OpenAIStubServer, case: Probe
 ) -> None:
     with app.squads as manager:
-        spec = squad_from_text(CHAT_YAML.format(url=stub.url), source="chatty.yaml")
+        spec = squad_from_text(CHAT_YAML.format(url=stub.url), source="demo.yaml")
         workspace: Path = manager.create(spec).path
         try:
-            chat = ChatSession.open(app.runner(), "chatty", "writer")
+            chat = ChatSession.open(app.runner(), "demo", "writer")
             for text in case.said:
                 stub.script(answer("Go ahead."))
                 chat.say(text)
@@ -216,7 +206,7 @@ def test_chat_history_never_stores_the_credential_nor_sends_it_again(
             chat.say("Thanks. Now write the setup page.")
         finally:
             app.drain_extraction()
-        rows = manager.store.conversation.messages("chatty", "writer")
+        rows = manager.store.conversation.messages("demo", "writer")
 
     assert case.secret in json.dumps(stub.bodies[said_at - 1], ensure_ascii=False)  # its turn
     assert all(case.secret not in row.content for row in rows)

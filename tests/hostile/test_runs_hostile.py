@@ -105,9 +105,10 @@ def test_a_second_squad_run_of_a_running_squad_is_refused_with_the_run_it_collid
     assert f"squad 'slow' is already running (run {run_id}" in second.stderr
     assert "Traceback" not in second.stderr
     assert len(stub.requests) == 2  # the refused run asked the model nothing
-    logs = cli("logs", "slow", "--json")
-    assert logs.returncode == 0
-    assert [line for line in logs.stdout.splitlines() if line.strip()]  # one run, logged
+    from squad.store import Store
+
+    with Store.open(f"sqlite:///{cli.home / 'squad.db'}") as store:
+        assert [r.id for r in store.list_runs("slow")] == [run_id]  # the refused one left none
 
 
 def test_a_run_is_refused_while_another_process_holds_the_squad(
