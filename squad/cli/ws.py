@@ -177,7 +177,8 @@ def search(
 ) -> None:
     """Full-text search over every text file of a workspace; matches highlighted.
 
-    Files not searched (too large, binary, links) are listed after the matches.
+    Files not searched (too large, binary, links) are listed after the matches. An index in
+    the squad home keeps repeated searches fast; every file is checked against it each time.
     """
     from squad.text.search import DEFAULT_TIMEOUT_S
     from squad.workspace.search import search as find
@@ -185,6 +186,7 @@ def search(
     out = Output(json_mode=json_output)
     with open_app() as app:
         found = app.squads.locate(squad)
+        index_dir = app.settings.home / "index"  # a cache: outside the workspace it indexes
     result = find(
         found.path,
         query,
@@ -192,6 +194,7 @@ def search(
         case_sensitive=case_sensitive,
         context=context,
         timeout_s=DEFAULT_TIMEOUT_S if timeout is None else timeout,
+        index_dir=index_dir,
     )
     if json_output:
         out.json({"squad": found.squad, **result.to_dict()})
