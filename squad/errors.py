@@ -6,7 +6,8 @@ code the CLI returns for it, so the CLI maps errors to exit codes in one place::
     SquadError                      exit 1: the operation failed
     ├── ConfigError                 exit 2: a YAML definition or settings file is invalid
     ├── UsageError                  exit 2: a command was called with arguments that cannot work
-    │   └── SquadBusy               exit 2: another process is running this squad (its run id)
+    │   ├── SquadBusy               exit 2: another process is running this squad (its run id)
+    │   └── NotFound                exit 2: no squad, agent, run, task, fact or file of that name
     ├── WorkspaceError              exit 1: a workspace cannot be read or written
     │   └── PathEscapeError         exit 2: a path would leave its workspace (or the root)
     ├── StoreError                  exit 1: the state database failed or is out of date
@@ -39,6 +40,7 @@ __all__ = [
     "MemoryFileError",
     "MemoryFullError",
     "ModelError",
+    "NotFound",
     "PathEscapeError",
     "PlanError",
     "Problem",
@@ -136,6 +138,11 @@ class SquadBusy(UsageError):
         super().__init__(message)
         self.squad = squad
         self.run_id = run_id
+
+
+class NotFound(UsageError):
+    """A squad, agent, run, task, fact or file named by the caller does not exist (an HTTP
+    front end answers 404 for it)."""
 
 
 class WorkspaceError(SquadError):

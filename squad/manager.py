@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from squad.clock import Clock, utc_now
-from squad.errors import UsageError
+from squad.errors import NotFound, SquadError
 from squad.settings import Settings
 from squad.spec.loader import squad_from_file
 from squad.spec.models import SquadSpec
@@ -94,6 +94,9 @@ class SquadManager:
 
     def locate(self, squad_or_path: str) -> SquadWorkspace:
         """Find a squad's workspace by squad name, workspace folder name, or folder path."""
+        quick = self._by_folder_name(squad_or_path)
+        if quick is not None:
+            return quick
         for info in self.workspaces.scan():
             if squad_or_path in (info.squad, info.path.name):
                 return SquadWorkspace(info.squad, info.path)
@@ -112,7 +115,21 @@ class SquadManager:
         )
         for path, reason in self.workspaces.unreadable():
             message += f"\n  {path.name}: unreadable manifest: {reason}"
-        raise UsageError(message)
+        raise NotFound(message)
+
+    def _by_folder_name(self, name: str) -> SquadWorkspace | None:
+        """The workspace in the folder named like the squad, when its manifest says so: one
+        manifest read instead of all of them (every dashboard request locates a squad)."""
+        if not name or "/" in name or "\\" in name or name in (".", ".."):
+            return None
+        path = self.workspaces.root / name
+        if not (path / MANIFEST_NAME).is_file() or path.is_symlink():
+            return None
+        try:
+            manifest = self.workspaces.read_manifest(path)
+        except SquadError:
+            return None
+        return SquadWorkspace(name, path) if manifest.squad == name else None
 
     def all_workspaces(self) -> list[SquadWorkspace]:
         """Workspaces under the root plus registered ones restored elsewhere, by squad name."""

@@ -7,6 +7,7 @@ workspace can never redirect a read or a write out of it.
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import stat
@@ -49,6 +50,10 @@ def contained(base: Path, *parts: str) -> Path:
             mode = os.lstat(current).st_mode
         except FileNotFoundError:
             continue
+        except OSError as exc:
+            if exc.errno != errno.ENAMETOOLONG:
+                raise
+            raise PathEscapeError(f"{part[:40]!r}... is longer than names can be") from None
         if stat.S_ISLNK(mode):
             raise PathEscapeError(
                 f"{current} is a symbolic link; squad never follows links inside a workspace"

@@ -16,7 +16,14 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
-__all__ = ["DaemonSettings", "MemoryRanking", "RetentionSettings", "Settings", "SettingsFile"]
+__all__ = [
+    "DaemonSettings",
+    "HttpSettings",
+    "MemoryRanking",
+    "RetentionSettings",
+    "Settings",
+    "SettingsFile",
+]
 
 DEFAULT_MEMORY_FILE_CAP_KB = 50
 MemoryRanking = Literal["lexical", "hashing", "minilm", "auto"]
@@ -68,6 +75,33 @@ class RetentionSettings(BaseModel):
     """Rotated daemon logs kept; the oldest is deleted past it."""
 
 
+LOOPBACK_HOSTS = ("127.0.0.1", "::1", "localhost")
+
+
+class HttpSettings(BaseModel):
+    """Where the daemon serves the HTTP API and dashboard (``squad.web``)."""
+
+    model_config = ConfigDict(
+        extra="forbid", strict=True, frozen=True, use_attribute_docstrings=True
+    )
+
+    enabled: bool = True
+    """Serve the API and dashboard from ``squad daemon``."""
+    host: Annotated[str, Field(min_length=1, max_length=253)] = "127.0.0.1"
+    """Address to bind. Loopback by default; any other address exposes the dashboard to the
+    network (every request still needs the token) and is warned about at start."""
+    port: Annotated[int, Field(ge=0, le=65_535)] = 8765
+    """TCP port (0: any free port, printed at start)."""
+    allowed_hosts: Annotated[tuple[str, ...], Field(strict=False, max_length=64)] = ()
+    """Extra names a browser may use in the Host header (say a reverse proxy's), besides
+    127.0.0.1, localhost, [::1] and the bound address; anything else is refused, which stops
+    DNS rebinding."""
+
+    @property
+    def loopback(self) -> bool:
+        return self.host in LOOPBACK_HOSTS or self.host.startswith("127.")
+
+
 class DaemonSettings(BaseModel):
     """How ``squad daemon`` schedules runs and looks after the squad home."""
 
@@ -91,6 +125,8 @@ class DaemonSettings(BaseModel):
     extraction pass) get one; also once at start-up."""
     retention: RetentionSettings = RetentionSettings()
     """What the retention job keeps."""
+    http: HttpSettings = HttpSettings()
+    """The HTTP API and dashboard the daemon serves."""
 
 
 class SettingsFile(BaseModel):

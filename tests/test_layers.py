@@ -26,6 +26,7 @@ LAYERS: list[set[str]] = [
     {"chat"},
     {"app"},
     {"daemon"},
+    {"web"},
     {"cli"},
 ]
 """Lowest first. ``squad/__init__.py`` re-exports the public API lazily and stands above all."""

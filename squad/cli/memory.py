@@ -464,37 +464,25 @@ def search(
 
     Memory files not searched (links, too large, not regular files) are listed after the hits.
     """
-    from squad.memory.search import MAX_MEMORY_FILE_BYTES, scan_memory_files, search_facts
-    from squad.text.search import DEFAULT_TIMEOUT_S, Skipped, compile_query
+    from squad.memory.search import MAX_MEMORY_FILE_BYTES, search_all_memory
+    from squad.text.search import DEFAULT_TIMEOUT_S, compile_query
 
     out = Output(json_mode=json_output)
     pattern = compile_query(query, regex=regex, case_sensitive=case_sensitive)
-    timeout_s = DEFAULT_TIMEOUT_S if timeout is None else timeout
-    hits: list[MemoryHit] = []
-    skipped: list[Skipped] = []
     with open_app() as app:
         targets = [app.squads.locate(squad)] if squad else app.squads.all_workspaces()
-        if layer in (None, "project"):
-            found = scan_memory_files(
-                [(t.squad, t.path) for t in targets],
-                pattern,
-                agent=agent,
-                section=section,
-                context=context_lines,
-                timeout_s=timeout_s,
-            )
-            hits += found.hits
-            skipped += found.skipped
-        if layer in (None, "experiential") and section is None:
-            only = squad and targets[0].squad
-            memory = app.store.memory
-            facts = (
-                (ns.name, fact)
-                for ns in memory.list_namespaces()
-                for fact in memory.facts(ns.id)
-                if not (only and fact.squad != only) and not (agent and fact.agent != agent)
-            )
-            hits += search_facts(facts, pattern, timeout_s=timeout_s)
+        found = search_all_memory(
+            [(t.squad, t.path) for t in targets],
+            app.store.memory if app.database_exists() else None,
+            pattern,
+            squad=targets[0].squad if squad else None,
+            agent=agent,
+            section=section,
+            layer=layer,
+            context=context_lines,
+            timeout_s=DEFAULT_TIMEOUT_S if timeout is None else timeout,
+        )
+    hits, skipped = found.hits, found.skipped
     if json_output:
         out.json(
             {

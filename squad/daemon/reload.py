@@ -5,7 +5,8 @@ The daemon applies at once what it can swap safely: its background jobs' cron ti
 ``shutdown_grace_s`` and the ``retention`` section (run logs, checkpoints, its own log's
 size). The rest is fixed for the life of the process, because live objects were built from
 it: the workspace root, the database URL, ``memory`` (the shared memory service and its
-embedder) and ``misfire_grace_s`` (every squad's scheduled job). Those are reported as
+embedder), ``misfire_grace_s`` (every squad's scheduled job) and ``http`` (the bound
+server). Those are reported as
 needing a restart, and keep their running values until then.
 """
 
@@ -32,6 +33,7 @@ RESTART_FIELDS = (
     "memory.file_cap_kb",
     "memory.ranking",
     "daemon.misfire_grace_s",
+    "daemon.http",
 )
 
 
@@ -60,6 +62,8 @@ def compare(running: Settings, new: Settings) -> SettingsChange:
     """How ``new`` (the file as it reads now) changes a daemon running with ``running``."""
     applied = tuple(f for f in LIVE_FIELDS if _value(running, f) != _value(new, f))
     restart = tuple(f for f in RESTART_FIELDS if _value(running, f) != _value(new, f))
-    daemon = new.daemon.model_copy(update={"misfire_grace_s": running.daemon.misfire_grace_s})
+    daemon = new.daemon.model_copy(
+        update={"misfire_grace_s": running.daemon.misfire_grace_s, "http": running.daemon.http}
+    )
     effective = dataclasses.replace(running, daemon=daemon, settings_file=new.settings_file)
     return SettingsChange(applied, restart, effective)

@@ -22,8 +22,12 @@ class RunRequest:
 
     squad: str
     trigger: str
-    """``schedule``, ``on_start``, ``missed`` or ``resume``."""
+    """``schedule``, ``on_start``, ``missed``, ``resume``, ``web``..."""
     run_id: str | None = None
+    goal: str | None = None
+    """For a new run: the goal it is given (None: the squad's own)."""
+    decision: tuple[str, bool, str] | None = None
+    """For a paused run: (task, approved, reason), the answer to its approval gate."""
 
 
 class RunQueue:
@@ -83,9 +87,15 @@ class RunQueue:
 
     def submit(self, request: RunRequest, *, first: bool = False) -> bool:
         """Queue ``request`` (at the front with ``first``); False if it was coalesced into a
-        request of the same squad already waiting, or the queue is closed."""
+        request of the same squad already waiting, or the queue is closed. Approval answers
+        are never coalesced."""
         with self._cond:
-            if self._closed or any(q.squad == request.squad for q in self._queued):
+            if self._closed:
+                return False
+            # A person's answer to an approval gate is never merged into another request.
+            if request.decision is None and any(
+                q.squad == request.squad and q.decision is None for q in self._queued
+            ):
                 return False
             if first:
                 self._queued.insert(0, request)

@@ -156,7 +156,11 @@ class RunDispatcher:
         except SquadError as exc:
             self._count_failure()
             self._log.emit("run_error", squad=request.squad, run_id=request.run_id, error=str(exc))
-            if request.run_id is not None and isinstance(exc, UsageError):
+            if (
+                request.run_id is not None
+                and request.decision is None
+                and isinstance(exc, UsageError)
+            ):
                 self._give_up_resume(request.run_id, str(exc))
             return
         except Exception as exc:  # noqa: BLE001 - logged, and the daemon must go on
@@ -184,10 +188,15 @@ class RunDispatcher:
         )
 
     def _drive(self, runner: SquadRunner, request: RunRequest, squad: LoadedSquad) -> RunResult:
-        if request.run_id is not None:
+        if request.run_id is not None and request.decision is not None:
+            task, approved, reason = request.decision
+            result = runner.approve(request.run_id, task, approved=approved, reason=reason)
+        elif request.run_id is not None:
             result = runner.resume(request.run_id)
         else:
-            result = runner.run(squad.spec, squad.workspace, trigger=request.trigger)
+            result = runner.run(
+                squad.spec, squad.workspace, trigger=request.trigger, goal=request.goal
+            )
         while self._auto_approve and result.awaiting and not runner.stop.is_set():
             self._log.emit(
                 "auto_approve", squad=request.squad, run_id=result.run_id, task=result.awaiting

@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from squad.daemon.catalog import LoadedSquad, SquadCatalog
 from squad.daemon.definitions import is_definition_file
@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from squad.settings import Settings
     from squad.store import Store
 
-__all__ = ["DAEMON_TRIGGERS", "HEARTBEAT_S", "Daemon"]
+__all__ = ["DAEMON_TRIGGERS", "HEARTBEAT_S", "Attachment", "Daemon"]
 
 HEARTBEAT_S = 5.0
 """Seconds between heartbeats (and between wake-ups of an idle daemon's main thread)."""
@@ -75,6 +75,20 @@ def _is_workspace_rules(path: Path) -> bool:
     return path.name == "AGENTS.md"
 
 
+class Attachment(Protocol):
+    """A service that lives as long as the daemon (the HTTP API and dashboard)."""
+
+    name: str
+    """Its key in the heartbeat state and the prefix of its log events."""
+
+    def start(self, daemon: Daemon) -> dict[str, Any]:
+        """Start; what to publish in the heartbeat state (never a secret). A SquadError
+        means it could not start."""
+        ...
+
+    def stop(self) -> None: ...
+
+
 class Daemon:
     """The scheduler of one squad home; :meth:`run` blocks until it is asked to stop."""
 
@@ -89,12 +103,14 @@ class Daemon:
         heartbeat_s: float = HEARTBEAT_S,
         debounce_s: float = 0.5,
         reload_settings: Callable[[], Settings] | None = None,
+        attachments: Sequence[Attachment] = (),
     ) -> None:
         """The daemon of ``app``'s home, on its services (the caller closes the app).
 
         ``reload_settings`` reads the settings again (as the caller first did) when
         ``settings.yaml`` changes; without it, an edit is not applied (see
-        :mod:`squad.daemon.reload`)."""
+        :mod:`squad.daemon.reload`). ``attachments`` start once the daemon holds the home
+        and is ready (the HTTP server) and stop first when it stops."""
         settings = app.settings
         clock = app.clock
         self.app = app
@@ -133,6 +149,8 @@ class Daemon:
         self._runs: RunDispatcher | None = None
         self._reload = reload_settings
         self._restart_needed: tuple[str, ...] = ()
+        self._attachments = tuple(attachments)
+        self._attached: dict[str, dict[str, Any]] = {}
         self._left_behind: frozenset[str] = frozenset()
         """Runs whose checkpoints a switch of store backends left in the home's SQLite file."""
 
@@ -152,6 +170,29 @@ class Daemon:
         handler): what SIGHUP asks of a daemon."""
         self._reload_reason = reason
         self._wake.set()
+
+    def submit(self, request: RunRequest) -> bool:
+        """Ask for a run, resume or approval answer from another front end (the dashboard);
+        False when it was coalesced into one already waiting, or the daemon is stopping.
+        A squad the daemon does not know is a NotFound."""
+        from squad.errors import NotFound
+
+        if not self._ready.wait(timeout=60) or self._runs is None or self._catalog is None:
+            return False
+        if self._catalog.get(request.squad) is None:
+            raise NotFound(
+                f"the daemon runs no squad named {request.squad!r}; put its YAML file in "
+                f"{self.squads_dir}"
+            )
+        accepted = self._runs.submit(request)
+        self.log.emit(
+            "run_requested" if accepted else "run_coalesced",
+            squad=request.squad,
+            trigger=request.trigger,
+            run_id=request.run_id,
+        )
+        self._wake.set()
+        return accepted
 
     def run(self) -> int:
         """Hold the home's lock and schedule until asked to stop; the exit code.
@@ -198,6 +239,7 @@ class Daemon:
             squad["queued"] = squad["name"] in waiting
         return {
             "phase": self._phase,
+            **self._attached,
             "configs": str(self.squads_dir),
             "configs_missing": self._configs_missing,
             "max_concurrent_runs": self.config.max_concurrent_runs,
@@ -277,6 +319,7 @@ class Daemon:
         self._runs.queue.start()
         self._phase = "running"
         self._ready.set()
+        self._attach()
         self._beat()
         running, queued = self._runs.queue.snapshot()
         self.log.emit(
@@ -320,10 +363,30 @@ class Daemon:
             # nothing changed, so only the beat's time moves.
             self._safe_beat(changed=woken or changed)
 
+    def _attach(self) -> None:
+        """Start each attachment; one that cannot start is logged, and the daemon goes on
+        scheduling without it."""
+        for attachment in self._attachments:
+            try:
+                self._attached[attachment.name] = attachment.start(self)
+            except SquadError as exc:
+                self.log.emit(f"{attachment.name}_failed", error=str(exc))
+            else:
+                self.log.emit(f"{attachment.name}_ready", **self._attached[attachment.name])
+
+    def _detach(self) -> None:
+        for attachment in reversed(self._attachments):
+            if attachment.name in self._attached:
+                try:
+                    attachment.stop()
+                except Exception as exc:  # noqa: BLE001 - the daemon must still stop
+                    self.log.emit(f"{attachment.name}_error", error=_describe(exc))
+
     def _shutdown(self) -> None:
         self._phase = "stopping"
         self._stopping.set()
         self._ready.set()
+        self._detach()
         if self._watcher is not None:
             self._watcher.stop()
         if self._scheduler is not None:

@@ -18,7 +18,8 @@ The JSON shape (``squad status --json``)::
      "failed_files": [{"file", "squad", "error", "problems"}],
      "extraction_backlog": [{"squad", "agent", "messages"}],
      "checkpoints": {"backend": "sqlite" | "postgres", "where",
-                     "left_behind": {"file", "runs", "note"} | null}}
+                     "left_behind": {"file", "runs", "note"} | null},
+     "http": {"url", "host", "port"} | null}   (the daemon's dashboard, when it serves one)
 """
 
 from __future__ import annotations
@@ -156,6 +157,7 @@ def build_status(
             list(state.get("settings_restart_needed", [])) if up and state else []
         ),
         "jobs": dict(state.get("jobs", {})) if up and state else {},
+        "http": dict(state["http"]) if up and state and state.get("http") else None,
         "extraction_backlog": [
             {"squad": squad, "agent": agent, "messages": count} for squad, agent, count in backlog
         ],

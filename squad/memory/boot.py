@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import Literal
 
 from squad.clock import Clock, utc_now
-from squad.errors import MemoryError_, MemoryFullError, UsageError
+from squad.errors import MemoryError_, MemoryFullError, StaleWriteError, UsageError
 from squad.fsutil import atomic_write, create_new
 from squad.memory.assembly import BootFile
 from squad.memory.audit import AuditLog, AuditRecord, sha256_text
 from squad.memory.document import BOM, line_ending
-from squad.memory.files import read_file_bytes, refuse_read_only, refuse_unencodable
+from squad.memory.files import locked, read_file_bytes, refuse_read_only, refuse_unencodable
 from squad.paths import contained
 from squad.text.secrets import refuse_secrets
 
@@ -30,8 +30,10 @@ __all__ = [
     "BOOT_FILES",
     "BootName",
     "boot_path",
+    "boot_version",
     "ensure_default_soul",
     "load_boot_files",
+    "read_boot_file",
     "write_boot_file",
 ]
 
@@ -100,11 +102,49 @@ def write_boot_file(
     actor: str = "cli",
     workspace: Path | None = None,
     clock: Clock = utc_now,
+    expected_version: str | None = None,
 ) -> Path:
-    """Replace a boot file atomically, refusing credentials and anything over ``cap_bytes``."""
+    """Replace a boot file atomically, refusing credentials and anything over ``cap_bytes``.
+
+    With ``expected_version`` (:func:`boot_version` of what the writer read), a file changed
+    since is a :class:`StaleWriteError` and nothing is written: an editor never overwrites an
+    edit it did not see. Writers hold the file's lock from the check to the audit record."""
     path = boot_path(home, name, workspace)
     refuse_unencodable(text, what=f"text for {path.name}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with locked(path):
+        return _write_locked(
+            path, text, cap_bytes, actor, workspace or home, clock, expected_version
+        )
+
+
+def boot_version(data: bytes | None) -> str:
+    """The version of a boot file's bytes (sha256; '' for a missing or empty file)."""
+    return sha256_text(data) if data else ""
+
+
+def read_boot_file(home: Path, name: str, workspace: Path | None = None) -> tuple[str, str]:
+    """A boot file's text (U+FFFD for bytes that are not UTF-8) and its version."""
+    path = boot_path(home, name, workspace)
+    data = read_file_bytes(path, str(path))
+    return (data or b"").decode("utf-8", errors="replace"), boot_version(data)
+
+
+def _write_locked(
+    path: Path,
+    text: str,
+    cap_bytes: int,
+    actor: str,
+    audit_root: Path,
+    clock: Clock,
+    expected_version: str | None,
+) -> Path:
     old = read_file_bytes(path, str(path))
+    if expected_version is not None and boot_version(old) != expected_version:
+        raise StaleWriteError(
+            f"{path.name} changed since it was read; nothing was written. Read it again "
+            "and redo the edit"
+        )
     if old is not None:
         refuse_read_only(path, str(path))
         text = _in_style_of(old, text)
@@ -116,11 +156,10 @@ def write_boot_file(
         )
     refuse_secrets(text, what=path.name)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(path, data)
     except OSError as exc:
         raise MemoryError_(f"cannot write {path}: {exc.strerror}") from None
-    AuditLog(workspace if workspace is not None else home).append(
+    AuditLog(audit_root).append(
         AuditRecord(
             time=clock().isoformat(),
             actor=actor,

@@ -45,6 +45,7 @@ __all__ = [
     "MemoryFile",
     "Snapshot",
     "WriteResult",
+    "locked",
     "read_file_bytes",
     "refuse_read_only",
     "refuse_unencodable",
@@ -75,7 +76,8 @@ class WriteResult:
     size: int
 
 
-def _locked(path: Path) -> FileLock:
+def locked(path: Path) -> FileLock:
+    """The lock every writer of ``path`` holds (a ``.<name>.lock`` file beside it)."""
     return FileLock(str(path.with_name(f".{path.name}.lock")), timeout=LOCK_TIMEOUT_S)
 
 
@@ -154,7 +156,7 @@ class MemoryFile(_AgentFile):
         refuse_secrets(text, what=f"text for {self.relative}")
         refuse_unencodable(section + text, what=f"text for {self.relative}")
         try:
-            with _locked(self.path):
+            with locked(self.path):
                 current = self.snapshot()
                 if current.problem is not None:
                     raise MemoryFileError(current.problem)
@@ -313,7 +315,7 @@ class DailyLog(_AgentFile):
 
 def _mkdir_lock(path: Path) -> FileLock:
     path.parent.mkdir(parents=True, exist_ok=True)
-    return _locked(path)
+    return locked(path)
 
 
 def _version(raw: bytes) -> str:

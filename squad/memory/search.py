@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -32,6 +32,7 @@ from squad.text.search import (
 from squad.workspace.layout import MEMORY_FILE
 
 if TYPE_CHECKING:
+    from squad.store.memory import MemoryStore
     from squad.store.records import FactRecord
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "MemoryHit",
     "MemorySearch",
     "scan_memory_files",
+    "search_all_memory",
     "search_facts",
     "search_memory_files",
 ]
@@ -152,6 +154,45 @@ def search_facts(
                 MemoryHit("experiential", fact.squad, fact.agent, where, None, match, namespace)
             )
     return hits
+
+
+def search_all_memory(
+    workspaces: Sequence[tuple[str, Path]],
+    facts_store: MemoryStore | None,
+    pattern: SearchPattern,
+    *,
+    squad: str | None = None,
+    agent: str | None = None,
+    section: str | None = None,
+    layer: Literal["project", "experiential"] | None = None,
+    context: int = 0,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+) -> MemorySearch:
+    """The memory files of ``workspaces`` (``(squad, folder)`` pairs) and the experiential
+    facts of ``facts_store`` (None: no database yet), filtered as ``squad memory search`` and
+    the dashboard's memory search ask; ``squad`` limits facts to those learnt in it."""
+    hits: list[MemoryHit] = []
+    skipped: list[Skipped] = []
+    if layer in (None, "project"):
+        found = scan_memory_files(
+            workspaces,
+            pattern,
+            agent=agent,
+            section=section,
+            context=context,
+            timeout_s=timeout_s,
+        )
+        hits += found.hits
+        skipped += found.skipped
+    if layer in (None, "experiential") and section is None and facts_store is not None:
+        facts = (
+            (ns.name, fact)
+            for ns in facts_store.list_namespaces()
+            for fact in facts_store.facts(ns.id)
+            if not (squad and fact.squad != squad) and not (agent and fact.agent != agent)
+        )
+        hits += search_facts(facts, pattern, timeout_s=timeout_s)
+    return MemorySearch(hits, skipped)
 
 
 def _read_memory(path: Path, shown: str, limit: int) -> str | Skipped | None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from squad.clock import Clock, utc_now
-from squad.errors import UsageError
+from squad.errors import NotFound, UsageError
 from squad.memory.assembly import (
     Budget,
     LayerResult,
@@ -60,7 +60,7 @@ class AgentContext:
             return cls(squad, squad.agent(agent_id), workspace)
         except KeyError:
             known = ", ".join(a.id for a in squad.agents)
-            raise UsageError(
+            raise NotFound(
                 f"squad {squad.name!r} has no agent {agent_id!r} (agents: {known})"
             ) from None
 
@@ -193,7 +193,7 @@ class MemoryService:
         """Take a fact out of memory: kept for audit (forgotten), or ``purge``d for good."""
         fact = self.store.memory.get_fact(fact_id)
         if fact is None:
-            raise UsageError(f"no experiential fact with id {fact_id}; see `squad memory show`")
+            raise NotFound(f"no experiential fact with id {fact_id}; see `squad memory show`")
         if purge:
             self.store.memory.purge(fact_id)
         else:

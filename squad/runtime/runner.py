@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from squad.clock import Clock, utc_now
-from squad.errors import StoreError, UsageError, WorkspaceError
+from squad.errors import NotFound, StoreError, UsageError, WorkspaceError
 from squad.model.factory import ModelFactory, model_for
 from squad.runtime.executor import RunExecutor, RunInterrupted
 from squad.runtime.graph import build_graph
@@ -152,7 +152,7 @@ class SquadRunner:
 
         run = self.store.get_run(run_id)
         if run is None:
-            raise UsageError(f"no run {run_id!r}; `squad logs SQUAD` lists recent runs")
+            raise NotFound(f"no run {run_id!r}; `squad logs SQUAD` lists recent runs")
         if str(run.status) in ("succeeded", "failed", "stopped"):
             raise UsageError(
                 f"run {run_id!r} already ended ({run.status}); start a new one with `squad run`"

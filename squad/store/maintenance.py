@@ -28,7 +28,7 @@ from sqlalchemy import ColumnElement, Row, Table, and_, func, or_, select, updat
 from sqlalchemy.engine import Connection, Engine
 
 from squad.clock import Clock
-from squad.errors import MemoryError_, UsageError
+from squad.errors import MemoryError_, NotFound
 from squad.store.engine import transaction
 from squad.store.memory import _fact_record, _indexed_text
 from squad.store.memory_index import FACTS, chunks, deindex, grow_namespace, index_facts
@@ -133,14 +133,14 @@ class MaintenanceStore:
     def revive(self, fact_id: int) -> FactRecord:
         """Bring a dormant fact back into retrieval (active, indexed, ``updated_at`` now).
 
-        Reviving an active fact changes nothing; an unknown id is a UsageError, any other
+        Reviving an active fact changes nothing; an unknown id is a NotFound, any other
         status a MemoryError_ (forgotten, superseded and expired facts stay out).
         """
         now = self._now()
         with transaction(self._engine, f"revive memory fact {fact_id!r}") as conn:
             row = conn.execute(select(FACTS).where(FACTS.c.id == fact_id).with_for_update()).first()
             if row is None:
-                raise UsageError(
+                raise NotFound(
                     f"no memory fact with id {fact_id!r}; `squad memory show --all` lists them"
                 )
             if row.status == _ACTIVE:

@@ -260,6 +260,41 @@ class RunStateStore:
         """What one run's model calls add up to."""
         return self._totals(LEDGER.c.run_id == run_id, f"sum the spend of run {run_id!r}")
 
+    def spent_by_squad(self) -> dict[str, SpendTotals]:
+        """:meth:`spent` of every squad with a model call, in one query."""
+        query = select(
+            LEDGER.c.squad,
+            func.coalesce(func.sum(LEDGER.c.cost_usd), 0.0),
+            func.coalesce(func.sum(LEDGER.c.prompt_tokens), 0),
+            func.coalesce(func.sum(LEDGER.c.completion_tokens), 0),
+            func.count(),
+        ).group_by(LEDGER.c.squad)
+        with transaction(self._engine, "sum the spend of every squad") as conn:
+            rows = conn.execute(query).all()
+        return {
+            str(squad): SpendTotals(float(cost), int(prompt), int(completion), int(calls))
+            for squad, cost, prompt, completion, calls in rows
+        }
+
+    def spend_since(self, since: datetime) -> list[SpendRecord]:
+        """Every model call at or after ``since``, oldest first (the dashboard's charts)."""
+        if since.utcoffset() is None:
+            raise ValueError(f"naive since {since!r}; pass a timezone-aware datetime")
+        query = select(LEDGER).where(LEDGER.c.at >= since).order_by(LEDGER.c.at, LEDGER.c.id)
+        with transaction(self._engine, "list recent model calls") as conn:
+            return [SpendRecord(**row._mapping) for row in conn.execute(query).all()]
+
+    def calls_of_run(self, run_id: str, *, limit: int = 1000) -> list[SpendRecord]:
+        """One run's model calls in the ledger, oldest first (at most ``limit``)."""
+        query = (
+            select(LEDGER)
+            .where(LEDGER.c.run_id == run_id)
+            .order_by(LEDGER.c.at, LEDGER.c.id)
+            .limit(limit)
+        )
+        with transaction(self._engine, f"list the model calls of run {run_id!r}") as conn:
+            return [SpendRecord(**row._mapping) for row in conn.execute(query).all()]
+
     def _totals(self, where: ColumnElement[bool], action: str) -> SpendTotals:
         query = select(
             func.coalesce(func.sum(LEDGER.c.cost_usd), 0.0),

@@ -266,16 +266,35 @@ class Store:
             row = session.get(RunRow, run_id)
             return None if row is None else _run_record(row)
 
-    def list_runs(self, squad: str | None = None, limit: int = 50) -> list[RunRecord]:
-        """The newest ``limit`` runs, of one squad or of all, newest first."""
+    def list_runs(
+        self, squad: str | None = None, limit: int = 50, *, offset: int = 0
+    ) -> list[RunRecord]:
+        """The newest ``limit`` runs after skipping ``offset``, of one squad or of all,
+        newest first."""
         if limit < 1:
             raise ValueError(f"limit must be at least 1, got {limit!r}")
+        if offset < 0:
+            raise ValueError(f"offset must be 0 or more, got {offset!r}")
         query = select(RunRow)
         if squad is not None:
             query = query.where(col(RunRow.squad) == squad)
-        query = query.order_by(col(RunRow.created_at).desc(), col(RunRow.id).desc()).limit(limit)
+        query = (
+            query.order_by(col(RunRow.created_at).desc(), col(RunRow.id).desc())
+            .offset(offset)
+            .limit(limit)
+        )
         with self._session("list runs") as session:
             return [_run_record(row) for row in session.exec(query).all()]
+
+    def count_runs(self, squad: str | None = None) -> int:
+        """How many runs the store holds, of one squad or of all."""
+        from sqlalchemy import func
+
+        query = select(func.count()).select_from(RunRow)
+        if squad is not None:
+            query = query.where(col(RunRow.squad) == squad)
+        with self._session("count runs") as session:
+            return int(session.exec(query).one())
 
     def interrupted_runs(self, squad: str | None = None) -> list[RunRecord]:
         """Runs that stopped without finishing and may be resumed, newest first.

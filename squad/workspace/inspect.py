@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
-from squad.errors import UsageError, WorkspaceError
+from squad.errors import NotFound, UsageError, WorkspaceError
 from squad.fsutil import read_up_to
 from squad.paths import resolve_inside
 
@@ -352,7 +352,7 @@ def preview(root: Path, relative: str, *, max_bytes: int = 1_000_000) -> Preview
     shown = PurePosixPath(relative.replace("\\", "/")).as_posix()
     read = _read_text(target, max_bytes)
     if read.status == "missing":
-        raise WorkspaceError(f"no file {shown!r} in the workspace; see `squad ws tree`")
+        raise NotFound(f"no file {shown!r} in the workspace; see `squad ws tree`")
     if read.status == "folder":
         raise WorkspaceError(f"{shown!r} is a folder; use `squad ws tree`")
     if read.status == "special":

@@ -115,6 +115,7 @@ CASES: list[Case] = [
     ("chat", lambda s: (_docs(s), ["chat", "docs-site", "nobody", "-m", "hi"])[1], 2, "nobody"),
     ("daemon", lambda s: ["daemon", "--configs", s.tmp / "nowhere"], 2, "does not exist"),
     ("status", lambda s: _bad_settings(s, ["status"]), 2, "settings.yaml"),
+    ("dashboard", lambda s: _bad_settings(s, ["dashboard", "--port", "0"]), 2, "settings.yaml"),
     ("stop", lambda s: ["stop"], 1, "no daemon is running"),
     ("ws list", lambda s: _bad_settings(s, ["ws", "list"]), 2, "settings.yaml"),
     ("ws tree", lambda s: ["ws", "tree", "nosuch"], 2, "'nosuch'"),

@@ -42,6 +42,8 @@ class Daemon:
 
     def start(self, *args: str) -> subprocess.Popen[str]:
         stderr = (self.cli.tmp / "daemon.err").open("a")
+        if "--port" not in args:  # any free port: never the user's dashboard port
+            args = (*args, "--port", "0")
         self.process = subprocess.Popen(
             [str(SQUAD), "daemon", *args],
             env=self.cli.env,

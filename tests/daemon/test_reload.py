@@ -55,6 +55,16 @@ def test_live_fields_are_applied_and_the_rest_waits_for_a_restart(tmp_path: Path
     assert set(LIVE_FIELDS).isdisjoint(RESTART_FIELDS)
 
 
+def test_a_changed_http_section_needs_a_restart_and_keeps_the_bound_address(
+    tmp_path: Path,
+) -> None:
+    running = load(tmp_path, "daemon: {http: {port: 8765}}\n")
+    change = compare(running, load(tmp_path, "daemon: {http: {port: 9000, enabled: false}}\n"))
+    assert change.restart_needed == ("daemon.http",)
+    assert change.effective.daemon.http.port == 8765
+    assert change.effective.daemon.http.enabled is True
+
+
 def test_an_unchanged_file_changes_nothing(tmp_path: Path) -> None:
     text = "daemon: {max_concurrent_runs: 3}\n"
     change = compare(load(tmp_path, text), load(tmp_path, text))

@@ -102,6 +102,18 @@ def test_asking_again_while_a_request_waits_is_coalesced(queue: RunQueue, gate: 
     assert len(queue.snapshot()[1]) == 1
 
 
+def test_an_answer_to_an_approval_gate_is_never_merged_into_a_waiting_request(
+    queue: RunQueue, gate: Gate
+) -> None:
+    assert queue.submit(RunRequest("a", "on_start"))
+    gate.wait_started(1)
+    assert queue.submit(RunRequest("a", "schedule"))
+    answer = RunRequest("a", "approval", "run-1", decision=("publish", True, ""))
+    assert queue.submit(answer)
+    assert not queue.submit(RunRequest("a", "web", goal="again"))
+    assert queue.snapshot()[1] == [RunRequest("a", "schedule"), answer]
+
+
 def test_a_resume_can_jump_the_queue(gate: Gate) -> None:
     runs = RunQueue(1, gate)
     runs.submit(RunRequest("a", "schedule"))

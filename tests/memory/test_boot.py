@@ -89,3 +89,24 @@ def test_a_read_only_boot_file_is_left_alone(tmp_path: Path) -> None:
         write_boot_file(tmp_path, "agents", "Skip the tests.", cap_bytes=100)
     assert (tmp_path / "AGENTS.md").read_text() == "Run the tests."
     assert AuditLog(tmp_path).records() == []
+
+
+def test_a_write_with_a_stale_version_is_refused_and_changes_nothing(tmp_path: Path) -> None:
+    from squad.errors import StaleWriteError
+    from squad.memory.boot import read_boot_file
+
+    text, version = read_boot_file(tmp_path, "user")
+    assert (text, version) == ("", "")
+    write_boot_file(
+        tmp_path, "user", "Prefers short answers.\n", cap_bytes=1000, expected_version=version
+    )
+    text, fresh = read_boot_file(tmp_path, "user")
+    assert text == "Prefers short answers.\n" and fresh != ""
+    with pytest.raises(StaleWriteError, match="changed since it was read"):
+        write_boot_file(tmp_path, "user", "Mine.\n", cap_bytes=1000, expected_version=version)
+    assert read_boot_file(tmp_path, "user") == (text, fresh)
+    write_boot_file(
+        tmp_path, "user", "Mine.\n", cap_bytes=1000, expected_version=fresh, actor="web"
+    )
+    assert read_boot_file(tmp_path, "user")[0] == "Mine.\n"
+    assert [r.actor for r in AuditLog(tmp_path).records()][-1] == "web"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from squad.errors import PathEscapeError, UsageError, WorkspaceError
+from squad.errors import NotFound, PathEscapeError, UsageError, WorkspaceError
 from squad.workspace.inspect import FolderStats, health, preview, tree
 from squad.workspace.search import search
 
@@ -203,8 +203,8 @@ def test_preview_refuses_folder_pointing_to_tree(ws: Path) -> None:
         preview(ws, "agents/alice")
 
 
-def test_preview_refuses_missing_file(ws: Path) -> None:
-    with pytest.raises(WorkspaceError, match=r"no file 'plans/nope\.md'"):
+def test_preview_of_a_missing_file_is_not_found(ws: Path) -> None:
+    with pytest.raises(NotFound, match=r"no file 'plans/nope\.md'"):
         preview(ws, "plans/nope.md")
 
 
