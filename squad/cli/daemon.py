@@ -20,6 +20,17 @@ if TYPE_CHECKING:
 
 __all__ = ["register"]
 
+PortOption = Annotated[
+    int | None,
+    typer.Option(
+        "--port",
+        min=0,
+        max=65535,
+        help="TCP port of the dashboard (default: daemon.http.port, 8765; 0: any free port).",
+        show_default=False,
+    ),
+]
+
 ConfigsOption = Annotated[
     Path | None,
     typer.Option(
@@ -30,10 +41,16 @@ ConfigsOption = Annotated[
 ]
 
 
-def _echo(err: Output) -> Any:
-    """Each daemon event as one line on stderr: time, event, then its fields."""
+def _echo(err: Output, home: Path | None = None) -> Any:
+    """Each daemon event as one line on stderr: time, event, then its fields; when the
+    dashboard is up, its login link (on the terminal only, never in the log)."""
 
     def show(event: dict[str, Any]) -> None:
+        _show(event)
+        if event.get("event") == "http_ready" and home is not None:
+            _print_login(err, str(event.get("url")), home)
+
+    def _show(event: dict[str, Any]) -> None:
         stamp = str(event.get("time", ""))[11:19]
         name = str(event.get("event"))
         blocks = ("error", "warnings")  # multi-line: printed indented below the event
@@ -72,6 +89,16 @@ def _stop_on_signal(daemon: Daemon, err: Output) -> AbstractContextManager[None]
     return on_signals(handle, (signal.SIGINT, signal.SIGTERM, signal.SIGHUP))
 
 
+def _print_login(err: Output, url: str, home: Path) -> None:
+    from squad.web.server import login_url
+    from squad.web.tokens import read_token
+
+    token = read_token(home)
+    _say(err, f"dashboard: {url}", style="bold" if err.rich else None)
+    if token:
+        _say(err, f"  log in:  {login_url(url, token)}")
+
+
 def _say(err: Output, text: str, *, style: str | None = None) -> None:
     """A line on the terminal, if there still is one: after SIGHUP (the terminal closed) the
     daemon goes on, and writing there fails with EIO; its log file keeps every event."""
@@ -94,29 +121,119 @@ def daemon(
         bool,
         typer.Option("--auto-approve", help="Approve every approval gate (unattended demos)."),
     ] = False,
+    http: Annotated[
+        bool | None,
+        typer.Option(
+            "--http/--no-http",
+            help="Serve the dashboard and API (default: daemon.http.enabled; never with --once).",
+            show_default=False,
+        ),
+    ] = None,
+    port: PortOption = None,
 ) -> None:
     """Schedule every squad in the configs folder and run them; reload files as they change.
 
     One daemon per squad home. SIGTERM or Ctrl-C stops it after the running steps reach
     their checkpoint; the next start resumes them. Events go to $SQUAD_HOME/daemon.jsonl.
+    It also serves the dashboard and the HTTP API (daemon.http in settings.yaml) and prints
+    the login link.
     """
     from squad.app import App
     from squad.daemon.service import Daemon
     from squad.settings import Settings
 
     err = Output(stream=sys.stderr)
-    with App.open(Settings.load()) as app:
+    settings = Settings.load()
+    web = settings.daemon.http
+    serve = (web.enabled and not once) if http is None else http
+    if serve:
+        _warn_if_exposed(err, web.host)
+    with App.open(settings) as app:
+        attachments = []
+        if serve:
+            from squad.web.server import WebAttachment
+
+            attachments.append(
+                WebAttachment(
+                    app,
+                    host=web.host,
+                    port=web.port if port is None else port,
+                    allowed_hosts=web.allowed_hosts,
+                )
+            )
         service = Daemon(
             app,
             squads_dir=configs.resolve() if configs is not None else None,
             exit_when_idle=once,
             auto_approve=auto_approve,
-            echo=_echo(err),
+            echo=_echo(err, settings.home),
             reload_settings=Settings.load,
+            attachments=attachments,
         )
         with _stop_on_signal(service, err):
             code = service.run()
     raise typer.Exit(code)
+
+
+def _warn_if_exposed(err: Output, host: str) -> None:
+    from squad.settings import LOOPBACK_HOSTS
+
+    if host not in LOOPBACK_HOSTS and not host.startswith("127."):
+        _say(
+            err,
+            f"warning: the dashboard listens on {host}, not only on this machine: anyone who "
+            "can reach it and has the token can drive every squad",
+            style="yellow" if err.rich else None,
+        )
+
+
+def dashboard(
+    port: PortOption = None,
+    open_browser: Annotated[
+        bool, typer.Option("--open", help="Open the dashboard in a web browser.")
+    ] = False,
+) -> None:
+    """Serve the dashboard and HTTP API without the daemon (no schedules: "run now" runs
+    in this process). Ctrl-C stops it; running runs stop at their next checkpoint."""
+    import signal
+    import threading
+
+    from squad.app import App
+    from squad.settings import Settings
+    from squad.web.control import LocalControl
+    from squad.web.server import WebServer, login_url
+    from squad.web.tokens import load_or_create_token
+
+    err = Output(stream=sys.stderr)
+    settings = Settings.load()
+    web = settings.daemon.http
+    _warn_if_exposed(err, web.host)
+    stop = threading.Event()
+    with App.open(settings) as app:
+        control = LocalControl(app)
+        server = WebServer(
+            app,
+            control,
+            host=web.host,
+            port=web.port if port is None else port,
+            allowed_hosts=web.allowed_hosts,
+        )
+        try:
+            bound = server.start()
+            link = login_url(bound.url, load_or_create_token(settings.home))
+            _say(err, f"dashboard: {bound.url}", style="bold" if err.rich else None)
+            _say(err, f"  log in:  {link}")
+            _say(err, "  Ctrl-C stops it")
+            if open_browser:
+                import webbrowser
+
+                webbrowser.open(link)
+            with on_signals(lambda _sig: stop.set(), (signal.SIGINT, signal.SIGTERM)):
+                while not stop.wait(0.5):
+                    pass
+        finally:
+            server.stop()
+            control.close(settings.daemon.shutdown_grace_s)
 
 
 def _ago(seconds: float | None) -> str:
@@ -144,7 +261,7 @@ def _warning_line(problem: dict[str, Any]) -> str:
     return text + (f"; {problem['hint']}" if problem.get("hint") else "")
 
 
-def _render(out: Output, status: dict[str, Any]) -> None:
+def _render(out: Output, status: dict[str, Any], *, login: str | None = None) -> None:
     info = status["daemon"]
     if info["state"] == "up":
         out.line(
@@ -156,6 +273,11 @@ def _render(out: Output, status: dict[str, Any]) -> None:
     else:
         out.line(f"daemon: down ({info['reason']})", style="yellow")
     out.line(f"  squads folder: {info['configs']}")
+    http = status.get("http")
+    if http and http.get("url"):
+        out.line(f"  dashboard: {http['url']}")
+        if login:
+            out.line(f"    log in: {login}")
     if info.get("configs_missing"):
         out.line(
             "  the squads folder is missing: no squad is scheduled until it is back",
@@ -228,8 +350,16 @@ def status(
         )
     if json_output:
         out.json(report)
-    else:
-        _render(out, report)
+        return
+    login = None
+    http = report.get("http")
+    if http and http.get("url"):
+        from squad.web.server import login_url
+        from squad.web.tokens import read_token
+
+        token = read_token(app.settings.home)
+        login = login_url(str(http["url"]), token) if token else None
+    _render(out, report, login=login)
 
 
 def stop(
@@ -283,4 +413,5 @@ def register(app: typer.Typer) -> None:
     app.command()(daemon)
     app.command("up", help="Same as `squad daemon`.")(daemon)
     app.command()(status)
+    app.command()(dashboard)
     app.command()(stop)

@@ -1,0 +1,149 @@
+"""The ASGI application: the JSON API under ``/api/v1`` (with its OpenAPI schema), the
+dashboard pages, the live run log, and the vendored static files, behind :class:`Guard`.
+
+Errors squad raises on purpose become the HTTP status that says what happened, with the
+message as ``detail``: an unknown squad, agent, run, task, fact or file is 404; a path that
+would leave its workspace, a file that is not text or a bad value is 400 or 422; a stale edit
+is 409 (with the current version); an edit over its cap is 413.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from importlib.resources import files
+from typing import TYPE_CHECKING, Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from squad.errors import (
+    ConfigError,
+    MemoryFileError,
+    MemoryFullError,
+    NotFound,
+    PathEscapeError,
+    SecretInMemoryError,
+    SquadBusy,
+    SquadError,
+    StaleWriteError,
+    StoreError,
+    UsageError,
+    WorkspaceError,
+)
+from squad.web.guard import Guard
+from squad.web.tokens import Tokens
+
+if TYPE_CHECKING:
+    from squad.app import App
+    from squad.web.control import RunControl
+
+__all__ = ["WebContext", "create_app", "status_of"]
+
+
+@dataclass
+class WebContext:
+    """What every route reaches through ``request.app.state.web``."""
+
+    app: App
+    control: RunControl
+    tokens: Tokens
+    started_at: datetime
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def mode(self) -> str:
+        return self.control.mode
+
+
+def status_of(exc: SquadError) -> int:
+    """The HTTP status for an error squad raised on purpose."""
+    table: tuple[tuple[type[SquadError], int], ...] = (
+        (NotFound, 404),
+        (PathEscapeError, 400),
+        (StaleWriteError, 409),
+        (SquadBusy, 409),
+        (MemoryFullError, 413),
+        (SecretInMemoryError, 422),
+        (MemoryFileError, 409),
+        (ConfigError, 422),
+        (UsageError, 422),
+        (WorkspaceError, 400),
+        (StoreError, 503),
+    )
+    for kind, status in table:
+        if isinstance(exc, kind):
+            return status
+    return 409
+
+
+def create_app(
+    app: App,
+    control: RunControl,
+    *,
+    token: str,
+    allowed_hosts: tuple[str, ...] = (),
+) -> Guard:
+    """The whole web front end of ``app``, guarded; ``allowed_hosts`` are added to the
+    loopback names a browser may use."""
+    from importlib.metadata import version
+
+    from squad.web import api, pages, stream
+
+    web = FastAPI(
+        title="squad",
+        version=version("squad"),
+        description="The squad daemon's API: squads, runs, approvals, workspaces, memory. "
+        "Every request needs `Authorization: Bearer <$SQUAD_HOME/api-token>`.",
+        docs_url=None,  # Swagger UI loads scripts from a CDN, which the CSP (rightly) refuses
+        redoc_url=None,
+        openapi_url="/api/v1/openapi.json",
+    )
+    web.state.web = WebContext(app, control, Tokens(token), app.clock())
+    web.include_router(api.router)
+    web.include_router(stream.router)
+    web.include_router(pages.router)
+    web.mount("/static", StaticFiles(directory=str(files("squad.web") / "static")), name="static")
+
+    @web.exception_handler(SquadError)
+    async def squad_error(request: Request, exc: SquadError) -> Response:
+        status = status_of(exc)
+        extra: dict[str, Any] = dict(getattr(exc, "web_detail", {}) or {})
+        return _error(request, status, str(exc), extra)
+
+    @web.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        """No route (404) or method (405) here: an error page for a browser, as others are."""
+        response = _error(request, exc.status_code, str(exc.detail), {})
+        response.headers.update(exc.headers or {})
+        return response
+
+    @web.exception_handler(RequestValidationError)
+    async def bad_request(request: Request, exc: RequestValidationError) -> Response:
+        problems = [
+            {
+                "field": ".".join(str(p) for p in e.get("loc", ()) if p != "body"),
+                "message": e.get("msg", ""),
+            }
+            for e in exc.errors()
+        ]
+        message = "; ".join(f"{p['field']}: {p['message']}" for p in problems)
+        return _error(request, 422, message, {"problems": problems})
+
+    hosts = {"127.0.0.1", "localhost", "::1", *allowed_hosts}
+    if "0.0.0.0" in hosts or "::" in hosts:
+        import socket
+
+        hosts.add(socket.gethostname())
+    return Guard(web, tokens=Tokens(token), allowed_hosts=hosts)
+
+
+def _error(request: Request, status: int, message: str, extra: dict[str, Any]) -> Response:
+    if request.url.path.startswith("/api/"):
+        return JSONResponse({"detail": message, **extra}, status_code=status)
+    from squad.web.pages import render_error
+
+    return HTMLResponse(render_error(request, status, message), status_code=status)

@@ -1,0 +1,102 @@
+"""How the web front end starts, resumes and answers runs: through the daemon when it serves
+the app, else through a run queue of its own (``squad dashboard``).
+
+Either way a request goes on the same :class:`~squad.daemon.runqueue.RunQueue` rules as a
+schedule's (one run per squad at a time, a bounded number at once), and the HTTP request that
+asked returns at once: the run goes on in the background and the pages follow it live.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, Protocol
+
+from squad.daemon.runqueue import RunRequest
+
+if TYPE_CHECKING:
+    from squad.app import App
+    from squad.daemon.catalog import LoadedSquad
+    from squad.daemon.runs import RunDispatcher
+    from squad.daemon.service import Daemon
+
+__all__ = ["DaemonControl", "LocalControl", "RunControl", "RunRequest"]
+
+DASHBOARD_LOG = "dashboard.jsonl"
+
+
+class RunControl(Protocol):
+    """What the web front end may ask of runs."""
+
+    mode: Literal["daemon", "dashboard"]
+
+    def submit(self, request: RunRequest) -> bool:
+        """Queue ``request``; False when it was merged into one already waiting."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class DaemonControl:
+    """Requests go to the daemon serving the app (its queue, its log, its concurrency)."""
+
+    mode: Literal["daemon", "dashboard"] = "daemon"
+
+    def __init__(self, daemon: Daemon) -> None:
+        self._daemon = daemon
+
+    def submit(self, request: RunRequest) -> bool:
+        return self._daemon.submit(request)
+
+    def close(self) -> None:
+        """The daemon stops its own runs."""
+
+
+class LocalControl:
+    """Requests run in this process (``squad dashboard``), logged to ``dashboard.jsonl``."""
+
+    mode: Literal["daemon", "dashboard"] = "dashboard"
+
+    def __init__(self, app: App, *, workers: int | None = None) -> None:
+        from squad.daemon.eventlog import DaemonLog
+        from squad.daemon.runs import RunDispatcher
+
+        self._app = app
+        self.log = DaemonLog(app.settings.home / DASHBOARD_LOG, clock=app.clock)
+        self._runs: RunDispatcher = RunDispatcher(
+            app,
+            self.log,
+            lookup=self._lookup,
+            workers=workers or app.settings.daemon.max_concurrent_runs,
+        )
+        self._runs.queue.start()
+
+    def _lookup(self, name: str) -> LoadedSquad | None:
+        from squad.daemon.catalog import LoadedSquad
+        from squad.daemon.definitions import Definition
+        from squad.errors import SquadError
+
+        try:
+            spec, workspace = self._app.squads.definition(name)
+        except SquadError:
+            return None
+        return LoadedSquad(Definition(Path(workspace), "", spec), workspace)
+
+    def submit(self, request: RunRequest) -> bool:
+        self._app.squads.locate(request.squad)  # NotFound for a squad with no workspace
+        accepted = self._runs.submit(request)
+        self.log.emit(
+            "run_requested" if accepted else "run_coalesced",
+            squad=request.squad,
+            trigger=request.trigger,
+            run_id=request.run_id,
+        )
+        return accepted
+
+    def close(self, grace: float = 30.0) -> None:
+        """Stop running runs at their next checkpoint (interrupted runs stay resumable)."""
+        import threading
+
+        self._runs.queue.close()
+        self._runs.stop_all()
+        if not self._runs.wait(grace, force=threading.Event()):
+            self._runs.abandon()

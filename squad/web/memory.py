@@ -1,0 +1,214 @@
+"""What the memory pages show and change, as JSON-ready dicts, on the same services as
+``squad memory``: memory.md by section (read-only here), Layer A facts with provenance, the
+namespaces with their switch, the boot files (editable with a version check), the exact
+memory block an agent would get for a message, and the extractor's recent passes.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from squad.errors import NotFound
+
+if TYPE_CHECKING:
+    from squad.app import App
+    from squad.memory.service import AgentContext
+    from squad.store.records import FactRecord, NamespaceRecord
+
+__all__ = [
+    "agent_context",
+    "agent_memory",
+    "boot_file",
+    "context_preview",
+    "extraction_passes",
+    "fact_action",
+    "fact_row",
+    "namespace_row",
+    "namespaces",
+    "save_boot_file",
+    "set_namespace",
+]
+
+ACTOR = "web"
+
+
+def agent_context(app: App, squad: str, agent: str) -> AgentContext:
+    from squad.memory.service import AgentContext
+
+    spec, workspace = app.squads.definition(squad)
+    return AgentContext.of(spec, agent, workspace)
+
+
+def namespace_row(ns: NamespaceRecord) -> dict[str, Any]:
+    return {
+        "id": ns.id,
+        "identity": ns.identity,
+        "name": ns.name,
+        "enabled": ns.enabled,
+        "facts": ns.fact_count,
+        "updated_at": ns.updated_at.isoformat(),
+    }
+
+
+def fact_row(fact: FactRecord) -> dict[str, Any]:
+    return {
+        "id": fact.id,
+        "text": fact.text,
+        "subject": fact.subject,
+        "status": fact.status.value,
+        "squad": fact.squad,
+        "agent": fact.agent,
+        "run_id": fact.run_id,
+        "turns": list(fact.turns),
+        "source": fact.source,
+        "created_at": fact.created_at.isoformat(),
+        "expires_at": None if fact.expires_at is None else fact.expires_at.isoformat(),
+        "access_count": fact.access_count,
+        "superseded_by": fact.superseded_by,
+    }
+
+
+def agent_memory(
+    app: App, squad: str, agent: str, *, include_inactive: bool = True
+) -> dict[str, Any]:
+    """One agent's memory.md by section and its Layer A facts (inactive ones marked)."""
+    ctx = agent_context(app, squad, agent)
+    snapshot = app.memory.memory_file(ctx).snapshot()
+    ns = app.memory.namespace(ctx)
+    facts = app.store.memory.facts(ns.id, include_inactive=include_inactive)
+    sections = [
+        {"name": s.name, "heading": s.heading.strip(), "text": s.body}
+        for s in snapshot.document.sections
+        if s.name is not None or s.body.strip()
+    ]
+    return {
+        "squad": ctx.squad.name,
+        "agent": ctx.agent.id,
+        "name": ctx.agent.display_name,
+        "memory_enabled": ctx.memory_enabled,
+        "project": {
+            "file": f"agents/{ctx.agent.id}/memory.md",
+            "size": snapshot.size,
+            "cap": app.settings.memory_file_cap_bytes,
+            "version": snapshot.version,
+            "problem": snapshot.problem,
+            "sections": sections,
+        },
+        "namespace": namespace_row(ns),
+        "facts": [fact_row(f) for f in facts],
+    }
+
+
+def context_preview(
+    app: App, squad: str, agent: str, *, message: str, max_tokens: int | None = None
+) -> dict[str, Any]:
+    """The memory part of the agent's next prompt for ``message`` (nothing is touched)."""
+    ctx = agent_context(app, squad, agent)
+    block = app.memory.memory_block(ctx, message=message, max_tokens=max_tokens, touch=False)
+    supplementary = app.memory.supplementary_block(ctx, message=message)
+    data = block.to_dict()
+    data["message"] = message
+    data["supplementary"] = {
+        "text": supplementary.text,
+        "tokens": supplementary.tokens,
+        "budget": ctx.squad.memory.supplementary_max_tokens,
+        "dropped_lines": supplementary.dropped,
+    }
+    return data
+
+
+def namespaces(app: App) -> list[dict[str, Any]]:
+    return [namespace_row(ns) for ns in app.store.memory.list_namespaces()]
+
+
+def set_namespace(app: App, namespace_id: int, enabled: bool) -> dict[str, Any]:
+    if app.store.memory.get_namespace(namespace_id) is None:
+        raise NotFound(f"no namespace with id {namespace_id}; the memory page lists them")
+    return namespace_row(app.store.memory.set_namespace_enabled(namespace_id, enabled))
+
+
+def boot_file(app: App, name: str) -> dict[str, Any]:
+    from squad.memory.boot import BOOT_FILES, read_boot_file
+
+    if name not in BOOT_FILES:
+        raise NotFound(f"no boot file {name!r}; they are: {', '.join(BOOT_FILES)}")
+    text, version = read_boot_file(app.settings.home, name)
+    return {
+        "name": name,
+        "file": BOOT_FILES[name][0],
+        "title": BOOT_FILES[name][1],
+        "text": text,
+        "version": version,
+        "size": len(text.encode("utf-8")),
+        "cap": app.settings.memory_file_cap_bytes,
+    }
+
+
+def save_boot_file(app: App, name: str, text: str, *, version: str) -> dict[str, Any]:
+    """Replace a boot file if it is still at ``version`` (else StaleWriteError)."""
+    from squad.memory.boot import BOOT_FILES, write_boot_file
+
+    if name not in BOOT_FILES:
+        raise NotFound(f"no boot file {name!r}; they are: {', '.join(BOOT_FILES)}")
+    write_boot_file(
+        app.settings.home,
+        name,
+        text,
+        cap_bytes=app.settings.memory_file_cap_bytes,
+        actor=ACTOR,
+        clock=app.clock,
+        expected_version=version,
+    )
+    return boot_file(app, name)
+
+
+def extraction_passes(
+    app: App, squad: str | None = None, agent: str | None = None, *, limit: int = 20
+) -> list[dict[str, Any]]:
+    """The extractor's recent passes: what each wrote, merged, superseded and dropped, why."""
+    if not app.database_exists():
+        return []
+    return [
+        {
+            "id": r.id,
+            "squad": r.squad,
+            "agent": r.agent,
+            "started_at": r.started_at.isoformat(),
+            "finished_at": None if r.finished_at is None else r.finished_at.isoformat(),
+            "status": r.status,
+            "reason": r.reason,
+            "extractor": r.extractor,
+            "messages": [r.from_seq, r.to_seq],
+            "written": r.written,
+            "dropped": r.dropped,
+        }
+        for r in app.store.extraction.runs(squad, agent, limit=limit)
+    ]
+
+
+def fact_action(app: App, fact_id: int, action: str) -> dict[str, Any]:
+    """Forget a fact (kept for audit) or revive a dormant one, audited as ``web``."""
+    from squad.memory.audit import AuditLog, AuditRecord
+
+    fact = app.store.memory.get_fact(fact_id)
+    if fact is None:
+        raise NotFound(f"no experiential fact with id {fact_id}; the memory page lists them")
+    try:
+        workspace = app.squads.locate(fact.squad).path
+    except NotFound:  # the squad is gone; the store row keeps what happened
+        workspace = None
+    if action == "forget":
+        changed = app.memory.forget(fact_id, actor=ACTOR, workspace=workspace)
+        assert changed is not None
+        return fact_row(changed)
+    revived = app.store.maintenance.revive(fact_id)
+    if workspace is not None:
+        AuditLog(workspace).append(
+            AuditRecord(
+                time=app.clock().isoformat(),
+                actor=ACTOR,
+                operation="revive",
+                file=f"fact:{fact_id}",
+            )
+        )
+    return fact_row(revived)

@@ -1,0 +1,464 @@
+"""The dashboard's pages and the htmx fragments they swap in, server-rendered with Jinja2 from
+the same data the JSON API returns (:mod:`squad.web.overview`, :mod:`squad.web.runs`,
+:mod:`squad.web.memory`, the workspace explorer of :mod:`squad.workspace`).
+
+Forms are sent by htmx as ``application/x-www-form-urlencoded`` with the session's CSRF token
+in a header; the answer is a fragment that replaces the form's target, errors included (a
+stale edit shows the current text, an over-cap edit the cap).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+from urllib.parse import parse_qs
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+
+from squad.errors import SquadError, UsageError
+from squad.web.api import MAX_TEXT_CHARS, SLUG, AgentId, FilePath, RunId, SquadName
+from squad.web.control import RunRequest
+from squad.web.guard import COOKIE
+from squad.web.render import environment
+
+__all__ = ["render_error", "router"]
+
+router = APIRouter(include_in_schema=False)
+MAX_FORM_BYTES = 12_000_000
+
+
+def _web(request: Request) -> Any:
+    return request.app.state.web
+
+
+def _page(request: Request, template: str, http_status: int = 200, **values: Any) -> HTMLResponse:
+    session = getattr(request.state, "session", None)
+    web = _web(request)
+    html = (
+        environment()
+        .get_template(template)
+        .render(
+            csrf=session.csrf if session is not None else "",
+            mode=web.mode,
+            path=request.url.path,
+            **values,
+        )
+    )
+    return HTMLResponse(html, status_code=http_status)
+
+
+def render_error(request: Request, status: int, message: str) -> str:
+    template = "error_fragment.html" if request.headers.get("hx-request") else "error.html"
+    session = getattr(request.state, "session", None)
+    try:
+        mode = _web(request).mode
+    except AttributeError:
+        mode = ""
+    return (
+        environment()
+        .get_template(template)
+        .render(
+            status=status,
+            message=message,
+            csrf=session.csrf if session is not None else "",
+            mode=mode,
+            path=request.url.path,
+        )
+    )
+
+
+async def _form(request: Request) -> dict[str, str]:
+    body = await request.body()
+    if len(body) > MAX_FORM_BYTES:
+        raise UsageError(f"the form is over {MAX_FORM_BYTES:,} bytes")
+    try:
+        fields = parse_qs(body.decode("utf-8"), keep_blank_values=True, strict_parsing=False)
+    except UnicodeDecodeError:
+        raise UsageError("the form is not UTF-8") from None
+    return {name: values[-1] for name, values in fields.items()}
+
+
+# -- login -----------------------------------------------------------------------------------
+
+
+@router.get("/login")
+def login(request: Request, token: Annotated[str, Query(max_length=200)] = "") -> Response:
+    """Trade the token of the login link for a session cookie, then go to the overview
+    (the token leaves the address bar and, with no-referrer, never leaks)."""
+    web = _web(request)
+    if not web.tokens.token_ok(token):
+        return HTMLResponse(
+            render_error(
+                request,
+                401,
+                "this login link is wrong or out of date: use the one `squad daemon`, "
+                "`squad dashboard` or `squad status` prints",
+            ),
+            status_code=401,
+        )
+    session = web.tokens.new_session()
+    response = RedirectResponse("/", status_code=303)
+    response.set_cookie(
+        COOKIE,
+        session.cookie,
+        httponly=True,
+        samesite="strict",
+        secure=False,  # plain HTTP on loopback; the cookie never leaves this machine's site
+        path="/",
+        max_age=30 * 24 * 3600,
+    )
+    return response
+
+
+@router.get("/favicon.ico")
+def favicon() -> Response:
+    """The icon, open like the login page: browsers ask for it before anyone logs in."""
+    from importlib.resources import files
+
+    icon = (files("squad.web") / "static" / "favicon.svg").read_bytes()
+    return Response(icon, media_type="image/svg+xml")
+
+
+# -- overview, squads, runs, approvals ----------------------------------------------------------
+
+
+@router.get("/", response_class=HTMLResponse)
+def overview_page(request: Request) -> HTMLResponse:
+    from squad.web.api import server_info
+    from squad.web.overview import overview
+
+    data = overview(_web(request).app, now=_web(request).app.clock(), server=server_info(request))
+    fragment = request.headers.get("hx-request") and request.query_params.get("part")
+    return _page(request, "overview_body.html" if fragment else "overview.html", status=data)
+
+
+@router.get("/squads/{squad}", response_class=HTMLResponse)
+def squad_page(
+    request: Request, squad: SquadName, page: Annotated[int, Query(ge=1, le=1_000_000)] = 1
+) -> HTMLResponse:
+    from squad.web.overview import squad_detail
+
+    app = _web(request).app
+    if request.headers.get("hx-request") and request.query_params.get("part") == "runs":
+        return _page(request, "squad_runs.html", squad=_squad_runs(app, squad, page=page))
+    return _page(request, "squad.html", squad=squad_detail(app, squad, page=page))
+
+
+def _squad_runs(app: Any, name: str, *, page: int, per_page: int = 20) -> dict[str, Any]:
+    """The runs part of the squad page, polled while it is open: runs and approvals only
+    (no definition check, no workspace walk)."""
+    from squad.web.overview import approvals, run_row
+
+    found = app.squads.locate(name)
+    total = app.store.count_runs(found.squad) if app.database_exists() else 0
+    pages = max(1, -(-total // per_page))
+    page = min(page, pages)
+    runs = app.store.list_runs(found.squad, per_page, offset=(page - 1) * per_page) if total else []
+    return {
+        "name": found.squad,
+        "runs": [run_row(r) for r in runs],
+        "runs_total": total,
+        "page": page,
+        "pages": pages,
+        "approvals": approvals(app, found.squad),
+    }
+
+
+@router.post("/squads/{squad}/run", response_class=HTMLResponse)
+async def run_now(request: Request, squad: SquadName) -> HTMLResponse:
+    import asyncio
+
+    goal = (await _form(request)).get("goal", "").strip()[:20_000] or None
+    control = _web(request).control
+    accepted = await asyncio.to_thread(control.submit, RunRequest(squad, "web", goal=goal))
+    message = (
+        "Run queued: it appears in the list below when it starts."
+        if accepted
+        else "A run of this squad is already waiting; this request was merged into it."
+    )
+    return _page(request, "flash.html", message=message, ok=accepted)
+
+
+@router.get("/runs/{run_id}", response_class=HTMLResponse)
+def run_page(request: Request, run_id: RunId) -> HTMLResponse:
+    from squad.web.runs import run_detail
+
+    run = run_detail(_web(request).app, run_id)
+    template = "run_timeline.html" if request.headers.get("hx-request") else "run.html"
+    return _page(request, template, run=run)
+
+
+@router.post("/runs/{run_id}/decide", response_class=HTMLResponse)
+async def decide(request: Request, run_id: RunId) -> HTMLResponse:
+    import asyncio
+
+    from squad.web.api import ApprovalAnswer, answer_approval
+
+    form = await _form(request)
+    answer = ApprovalAnswer(
+        task=form.get("task", ""),
+        approved=form.get("decision") == "approve",
+        reason=form.get("reason", "")[:5000],
+    )
+    if not answer.approved and not answer.reason.strip():
+        raise UsageError("say why the task is rejected: the agent gets the reason")
+    await asyncio.to_thread(answer_approval, request, run_id, answer)
+    verb = "Approved" if answer.approved else "Rejected"
+    return _page(request, "flash.html", message=f"{verb}; the run goes on below.", ok=True)
+
+
+@router.post("/runs/{run_id}/resume", response_class=HTMLResponse)
+async def resume(request: Request, run_id: RunId) -> HTMLResponse:
+    import asyncio
+
+    from squad.web.api import resume_run
+
+    await asyncio.to_thread(resume_run, request, run_id)
+    return _page(request, "flash.html", message="Resuming from the last checkpoint.", ok=True)
+
+
+@router.get("/approvals", response_class=HTMLResponse)
+def approvals_page(request: Request) -> HTMLResponse:
+    from squad.web.overview import approvals
+
+    return _page(request, "approvals.html", approvals=approvals(_web(request).app))
+
+
+# -- workspace explorer ------------------------------------------------------------------------
+
+
+@router.get("/squads/{squad}/files", response_class=HTMLResponse)
+def explorer_page(request: Request, squad: SquadName, path: FilePath = "") -> HTMLResponse:
+    from squad.workspace.listing import list_folder
+
+    found = _web(request).app.squads.locate(squad)
+    listing = list_folder(found.path, path)
+    template = "tree_level.html" if request.headers.get("hx-request") else "explorer.html"
+    # The health line walks the whole tree: it comes as a fragment of its own, after the
+    # page, so opening a folder costs only listing that folder.
+    return _page(request, template, squad=found.squad, listing=listing.to_dict())
+
+
+@router.get("/squads/{squad}/health", response_class=HTMLResponse)
+def health_fragment(request: Request, squad: SquadName) -> HTMLResponse:
+    from squad.workspace.inspect import health
+
+    app = _web(request).app
+    found = app.squads.locate(squad)
+    report = health(found.path, memory_cap_bytes=app.settings.memory_file_cap_bytes)
+    return _page(request, "health_line.html", health=report.to_dict())
+
+
+@router.get("/squads/{squad}/preview", response_class=HTMLResponse)
+def preview_fragment(
+    request: Request, squad: SquadName, path: Annotated[str, Query(min_length=1, max_length=4096)]
+) -> HTMLResponse:
+    from datetime import UTC, datetime
+
+    from squad.web.api import file_preview
+
+    found = _web(request).app.squads.locate(squad)
+    shown = file_preview(request, found.squad, path, max_bytes=256_000)
+    try:
+        st = (found.path / shown["path"]).lstat()
+        mtime: str | None = datetime.fromtimestamp(st.st_mtime, tz=UTC).isoformat()
+    except OSError:
+        mtime = None
+    return _page(request, "preview.html", squad=found.squad, file=shown, mtime=mtime)
+
+
+@router.get("/squads/{squad}/find", response_class=HTMLResponse)
+def search_fragment(
+    request: Request,
+    squad: SquadName,
+    q: Annotated[str, Query(max_length=1000)] = "",
+    regex: bool = False,
+    case_sensitive: bool = False,
+    context: Annotated[int, Query(ge=0, le=20)] = 2,
+) -> HTMLResponse:
+    from squad.web.api import workspace_search
+
+    if not q.strip():
+        return _page(request, "flash.html", message="Type something to search for.", ok=True)
+    result = workspace_search(
+        request, squad, q, regex=regex, case_sensitive=case_sensitive, context=context
+    )
+    return _page(request, "search_results.html", squad=squad, result=result)
+
+
+# -- memory ------------------------------------------------------------------------------------
+
+
+@router.get("/memory", response_class=HTMLResponse)
+def memory_page(request: Request) -> HTMLResponse:
+    from squad.web.memory import boot_file, extraction_passes, namespaces
+    from squad.web.overview import squad_names
+
+    app = _web(request).app
+    agents = []
+    for name in squad_names(app):
+        try:
+            spec, _ = app.squads.definition(name)
+        except SquadError:
+            continue
+        agents += [(name, a.id, a.display_name) for a in spec.agents]
+    return _page(
+        request,
+        "memory.html",
+        namespaces=namespaces(app),
+        boot=[boot_file(app, n) for n in ("soul", "user", "agents")],
+        agents=agents,
+        passes=extraction_passes(app, limit=20),
+    )
+
+
+@router.post("/memory/namespaces/{namespace_id}", response_class=HTMLResponse)
+async def toggle_namespace(request: Request, namespace_id: int) -> HTMLResponse:
+    import asyncio
+
+    from squad.web.memory import set_namespace
+
+    if not 1 <= namespace_id <= 2**31 - 1:
+        raise UsageError(f"namespace id {namespace_id} is out of range")
+    enabled = (await _form(request)).get("enabled") == "true"
+    row = await asyncio.to_thread(set_namespace, _web(request).app, namespace_id, enabled)
+    return _page(request, "namespace_row.html", ns=row)
+
+
+@router.post("/memory/boot/{name}", response_class=HTMLResponse)
+async def save_boot(request: Request, name: str) -> HTMLResponse:
+    import asyncio
+
+    from squad.errors import StaleWriteError
+    from squad.web.app import status_of
+    from squad.web.memory import boot_file, save_boot_file
+
+    app = _web(request).app
+    form = await _form(request)
+    try:
+        saved = await asyncio.to_thread(
+            save_boot_file, app, name, form.get("text", ""), version=form.get("version", "")
+        )
+    except StaleWriteError as exc:
+        current = await asyncio.to_thread(boot_file, app, name)
+        return _page(
+            request,
+            "boot_editor.html",
+            http_status=409,
+            file=current,
+            error=str(exc),
+            mine=form.get("text", ""),
+        )
+    except SquadError as exc:
+        if status_of(exc) == 404:
+            raise
+        current = await asyncio.to_thread(boot_file, app, name)
+        return _page(
+            request,
+            "boot_editor.html",
+            http_status=status_of(exc),
+            file=current,
+            error=str(exc),
+            mine=form.get("text", ""),
+        )
+    return _page(request, "boot_editor.html", file=saved, saved=True)
+
+
+@router.post("/memory/facts/{fact_id}/{action}", response_class=HTMLResponse)
+async def fact_action_fragment(request: Request, fact_id: int, action: str) -> HTMLResponse:
+    import asyncio
+
+    from squad.errors import NotFound
+    from squad.web.memory import fact_action
+
+    if action not in ("forget", "revive"):
+        raise NotFound(f"no fact action {action!r}: forget or revive")
+    if not 1 <= fact_id <= 2**62:
+        raise UsageError(f"fact id {fact_id} is out of range")
+    fact = await asyncio.to_thread(fact_action, _web(request).app, fact_id, action)
+    return _page(request, "fact_row.html", fact=fact)
+
+
+@router.get("/memory/find", response_class=HTMLResponse)
+def memory_search_fragment(
+    request: Request,
+    q: Annotated[str, Query(max_length=1000)] = "",
+    squad: Annotated[str, Query(max_length=63)] = "",
+    agent: Annotated[str, Query(max_length=63)] = "",
+    section: Annotated[str, Query(max_length=200)] = "",
+    case_sensitive: bool = False,
+    context: Annotated[int, Query(ge=0, le=20)] = 0,
+) -> HTMLResponse:
+    import re
+
+    from squad.web.api import memory_search
+
+    if not q.strip():
+        return _page(request, "flash.html", message="Type something to search for.", ok=True)
+    for field, value in (("squad", squad), ("agent", agent)):
+        if value and not re.match(SLUG, value):
+            raise UsageError(f"{field} {value!r} is not a squad or agent id")
+    result = memory_search(
+        request,
+        q,
+        squad=squad or None,
+        agent=agent or None,
+        section=section or None,
+        layer=None,
+        regex=False,
+        case_sensitive=case_sensitive,
+        context=context,
+    )
+    return _page(request, "memory_hits.html", result=result)
+
+
+@router.get("/squads/{squad}/agents/{agent}", response_class=HTMLResponse)
+def agent_page(request: Request, squad: SquadName, agent: AgentId) -> HTMLResponse:
+    from squad.web.memory import agent_memory, context_preview, extraction_passes
+
+    app = _web(request).app
+    return _page(
+        request,
+        "agent.html",
+        memory=agent_memory(app, squad, agent),
+        context=context_preview(app, squad, agent, message=""),
+        passes=extraction_passes(app, squad, agent, limit=10),
+    )
+
+
+@router.get("/squads/{squad}/agents/{agent}/context", response_class=HTMLResponse)
+def context_fragment(
+    request: Request,
+    squad: SquadName,
+    agent: AgentId,
+    message: Annotated[str, Query(max_length=MAX_TEXT_CHARS)] = "",
+) -> HTMLResponse:
+    from squad.web.memory import context_preview
+
+    context = context_preview(_web(request).app, squad, agent, message=message)
+    return _page(request, "context_block.html", context=context)
+
+
+# -- spend -------------------------------------------------------------------------------------
+
+
+@router.get("/spend", response_class=HTMLResponse)
+def spend_page(request: Request) -> HTMLResponse:
+    from squad.web.charts import bar_chart, spend_activity
+
+    app = _web(request).app
+    data = spend_activity(app, now=app.clock())
+    charts = [
+        {
+            "squad": s["squad"],
+            "total_usd": s["total_usd"],
+            "calls": s["calls"],
+            "spend": bar_chart([(d["day"], d["cost_usd"]) for d in s["days"]], unit="$"),
+            "tokens": bar_chart(
+                [(r["created_at"][:16].replace("T", " "), float(r["tokens"])) for r in s["runs"]],
+                digits=0,
+            ),
+        }
+        for s in data["squads"]
+    ]
+    return _page(request, "spend.html", data=data, charts=charts)

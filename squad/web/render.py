@@ -1,0 +1,96 @@
+"""HTML for the pages: the Jinja2 environment (autoescaped), markdown rendered without raw
+HTML, code highlighted by Pygments, and search matches marked. Everything a workspace or a
+model wrote is escaped before it reaches a page."""
+
+from __future__ import annotations
+
+import functools
+from datetime import datetime
+from html import escape
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
+
+__all__ = ["environment", "highlight", "human_size", "markdown", "marked"]
+
+MAX_HIGHLIGHT_CHARS = 200_000
+"""Past this a preview is shown as plain text: highlighting is slow and a person pages anyway."""
+
+
+@functools.lru_cache(maxsize=1)
+def _markdown_parser() -> Any:
+    from markdown_it import MarkdownIt
+
+    # "commonmark" with html off: raw HTML in a file is shown as text, never run; markdown-it
+    # refuses javascript:, vbscript: and data: links itself.
+    return MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
+
+
+def markdown(text: str) -> Markup:
+    return Markup(_markdown_parser().render(text))
+
+
+def highlight(text: str, language: str) -> Markup:
+    if len(text) > MAX_HIGHLIGHT_CHARS or language in ("", "text"):
+        return Markup(f"<pre class=code>{escape(text)}</pre>")
+    from pygments import highlight as pygmentize
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexers import get_lexer_by_name
+    from pygments.util import ClassNotFound
+
+    try:
+        lexer = get_lexer_by_name(language)
+    except ClassNotFound:
+        return Markup(f"<pre class=code>{escape(text)}</pre>")
+    html = pygmentize(text, lexer, HtmlFormatter(noclasses=True, nowrap=False, cssclass="code"))
+    return Markup(html)
+
+
+def marked(line: str, spans: list[list[int]] | list[tuple[int, int]]) -> Markup:
+    """``line`` with each match span in ``<mark>``, everything escaped."""
+    out: list[str] = []
+    at = 0
+    for start, end in spans:
+        out.append(escape(line[at:start]))
+        out.append(f"<mark>{escape(line[start:end])}</mark>")
+        at = end
+    out.append(escape(line[at:]))
+    return Markup("".join(out))
+
+
+def human_size(size: int | None) -> str:
+    if size is None:
+        return ""
+    value = float(size)
+    for unit in ("B", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{size} B"
+
+
+def when(text: str | None) -> str:
+    if not text:
+        return "-"
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return text
+    return moment.astimezone().strftime("%Y-%m-%d %H:%M:%S")
+
+
+@functools.lru_cache(maxsize=1)
+def environment() -> Environment:
+    env = Environment(
+        loader=PackageLoader("squad.web", "templates"),
+        autoescape=select_autoescape(["html"], default=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["markdown"] = markdown
+    env.filters["highlight"] = highlight
+    env.filters["marked"] = marked
+    env.filters["size"] = human_size
+    env.filters["when"] = when
+    return env

@@ -1,0 +1,159 @@
+"""What the run page shows: the run, its task timeline with tokens and cost per task, the plan
+of a hierarchical run, its model calls and the approval it waits on, as JSON-ready dicts.
+
+Task timings and states come from the store; tokens and cost per task from the run log's
+``model_call`` events, each counted for the task whose node was open when it was made (or the
+task it names); the ledger gives the calls themselves.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from squad.errors import NotFound
+
+if TYPE_CHECKING:
+    from squad.app import App
+
+__all__ = ["MAX_LOG_EVENTS", "run_detail", "task_costs"]
+
+MAX_LOG_EVENTS = 2000
+"""Events of the run log a page starts with; the live tail streams the rest."""
+
+
+def task_costs(events: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Tokens, cost and calls per task from a run's events (pure)."""
+    open_nodes: list[str] = []
+    costs: dict[str, dict[str, float]] = {}
+    for event in events:
+        kind = event.get("event")
+        node = event.get("task") or event.get("node")
+        if kind == "node_start" and isinstance(node, str):
+            open_nodes.append(node)
+        elif kind == "node_end" and isinstance(node, str):
+            if node in open_nodes:
+                open_nodes.remove(node)
+        elif kind == "model_call":
+            owner = node if isinstance(node, str) else (open_nodes[-1] if open_nodes else "")
+            if not owner:
+                owner = str(event.get("agent") or "run")
+            entry = costs.setdefault(
+                owner, {"prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0, "calls": 0}
+            )
+            entry["prompt_tokens"] += _number(event.get("prompt_tokens"))
+            entry["completion_tokens"] += _number(event.get("completion_tokens"))
+            entry["cost_usd"] += _number(event.get("cost_usd"))
+            entry["calls"] += 1
+    return costs
+
+
+def _number(value: Any) -> float:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
+
+
+def run_detail(app: App, run_id: str) -> dict[str, Any]:
+    """Everything the run page shows; an unknown run is a NotFound."""
+    from squad.daemon.status import run_summary
+    from squad.eventlines import scan_events
+    from squad.paths import check_name
+    from squad.runtime.runlog import run_log_path
+    from squad.store.records import TaskStatus
+    from squad.web.overview import run_row
+
+    check_name(run_id, what="run id")
+    run = app.store.get_run(run_id) if app.database_exists() else None
+    if run is None:
+        raise NotFound(f"no run {run_id!r}; the squad's page lists its runs")
+    workspace = _workspace_of(app, run.squad)
+    events: list[dict[str, Any]] = []
+    log_file = None
+    if workspace is not None:
+        path = run_log_path(workspace, run_id)
+        log_file = path.relative_to(workspace).as_posix()
+        events = scan_events(path, missing_ok=True).events
+    costs = task_costs(events)
+    tasks = []
+    for task in app.store.runs.tasks(run_id):
+        spent = costs.get(task.task_id, {})
+        duration = None
+        if task.started_at is not None and task.ended_at is not None:
+            duration = round((task.ended_at - task.started_at).total_seconds(), 2)
+        tasks.append(
+            {
+                "id": task.task_id,
+                "agent": task.agent,
+                "status": task.status.value,
+                "attempts": task.attempts,
+                "rounds": task.rounds,
+                "error": task.error,
+                "output": task.output,
+                "started_at": None if task.started_at is None else task.started_at.isoformat(),
+                "ended_at": None if task.ended_at is None else task.ended_at.isoformat(),
+                "duration_s": duration,
+                "prompt_tokens": int(spent.get("prompt_tokens", 0)),
+                "completion_tokens": int(spent.get("completion_tokens", 0)),
+                "cost_usd": round(spent.get("cost_usd", 0.0), 6),
+            }
+        )
+    waiting = [t["id"] for t in tasks if t["status"] == TaskStatus.AWAITING_APPROVAL.value]
+    plan = _plan(workspace, events)
+    calls = [
+        {
+            "agent": c.agent,
+            "model": c.model,
+            "prompt_tokens": c.prompt_tokens,
+            "completion_tokens": c.completion_tokens,
+            "cost_usd": c.cost_usd,
+            "latency_s": c.latency_s,
+            "at": c.at.isoformat(),
+        }
+        for c in app.store.runs.calls_of_run(run_id)
+    ]
+    summary = run_summary(run, app.store.runs.run_spend(run_id), now=app.clock())
+    return {
+        **run_row(run),
+        "tokens_in": summary["tokens_in"],
+        "tokens_out": summary["tokens_out"],
+        "cost_usd": summary["cost_usd"],
+        "duration_s": summary["duration_s"],
+        "model": run.model,
+        "tasks": tasks,
+        "awaiting": waiting[0] if waiting else None,
+        "resumable": run.status.value in ("interrupted", "running") and not waiting,
+        "plan": plan,
+        "model_calls": calls,
+        "log_file": log_file,
+        "events": events[-MAX_LOG_EVENTS:],
+        "events_total": len(events),
+    }
+
+
+def _workspace_of(app: App, squad: str) -> Path | None:
+    try:
+        return app.squads.locate(squad).path
+    except NotFound:
+        return None
+
+
+def _plan(workspace: Path | None, events: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The last plan the run's lead wrote (hierarchical runs), with its text."""
+    from squad.errors import SquadError
+    from squad.workspace.inspect import preview
+
+    written = [e for e in events if e.get("event") == "plan_written"]
+    if not written or workspace is None:
+        return None
+    last = written[-1]
+    path = str(last.get("path") or "")
+    text = None
+    try:
+        text = preview(workspace, path, max_bytes=200_000).text if path else None
+    except SquadError:
+        text = None
+    tasks = last.get("tasks")
+    return {
+        "path": path or None,
+        "tasks": [str(t) for t in tasks] if isinstance(tasks, list) else [],
+        "text": text,
+    }
