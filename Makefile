@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml
 # The main job on the example squads (offline model, no key): validate them, start the
 # daemon on configs/squads/ so the squads with run_on_start run (approval gates approved
 # automatically; --once exits when they are done), let the extractor learn from a sample
-# conversation, and show what they left behind.
+# conversation, show what they left behind, and say how to open the dashboard.
 demo: install
 	$(BIN)/squad validate $(SQUADS)
 	$(BIN)/squad daemon --once --auto-approve
@@ -28,6 +28,8 @@ demo: install
 	$(BIN)/squad memory show docs-site writer
 	@for f in $(SQUADS); do $(BIN)/squad ws tree $$(basename $$f .yaml) --depth 2 || exit 1; done
 	$(BIN)/squad ws health
+	@echo
+	@echo "See it in a browser: $(BIN)/squad dashboard --open   (http://127.0.0.1:8765/; it prints a login link)"
 
 test: install
 	$(BIN)/python -m pytest -q

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.support import run_json
+from bench.web_bench import bench_web
+from bench.workspace_search import measure as bench_search_index
 
 REPO = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -171,10 +173,12 @@ def main() -> int:
             bench_help(),
             bench_validate(),
             bench_search(Path(tmp)),
+            *bench_search_index(Path(tmp), notes),
             *bench_memory(),
             bench_runtime(notes),
             bench_extraction(notes),
             *bench_daemon(notes),
+            *bench_web(notes),
         ]
     print(f"{'benchmark':28} {'measured':>10} {'baseline':>29} {'ratio':>7} {'target':>7}")
     failed = 0
