@@ -154,6 +154,14 @@ class App:
         for handler in handlers:
             handler(ctx, exc)
 
+    def agent(self, squad: str, agent: str) -> AgentContext:
+        """One agent of a squad, as its workspace manifest defines it (NotFound for an
+        unknown squad or agent)."""
+        from squad.memory.service import AgentContext
+
+        spec, workspace = self.squads.definition(squad)
+        return AgentContext.of(spec, agent, workspace)
+
     def runner(
         self,
         *,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
@@ -14,9 +14,7 @@ from squad.cli.output import Output, skip_notes
 from squad.errors import UsageError
 
 if TYPE_CHECKING:
-    from squad.app import App
     from squad.memory.search import MemoryHit
-    from squad.memory.service import AgentContext
 
 __all__ = ["memory_app"]
 
@@ -60,31 +58,12 @@ def _namespace_ref(ref: str) -> int | str:
     return value
 
 
-def _agent(app: App, squad: str, agent: str) -> AgentContext:
-    """One agent of a squad, from its workspace manifest."""
-    from squad.memory.service import AgentContext
-
-    spec, workspace = app.squads.definition(squad)
-    return AgentContext.of(spec, agent, workspace)
-
-
-def _ns_row(ns: Any) -> dict[str, Any]:
-    return {
-        "id": ns.id,
-        "name": ns.name,
-        "identity": ns.identity,
-        "enabled": ns.enabled,
-        "facts": ns.fact_count,
-        "updated_at": ns.updated_at.isoformat(),
-    }
-
-
 @memory_app.command()
 def namespaces(json_output: JsonFlag = False) -> None:
     """List experiential (Layer A) namespaces and whether other agents see them."""
     out = Output(json_mode=json_output)
     with open_app() as app:
-        rows = [_ns_row(ns) for ns in app.store.memory.list_namespaces()]
+        rows = [ns.to_dict() for ns in app.store.memory.list_namespaces()]
     if json_output:
         out.json(rows)
         return
@@ -140,7 +119,7 @@ def remember(
     out = Output(json_mode=json_output)
     with open_app() as app:
         result = app.memory.remember(
-            _agent(app, squad, agent), text, layer=layer, section=section, actor="cli"
+            app.agent(squad, agent), text, layer=layer, section=section, actor="cli"
         )
     if json_output:
         out.json(
@@ -225,7 +204,7 @@ def extract(
             result = extract_transcript(messages, now=now, model=chosen)
             writes = False
         else:
-            ctx = _agent(app, squad, agent)
+            ctx = app.agent(squad, agent)
             chosen = models(ctx) if model is None else models.for_spec(ModelSpec(name=model))
             result = extract_transcript(
                 messages,
@@ -321,7 +300,7 @@ def promote(
 
     out = Output(json_mode=json_output)
     with open_app() as app:
-        ctx = _agent(app, squad, agent)
+        ctx = app.agent(squad, agent)
         maintenance = app.store.maintenance
         found = maintenance.sighting(ctx.squad.name, ctx.agent.id, key)
         found = found or maintenance.sighting(ctx.squad.name, ctx.agent.id, sighting_key(key))
@@ -357,7 +336,7 @@ def show(
     """Show an agent's project memory (memory.md) and its experience (Layer A facts)."""
     out = Output(json_mode=json_output)
     with open_app() as app:
-        ctx = _agent(app, squad, agent)
+        ctx = app.agent(squad, agent)
         snapshot = app.memory.memory_file(ctx).snapshot()
         ns = app.memory.namespace(ctx)
         facts = app.store.memory.facts(ns.id, include_inactive=include_all)
@@ -373,7 +352,7 @@ def show(
                     "sections": snapshot.document.names,
                 },
                 "experiential": {
-                    **_ns_row(ns),
+                    **ns.to_dict(),
                     "facts": [
                         {
                             "id": f.id,
@@ -428,7 +407,7 @@ def context(
     """Print exactly the memory part the agent's next prompt would get."""
     out = Output(json_mode=json_output)
     with open_app() as app:
-        ctx = _agent(app, squad, agent)
+        ctx = app.agent(squad, agent)
         block = app.memory.memory_block(ctx, message=message, max_tokens=max_tokens, touch=False)
         supplementary = app.memory.supplementary_block(ctx, message=message)
     if json_output:

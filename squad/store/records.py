@@ -122,6 +122,16 @@ class NamespaceRecord:
     fact_count: int
     """Active facts: not superseded, not forgotten, not expired."""
 
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "identity": self.identity,
+            "enabled": self.enabled,
+            "facts": self.fact_count,
+            "updated_at": self.updated_at.isoformat(),
+        }
+
 
 @dataclass(frozen=True)
 class NewFact:

@@ -12,42 +12,21 @@ from squad.errors import NotFound
 
 if TYPE_CHECKING:
     from squad.app import App
-    from squad.memory.service import AgentContext
-    from squad.store.records import FactRecord, NamespaceRecord
+    from squad.store.records import FactRecord
 
 __all__ = [
-    "agent_context",
     "agent_memory",
     "boot_file",
     "context_preview",
     "extraction_passes",
     "fact_action",
     "fact_row",
-    "namespace_row",
     "namespaces",
     "save_boot_file",
     "set_namespace",
 ]
 
 ACTOR = "web"
-
-
-def agent_context(app: App, squad: str, agent: str) -> AgentContext:
-    from squad.memory.service import AgentContext
-
-    spec, workspace = app.squads.definition(squad)
-    return AgentContext.of(spec, agent, workspace)
-
-
-def namespace_row(ns: NamespaceRecord) -> dict[str, Any]:
-    return {
-        "id": ns.id,
-        "identity": ns.identity,
-        "name": ns.name,
-        "enabled": ns.enabled,
-        "facts": ns.fact_count,
-        "updated_at": ns.updated_at.isoformat(),
-    }
 
 
 def fact_row(fact: FactRecord) -> dict[str, Any]:
@@ -72,7 +51,7 @@ def agent_memory(
     app: App, squad: str, agent: str, *, include_inactive: bool = True
 ) -> dict[str, Any]:
     """One agent's memory.md by section and its Layer A facts (inactive ones marked)."""
-    ctx = agent_context(app, squad, agent)
+    ctx = app.agent(squad, agent)
     snapshot = app.memory.memory_file(ctx).snapshot()
     ns = app.memory.namespace(ctx)
     facts = app.store.memory.facts(ns.id, include_inactive=include_inactive)
@@ -94,7 +73,7 @@ def agent_memory(
             "problem": snapshot.problem,
             "sections": sections,
         },
-        "namespace": namespace_row(ns),
+        "namespace": ns.to_dict(),
         "facts": [fact_row(f) for f in facts],
     }
 
@@ -103,7 +82,7 @@ def context_preview(
     app: App, squad: str, agent: str, *, message: str, max_tokens: int | None = None
 ) -> dict[str, Any]:
     """The memory part of the agent's next prompt for ``message`` (nothing is touched)."""
-    ctx = agent_context(app, squad, agent)
+    ctx = app.agent(squad, agent)
     block = app.memory.memory_block(ctx, message=message, max_tokens=max_tokens, touch=False)
     supplementary = app.memory.supplementary_block(ctx, message=message)
     data = block.to_dict()
@@ -118,13 +97,13 @@ def context_preview(
 
 
 def namespaces(app: App) -> list[dict[str, Any]]:
-    return [namespace_row(ns) for ns in app.store.memory.list_namespaces()]
+    return [ns.to_dict() for ns in app.store.memory.list_namespaces()]
 
 
 def set_namespace(app: App, namespace_id: int, enabled: bool) -> dict[str, Any]:
     if app.store.memory.get_namespace(namespace_id) is None:
         raise NotFound(f"no namespace with id {namespace_id}; the memory page lists them")
-    return namespace_row(app.store.memory.set_namespace_enabled(namespace_id, enabled))
+    return app.store.memory.set_namespace_enabled(namespace_id, enabled).to_dict()
 
 
 def boot_file(app: App, name: str) -> dict[str, Any]:
