@@ -22,8 +22,11 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from bench.__main__ import Result
+if TYPE_CHECKING:
+    from bench.__main__ import Result
+
 
 FILES = 10_000
 TOTAL_BYTES = 100_000_000
@@ -106,6 +109,7 @@ def measure(tmp: Path, notes: list[str]) -> list[Result]:
     if rg is None:
         notes.append("ws search index: skipped, ripgrep (rg) is not installed")
         return []
+    from bench.__main__ import Result
     from squad.workspace.search import search
 
     root, index = tmp / "big-ws", tmp / "index"

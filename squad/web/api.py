@@ -14,6 +14,7 @@ from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from squad.web import schemas
 from squad.web.control import RunRequest
 
 __all__ = ["ERRORS", "SLUG", "Problem", "router"]
@@ -120,7 +121,7 @@ def server_info(request: Request) -> dict[str, Any]:
 # -- reading ---------------------------------------------------------------------------------
 
 
-@router.get("/overview")
+@router.get("/overview", response_model=schemas.Overview)
 def get_overview(request: Request) -> dict[str, Any]:
     """Daemon, squads (schedule, next fire, last run, spend against cap), runs in progress,
     approvals waiting, extractor backlog, files that failed to load."""
@@ -129,7 +130,7 @@ def get_overview(request: Request) -> dict[str, Any]:
     return overview(_web(request).app, now=_now(request), server=server_info(request))
 
 
-@router.get("/squads")
+@router.get("/squads", response_model=list[schemas.SquadSummary])
 def list_squads(request: Request) -> list[dict[str, Any]]:
     """Every squad as the overview lists it."""
     from squad.web.overview import overview
@@ -137,7 +138,7 @@ def list_squads(request: Request) -> list[dict[str, Any]]:
     return list(overview(_web(request).app, now=_now(request))["squads"])
 
 
-@router.get("/squads/{squad}")
+@router.get("/squads/{squad}", response_model=schemas.SquadDetail)
 def get_squad(
     request: Request,
     squad: SquadName,
@@ -150,7 +151,7 @@ def get_squad(
     return squad_detail(_web(request).app, squad, page=page, per_page=per_page)
 
 
-@router.get("/runs/{run_id}")
+@router.get("/runs/{run_id}", response_model=schemas.RunDetail)
 def get_run(request: Request, run_id: RunId) -> dict[str, Any]:
     """Task timeline, plan, model calls, the run log so far, the approval it waits on."""
     from squad.web.runs import run_detail
@@ -158,7 +159,7 @@ def get_run(request: Request, run_id: RunId) -> dict[str, Any]:
     return run_detail(_web(request).app, run_id)
 
 
-@router.get("/approvals")
+@router.get("/approvals", response_model=list[schemas.Approval])
 def get_approvals(request: Request) -> list[dict[str, Any]]:
     """Runs paused at an approval gate, across squads."""
     from squad.web.overview import approvals
@@ -166,7 +167,7 @@ def get_approvals(request: Request) -> list[dict[str, Any]]:
     return approvals(_web(request).app)
 
 
-@router.get("/squads/{squad}/files")
+@router.get("/squads/{squad}/files", response_model=schemas.Folder)
 def get_folder(request: Request, squad: SquadName, path: FilePath = "") -> dict[str, Any]:
     """One folder of the workspace, one level (folders first)."""
     from squad.errors import WorkspaceError
@@ -179,7 +180,7 @@ def get_folder(request: Request, squad: SquadName, path: FilePath = "") -> dict[
         raise WorkspaceError(f"cannot open folder {path!r}: {exc.strerror}") from None
 
 
-@router.get("/squads/{squad}/file")
+@router.get("/squads/{squad}/file", response_model=schemas.Preview)
 def get_file(
     request: Request,
     squad: SquadName,
@@ -201,7 +202,7 @@ def file_preview(request: Request, squad: str, path: str, *, max_bytes: int) -> 
     return shown
 
 
-@router.get("/squads/{squad}/search")
+@router.get("/squads/{squad}/search", response_model=schemas.SearchResult)
 def search_workspace(
     request: Request,
     squad: SquadName,
@@ -262,7 +263,7 @@ def workspace_search(
     return {"squad": found.squad, **result, "redacted": hidden}
 
 
-@router.get("/squads/{squad}/health")
+@router.get("/squads/{squad}/health", response_model=schemas.Health)
 def get_health(request: Request, squad: SquadName) -> dict[str, Any]:
     """Total size, file count, largest files, memory files against their cap."""
     from squad.workspace.inspect import health
@@ -272,7 +273,7 @@ def get_health(request: Request, squad: SquadName) -> dict[str, Any]:
     return health(found.path, memory_cap_bytes=app.settings.memory_file_cap_bytes).to_dict()
 
 
-@router.get("/squads/{squad}/agents/{agent}/memory")
+@router.get("/squads/{squad}/agents/{agent}/memory", response_model=schemas.AgentMemory)
 def get_agent_memory(request: Request, squad: SquadName, agent: AgentId) -> dict[str, Any]:
     """memory.md by section, the agent's namespace and its facts with provenance."""
     from squad.web.memory import agent_memory
@@ -280,7 +281,7 @@ def get_agent_memory(request: Request, squad: SquadName, agent: AgentId) -> dict
     return agent_memory(_web(request).app, squad, agent)
 
 
-@router.get("/squads/{squad}/agents/{agent}/context")
+@router.get("/squads/{squad}/agents/{agent}/context", response_model=schemas.ContextPreview)
 def get_context(
     request: Request,
     squad: SquadName,
@@ -294,7 +295,7 @@ def get_context(
     return context_preview(_web(request).app, squad, agent, message=message, max_tokens=max_tokens)
 
 
-@router.get("/memory/namespaces")
+@router.get("/memory/namespaces", response_model=list[schemas.Namespace])
 def get_namespaces(request: Request) -> list[dict[str, Any]]:
     """Every experiential namespace with its switch."""
     from squad.web.memory import namespaces
@@ -302,7 +303,7 @@ def get_namespaces(request: Request) -> list[dict[str, Any]]:
     return namespaces(_web(request).app)
 
 
-@router.get("/memory/boot/{name}")
+@router.get("/memory/boot/{name}", response_model=schemas.BootFile)
 def get_boot(request: Request, name: Literal["soul", "user", "agents"]) -> dict[str, Any]:
     """SOUL.md, USER.md or AGENTS.md with its version (for an edit)."""
     from squad.web.memory import boot_file
@@ -310,7 +311,7 @@ def get_boot(request: Request, name: Literal["soul", "user", "agents"]) -> dict[
     return boot_file(_web(request).app, name)
 
 
-@router.get("/memory/search")
+@router.get("/memory/search", response_model=schemas.MemorySearch)
 def search_memory(
     request: Request,
     q: Annotated[str, Query(min_length=1, max_length=MAX_TEXT_CHARS)],
@@ -359,7 +360,7 @@ def memory_search(request: Request, query: str, **options: Any) -> dict[str, Any
     }
 
 
-@router.get("/memory/extraction")
+@router.get("/memory/extraction", response_model=list[schemas.ExtractionPass])
 def get_extraction(
     request: Request,
     squad: Annotated[str | None, Query(pattern=SLUG)] = None,
@@ -372,7 +373,7 @@ def get_extraction(
     return extraction_passes(_web(request).app, squad, agent, limit=limit)
 
 
-@router.get("/spend")
+@router.get("/spend", response_model=schemas.Spend)
 def get_spend(request: Request, days: Annotated[int, Query(ge=1, le=366)] = 30) -> dict[str, Any]:
     """Spend per squad per day, and tokens of each squad's recent runs."""
     from squad.web.charts import spend_activity
@@ -447,7 +448,7 @@ def resume_run(request: Request, run_id: RunId) -> JSONResponse:
     return _accepted(run.squad, accepted, "resume")
 
 
-@router.put("/memory/namespaces/{namespace_id}")
+@router.put("/memory/namespaces/{namespace_id}", response_model=schemas.Namespace)
 def switch_namespace(
     request: Request,
     namespace_id: Annotated[int, Path(ge=1, le=2**31 - 1)],
@@ -459,7 +460,7 @@ def switch_namespace(
     return set_namespace(_web(request).app, namespace_id, body.enabled)
 
 
-@router.put("/memory/boot/{name}")
+@router.put("/memory/boot/{name}", response_model=schemas.BootFile)
 def edit_boot(
     request: Request, name: Literal["soul", "user", "agents"], body: BootEdit
 ) -> dict[str, Any]:
@@ -476,7 +477,7 @@ def edit_boot(
         raise
 
 
-@router.post("/memory/facts/{fact_id}/forget")
+@router.post("/memory/facts/{fact_id}/forget", response_model=schemas.Fact)
 def forget_fact(request: Request, fact_id: Annotated[int, Path(ge=1, le=2**62)]) -> dict[str, Any]:
     """Take a fact out of memory for good (kept for audit, marked forgotten; to have it
     back, remember it again)."""
@@ -485,7 +486,7 @@ def forget_fact(request: Request, fact_id: Annotated[int, Path(ge=1, le=2**62)])
     return fact_action(_web(request).app, fact_id, "forget")
 
 
-@router.post("/memory/facts/{fact_id}/revive")
+@router.post("/memory/facts/{fact_id}/revive", response_model=schemas.Fact)
 def revive_fact(request: Request, fact_id: Annotated[int, Path(ge=1, le=2**62)]) -> dict[str, Any]:
     """Bring back a dormant fact (one unused for long); a forgotten, superseded or expired
     fact stays out (409)."""

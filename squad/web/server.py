@@ -40,7 +40,9 @@ class Bound:
 
     @property
     def url(self) -> str:
-        return f"http://{_url_host(self.host)}:{self.port}/"
+        """Where this machine reaches it (a wildcard bind is reached through loopback)."""
+        host = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(self.host, self.host)
+        return f"http://{_url_host(host)}:{self.port}/"
 
 
 class WebServer:

@@ -112,8 +112,8 @@ def test_a_daemon_once_serves_no_dashboard(cli: Cli, daemon: Daemon) -> None:
     assert daemon.events("http_ready") == [] and daemon.events("http_failed") == []
 
 
-def test_squad_dashboard_serves_alone_and_runs_now_in_its_own_process(cli: Cli) -> None:
-    assert cli("create", cli.tmp / "configs" / "squads" / "notes.yaml").returncode == 0
+def _dashboard(cli: Cli) -> tuple[subprocess.Popen[str], list[str]]:
+    """``squad dashboard --port 0`` and what it printed up to its login link."""
     process = subprocess.Popen(
         [str(SQUAD), "dashboard", "--port", "0"],
         env=cli.env,
@@ -122,13 +122,45 @@ def test_squad_dashboard_serves_alone_and_runs_now_in_its_own_process(cli: Cli) 
         stderr=subprocess.PIPE,
         text=True,
     )
+    assert process.stderr is not None
+    lines: list[str] = []
+    while not any("log in:" in line for line in lines):
+        line = process.stderr.readline()
+        if not line:
+            process.wait(timeout=WAIT)
+            process.stderr.close()
+            pytest.fail(f"squad dashboard ended early: {''.join(lines)}")
+        lines.append(line)
+    return process, lines
+
+
+def _stop(process: subprocess.Popen[str]) -> None:
+    if process.poll() is None:
+        process.kill()
+        process.wait()
+    if process.stderr is not None:
+        process.stderr.close()
+
+
+def test_a_dashboard_bound_beyond_loopback_warns_and_still_needs_the_token(cli: Cli) -> None:
+    (cli.tmp / "configs" / "settings.yaml").write_text("daemon: {http: {host: 0.0.0.0}}\n")
+    process, lines = _dashboard(cli)
     try:
-        assert process.stderr is not None
-        lines = []
-        while not any("log in:" in line for line in lines):
-            line = process.stderr.readline()
-            assert line, f"squad dashboard ended early: {''.join(lines)}"
-            lines.append(line)
+        printed = "".join(lines)
+        assert "warning: the dashboard listens on 0.0.0.0, not only on this machine" in printed
+        url = next(line for line in lines if line.startswith("dashboard:")).split()[-1]
+        assert url.startswith("http://127.0.0.1:")  # a wildcard bind is reached by loopback
+        assert httpx.get(f"{url}api/v1/overview").status_code == 401
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=WAIT) == 0
+    finally:
+        _stop(process)
+
+
+def test_squad_dashboard_serves_alone_and_runs_now_in_its_own_process(cli: Cli) -> None:
+    assert cli("create", cli.tmp / "configs" / "squads" / "notes.yaml").returncode == 0
+    process, lines = _dashboard(cli)
+    try:
         link = next(line for line in lines if "log in:" in line).split()[-1]
         url = link.split("login?")[0]
         with httpx.Client(base_url=url, follow_redirects=True) as browser:
@@ -145,11 +177,7 @@ def test_squad_dashboard_serves_alone_and_runs_now_in_its_own_process(cli: Cli) 
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=WAIT) == 0
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-        if process.stderr is not None:
-            process.stderr.close()
+        _stop(process)
 
 
 def test_squad_dashboard_on_a_taken_port_is_bad_usage(cli: Cli) -> None:
