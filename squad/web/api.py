@@ -466,15 +466,34 @@ def edit_boot(
 ) -> dict[str, Any]:
     """Replace a boot file if it is still at ``version``: 409 with the current text when
     it changed since, 413 over the cap, 422 when it holds a credential."""
+    return _save_boot(request, name, body, None)
+
+
+def _save_boot(request: Request, name: str, body: BootEdit, squad: str | None) -> dict[str, Any]:
     from squad.errors import StaleWriteError
     from squad.web.memory import boot_file, save_boot_file
 
     app = _web(request).app
     try:
-        return save_boot_file(app, name, body.text, version=body.version)
+        return save_boot_file(app, name, body.text, version=body.version, squad=squad)
     except StaleWriteError as exc:
-        exc.web_detail = {"current": boot_file(app, name)}  # type: ignore[attr-defined]
+        exc.web_detail = {"current": boot_file(app, name, squad)}  # type: ignore[attr-defined]
         raise
+
+
+@router.get("/squads/{squad}/rules", response_model=schemas.BootFile)
+def get_rules(request: Request, squad: SquadName) -> dict[str, Any]:
+    """The squad's workspace rules (its workspace ``AGENTS.md``) with their version."""
+    from squad.web.memory import boot_file
+
+    return boot_file(_web(request).app, "agents", squad)
+
+
+@router.put("/squads/{squad}/rules", response_model=schemas.BootFile)
+def edit_rules(request: Request, squad: SquadName, body: BootEdit) -> dict[str, Any]:
+    """Replace the workspace rules if still at ``version`` (409 stale, 413 over the cap,
+    422 holding a credential), audited as ``web`` in the workspace."""
+    return _save_boot(request, "agents", body, squad)
 
 
 @router.post("/memory/facts/{fact_id}/forget", response_model=schemas.Fact)

@@ -106,16 +106,21 @@ def set_namespace(app: App, namespace_id: int, enabled: bool) -> dict[str, Any]:
     return app.store.memory.set_namespace_enabled(namespace_id, enabled).to_dict()
 
 
-def boot_file(app: App, name: str) -> dict[str, Any]:
-    from squad.memory.boot import BOOT_FILES, read_boot_file
+def boot_file(app: App, name: str, squad: str | None = None) -> dict[str, Any]:
+    """A boot file of the home, or with ``squad`` that squad's workspace ``AGENTS.md``
+    (the workspace rules), with its version for an edit and where the editor posts it."""
+    from squad.memory.boot import BOOT_FILES, WORKSPACE_RULES_TITLE, read_boot_file
 
     if name not in BOOT_FILES:
         raise NotFound(f"no boot file {name!r}; they are: {', '.join(BOOT_FILES)}")
-    text, version = read_boot_file(app.settings.home, name)
+    workspace = None if squad is None else app.squads.locate(squad).path
+    text, version = read_boot_file(app.settings.home, name, workspace)
     return {
         "name": name,
         "file": BOOT_FILES[name][0],
-        "title": BOOT_FILES[name][1],
+        "title": BOOT_FILES[name][1] if squad is None else WORKSPACE_RULES_TITLE,
+        "squad": squad,
+        "action": f"/memory/boot/{name}" if squad is None else f"/squads/{squad}/rules",
         "text": text,
         "version": version,
         "size": len(text.encode("utf-8")),
@@ -123,22 +128,27 @@ def boot_file(app: App, name: str) -> dict[str, Any]:
     }
 
 
-def save_boot_file(app: App, name: str, text: str, *, version: str) -> dict[str, Any]:
-    """Replace a boot file if it is still at ``version`` (else StaleWriteError)."""
+def save_boot_file(
+    app: App, name: str, text: str, *, version: str, squad: str | None = None
+) -> dict[str, Any]:
+    """Replace a boot file (with ``squad``: its workspace ``AGENTS.md``) if it is still at
+    ``version`` (else StaleWriteError)."""
     from squad.memory.boot import BOOT_FILES, write_boot_file
 
     if name not in BOOT_FILES:
         raise NotFound(f"no boot file {name!r}; they are: {', '.join(BOOT_FILES)}")
+    workspace = None if squad is None else app.squads.locate(squad).path
     write_boot_file(
         app.settings.home,
         name,
         text,
         cap_bytes=app.settings.memory_file_cap_bytes,
         actor=ACTOR,
+        workspace=workspace,
         clock=app.clock,
         expected_version=version,
     )
-    return boot_file(app, name)
+    return boot_file(app, name, squad)
 
 
 def extraction_passes(

@@ -141,7 +141,10 @@ def squad_page(
     app = _web(request).app
     if request.headers.get("hx-request") and request.query_params.get("part") == "runs":
         return _page(request, "squad_runs.html", squad=_squad_runs(app, squad, page=page))
-    return _page(request, "squad.html", squad=squad_detail(app, squad, page=page))
+    from squad.web.memory import boot_file
+
+    detail = squad_detail(app, squad, page=page)
+    return _page(request, "squad.html", squad=detail, rules=boot_file(app, "agents", squad))
 
 
 def _squad_runs(app: Any, name: str, *, page: int, per_page: int = 20) -> dict[str, Any]:
@@ -327,39 +330,40 @@ async def toggle_namespace(request: Request, namespace_id: int) -> HTMLResponse:
 
 @router.post("/memory/boot/{name}", response_class=HTMLResponse)
 async def save_boot(request: Request, name: str) -> HTMLResponse:
+    return await _save_boot_form(request, name, None)
+
+
+@router.post("/squads/{squad}/rules", response_class=HTMLResponse)
+async def save_rules(request: Request, squad: SquadName) -> HTMLResponse:
+    return await _save_boot_form(request, "agents", squad)
+
+
+async def _save_boot_form(request: Request, name: str, squad: str | None) -> HTMLResponse:
+    """Save a boot file from its editor; a refusal shows the editor again with the current
+    text, the reason and the text that was not saved."""
     import asyncio
 
-    from squad.errors import StaleWriteError
     from squad.web.app import status_of
     from squad.web.memory import boot_file, save_boot_file
 
     app = _web(request).app
     form = await _form(request)
+    mine = form.get("text", "")
     try:
         saved = await asyncio.to_thread(
-            save_boot_file, app, name, form.get("text", ""), version=form.get("version", "")
-        )
-    except StaleWriteError as exc:
-        current = await asyncio.to_thread(boot_file, app, name)
-        return _page(
-            request,
-            "boot_editor.html",
-            http_status=409,
-            file=current,
-            error=str(exc),
-            mine=form.get("text", ""),
+            save_boot_file, app, name, mine, version=form.get("version", ""), squad=squad
         )
     except SquadError as exc:
         if status_of(exc) == 404:
             raise
-        current = await asyncio.to_thread(boot_file, app, name)
+        current = await asyncio.to_thread(boot_file, app, name, squad)
         return _page(
             request,
             "boot_editor.html",
             http_status=status_of(exc),
             file=current,
             error=str(exc),
-            mine=form.get("text", ""),
+            mine=mine,
         )
     return _page(request, "boot_editor.html", file=saved, saved=True)
 

@@ -879,3 +879,29 @@ def test_the_log_of_a_paused_run_stays_open_until_the_approval_resumes_it(
     assert kinds[-1] == "end"
     assert json.loads(frames[-2]["data"])["status"] == "succeeded"
     assert served.app.store.get_run(paused).status is RunStatus.SUCCEEDED  # type: ignore[union-attr]
+
+
+def test_the_workspace_rules_are_edited_with_a_version_check_and_audited_in_the_workspace(
+    served: Served,
+) -> None:
+    from squad.memory.audit import AuditLog
+
+    rules = served.client.get("/api/v1/squads/code-review/rules").json()
+    assert rules["title"].startswith("Workspace rules") and rules["squad"] == "code-review"
+    text = "Run the tests before a review.\n"
+    saved = served.client.put(
+        "/api/v1/squads/code-review/rules", json={"text": text, "version": rules["version"]}
+    )
+    assert saved.status_code == 200 and saved.json()["text"] == text
+    workspace = served.app.squads.locate("code-review").path
+    assert (workspace / "AGENTS.md").read_text() == text
+    stale = served.client.put(
+        "/api/v1/squads/code-review/rules", json={"text": "x\n", "version": rules["version"]}
+    )
+    assert stale.status_code == 409 and stale.json()["current"]["text"] == text
+    assert [r.actor for r in AuditLog(workspace).records() if r.file == "AGENTS.md"][-1] == "web"
+    restore = served.client.put(
+        "/api/v1/squads/code-review/rules",
+        json={"text": rules["text"], "version": saved.json()["version"]},
+    )
+    assert restore.status_code == 200
