@@ -91,7 +91,7 @@ def create_app(
     loopback names a browser may use."""
     from importlib.metadata import version
 
-    from squad.web import api, pages, stream
+    from squad.web import actions, api, pages, stream
 
     web = FastAPI(
         title="squad",
@@ -104,6 +104,7 @@ def create_app(
     )
     web.state.web = WebContext(app, control, Tokens(token), app.clock())
     web.include_router(api.router)
+    web.include_router(actions.router)
     web.include_router(stream.router)
     web.include_router(pages.router)
     web.mount("/static", StaticFiles(directory=str(files("squad.web") / "static")), name="static")

@@ -195,7 +195,7 @@ def run_page(request: Request, run_id: RunId) -> HTMLResponse:
 async def decide(request: Request, run_id: RunId) -> HTMLResponse:
     import asyncio
 
-    from squad.web.api import ApprovalAnswer, answer_approval
+    from squad.web.actions import ApprovalAnswer, answer_approval
 
     form = await _form(request)
     answer = ApprovalAnswer(
@@ -214,7 +214,7 @@ async def decide(request: Request, run_id: RunId) -> HTMLResponse:
 async def resume(request: Request, run_id: RunId) -> HTMLResponse:
     import asyncio
 
-    from squad.web.api import resume_run
+    from squad.web.actions import resume_run
 
     await asyncio.to_thread(resume_run, request, run_id)
     return _page(request, "flash.html", message="Resuming from the last checkpoint.", ok=True)

@@ -1,0 +1,185 @@
+"""The JSON API's actions, ``/api/v1/...``: run now, approve or reject, resume, switch a
+namespace, edit a boot file or a workspace's rules, forget and revive a fact.
+
+Each takes the same guarded path as the CLI (the run queue, version-checked and audited
+writes); runs are queued and the request returns 202 at once.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Path, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from squad.web import schemas
+from squad.web.api import ERRORS, SLUG, RunId, SquadName, _web
+from squad.web.control import RunRequest
+
+__all__ = ["Accepted", "ApprovalAnswer", "BootEdit", "NamespaceSwitch", "RunStart", "router"]
+
+router = APIRouter(prefix="/api/v1", tags=["api"], responses=ERRORS)
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class RunStart(_Body):
+    goal: Annotated[str | None, Field(max_length=20_000)] = None
+    """The goal for this run (default: the squad's own)."""
+
+
+class ApprovalAnswer(_Body):
+    task: Annotated[str, Field(pattern=SLUG)]
+    """The task the run waits on (the run page names it)."""
+    approved: bool
+    reason: Annotated[str, Field(max_length=5_000)] = ""
+
+
+class NamespaceSwitch(_Body):
+    enabled: bool
+
+
+class BootEdit(_Body):
+    text: Annotated[str, Field(max_length=10_000_000)]
+    version: Annotated[str, Field(max_length=64)]
+    """The version the editor read (``""`` for a file that did not exist)."""
+
+
+class Accepted(BaseModel):
+    accepted: bool
+    """False when the request was merged into one already waiting for the squad."""
+    squad: str
+    message: str
+
+
+def _accepted(squad: str, accepted: bool, what: str) -> JSONResponse:
+    message = (
+        f"{what} queued; the run page follows it live"
+        if accepted
+        else f"{what} merged into a request of {squad!r} already waiting"
+    )
+    body = Accepted(accepted=accepted, squad=squad, message=message)
+    return JSONResponse(body.model_dump(), status_code=202)
+
+
+@router.post("/squads/{squad}/runs", status_code=202, response_model=Accepted)
+def start_run(request: Request, squad: SquadName, body: RunStart | None = None) -> JSONResponse:
+    """Run the squad now (with an optional goal); it starts when the queue allows."""
+    goal = body.goal.strip() if body is not None and body.goal else None
+    control = _web(request).control
+    accepted = control.submit(RunRequest(squad, "web", goal=goal or None))
+    return _accepted(squad, accepted, "run")
+
+
+def _paused_run(request: Request, run_id: str) -> Any:
+    from squad.errors import NotFound
+    from squad.paths import check_name
+
+    check_name(run_id, what="run id")
+    app = _web(request).app
+    run = app.store.get_run(run_id) if app.database_exists() else None
+    if run is None:
+        raise NotFound(f"no run {run_id!r}")
+    return run
+
+
+@router.post("/runs/{run_id}/approval", status_code=202, response_model=Accepted)
+def answer_approval(request: Request, run_id: RunId, body: ApprovalAnswer) -> JSONResponse:
+    """Approve or reject (with a reason) the task a paused run waits on."""
+    from squad.errors import UsageError
+    from squad.store.records import RunStatus, TaskStatus
+
+    app = _web(request).app
+    run = _paused_run(request, run_id)
+    if run.status is not RunStatus.AWAITING_APPROVAL:
+        raise UsageError(f"run {run_id!r} is {run.status.value}, not waiting for an approval")
+    task = app.store.runs.get_task(run_id, body.task)
+    if task is None or task.status is not TaskStatus.AWAITING_APPROVAL:
+        raise UsageError(f"run {run_id!r} does not wait on task {body.task!r}")
+    decision = (body.task, body.approved, body.reason.strip())
+    accepted = _web(request).control.submit(
+        RunRequest(run.squad, "approval", run_id=run_id, decision=decision)
+    )
+    return _accepted(run.squad, accepted, "approval" if body.approved else "rejection")
+
+
+@router.post("/runs/{run_id}/resume", status_code=202, response_model=Accepted)
+def resume_run(request: Request, run_id: RunId) -> JSONResponse:
+    """Resume a run that was interrupted (it goes on from its last checkpoint)."""
+    from squad.errors import UsageError
+    from squad.store.records import RunStatus
+
+    run = _paused_run(request, run_id)
+    if run.status not in (RunStatus.INTERRUPTED, RunStatus.RUNNING):
+        raise UsageError(f"run {run_id!r} is {run.status.value}; only an interrupted run resumes")
+    accepted = _web(request).control.submit(RunRequest(run.squad, "resume", run_id=run_id))
+    return _accepted(run.squad, accepted, "resume")
+
+
+@router.put("/memory/namespaces/{namespace_id}", response_model=schemas.Namespace)
+def switch_namespace(
+    request: Request,
+    namespace_id: Annotated[int, Path(ge=1, le=2**31 - 1)],
+    body: NamespaceSwitch,
+) -> dict[str, Any]:
+    """Let other agents' chats be given this namespace's facts, or stop it."""
+    from squad.web.memory import set_namespace
+
+    return set_namespace(_web(request).app, namespace_id, body.enabled)
+
+
+@router.put("/memory/boot/{name}", response_model=schemas.BootFile)
+def edit_boot(
+    request: Request, name: Literal["soul", "user", "agents"], body: BootEdit
+) -> dict[str, Any]:
+    """Replace a boot file if it is still at ``version``: 409 with the current text when
+    it changed since, 413 over the cap, 422 when it holds a credential."""
+    return _save_boot(request, name, body, None)
+
+
+def _save_boot(request: Request, name: str, body: BootEdit, squad: str | None) -> dict[str, Any]:
+    from squad.errors import StaleWriteError
+    from squad.web.memory import boot_file, save_boot_file
+
+    app = _web(request).app
+    try:
+        return save_boot_file(app, name, body.text, version=body.version, squad=squad)
+    except StaleWriteError as exc:
+        exc.web_detail = {"current": boot_file(app, name, squad)}  # type: ignore[attr-defined]
+        raise
+
+
+@router.get("/squads/{squad}/rules", response_model=schemas.BootFile)
+def get_rules(request: Request, squad: SquadName) -> dict[str, Any]:
+    """The squad's workspace rules (its workspace ``AGENTS.md``) with their version."""
+    from squad.web.memory import boot_file
+
+    return boot_file(_web(request).app, "agents", squad)
+
+
+@router.put("/squads/{squad}/rules", response_model=schemas.BootFile)
+def edit_rules(request: Request, squad: SquadName, body: BootEdit) -> dict[str, Any]:
+    """Replace the workspace rules if still at ``version`` (409 stale, 413 over the cap,
+    422 holding a credential), audited as ``web`` in the workspace."""
+    return _save_boot(request, "agents", body, squad)
+
+
+@router.post("/memory/facts/{fact_id}/forget", response_model=schemas.Fact)
+def forget_fact(request: Request, fact_id: Annotated[int, Path(ge=1, le=2**62)]) -> dict[str, Any]:
+    """Take a fact out of memory for good (kept for audit, marked forgotten; to have it
+    back, remember it again)."""
+    from squad.web.memory import fact_action
+
+    return fact_action(_web(request).app, fact_id, "forget")
+
+
+@router.post("/memory/facts/{fact_id}/revive", response_model=schemas.Fact)
+def revive_fact(request: Request, fact_id: Annotated[int, Path(ge=1, le=2**62)]) -> dict[str, Any]:
+    """Bring back a dormant fact (one unused for long); a forgotten, superseded or expired
+    fact stays out (409)."""
+    from squad.web.memory import fact_action
+
+    return fact_action(_web(request).app, fact_id, "revive")
