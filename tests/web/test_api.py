@@ -905,3 +905,12 @@ def test_the_workspace_rules_are_edited_with_a_version_check_and_audited_in_the_
         json={"text": rules["text"], "version": saved.json()["version"]},
     )
     assert restore.status_code == 200
+
+
+def test_the_approvals_inbox_answers_each_paused_task_in_place(served: Served) -> None:
+    run = served.paused_run()
+    page = served.client.get("/approvals")
+    assert page.status_code == 200
+    assert f'hx-post="/runs/{run}/decide"' in page.text
+    assert 'name="task" value="publish"' in page.text
+    assert f'hx-target="#answer-{run}"' in page.text
