@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from squad.web import schemas
-from squad.web.api import ERRORS, SLUG, RunId, SquadName, _web
+from squad.web.api import ERRORS, SLUG, FactId, NamespaceId, RunId, SquadName, _web
 from squad.web.control import RunRequest
 
 __all__ = ["Accepted", "ApprovalAnswer", "BootEdit", "NamespaceSwitch", "RunStart", "router"]
@@ -122,7 +122,7 @@ def resume_run(request: Request, run_id: RunId) -> JSONResponse:
 @router.put("/memory/namespaces/{namespace_id}", response_model=schemas.Namespace)
 def switch_namespace(
     request: Request,
-    namespace_id: Annotated[int, Path(ge=1, le=2**31 - 1)],
+    namespace_id: NamespaceId,
     body: NamespaceSwitch,
 ) -> dict[str, Any]:
     """Let other agents' chats be given this namespace's facts, or stop it."""
@@ -168,7 +168,7 @@ def edit_rules(request: Request, squad: SquadName, body: BootEdit) -> dict[str, 
 
 
 @router.post("/memory/facts/{fact_id}/forget", response_model=schemas.Fact)
-def forget_fact(request: Request, fact_id: Annotated[int, Path(ge=1, le=2**62)]) -> dict[str, Any]:
+def forget_fact(request: Request, fact_id: FactId) -> dict[str, Any]:
     """Take a fact out of memory for good (kept for audit, marked forgotten; to have it
     back, remember it again)."""
     from squad.web.memory import fact_action
@@ -177,7 +177,7 @@ def forget_fact(request: Request, fact_id: Annotated[int, Path(ge=1, le=2**62)])
 
 
 @router.post("/memory/facts/{fact_id}/revive", response_model=schemas.Fact)
-def revive_fact(request: Request, fact_id: Annotated[int, Path(ge=1, le=2**62)]) -> dict[str, Any]:
+def revive_fact(request: Request, fact_id: FactId) -> dict[str, Any]:
     """Bring back a dormant fact (one unused for long); a forgotten, superseded or expired
     fact stays out (409)."""
     from squad.web.memory import fact_action

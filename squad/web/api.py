@@ -58,6 +58,8 @@ router = APIRouter(prefix="/api/v1", tags=["api"], responses=ERRORS)
 SquadName = Annotated[str, Path(pattern=SLUG, description="Squad name")]
 AgentId = Annotated[str, Path(pattern=SLUG, description="Agent id")]
 RunId = Annotated[str, Path(pattern=RUN_ID, description="Run id")]
+NamespaceId = Annotated[int, Path(ge=1, le=2**31 - 1, description="Namespace id")]
+FactId = Annotated[int, Path(ge=1, le=2**62, description="Experiential fact id")]
 MAX_PATH_CHARS = 1024
 """The longest workspace path a query may name. Query values must fit, percent-encoded (up to
 12 bytes a character), in the 16 KiB request head uvicorn's HTTP/1.1 parser (h11) accepts;

@@ -18,6 +18,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
+from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from squad.errors import (
@@ -123,7 +124,10 @@ def create_app(
         return response
 
     @web.exception_handler(RequestValidationError)
-    async def bad_request(request: Request, exc: RequestValidationError) -> Response:
+    @web.exception_handler(ValidationError)  # a page's form checked by a body model
+    async def bad_request(
+        request: Request, exc: RequestValidationError | ValidationError
+    ) -> Response:
         problems = [
             {
                 "field": ".".join(str(p) for p in e.get("loc", ()) if p != "body"),

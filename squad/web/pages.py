@@ -9,14 +9,23 @@ stale edit shows the current text, an over-cap edit the cap).
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from urllib.parse import parse_qs
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from squad.errors import SquadError, UsageError
-from squad.web.api import MAX_TEXT_CHARS, SLUG, AgentId, FilePath, RunId, SquadName
+from squad.web.api import (
+    MAX_TEXT_CHARS,
+    SLUG,
+    AgentId,
+    FactId,
+    FilePath,
+    NamespaceId,
+    RunId,
+    SquadName,
+)
 from squad.web.control import RunRequest
 from squad.web.guard import COOKIE
 from squad.web.render import environment
@@ -24,6 +33,8 @@ from squad.web.render import environment
 __all__ = ["render_error", "router"]
 
 router = APIRouter(include_in_schema=False)
+OPTIONAL_SLUG = f"^$|{SLUG}"
+"""A filter left empty in a form, or a squad or agent id."""
 MAX_FORM_BYTES = 12_000_000
 
 
@@ -171,7 +182,9 @@ def _squad_runs(app: Any, name: str, *, page: int, per_page: int = 20) -> dict[s
 async def run_now(request: Request, squad: SquadName) -> HTMLResponse:
     import asyncio
 
-    goal = (await _form(request)).get("goal", "").strip()[:20_000] or None
+    from squad.web.actions import RunStart
+
+    goal = RunStart(goal=(await _form(request)).get("goal", "").strip() or None).goal
     control = _web(request).control
     accepted = await asyncio.to_thread(control.submit, RunRequest(squad, "web", goal=goal))
     message = (
@@ -201,7 +214,7 @@ async def decide(request: Request, run_id: RunId) -> HTMLResponse:
     answer = ApprovalAnswer(
         task=form.get("task", ""),
         approved=form.get("decision") == "approve",
-        reason=form.get("reason", "")[:5000],
+        reason=form.get("reason", ""),
     )
     if not answer.approved and not answer.reason.strip():
         raise UsageError("say why the task is rejected: the agent gets the reason")
@@ -316,13 +329,11 @@ def memory_page(request: Request) -> HTMLResponse:
 
 
 @router.post("/memory/namespaces/{namespace_id}", response_class=HTMLResponse)
-async def toggle_namespace(request: Request, namespace_id: int) -> HTMLResponse:
+async def toggle_namespace(request: Request, namespace_id: NamespaceId) -> HTMLResponse:
     import asyncio
 
     from squad.web.memory import set_namespace
 
-    if not 1 <= namespace_id <= 2**31 - 1:
-        raise UsageError(f"namespace id {namespace_id} is out of range")
     enabled = (await _form(request)).get("enabled") == "true"
     row = await asyncio.to_thread(set_namespace, _web(request).app, namespace_id, enabled)
     return _page(request, "namespace_row.html", ns=row)
@@ -369,16 +380,13 @@ async def _save_boot_form(request: Request, name: str, squad: str | None) -> HTM
 
 
 @router.post("/memory/facts/{fact_id}/{action}", response_class=HTMLResponse)
-async def fact_action_fragment(request: Request, fact_id: int, action: str) -> HTMLResponse:
+async def fact_action_fragment(
+    request: Request, fact_id: FactId, action: Literal["forget", "revive"]
+) -> HTMLResponse:
     import asyncio
 
-    from squad.errors import NotFound
     from squad.web.memory import fact_action
 
-    if action not in ("forget", "revive"):
-        raise NotFound(f"no fact action {action!r}: forget or revive")
-    if not 1 <= fact_id <= 2**62:
-        raise UsageError(f"fact id {fact_id} is out of range")
     fact = await asyncio.to_thread(fact_action, _web(request).app, fact_id, action)
     return _page(request, "fact_row.html", fact=fact)
 
@@ -387,21 +395,16 @@ async def fact_action_fragment(request: Request, fact_id: int, action: str) -> H
 def memory_search_fragment(
     request: Request,
     q: Annotated[str, Query(max_length=1000)] = "",
-    squad: Annotated[str, Query(max_length=63)] = "",
-    agent: Annotated[str, Query(max_length=63)] = "",
+    squad: Annotated[str, Query(pattern=OPTIONAL_SLUG)] = "",
+    agent: Annotated[str, Query(pattern=OPTIONAL_SLUG)] = "",
     section: Annotated[str, Query(max_length=200)] = "",
     case_sensitive: bool = False,
     context: Annotated[int, Query(ge=0, le=20)] = 0,
 ) -> HTMLResponse:
-    import re
-
     from squad.web.api import memory_search
 
     if not q.strip():
         return _page(request, "flash.html", message="Type something to search for.", ok=True)
-    for field, value in (("squad", squad), ("agent", agent)):
-        if value and not re.match(SLUG, value):
-            raise UsageError(f"{field} {value!r} is not a squad or agent id")
     result = memory_search(
         request,
         q,

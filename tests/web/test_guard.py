@@ -505,3 +505,21 @@ def test_the_token_file_of_the_served_home_is_the_only_file_holding_the_token(
         if p.is_file() and served.token.encode() in p.read_bytes()
     ]
     assert holders == [TOKEN_FILE]
+
+
+def test_a_bad_form_value_is_a_422_naming_the_field_and_nothing_is_done(
+    served: Served, browser: Browser
+) -> None:
+    run = served.paused_run()
+    csrf = {"X-CSRF-Token": browser.csrf}
+    bad_task = browser.post(
+        f"/runs/{run}/decide", {"task": "Not A Task", "decision": "approve"}, **csrf
+    )
+    assert bad_task.status_code == 422 and "task" in bad_task.text
+    runs_before = served.app.store.count_runs("docs-site")
+    long_goal = browser.post("/squads/docs-site/run", {"goal": "x" * 20_001}, **csrf)
+    assert long_goal.status_code == 422 and "goal" in long_goal.text
+    bad_filter = browser.client.get("/memory/find", params={"q": "x", "agent": "../writer"})
+    assert bad_filter.status_code == 422 and "agent" in bad_filter.text
+    assert served.paused_run() == run  # still waiting: no answer was given
+    assert served.app.store.count_runs("docs-site") == runs_before
