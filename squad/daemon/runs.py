@@ -64,6 +64,18 @@ class RunDispatcher:
     def submit(self, request: RunRequest, *, first: bool = False) -> bool:
         return self.queue.submit(request, first=first)
 
+    def ask(self, request: RunRequest) -> bool:
+        """A request from a person (the dashboard): queued and logged ``run_requested``, or
+        logged ``run_coalesced`` when it was merged into one already waiting."""
+        accepted = self.queue.submit(request)
+        self._log.emit(
+            "run_requested" if accepted else "run_coalesced",
+            squad=request.squad,
+            trigger=request.trigger,
+            run_id=request.run_id,
+        )
+        return accepted
+
     def running_since(self) -> dict[str, datetime]:
         with self._lock:
             return {squad: active.since for squad, active in self._active.items()}

@@ -184,13 +184,7 @@ class Daemon:
                 f"the daemon runs no squad named {request.squad!r}; put its YAML file in "
                 f"{self.squads_dir}"
             )
-        accepted = self._runs.submit(request)
-        self.log.emit(
-            "run_requested" if accepted else "run_coalesced",
-            squad=request.squad,
-            trigger=request.trigger,
-            run_id=request.run_id,
-        )
+        accepted = self._runs.ask(request)
         self._wake.set()
         return accepted
 

@@ -9,6 +9,7 @@ carrying a key never lands in a log.
 
 from __future__ import annotations
 
+import errno
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -24,10 +25,18 @@ from squad.eventlines import (
     read_events,
     scan_events,
 )
+from squad.fsutil import read_up_to
 from squad.paths import check_name, contained
 from squad.text.secrets import redact_fields
 
-__all__ = ["RunLog", "follow_events", "read_events", "run_log_path", "scan_events"]
+__all__ = [
+    "RunLog",
+    "follow_events",
+    "read_events",
+    "read_from",
+    "run_log_path",
+    "scan_events",
+]
 
 _DURABLE_EVENTS = frozenset({"run_start", "run_resume", "run_end"})
 
@@ -95,7 +104,7 @@ def follow_events(
     pending = b""
     number = 0
     while True:
-        chunk = _read_from(path, offset)
+        chunk = read_from(path, offset)
         offset += len(chunk)
         *complete, pending = (pending + chunk).split(b"\n")
         for raw in complete:
@@ -113,11 +122,23 @@ def follow_events(
         sleep(poll_s)
 
 
-def _read_from(path: Path, offset: int) -> bytes:
-    """What ``path`` holds past ``offset`` (nothing while it does not exist)."""
+def read_from(path: Path, offset: int, *, limit: int | None = None) -> bytes:
+    """What the log holds past ``offset`` (up to ``limit`` bytes): nothing while it does not
+    exist, nor through a link swapped in for it; ``O_NONBLOCK`` keeps a FIFO from hanging."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
-        with path.open("rb") as handle:
-            handle.seek(offset)
-            return handle.read()
+        fd = os.open(path, flags)
     except FileNotFoundError:
         return b""
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # a link: never followed
+            return b""
+        raise
+    try:
+        size = os.fstat(fd).st_size
+        if size <= offset:
+            return b""
+        os.lseek(fd, offset, os.SEEK_SET)
+        return read_up_to(fd, size - offset if limit is None else min(size - offset, limit))
+    finally:
+        os.close(fd)

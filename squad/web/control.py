@@ -83,14 +83,7 @@ class LocalControl:
 
     def submit(self, request: RunRequest) -> bool:
         self._app.squads.locate(request.squad)  # NotFound for a squad with no workspace
-        accepted = self._runs.submit(request)
-        self.log.emit(
-            "run_requested" if accepted else "run_coalesced",
-            squad=request.squad,
-            trigger=request.trigger,
-            run_id=request.run_id,
-        )
-        return accepted
+        return self._runs.ask(request)
 
     def close(self, grace: float = 30.0) -> None:
         """Stop running runs at their next checkpoint (interrupted runs stay resumable)."""

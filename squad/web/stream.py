@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Annotated, Any
@@ -21,6 +20,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
 
+from squad.runtime.runlog import read_from
 from squad.web.api import ERRORS, RunId
 
 __all__ = ["POLL_S", "event_stream", "router"]
@@ -28,6 +28,8 @@ __all__ = ["POLL_S", "event_stream", "router"]
 POLL_S = 0.25
 KEEPALIVE_S = 15.0
 _FINAL = frozenset({"succeeded", "failed", "stopped"})
+MAX_READ_BYTES = 4 * 1024 * 1024
+"""What one poll reads of a log at most; a long log streams over several polls."""
 
 router = APIRouter(prefix="/api/v1", tags=["api"], responses=ERRORS)
 
@@ -64,7 +66,9 @@ class _Tail:
         async with self._lock:
             if self._read_at is not None and loop.time() - self._read_at < fresh_s:
                 return
-            chunk = await asyncio.to_thread(_read_from, self.path, self._offset)
+            chunk = await asyncio.to_thread(
+                read_from, self.path, self._offset, limit=MAX_READ_BYTES
+            )
             self._read_at = loop.time()
             self._offset += len(chunk)
             *complete, self._pending = (self._pending + chunk).split(b"\n")
@@ -130,23 +134,6 @@ async def event_stream(
         tail.users -= 1
         if not tail.users and tails.get(path) is tail:
             del tails[path]
-
-
-def _read_from(path: Path, offset: int) -> bytes:
-    """What the file holds past ``offset`` (nothing while it does not exist); links refused."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError:
-        return b""
-    try:
-        size = os.fstat(fd).st_size
-        if size <= offset:
-            return b""
-        os.lseek(fd, offset, os.SEEK_SET)
-        return os.read(fd, min(size - offset, 4 * 1024 * 1024))
-    finally:
-        os.close(fd)
 
 
 @router.get(

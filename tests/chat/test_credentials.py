@@ -22,15 +22,11 @@ from squad.model.types import Message
 from squad.runtime.runner import SquadRunner
 from squad.settings import Settings
 from squad.spec.loader import squad_from_text
-from tests.chat.test_session import CHAT_YAML, FILLER
+from tests.chat.test_session import CHAT_YAML, FILLER, is_summary_request
 from tests.text.secrets_corpus import B62, URLSAFE, fake
 
 KEY = "sk-" + "proj-" + fake(URLSAFE, 40)
 MARKER = "[REDACTED:openai_api_key]"
-
-
-def is_summary_request(body: Any) -> bool:
-    return str(body["messages"][0]["content"]).startswith("You compress the earlier part")
 
 
 def reply(body: Any) -> Behaviour:

@@ -16,6 +16,7 @@ from squad.settings import Settings
 from squad.web.control import LocalControl
 from squad.web.server import WebServer, login_url
 from squad.web.tokens import load_or_create_token
+from tests.daemon.test_daemon_cli import daemon  # noqa: F401 - the daemon subprocess fixture
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -9,7 +9,6 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -33,15 +32,6 @@ def cli(tmp_path: Path) -> Cli:
     squads.mkdir(parents=True)
     (squads / "notes.yaml").write_text(SQUAD_YAML)
     return Cli(tmp_path)
-
-
-@pytest.fixture
-def daemon(cli: Cli) -> Iterator[Daemon]:
-    running = Daemon(cli)
-    yield running
-    if running.process is not None and running.process.poll() is None:
-        running.process.kill()
-        running.process.wait()
 
 
 def _token(cli: Cli) -> str:
