@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from squad.checkpoints import Checkpoints
     from squad.extraction.background import BackgroundExtractor
     from squad.manager import SquadManager
+    from squad.memory.decisions import DecisionLog
     from squad.memory.embeddings import Embedder
     from squad.memory.service import AgentContext, MemoryService
     from squad.runtime.runner import SquadRunner
@@ -60,6 +61,7 @@ class App:
         self._lock = threading.RLock()
         self._squads: SquadManager | None = None
         self._memory: MemoryService | None = None
+        self._decisions: DecisionLog | None = None
         self._checkpoints: Checkpoints | None = None
         self._extraction: BackgroundExtractor | None = None
         self._closed = False
@@ -111,6 +113,16 @@ class App:
                 )
             return self._memory
 
+    @property
+    def decisions(self) -> DecisionLog:
+        """Squads' decisions with their reasons, mirrored to each workspace's decisions.md."""
+        with self._lock:
+            if self._decisions is None:
+                from squad.memory.decisions import DecisionLog
+
+                self._decisions = DecisionLog(self.store, clock=self.clock)
+            return self._decisions
+
     def _embedder(self) -> Embedder | None:
         from squad.memory.embeddings import load_embedder
 
@@ -137,7 +149,10 @@ class App:
                 from squad.extraction.models import ExtractionModels
 
                 extractor = AgentExtractor(
-                    self.memory, ExtractionModels(self.model_factory), clock=self.clock
+                    self.memory,
+                    ExtractionModels(self.model_factory),
+                    clock=self.clock,
+                    decisions=self.decisions,
                 )
                 self._extraction = BackgroundExtractor(extractor, on_error=self._extraction_failed)
             return self._extraction

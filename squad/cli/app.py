@@ -9,6 +9,7 @@ import typer
 
 from squad.cli.context import open_app
 from squad.cli.daemon import register as register_daemon_commands
+from squad.cli.decisions import decisions_app
 from squad.cli.memory import memory_app
 from squad.cli.output import Output, report_error
 from squad.cli.run import register as register_run_commands
@@ -31,6 +32,7 @@ app = typer.Typer(
 )
 app.add_typer(ws_app, name="ws")
 app.add_typer(memory_app, name="memory")
+app.add_typer(decisions_app, name="decisions")
 register_run_commands(app)
 register_daemon_commands(app)
 

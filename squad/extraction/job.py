@@ -21,9 +21,11 @@ from squad.clock import Clock, utc_now
 from squad.errors import ExtractionFailed, ModelError
 from squad.extraction.apply import Applied, apply_decisions, existing_facts
 from squad.extraction.candidates import ConversationMessage
+from squad.extraction.decisions import file_decisions
 from squad.extraction.extract import extract_batch
 from squad.extraction.quality import decide
 from squad.memory.audit import AuditLog, AuditRecord
+from squad.memory.decisions import DecisionLog
 from squad.memory.service import AgentContext, MemoryService
 from squad.model.types import ChatModel, Message, reserve_usd
 from squad.store.records import MessageRecord
@@ -93,11 +95,15 @@ class AgentExtractor:
         *,
         clock: Clock = utc_now,
         log: Callable[[str, dict[str, Any]], None] | None = None,
+        decisions: DecisionLog | None = None,
     ) -> None:
+        """``decisions`` is where reasoned decisions are filed (default: a log on the memory
+        service's store)."""
         self.memory = memory
         self.model_for = model_for
         self._clock = clock
         self._log = log or (lambda event, fields: None)
+        self.decisions = decisions or DecisionLog(memory.store, clock=clock)
 
     def run(self, ctx: AgentContext, *, force: bool = False) -> list[PassReport]:
         """Extract what is new for the agent; [] when another pass holds the claim (this
@@ -199,6 +205,17 @@ class AgentExtractor:
             source=_source(talk),
             seqs={m.index: m.seq for m in batch},
             run_id=_run_of(talk),
+        )
+        file_decisions(
+            self.decisions,
+            ctx,
+            decisions,
+            batch,
+            written=applied.written,
+            on_error=lambda text, exc: self._log(
+                "decision_not_filed",
+                {"squad": ctx.squad.name, "agent": ctx.agent.id, "text": text, "error": str(exc)},
+            ),
         )
         return self._record(ctx, started, "done", result.extractor, processed, last, talk, applied)
 

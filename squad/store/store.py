@@ -2,7 +2,8 @@
 
 The rest hangs off a Store by concept: :attr:`Store.memory` (experiential memory),
 :attr:`Store.conversation` (agents' messages, turns, extraction watermarks) and
-:attr:`Store.runs` (task states per run, the spend ledger).
+:attr:`Store.runs` (task states per run, the spend ledger) and :attr:`Store.decisions`
+(squads' decisions with their reasons).
 
 Nothing outside this package sees a session or a table row. Time and ids come from injected
 callables, so tests freeze the clock and get exact timestamps back.
@@ -26,6 +27,7 @@ from squad.clock import Clock, utc_now
 from squad.errors import StoreError
 from squad.store.conversation import ConversationStore
 from squad.store.daemon_state import DaemonStateStore
+from squad.store.decisions import DecisionStore
 from squad.store.engine import batch, make_engine, mask_url
 from squad.store.extraction import ExtractionStore
 from squad.store.maintenance import MaintenanceStore
@@ -79,6 +81,8 @@ class Store:
         """Memory gc's decay and TTL sweeps, and the evidence for promoting project facts."""
         self.daemon = DaemonStateStore(engine, now=self._now)
         """The daemon's heartbeat per squad home."""
+        self.decisions = DecisionStore(engine, now=self._now)
+        """Squads' decisions with their reasons, and which supersedes which."""
 
     @classmethod
     def open(

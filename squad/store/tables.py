@@ -33,6 +33,7 @@ from sqlmodel import Field, SQLModel
 
 __all__ = [
     "NAMING_CONVENTION",
+    "DecisionRow",
     "ExtractionRunRow",
     "FactRow",
     "HeartbeatRow",
@@ -421,3 +422,39 @@ class SightingRow(_Table, table=True):
     first_seen_at: datetime = Field(sa_type=UTCDateTime)
     last_seen_at: datetime = Field(sa_type=UTCDateTime)
     proposed_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+
+
+# decisions with their reasons
+
+
+class DecisionRow(_Table, table=True):
+    """One recorded decision of a squad; rows are never deleted, only superseded.
+
+    ``reasons`` and ``alternatives`` are JSON lists kept as text, so every backend stores and
+    reads them alike. ``decision_key`` is the sha256 of the normalised decision text: what
+    "the same decision" means when the extractor sees it again.
+    """
+
+    __tablename__ = "decisions"
+    __table_args__ = (
+        Index("ix_decisions_squad_id", "squad", "id"),
+        Index("ix_decisions_squad_decision_key", "squad", "decision_key"),
+        {"sqlite_autoincrement": True},  # ids are linked to and typed by people: never reused
+    )
+
+    id: int | None = Field(default=None, sa_type=Integer, primary_key=True)
+    squad: str = Field(sa_type=String)
+    title: str = Field(sa_type=Text)
+    decision: str = Field(sa_type=Text)
+    decision_key: str = Field(sa_type=String(64))
+    reasons: str = Field(sa_type=Text)
+    alternatives: str = Field(sa_type=Text)
+    decided_by: str = Field(sa_type=String)
+    """``cli``, ``person:<name>``, ``agent:<id>`` or ``mcp:<client name>``."""
+    decided_at: datetime = Field(sa_type=UTCDateTime)
+    supersedes: int | None = Field(
+        default=None, sa_type=Integer, foreign_key="decisions.id", ondelete="SET NULL"
+    )
+    superseded_by: int | None = Field(
+        default=None, sa_type=Integer, foreign_key="decisions.id", ondelete="SET NULL"
+    )

@@ -32,9 +32,9 @@ from squad.store.migrate import (
 from squad.store.tables import metadata
 
 SHA = "0" * 64
-HEAD = "0006"
+HEAD = "0007"
 """The newest shipped revision."""
-NEXT = "0007"
+NEXT = "0008"
 """The revision a newer squad would add."""
 
 REBUILD_SQUADS = f"""
@@ -131,6 +131,7 @@ def test_fresh_database_ends_at_head(store_url: str) -> None:
     assert {"squads", "runs", "alembic_version"} <= tables
     assert {"memory_namespaces", "memory_facts", "memory_terms", "memory_postings"} <= tables
     assert "memory_vectors" in tables
+    assert "decisions" in tables
     assert {
         "conversation_messages",
         "message_counters",

@@ -1,0 +1,518 @@
+"""The decisions log: what a squad decided, why, instead of what, and who decided, when.
+
+Decisions live in the store (the truth) and are mirrored to ``decisions.md`` at the workspace
+root, a file a person reads and diffs: every decision of the squad in the order recorded,
+each under an HTML anchor (``<a id="decision-7"></a>``). The file only grows: a decision that a
+later one supersedes stays, struck through, with a link to its successor. It is rendered whole
+from the store at every record (:func:`render_decisions`), under the file's lock and written
+atomically, so it always matches the store.
+
+Decisions are not part of the memory block injected into every prompt: agents, people and MCP
+clients look them up on demand (:meth:`DecisionLog.search`).
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from filelock import Timeout
+
+from squad.clock import Clock, utc_now
+from squad.errors import MemoryError_, NotFound, StoreError, UsageError, WorkspaceError
+from squad.fsutil import atomic_write
+from squad.memory.audit import AuditLog, AuditRecord, sha256_text
+from squad.memory.files import locked, refuse_read_only, refuse_unencodable
+from squad.paths import contained
+from squad.store.decisions import DecisionRecord, NewDecision
+from squad.text.secrets import refuse_secrets
+
+if TYPE_CHECKING:
+    from squad.store import Store
+
+__all__ = [
+    "DECISIONS_FILE",
+    "Decision",
+    "DecisionLog",
+    "decision_key",
+    "rank_decisions",
+    "render_decisions",
+]
+
+DECISIONS_FILE = "decisions.md"
+TITLE_MAX_CHARS = 200
+TEXT_MAX_CHARS = 2000
+"""For the decision and for each reason or alternative."""
+ITEMS_MAX = 20
+"""Reasons, and alternatives, per decision."""
+QUERY_MAX_CHARS = 1000
+MAX_ID = 2**31 - 1
+"""Ids are INTEGER columns: 32 bits on PostgreSQL. A larger one names no decision."""
+ACTOR_MAX_CHARS = 200
+_ACTOR_KINDS = ("agent", "person", "mcp")
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One recorded decision; ``decided_at`` is timezone-aware UTC."""
+
+    id: int
+    squad: str
+    title: str
+    decision: str
+    reasons: tuple[str, ...]
+    alternatives: tuple[str, ...]
+    """What else was considered (may be empty)."""
+    decided_by: str
+    """``cli``, ``person:<name>``, ``agent:<id>`` or ``mcp:<client name>``."""
+    decided_at: datetime
+    supersedes: int | None
+    """The decision this one replaces, if any."""
+    superseded_by: int | None
+    """The decision that replaced this one; None while it holds."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: ISO 8601 time, lists for reasons and alternatives."""
+        return {
+            "id": self.id,
+            "squad": self.squad,
+            "title": self.title,
+            "decision": self.decision,
+            "reasons": list(self.reasons),
+            "alternatives": list(self.alternatives),
+            "decided_by": self.decided_by,
+            "decided_at": self.decided_at.isoformat(),
+            "supersedes": self.supersedes,
+            "superseded_by": self.superseded_by,
+        }
+
+
+class DecisionLog:
+    """Records, finds and mirrors squads' decisions; thread-safe, like the store it wraps."""
+
+    def __init__(self, store: Store, *, clock: Clock = utc_now) -> None:
+        self._store = store
+        self._clock = clock
+
+    def record(
+        self,
+        squad: str,
+        workspace: Path,
+        *,
+        title: str,
+        decision: str,
+        reasons: Sequence[str],
+        alternatives: Sequence[str] = (),
+        decided_by: str,
+        supersedes: int | None = None,
+    ) -> Decision:
+        """Record a decision of ``squad`` and rewrite the ``decisions.md`` of ``workspace``.
+
+        UsageError for text that cannot be a decision (empty, over a cap, no reason, a title
+        on several lines), SecretInMemoryError for a credential in any field, NotFound or
+        UsageError when ``supersedes`` is not a current decision of the same squad. Nothing is
+        stored and the file is untouched unless the whole write succeeds; then an audit
+        record names ``decided_by``.
+        """
+        return self._record(
+            squad,
+            workspace,
+            title=title,
+            decision=decision,
+            reasons=reasons,
+            alternatives=alternatives,
+            decided_by=decided_by,
+            supersedes=supersedes,
+            once=False,
+        )[0]
+
+    def record_once(
+        self,
+        squad: str,
+        workspace: Path,
+        *,
+        title: str,
+        decision: str,
+        reasons: Sequence[str],
+        alternatives: Sequence[str] = (),
+        decided_by: str,
+        supersedes: int | None = None,
+    ) -> tuple[Decision, bool]:
+        """:meth:`record`, unless the squad already holds the same decision text (spacing,
+        case and final punctuation aside): then that one, and False (nothing written)."""
+        return self._record(
+            squad,
+            workspace,
+            title=title,
+            decision=decision,
+            reasons=reasons,
+            alternatives=alternatives,
+            decided_by=decided_by,
+            supersedes=supersedes,
+            once=True,
+        )
+
+    def get(self, decision_id: int) -> Decision:
+        """The decision with this id; NotFound if there is none."""
+        record = None
+        if 1 <= decision_id <= MAX_ID:
+            record = self._store.decisions.get(decision_id)
+        if record is None:
+            raise NotFound(f"no decision {decision_id}; `squad decisions list` shows them")
+        return _decision(record)
+
+    def list(
+        self,
+        squad: str | None = None,
+        *,
+        include_superseded: bool = True,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> builtins.list[Decision]:
+        """Decisions of ``squad`` (None: of every squad), the newest first."""
+        _check_page(limit, offset)
+        records = self._store.decisions.recent(
+            None if squad is None else [squad],
+            include_superseded=include_superseded,
+            limit=limit,
+            offset=offset,
+        )
+        return [_decision(r) for r in records]
+
+    def search(
+        self,
+        query: str,
+        *,
+        squads: Sequence[str] | None = None,
+        limit: int = 20,
+        include_superseded: bool = False,
+    ) -> builtins.list[Decision]:
+        """Decisions holding every word of ``query`` (case-insensitive) in their title,
+        decision, reasons or alternatives, best first (:func:`rank_decisions`).
+
+        ``squads`` limits the search to those squads (None: every squad). A decision log is
+        sized for people, so the chosen squads' decisions are read and matched here, in
+        Python: the same Unicode case folding on every database.
+        """
+        words = _query_words(query)
+        _check_page(limit, 0)
+        if squads is not None and not squads:
+            return []
+        records = self._store.decisions.recent(
+            None if squads is None else list(squads), include_superseded=include_superseded
+        )
+        return rank_decisions([_decision(r) for r in records], words)[:limit]
+
+    def regenerate(self, squad: str, workspace: Path) -> Path:
+        """Rewrite ``decisions.md`` from the store (after a hand edit or a failed write)."""
+        path = _file_of(workspace)
+        try:
+            with locked(path):
+                refuse_read_only(path, DECISIONS_FILE)
+                records = self._store.decisions.of_squad(squad)
+                text = render_decisions(squad, [_decision(r) for r in records])
+                _write(path, text, outcome="it is left as it was")
+        except Timeout:
+            raise MemoryError_(_locked_message()) from None
+        return path
+
+    def _record(
+        self,
+        squad: str,
+        workspace: Path,
+        *,
+        title: str,
+        decision: str,
+        reasons: Sequence[str],
+        alternatives: Sequence[str],
+        decided_by: str,
+        supersedes: int | None,
+        once: bool,
+    ) -> tuple[Decision, bool]:
+        new = self._checked(squad, title, decision, reasons, alternatives, decided_by, supersedes)
+        path = _file_of(workspace)
+        written: list[bytes] = []
+
+        def mirror(records: Sequence[DecisionRecord]) -> None:
+            text = render_decisions(squad, [_decision(r) for r in records])
+            _write(path, text)
+            written.append(text.encode())
+
+        try:
+            with locked(path):
+                refuse_read_only(path, DECISIONS_FILE)
+                try:
+                    record, created = self._store.decisions.add(new, mirror=mirror, once=once)
+                except StoreError:
+                    if written:  # the file got ahead of a commit that failed: put it back
+                        with contextlib.suppress(StoreError, OSError, MemoryError_):
+                            records = self._store.decisions.of_squad(squad)
+                            _write(path, render_decisions(squad, [_decision(r) for r in records]))
+                    raise
+        except Timeout:
+            raise MemoryError_(_locked_message()) from None
+        result = _decision(record)
+        if created:
+            AuditLog(workspace).append(
+                AuditRecord(
+                    time=result.decided_at.isoformat(),
+                    actor=result.decided_by,
+                    operation="decision",
+                    file=f"decision:{result.id}",
+                    new_sha256=sha256_text(written[-1]) if written else None,
+                    bytes=len(written[-1]) if written else None,
+                    note=result.title,
+                    details={
+                        "squad": squad,
+                        "mirror": DECISIONS_FILE,
+                        "supersedes": result.supersedes,
+                    },
+                )
+            )
+        return result, created
+
+    def _checked(
+        self,
+        squad: str,
+        title: str,
+        decision: str,
+        reasons: Sequence[str],
+        alternatives: Sequence[str],
+        decided_by: str,
+        supersedes: int | None,
+    ) -> NewDecision:
+        """The decision as it will be stored, or the error saying what is wrong with it."""
+        if isinstance(reasons, str) or isinstance(alternatives, str):
+            raise UsageError("reasons and alternatives are lists of texts, not one text")
+        title = _checked_text(title, "the title", TITLE_MAX_CHARS)
+        if "\n" in title or "\r" in title:
+            raise UsageError(f"the title {title!r} spans several lines; give a one-line title")
+        decision = _checked_text(decision, "the decision", TEXT_MAX_CHARS)
+        reason_list = _checked_items(reasons, "reason")
+        if not reason_list:
+            raise UsageError(
+                "a decision needs at least one reason: say why it was decided (--reason)"
+            )
+        alternative_list = _checked_items(alternatives, "alternative")
+        actor = _checked_actor(decided_by)
+        if supersedes is not None:
+            if isinstance(supersedes, bool) or not isinstance(supersedes, int):
+                raise UsageError(f"supersedes must be a decision id, got {supersedes!r}")
+            if not 1 <= supersedes <= MAX_ID:
+                raise NotFound(
+                    f"no decision {supersedes} to supersede; `squad decisions list` shows them"
+                )
+        for what, text in [
+            ("the title", title),
+            ("the decision", decision),
+            *((f"reason {i}", r) for i, r in enumerate(reason_list, 1)),
+            *((f"alternative {i}", a) for i, a in enumerate(alternative_list, 1)),
+            ("decided_by", actor),
+        ]:
+            refuse_secrets(text, what=what)
+        now = self._clock()
+        if now.utcoffset() is None:
+            raise ValueError(f"the decision log's clock returned naive {now!r}")
+        return NewDecision(
+            squad=squad,
+            title=title,
+            decision=decision,
+            decision_key=decision_key(decision),
+            reasons=reason_list,
+            alternatives=alternative_list,
+            decided_by=actor,
+            decided_at=now,
+            supersedes=supersedes,
+        )
+
+
+# pure core
+
+
+def decision_key(text: str) -> str:
+    """What makes two decision texts the same decision: sha256 of the text case-folded, its
+    whitespace collapsed and its final punctuation dropped."""
+    normal = re.sub(r"\s+", " ", text.casefold()).strip().rstrip(".!。 ")
+    return hashlib.sha256(normal.encode()).hexdigest()
+
+
+def rank_decisions(decisions: Sequence[Decision], words: Sequence[str]) -> builtins.list[Decision]:
+    """The decisions holding every one of ``words`` (case-folded) in some field, best first.
+
+    Best: more query words in the title, then more (field, word) matches over title,
+    decision, reasons and alternatives, then the newer.
+    """
+    scored = []
+    for d in decisions:
+        fields = [
+            d.title.casefold(),
+            d.decision.casefold(),
+            "\n".join(d.reasons).casefold(),
+            "\n".join(d.alternatives).casefold(),
+        ]
+        if not all(any(w in f for f in fields) for w in words):
+            continue
+        title_hits = sum(w in fields[0] for w in words)
+        hits = sum(w in f for f in fields for w in words)
+        scored.append(((-title_hits, -hits, -d.decided_at.timestamp(), -d.id), d))
+    scored.sort(key=lambda pair: pair[0])
+    return [d for _, d in scored]
+
+
+def render_decisions(squad: str, decisions: Sequence[Decision]) -> str:
+    """``decisions.md`` for ``squad``: every decision in id order, superseded ones struck."""
+    out = [
+        "# Decisions",
+        "",
+        f"Decisions of squad `{squad}` and their reasons, in the order they were made. squad "
+        "writes this file from its state database, so edits here do not last: record a new "
+        "decision instead (`squad decisions record`), which may supersede an old one. A "
+        "superseded decision stays here, struck through, with a link to what replaced it.",
+    ]
+    for d in sorted(decisions, key=lambda d: d.id):
+        out += ["", f'<a id="decision-{d.id}"></a>']
+        if d.superseded_by is None:
+            out.append(f"## {d.id}. {_inert(d.title)}")
+        else:
+            out.append(f"## ~~{d.id}. {_inert(d.title)}~~")
+        out.append("")
+        if d.superseded_by is not None:
+            out += [
+                f"**Superseded by [decision {d.superseded_by}](#decision-{d.superseded_by}).**",
+                "",
+            ]
+        if d.supersedes is not None:
+            out += [f"Supersedes [decision {d.supersedes}](#decision-{d.supersedes}).", ""]
+        for line in _inert(d.decision).splitlines():
+            line = line.strip()
+            struck = line and d.superseded_by is not None
+            out.append(f"> ~~{line}~~" if struck else f"> {line}".rstrip())
+        out += ["", "Reasons:"]
+        out += [f"- {_one_line(reason)}" for reason in d.reasons]
+        if d.alternatives:
+            out += ["", "Alternatives considered:"]
+            out += [f"- {_one_line(alternative)}" for alternative in d.alternatives]
+        when = d.decided_at.strftime("%Y-%m-%d %H:%M UTC")
+        out += ["", f"Decided by `{d.decided_by}` on {when}."]
+    return "\n".join(out) + "\n"
+
+
+def _one_line(text: str) -> str:
+    return _inert(re.sub(r"\s+", " ", text).strip())
+
+
+def _inert(text: str) -> str:
+    """Text that renders as itself: no HTML tag (a fake ``decision-N`` anchor) gets in."""
+    return text.replace("&", "&amp;").replace("<", "&lt;")
+
+
+def _checked_text(text: str, what: str, cap: int) -> str:
+    if not isinstance(text, str):
+        raise UsageError(f"{what} must be text, got {text!r}")
+    text = text.strip()
+    if not text:
+        raise UsageError(f"{what} is empty; say it in words")
+    if len(text) > cap:
+        raise UsageError(
+            f"{what} is {len(text):,} characters, over the {cap:,}-character limit; shorten it "
+            "(a decision log holds the gist, the details belong in the workspace)"
+        )
+    if "\x00" in text:
+        raise UsageError(f"{what} holds a NUL character, which cannot be stored; remove it")
+    refuse_unencodable(text, what=what)
+    return text
+
+
+def _checked_items(items: Sequence[str], noun: str) -> tuple[str, ...]:
+    items = builtins.list(items)
+    if len(items) > ITEMS_MAX:
+        raise UsageError(
+            f"{len(items)} {noun}s given, over the limit of {ITEMS_MAX}; keep the ones that "
+            "carried the decision"
+        )
+    return tuple(
+        _checked_text(item, f"{noun} {i}", TEXT_MAX_CHARS) for i, item in enumerate(items, 1)
+    )
+
+
+def _checked_actor(actor: str) -> str:
+    if not isinstance(actor, str):
+        raise UsageError(f"decided_by must be text, got {actor!r}")
+    actor = actor.strip()
+    kind, _, name = actor.partition(":")
+    if actor == "cli" or (kind in _ACTOR_KINDS and name.strip()):
+        if len(actor) > ACTOR_MAX_CHARS or not actor.isprintable():
+            raise UsageError(
+                f"decided_by {actor[:60]!r} must be one printable line of at most "
+                f"{ACTOR_MAX_CHARS} characters"
+            )
+        return actor
+    raise UsageError(
+        f"decided_by {actor!r} names nobody squad knows how to credit; use 'cli', "
+        "'person:<name>', 'agent:<agent id>' or 'mcp:<client name>'"
+    )
+
+
+def _query_words(query: str) -> builtins.list[str]:
+    if not isinstance(query, str):
+        raise UsageError(f"the query must be text, got {query!r}")
+    if len(query) > QUERY_MAX_CHARS:
+        raise UsageError(
+            f"the query is {len(query):,} characters, over the {QUERY_MAX_CHARS:,}-character "
+            "limit; search for a few words"
+        )
+    words = builtins.list(dict.fromkeys(query.casefold().split()))
+    if not words:
+        raise UsageError("the query is empty; give the words to look for")
+    return words
+
+
+def _check_page(limit: int, offset: int) -> None:
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise UsageError(f"limit must be a whole number of at least 1, got {limit!r}")
+    if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+        raise UsageError(f"offset must be a whole number of 0 or more, got {offset!r}")
+
+
+def _file_of(workspace: Path) -> Path:
+    if not workspace.is_dir():
+        raise WorkspaceError(
+            f"the workspace folder {str(workspace)!r} does not exist; `squad create FILE` or "
+            "`squad restore FOLDER` makes it"
+        )
+    return contained(workspace, DECISIONS_FILE)
+
+
+def _write(path: Path, text: str, *, outcome: str = "nothing was recorded") -> None:
+    try:
+        atomic_write(path, text.encode())
+    except OSError as exc:
+        raise MemoryError_(
+            f"cannot write {DECISIONS_FILE}: {exc.strerror or exc}; {outcome}"
+        ) from None
+
+
+def _locked_message() -> str:
+    return f"{DECISIONS_FILE} is locked by another writer; try again"
+
+
+def _decision(record: DecisionRecord) -> Decision:
+    return Decision(
+        id=record.id,
+        squad=record.squad,
+        title=record.title,
+        decision=record.decision,
+        reasons=record.reasons,
+        alternatives=record.alternatives,
+        decided_by=record.decided_by,
+        decided_at=record.decided_at,
+        supersedes=record.supersedes,
+        superseded_by=record.superseded_by,
+    )
