@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.mcp_bench import bench_mcp
 from bench.support import run_json
 from bench.web_bench import bench_web
 from bench.workspace_search import measure as bench_search_index
@@ -179,6 +180,7 @@ def main() -> int:
             bench_extraction(notes),
             *bench_daemon(notes),
             *bench_web(notes),
+            *bench_mcp(notes),
         ]
     print(f"{'benchmark':28} {'measured':>10} {'baseline':>29} {'ratio':>7} {'target':>7}")
     failed = 0

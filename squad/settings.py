@@ -96,6 +96,8 @@ class HttpSettings(BaseModel):
     """Extra names a browser may use in the Host header (say a reverse proxy's), besides
     127.0.0.1, localhost, [::1] and the bound address; anything else is refused, which stops
     DNS rebinding."""
+    mcp: bool = True
+    """Also serve squad's MCP server at ``/mcp`` (streamable HTTP, the same token)."""
 
     @property
     def loopback(self) -> bool:

@@ -27,6 +27,7 @@ LAYERS: list[set[str]] = [
     {"app"},
     {"daemon"},
     {"web"},
+    {"mcp"},
     {"cli"},
 ]
 """Lowest first. ``squad/__init__.py`` re-exports the public API lazily and stands above all."""

@@ -10,6 +10,7 @@ import typer
 from squad.cli.context import open_app
 from squad.cli.daemon import register as register_daemon_commands
 from squad.cli.decisions import decisions_app
+from squad.cli.mcp import register as register_mcp_commands
 from squad.cli.memory import memory_app
 from squad.cli.output import Output, report_error
 from squad.cli.run import register as register_run_commands
@@ -35,6 +36,7 @@ app.add_typer(memory_app, name="memory")
 app.add_typer(decisions_app, name="decisions")
 register_run_commands(app)
 register_daemon_commands(app)
+register_mcp_commands(app)
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
 Files = Annotated[list[Path], typer.Argument(help="Squad YAML files.", show_default=False)]

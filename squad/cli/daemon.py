@@ -159,6 +159,7 @@ def daemon(
                     host=web.host,
                     port=web.port if port is None else port,
                     allowed_hosts=web.allowed_hosts,
+                    extensions=_mcp_endpoint(web.mcp),
                 )
             )
         service = Daemon(
@@ -173,6 +174,15 @@ def daemon(
         with _stop_on_signal(service, err):
             code = service.run()
     raise typer.Exit(code)
+
+
+def _mcp_endpoint(enabled: bool) -> list[Any]:
+    """``/mcp`` on the web server unless ``daemon.http.mcp`` turns it off."""
+    if not enabled:
+        return []
+    from squad.mcp.http import mcp_endpoint
+
+    return [mcp_endpoint()]
 
 
 def _warn_if_exposed(err: Output, host: str) -> None:
@@ -217,12 +227,15 @@ def dashboard(
             host=web.host,
             port=web.port if port is None else port,
             allowed_hosts=web.allowed_hosts,
+            extensions=_mcp_endpoint(web.mcp),
         )
         try:
             bound = server.start()
             link = login_url(bound.url, load_or_create_token(settings.home))
             _say(err, f"dashboard: {bound.url}", style="bold" if err.rich else None)
             _say(err, f"  log in:  {link}")
+            if web.mcp:
+                _say(err, f"  MCP:     {bound.url}mcp (Authorization: Bearer <api-token>)")
             _say(err, "  Ctrl-C stops it")
             if open_browser:
                 import webbrowser

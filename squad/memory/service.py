@@ -189,8 +189,10 @@ class MemoryService:
         purge: bool = False,
         actor: str = "cli",
         workspace: Path | None = None,
+        reason: str | None = None,
     ) -> FactRecord | None:
-        """Take a fact out of memory: kept for audit (forgotten), or ``purge``d for good."""
+        """Take a fact out of memory: kept for audit (forgotten), or ``purge``d for good;
+        ``reason`` goes into the workspace's audit record."""
         fact = self.store.memory.get_fact(fact_id)
         if fact is None:
             raise NotFound(f"no experiential fact with id {fact_id}; see `squad memory show`")
@@ -199,7 +201,8 @@ class MemoryService:
         else:
             fact = self.store.memory.forget(fact_id)
         if workspace is not None:
-            self._audit(workspace, actor, "purge" if purge else "forget", f"fact:{fact_id}", None)
+            operation = "purge" if purge else "forget"
+            self._audit(workspace, actor, operation, f"fact:{fact_id}", reason)
         return None if purge else fact
 
     def _audit(

@@ -327,6 +327,23 @@ def memory_search(request: Request, query: str, **options: Any) -> dict[str, Any
     }
 
 
+@router.get("/decisions", response_model=list[schemas.Decision])
+def get_decisions(
+    request: Request,
+    squad: Annotated[str | None, Query(pattern=SLUG)] = None,
+    q: Annotated[str | None, Query(min_length=1, max_length=MAX_TEXT_CHARS)] = None,
+    include_superseded: bool = True,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+) -> list[dict[str, Any]]:
+    """The squads' decisions with their reasons, newest first, or those matching ``q``
+    (every word, any case); superseded ones are marked with their successor."""
+    from squad.web.memory import decisions
+
+    return decisions(
+        _web(request).app, squad, q, include_superseded=include_superseded, limit=limit
+    )
+
+
 @router.get("/memory/extraction", response_model=list[schemas.ExtractionPass])
 def get_extraction(
     request: Request,

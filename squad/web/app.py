@@ -39,6 +39,10 @@ from squad.web.guard import Guard
 from squad.web.tokens import Tokens
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from starlette.routing import BaseRoute
+
     from squad.app import App
     from squad.web.control import RunControl
 
@@ -87,9 +91,11 @@ def create_app(
     *,
     token: str,
     allowed_hosts: tuple[str, ...] = (),
+    routes: Sequence[BaseRoute] = (),
 ) -> Guard:
     """The whole web front end of ``app``, guarded; ``allowed_hosts`` are added to the
-    loopback names a browser may use."""
+    loopback names a browser may use, and ``routes`` (the MCP endpoint) are served behind
+    the same guard."""
     from importlib.metadata import version
 
     from squad.web import actions, api, pages, stream
@@ -109,6 +115,7 @@ def create_app(
     web.include_router(stream.router)
     web.include_router(pages.router)
     web.mount("/static", StaticFiles(directory=str(files("squad.web") / "static")), name="static")
+    web.router.routes.extend(routes)
 
     @web.exception_handler(SquadError)
     async def squad_error(request: Request, exc: SquadError) -> Response:

@@ -52,16 +52,19 @@ class DaemonControl:
 
 
 class LocalControl:
-    """Requests run in this process (``squad dashboard``), logged to ``dashboard.jsonl``."""
+    """Requests run in this process (``squad dashboard``, ``squad mcp``), logged to
+    ``log_name`` in the squad home (``dashboard.jsonl`` by default)."""
 
     mode: Literal["daemon", "dashboard"] = "dashboard"
 
-    def __init__(self, app: App, *, workers: int | None = None) -> None:
+    def __init__(
+        self, app: App, *, workers: int | None = None, log_name: str = DASHBOARD_LOG
+    ) -> None:
         from squad.daemon.eventlog import DaemonLog
         from squad.daemon.runs import RunDispatcher
 
         self._app = app
-        self.log = DaemonLog(app.settings.home / DASHBOARD_LOG, clock=app.clock)
+        self.log = DaemonLog(app.settings.home / log_name, clock=app.clock)
         self._runs: RunDispatcher = RunDispatcher(
             app,
             self.log,

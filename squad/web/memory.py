@@ -96,6 +96,32 @@ def context_preview(
     return data
 
 
+def decisions(
+    app: App,
+    squad: str | None = None,
+    query: str | None = None,
+    *,
+    include_superseded: bool = True,
+    limit: int = 50,
+) -> list[dict[str, Any]]:
+    """Decisions of one squad or all, newest first, or those matching ``query``."""
+    if squad is not None:
+        app.squads.locate(squad)  # NotFound for a squad that is not there
+    if not app.database_exists():
+        return []
+    log = app.decisions
+    if query is not None and query.strip():
+        found = log.search(
+            query,
+            squads=None if squad is None else [squad],
+            limit=limit,
+            include_superseded=include_superseded,
+        )
+    else:
+        found = log.list(squad, include_superseded=include_superseded, limit=limit)
+    return [d.to_dict() for d in found]
+
+
 def namespaces(app: App) -> list[dict[str, Any]]:
     return [ns.to_dict() for ns in app.store.memory.list_namespaces()]
 

@@ -307,7 +307,7 @@ def search_fragment(
 
 @router.get("/memory", response_class=HTMLResponse)
 def memory_page(request: Request) -> HTMLResponse:
-    from squad.web.memory import boot_file, extraction_passes, namespaces
+    from squad.web.memory import boot_file, decisions, extraction_passes, namespaces
     from squad.web.overview import squad_names
 
     app = _web(request).app
@@ -325,6 +325,7 @@ def memory_page(request: Request) -> HTMLResponse:
         boot=[boot_file(app, n) for n in ("soul", "user", "agents")],
         agents=agents,
         passes=extraction_passes(app, limit=20),
+        decisions=decisions(app, limit=50),
     )
 
 

@@ -17,6 +17,7 @@ __all__ = [
     "Approval",
     "BootFile",
     "ContextPreview",
+    "Decision",
     "ExtractionPass",
     "Fact",
     "Folder",
@@ -264,6 +265,20 @@ class Fact(_Open):
     created_at: str
     expires_at: str | None
     access_count: int
+    superseded_by: int | None
+
+
+class Decision(_Open):
+    id: int
+    squad: str
+    title: str
+    decision: str
+    reasons: list[str]
+    alternatives: list[str]
+    decided_by: str
+    """``agent:<id>``, ``person:<name>``, ``cli`` or ``mcp:<client>``."""
+    decided_at: str
+    supersedes: int | None
     superseded_by: int | None
 
 

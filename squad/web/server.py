@@ -7,21 +7,38 @@ be bound is a clear :class:`~squad.errors.UsageError` instead of a log line from
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import threading
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from squad.errors import UsageError
 
 if TYPE_CHECKING:
     import uvicorn
+    from starlette.routing import BaseRoute
 
     from squad.app import App
     from squad.daemon.service import Daemon
     from squad.web.control import RunControl
 
-__all__ = ["WebAttachment", "WebServer", "login_url"]
+__all__ = ["Extension", "ExtensionFactory", "WebAttachment", "WebServer", "login_url"]
+
+
+class Extension(Protocol):
+    """More routes on the same server and behind the same guard (the MCP endpoint), with
+    what must run in the server's event loop while it serves."""
+
+    routes: Sequence[BaseRoute]
+
+    def running(self) -> AbstractAsyncContextManager[None]: ...
+
+
+ExtensionFactory = Callable[["App", "RunControl"], Extension]
+"""Builds an extension for the app and run control the server is given."""
 
 
 def _url_host(host: str) -> str:
@@ -56,12 +73,14 @@ class WebServer:
         host: str,
         port: int,
         allowed_hosts: tuple[str, ...] = (),
+        extensions: Sequence[ExtensionFactory] = (),
     ) -> None:
         self._app = app
         self._control = control
         self._host = host
         self._port = port
         self._allowed = allowed_hosts
+        self._extensions = extensions
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self.bound: Bound | None = None
@@ -75,11 +94,13 @@ class WebServer:
         sock = _bind(self._host, self._port)
         port = int(sock.getsockname()[1])
         token = load_or_create_token(self._app.settings.home)
+        extensions = [make(self._app, self._control) for make in self._extensions]
         asgi = create_app(
             self._app,
             self._control,
             token=token,
             allowed_hosts=(self._host, *self._allowed),
+            routes=[route for extension in extensions for route in extension.routes],
         )
         config = uvicorn.Config(
             asgi,
@@ -91,7 +112,7 @@ class WebServer:
         server = uvicorn.Server(config)
         self._server = server
         self._thread = threading.Thread(
-            target=server.run, kwargs={"sockets": [sock]}, name="squad-web", daemon=True
+            target=_serve, args=(server, sock, extensions), name="squad-web", daemon=True
         )
         self._thread.start()
         deadline = threading.Event()
@@ -116,6 +137,18 @@ class WebServer:
         if self._thread is not None:
             while self._thread.is_alive():
                 self._thread.join(0.5)
+
+
+def _serve(server: uvicorn.Server, sock: socket.socket, extensions: list[Extension]) -> None:
+    """uvicorn's ``run``, with each extension running in the same loop around it."""
+
+    async def serve() -> None:
+        async with AsyncExitStack() as stack:
+            for extension in extensions:
+                await stack.enter_async_context(extension.running())
+            await server.serve(sockets=[sock])
+
+    asyncio.run(serve())
 
 
 def _bind(host: str, port: int) -> socket.socket:
@@ -148,11 +181,20 @@ class WebAttachment:
 
     name = "http"
 
-    def __init__(self, app: App, *, host: str, port: int, allowed_hosts: tuple[str, ...]):
+    def __init__(
+        self,
+        app: App,
+        *,
+        host: str,
+        port: int,
+        allowed_hosts: tuple[str, ...],
+        extensions: Sequence[ExtensionFactory] = (),
+    ):
         self._app = app
         self._host = host
         self._port = port
         self._allowed = allowed_hosts
+        self._extensions = extensions
         self._server: WebServer | None = None
 
     def start(self, daemon: Daemon) -> dict[str, Any]:
@@ -164,6 +206,7 @@ class WebAttachment:
             host=self._host,
             port=self._port,
             allowed_hosts=self._allowed,
+            extensions=self._extensions,
         )
         bound = self._server.start()
         return {"url": bound.url, "host": bound.host, "port": bound.port}

@@ -914,3 +914,37 @@ def test_the_approvals_inbox_answers_each_paused_task_in_place(served: Served) -
     assert f'hx-post="/runs/{run}/decide"' in page.text
     assert 'name="task" value="publish"' in page.text
     assert f'hx-target="#answer-{run}"' in page.text
+
+
+def test_decisions_are_listed_searched_and_shown_on_the_memory_page(served: Served) -> None:
+    app = served.app
+    workspace = app.squads.locate("docs-site").path
+    first = app.decisions.record(
+        "docs-site",
+        workspace,
+        title="Guides are one page each",
+        decision="Each guide is a single page.",
+        reasons=["Readers search within a page"],
+        alternatives=["A chapter per step"],
+        decided_by="person:alice",
+    )
+    second = app.decisions.record(
+        "docs-site",
+        workspace,
+        title="Guides may span pages",
+        decision="Long guides are split into pages of one step each.",
+        reasons=["The install guide grew past 3,000 words"],
+        decided_by="mcp:claude-code",
+        supersedes=first.id,
+    )
+    listed = served.client.get("/api/v1/decisions", params={"squad": "docs-site"}).json()
+    assert [d["id"] for d in listed[:2]] == [second.id, first.id]
+    assert listed[1]["superseded_by"] == second.id
+    current = served.client.get(
+        "/api/v1/decisions", params={"q": "guides pages", "include_superseded": "false"}
+    ).json()
+    assert [d["id"] for d in current] == [second.id]
+    assert served.client.get("/api/v1/decisions", params={"squad": "nope"}).status_code == 404
+    page = served.client.get("/memory").text
+    assert f"<s>{first.title}</s>" in page and f"superseded by #{second.id}" in page
+    assert "The install guide grew past 3,000 words" in page and "mcp:claude-code" in page

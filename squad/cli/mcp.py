@@ -1,0 +1,78 @@
+"""``squad mcp``: squad's MCP server over stdio, for Claude Code, Codex and other MCP hosts.
+
+The host launches ``squad mcp`` and talks JSON-RPC on its stdin and stdout, so nothing else
+may be written to stdout: messages go to stderr. The parent process is trusted (it could
+read the squad home anyway); ``--squad`` and ``--read-only`` narrow what the client reaches.
+Runs it starts run in this process and stop at their next checkpoint when the host ends the
+session (resumable with ``squad resume`` or from the dashboard); a daemon's ``/mcp`` endpoint
+hands runs to the daemon instead.
+"""
+
+from __future__ import annotations
+
+import signal
+from typing import Annotated
+
+import typer
+
+from squad.cli.signals import on_stop_signals
+
+__all__ = ["register"]
+
+MCP_LOG = "mcp.jsonl"
+
+
+class _Stop(Exception):
+    """A stop signal while serving."""
+
+
+def mcp(
+    squads: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--squad",
+            help="Show only this squad (repeat for more; default: every squad).",
+            show_default=False,
+        ),
+    ] = None,
+    read_only: Annotated[
+        bool,
+        typer.Option(
+            "--read-only",
+            help="Offer only the reading tools: no remember, forget, decision_record or runs.",
+        ),
+    ] = False,
+) -> None:
+    """Serve squad's memory, decisions and runs to an MCP client over stdio."""
+    import anyio
+
+    from squad.app import App
+    from squad.mcp.server import build_server
+    from squad.mcp.tools import Scope
+    from squad.settings import Settings
+    from squad.web.control import LocalControl
+
+    settings = Settings.load()
+    with App.open(settings) as app:
+        names = sorted(set(squads or ()))
+        for name in names:
+            app.squads.locate(name)  # an unknown squad is a usage error before serving
+        scope = Scope(frozenset(names) if names else None, read_only)
+        control = None if read_only else LocalControl(app, log_name=MCP_LOG)
+        server = build_server(app, control=control, scope=scope)
+
+        def stop(sig: signal.Signals) -> None:
+            raise _Stop(sig.name)
+
+        try:
+            with on_stop_signals(stop):
+                anyio.run(server.run_stdio_async)
+        except* _Stop:
+            pass
+        finally:
+            if control is not None:
+                control.close(settings.daemon.shutdown_grace_s)
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(mcp)

@@ -1,0 +1,329 @@
+"""What squad's MCP tools do, on an :class:`~squad.app.App`, without the SDK.
+
+Each method is one tool: it takes plain values (already checked against the tool's schema by
+the server), answers a JSON-ready dict, and raises a :class:`~squad.errors.SquadError` that
+the server turns into a tool error the model can read. Writes take the same guarded paths as
+the CLI (credential refusal, memory.md locks, caps, the audit log) with ``actor`` naming the
+client, and reads go through :class:`Scope`: a squad outside it does not exist here.
+
+Text that leaves (memory, search lines, run logs) has its credentials redacted: an MCP client
+is another program, often another vendor's agent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from squad.errors import NotFound, UsageError
+from squad.web.redaction import redacted_text
+
+if TYPE_CHECKING:
+    from squad.app import App
+    from squad.memory.service import AgentContext
+    from squad.web.control import RunControl
+
+__all__ = ["ReadOnly", "Scope", "SquadTools"]
+
+Layer = Literal["project", "experiential"]
+RECENT_RUNS = 10
+
+
+class ReadOnly(UsageError):
+    """A write asked of a read-only server."""
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Which squads a server shows (None: all) and whether it may write."""
+
+    squads: frozenset[str] | None = None
+    read_only: bool = False
+
+    def allows(self, squad: str | None) -> bool:
+        return self.squads is None or squad in self.squads
+
+    def check(self, squad: str) -> str:
+        """``squad`` if this server shows it; else the same NotFound an unknown squad gets,
+        so a limited client cannot learn which other squads exist."""
+        if not self.allows(squad):
+            raise NotFound(f"no squad {squad!r}; the `squads` tool lists them")
+        return squad
+
+    def check_write(self, what: str) -> None:
+        if self.read_only:
+            raise ReadOnly(f"this MCP server is read-only: {what} is not allowed")
+
+
+def _shown(text: str) -> str:
+    return redacted_text(text)[0]
+
+
+class SquadTools:
+    """The tools of one MCP server: ``app``'s squads within ``scope``; runs go to
+    ``control`` (the daemon's queue, or one of this process)."""
+
+    def __init__(self, app: App, control: RunControl | None, scope: Scope) -> None:
+        self.app = app
+        self.control = control
+        self.scope = scope
+
+    # -- reads ------------------------------------------------------------------------------
+
+    def squads(self) -> dict[str, Any]:
+        """Every squad in scope with its agents."""
+        rows = []
+        for found in self.app.squads.all_workspaces():
+            if not self.scope.allows(found.squad):
+                continue
+            spec, _ = self.app.squads.definition(found.squad)
+            rows.append(
+                {
+                    "name": spec.name,
+                    "description": spec.description,
+                    "goal": spec.goal,
+                    "process": spec.process,
+                    "workspace": str(found.path),
+                    "schedule": None if spec.schedule is None else spec.schedule.model_dump(),
+                    "agents": [
+                        {
+                            "id": agent.id,
+                            "name": agent.display_name,
+                            "role": agent.role,
+                            "model": (agent.model or spec.model).name,
+                            "profile": agent.profile,
+                            "lead": agent is spec.lead and spec.process == "hierarchical",
+                        }
+                        for agent in spec.agents
+                    ],
+                }
+            )
+        return {"squads": rows, "read_only": self.scope.read_only}
+
+    def _agent(self, squad: str, agent: str) -> AgentContext:
+        return self.app.agent(self.scope.check(squad), agent)
+
+    def memory_search(
+        self,
+        query: str,
+        *,
+        squad: str | None = None,
+        agent: str | None = None,
+        layer: Layer | None = None,
+        section: str | None = None,
+        case_sensitive: bool = False,
+        context: int = 0,
+        limit: int = 50,
+    ) -> dict[str, Any]:
+        from squad.memory.search import search_all_memory
+        from squad.text.search import compile_query
+        from squad.web.redaction import redacted_hits
+
+        if not query.strip():
+            raise UsageError("the query is empty: give a word or phrase to find")
+        pattern = compile_query(query, regex=False, case_sensitive=case_sensitive)
+        if squad is not None:
+            targets = [self.app.squads.locate(self.scope.check(squad))]
+        else:
+            targets = [w for w in self.app.squads.all_workspaces() if self.scope.allows(w.squad)]
+        found = search_all_memory(
+            [(t.squad, t.path) for t in targets],
+            self.app.store.memory if self.app.database_exists() else None,
+            pattern,
+            squad=squad,
+            agent=agent,
+            section=section,
+            layer=layer,
+            context=context,
+        )
+        hits = [h.to_dict() for h in found.hits if self.scope.allows(h.squad)]
+        shown, _ = redacted_hits(hits, pattern, where="memory")
+        return {
+            "query": query,
+            "hits": shown[:limit],
+            "total": len(shown),
+            "truncated": len(shown) > limit,
+        }
+
+    def memory_read(self, squad: str, agent: str, section: str | None = None) -> dict[str, Any]:
+        ctx = self._agent(squad, agent)
+        memory = self.app.memory.memory_file(ctx)
+        snapshot = memory.snapshot()
+        document = snapshot.document
+        if section is not None and document.find(section) is None:
+            raise NotFound(
+                f"memory.md of {squad}/{agent} has no section {section!r}; sections: "
+                + (", ".join(repr(n) for n in document.names) or "(none)")
+            )
+        text = document.read(section)
+        return {
+            "squad": squad,
+            "agent": agent,
+            "section": section,
+            "text": _shown(text),
+            "version": snapshot.version,
+            "sections": document.names,
+        }
+
+    def memory_context(
+        self, squad: str, agent: str, message: str = "", max_tokens: int | None = None
+    ) -> dict[str, Any]:
+        from squad.web.memory import context_preview
+
+        self.scope.check(squad)
+        data = context_preview(self.app, squad, agent, message=message, max_tokens=max_tokens)
+        data["text"] = _shown(data.get("text", ""))
+        data["supplementary"]["text"] = _shown(data["supplementary"]["text"])
+        return data
+
+    def decision_search(
+        self,
+        query: str,
+        *,
+        squad: str | None = None,
+        include_superseded: bool = False,
+        limit: int = 20,
+    ) -> dict[str, Any]:
+        if not query.strip():
+            raise UsageError("the query is empty: give a word or phrase to find")
+        squads: list[str] | None
+        if squad is not None:
+            squads = [self.scope.check(squad)]
+        else:
+            squads = None if self.scope.squads is None else sorted(self.scope.squads)
+        found = self.app.decisions.search(
+            query, squads=squads, limit=limit, include_superseded=include_superseded
+        )
+        return {"query": query, "decisions": [d.to_dict() for d in found]}
+
+    def decision_list(self, squad: str, include_superseded: bool = True) -> dict[str, Any]:
+        found = self.app.decisions.list(
+            self.scope.check(squad), include_superseded=include_superseded, limit=200
+        )
+        return {"squad": squad, "decisions": [d.to_dict() for d in found]}
+
+    def run_status(self, run_id: str | None = None, squad: str | None = None) -> dict[str, Any]:
+        from squad.web.overview import run_row
+        from squad.web.runs import run_detail
+
+        if (run_id is None) == (squad is None):
+            raise UsageError("give either run_id (one run) or squad (its recent runs)")
+        if run_id is not None:
+            run = self._run(run_id)
+            detail = run_detail(self.app, run.id)
+            detail.pop("events", None)
+            for task in detail["tasks"]:
+                if task.get("output"):
+                    task["output"] = _shown(task["output"])
+            return detail
+        assert squad is not None
+        self.app.squads.locate(self.scope.check(squad))
+        runs = self.app.store.list_runs(squad, RECENT_RUNS) if self.app.database_exists() else []
+        return {"squad": squad, "runs": [run_row(r) for r in runs]}
+
+    def _run(self, run_id: str) -> Any:
+        from squad.paths import check_name
+
+        check_name(run_id, what="run id")
+        run = self.app.store.get_run(run_id) if self.app.database_exists() else None
+        if run is None or not self.scope.allows(run.squad):
+            raise NotFound(f"no run {run_id!r}; run_status with a squad lists its runs")
+        return run
+
+    # -- writes -----------------------------------------------------------------------------
+
+    def remember(
+        self, squad: str, agent: str, text: str, layer: Layer, section: str | None, *, actor: str
+    ) -> dict[str, Any]:
+        self.scope.check_write("remember")
+        result = self.app.memory.remember(
+            self._agent(squad, agent), text, layer=layer, section=section, actor=actor
+        )
+        return {
+            "layer": result.layer,
+            "where": result.where,
+            "fact_id": result.fact.id if result.fact else None,
+        }
+
+    def forget(self, fact_id: int, reason: str, *, actor: str) -> dict[str, Any]:
+        self.scope.check_write("forget")
+        if not reason.strip():
+            raise UsageError("say why the fact goes: the reason is kept in the audit log")
+        fact = self.app.store.memory.get_fact(fact_id) if self.app.database_exists() else None
+        if fact is None or not self.scope.allows(fact.squad):
+            raise NotFound(f"no experiential fact with id {fact_id}; memory_search finds ids")
+        workspace = self.app.squads.locate(fact.squad).path if fact.squad else None
+        self.app.memory.forget(fact_id, actor=actor, workspace=workspace, reason=reason.strip())
+        return {"fact_id": fact_id, "forgotten": True, "reason": reason.strip()}
+
+    def decision_record(
+        self,
+        squad: str,
+        title: str,
+        decision: str,
+        reasons: list[str],
+        alternatives: list[str],
+        supersedes: int | None,
+        *,
+        actor: str,
+    ) -> dict[str, Any]:
+        self.scope.check_write("decision_record")
+        found = self.app.squads.locate(self.scope.check(squad))
+        recorded = self.app.decisions.record(
+            squad,
+            found.path,
+            title=title,
+            decision=decision,
+            reasons=reasons,
+            alternatives=alternatives,
+            decided_by=actor,
+            supersedes=supersedes,
+        )
+        return recorded.to_dict()
+
+    def run_start(self, squad: str, goal: str | None, *, actor: str) -> dict[str, Any]:
+        from squad.daemon.runqueue import RunRequest
+
+        self.scope.check_write("run_start")
+        self.app.squads.locate(self.scope.check(squad))
+        goal = goal.strip() if goal else None
+        accepted = self._control().submit(RunRequest(squad, actor, goal=goal or None))
+        return {
+            "squad": squad,
+            "accepted": accepted,
+            "message": (
+                "run queued; run_status with the squad shows it once it starts"
+                if accepted
+                else "merged into a run of this squad already waiting to start"
+            ),
+        }
+
+    def run_approve(
+        self, run_id: str, task: str, approved: bool, reason: str, *, actor: str
+    ) -> dict[str, Any]:
+        from squad.daemon.runqueue import RunRequest
+        from squad.store.records import RunStatus, TaskStatus
+
+        self.scope.check_write("run_approve")
+        run = self._run(run_id)
+        if run.status is not RunStatus.AWAITING_APPROVAL:
+            raise UsageError(f"run {run_id!r} is {run.status.value}, not waiting for an approval")
+        record = self.app.store.runs.get_task(run_id, task)
+        if record is None or record.status is not TaskStatus.AWAITING_APPROVAL:
+            raise UsageError(f"run {run_id!r} does not wait on task {task!r}")
+        if not approved and not reason.strip():
+            raise UsageError("a rejection needs a reason: the agent reads it")
+        self._control().submit(
+            RunRequest(run.squad, actor, run_id=run_id, decision=(task, approved, reason.strip()))
+        )
+        return {
+            "run_id": run_id,
+            "task": task,
+            "approved": approved,
+            "message": "answer queued; the run goes on when the queue allows",
+        }
+
+    def _control(self) -> RunControl:
+        if self.control is None:
+            raise UsageError("this MCP server cannot start runs (no run queue attached)")
+        return self.control

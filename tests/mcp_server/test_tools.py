@@ -1,0 +1,461 @@
+"""squad's MCP tools and resources through the SDK's own client, in memory."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from mcp_types import Implementation
+
+from squad.app import App
+from tests.mcp_server.conftest import audit_lines, call, error_text, ok, payload, with_client
+
+READS = {
+    "squads",
+    "memory_search",
+    "memory_read",
+    "memory_context",
+    "decision_search",
+    "run_status",
+}
+WRITES = {"remember", "forget", "decision_record", "run_start", "run_approve"}
+CLIENT = Implementation(name="claude-code", version="2.1")
+
+
+def _client_named(app: App, body: Any, **scope: Any) -> Any:
+    """``with_client`` whose client introduces itself as Claude Code."""
+    import anyio
+    from mcp import Client
+
+    from squad.mcp.server import build_server
+    from squad.mcp.tools import Scope
+
+    server = build_server(app, scope=Scope(**scope))
+
+    async def main() -> Any:
+        async with Client(server, client_info=CLIENT) as client:
+            return await body(client)
+
+    return anyio.run(main)
+
+
+def test_every_tool_has_a_description_and_a_schema_for_each_argument(home: App) -> None:
+    async def body(client: Any) -> Any:
+        return (await client.list_tools()).tools
+
+    tools = with_client(home, body)
+    assert {t.name for t in tools} == READS | WRITES
+    for tool in tools:
+        assert tool.description and len(tool.description) > 30, tool.name
+        schema = tool.input_schema
+        assert schema["type"] == "object"
+        for name, prop in schema.get("properties", {}).items():
+            assert "type" in prop or "anyOf" in prop or "enum" in prop, (tool.name, name)
+        assert tool.annotations.read_only_hint is (tool.name in READS)
+    remember = next(t for t in tools if t.name == "remember")
+    assert set(remember.input_schema["required"]) == {"squad", "agent", "text", "layer"}
+    assert remember.input_schema["properties"]["layer"]["enum"] == ["project", "experiential"]
+
+
+def test_squads_lists_each_squad_with_its_agents(home: App) -> None:
+    async def body(client: Any) -> Any:
+        return await ok(client, "squads")
+
+    data = with_client(home, body)
+    by_name = {s["name"]: s for s in data["squads"]}
+    assert set(by_name) == {"code-review", "docs-site"}
+    assert {a["id"] for a in by_name["docs-site"]["agents"]} == {"planner", "writer", "reviewer"}
+    assert all(a["role"] and a["model"] for a in by_name["docs-site"]["agents"])
+    assert data["read_only"] is False
+
+
+def test_memory_read_gives_the_file_or_one_section_and_names_the_sections(home: App) -> None:
+    async def body(client: Any) -> Any:
+        whole = payload(await call(client, "memory_read", squad="docs-site", agent="writer"))
+        one = payload(
+            await client.call_tool(
+                "memory_read", {"squad": "docs-site", "agent": "writer", "section": "Decisions"}
+            )
+        )
+        missing = await client.call_tool(
+            "memory_read", {"squad": "docs-site", "agent": "writer", "section": "Nope"}
+        )
+        return whole, one, missing
+
+    whole, one, missing = with_client(home, body)
+    on_disk = home.squads.locate("docs-site").path / "agents" / "writer" / "memory.md"
+    assert whole["text"] == on_disk.read_text()
+    assert "Decisions" in whole["sections"] and len(whole["version"]) == 64
+    assert one["section"] == "Decisions"
+    text = error_text(missing)
+    assert "no section 'Nope'" in text and "'Insights'" in text
+
+
+def test_remember_writes_memory_md_audited_as_the_client(home: App) -> None:
+    workspace = home.squads.locate("docs-site").path
+
+    async def body(client: Any) -> Any:
+        args = {"squad": "docs-site", "agent": "writer", "layer": "project"}
+        saved = payload(await client.call_tool("remember", {**args, "text": "Docs use MkDocs"}))
+        read = payload(
+            await client.call_tool(
+                "memory_read", {"squad": "docs-site", "agent": "writer", "section": "Insights"}
+            )
+        )
+        return saved, read
+
+    saved, read = _client_named(home, body)
+    assert saved == {
+        "layer": "project",
+        "where": "agents/writer/memory.md#Insights",
+        "fact_id": None,
+    }
+    assert "Docs use MkDocs" in read["text"]
+    assert "Docs use MkDocs" in (workspace / "agents" / "writer" / "memory.md").read_text()
+    assert audit_lines(workspace)[-1]["actor"] == "mcp:claude-code"
+
+
+def test_an_experiential_fact_is_found_then_forgotten_with_its_reason(home: App) -> None:
+    workspace = home.squads.locate("docs-site").path
+
+    async def body(client: Any) -> Any:
+        saved = payload(
+            await client.call_tool(
+                "remember",
+                {
+                    "squad": "docs-site",
+                    "agent": "reviewer",
+                    "layer": "experiential",
+                    "text": "Reviewers want examples that run as written",
+                },
+            )
+        )
+        found = payload(
+            await client.call_tool(
+                "memory_search", {"query": "examples that run", "layer": "experiential"}
+            )
+        )
+        gone = payload(await call(client, "forget", fact_id=saved["fact_id"], reason="duplicate"))
+        after = payload(
+            await client.call_tool(
+                "memory_search", {"query": "examples that run", "layer": "experiential"}
+            )
+        )
+        again = await call(client, "forget", fact_id=999_999, reason="x")
+        return saved, found, gone, after, again
+
+    saved, found, gone, after, again = _client_named(home, body)
+    assert [h["where"] for h in found["hits"]] == [f"fact:{saved['fact_id']}"]
+    assert gone == {"fact_id": saved["fact_id"], "forgotten": True, "reason": "duplicate"}
+    assert after["hits"] == []
+    assert "no experiential fact with id 999999" in error_text(again)
+    last = audit_lines(workspace)[-1]
+    assert (last["actor"], last["operation"], last["note"]) == (
+        "mcp:claude-code",
+        "forget",
+        "duplicate",
+    )
+
+
+def test_a_credential_is_refused_and_nothing_is_written(home: App) -> None:
+    memory = home.squads.locate("docs-site").path / "agents" / "writer" / "memory.md"
+    before = memory.read_bytes()
+
+    async def body(client: Any) -> Any:
+        return await client.call_tool(
+            "remember",
+            {
+                "squad": "docs-site",
+                "agent": "writer",
+                "layer": "project",
+                "text": "the key is sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD",
+            },
+        )
+
+    text = error_text(with_client(home, body))
+    assert "contains a credential" in text and "sk-proj" not in text
+    assert memory.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        (
+            {"squad": "docs-site", "agent": "writer", "text": "x", "layer": "proj"},
+            "layer: Input should be 'project' or 'experiential'",
+        ),
+        ({"squad": "docs-site", "agent": "writer", "text": "x"}, "layer: Field required"),
+        (
+            {"squad": "docs-site", "agent": "writer", "text": "x", "layer": "project", "colour": 1},
+            "remember has no argument colour; it takes: agent, layer, section, squad, text",
+        ),
+        (
+            {"squad": "Docs Site", "agent": "writer", "text": "x", "layer": "project"},
+            "squad: String should match pattern",
+        ),
+        (
+            {"squad": "docs-site", "agent": "writer", "text": "x" * 2001, "layer": "project"},
+            "text: String should have at most 2000 characters",
+        ),
+        (
+            {"squad": "no-such", "agent": "writer", "text": "x", "layer": "project"},
+            "no squad or workspace named 'no-such'",
+        ),
+        ({"squad": "docs-site", "agent": "nobody", "text": "x", "layer": "project"}, "nobody"),
+        (
+            {"squad": "docs-site", "agent": "writer", "text": "   ", "layer": "project"},
+            "nothing to remember",
+        ),
+    ],
+)
+def test_bad_arguments_are_a_tool_error_saying_what_is_wrong_and_write_nothing(
+    home: App, arguments: dict[str, Any], expected: str
+) -> None:
+    memory = home.squads.locate("docs-site").path / "agents" / "writer" / "memory.md"
+    before = memory.read_bytes()
+
+    async def body(client: Any) -> Any:
+        return await client.call_tool("remember", arguments)
+
+    text = error_text(with_client(home, body))
+    assert expected in text
+    assert "Traceback" not in text and "errors.pydantic.dev" not in text
+    assert memory.read_bytes() == before
+
+
+def test_memory_context_is_the_block_the_agent_would_get(home: App) -> None:
+    message = "what do reviewers want in the getting-started guide?"
+
+    async def body(client: Any) -> Any:
+        args = {"squad": "docs-site", "agent": "writer", "message": message}
+        return payload(await client.call_tool("memory_context", args))
+
+    data = with_client(home, body)
+    ctx = home.agent("docs-site", "writer")
+    block = home.memory.memory_block(ctx, message=message, touch=False).to_dict()
+    assert data["text"] == block["text"]
+    assert data["tokens"] == block["tokens"] and data["budget"] == block["budget"]
+    assert data["budget"]["experiential"] + data["budget"]["project"] == data["budget"]["total"]
+    assert "supplementary" in data
+
+
+def test_run_status_lists_a_squads_runs_and_shows_one_waiting_for_approval(home: App) -> None:
+    async def body(client: Any) -> Any:
+        runs = await ok(client, "run_status", squad="docs-site")
+        one = await ok(client, "run_status", run_id=runs["runs"][0]["id"])
+        both = await call(client, "run_status", squad="docs-site", run_id="x")
+        unknown = await call(client, "run_status", run_id="nope")
+        return runs, one, both, unknown
+
+    runs, one, both, unknown = with_client(home, body)
+    assert runs["runs"][0]["status"] == "awaiting_approval"
+    assert one["awaiting"] == "publish"
+    assert {t["id"] for t in one["tasks"]} >= {"outline", "draft", "review"}
+    assert "give either run_id" in error_text(both)
+    assert "no run 'nope'" in error_text(unknown)
+
+
+def test_without_a_run_queue_run_start_says_it_cannot_start_runs(home: App) -> None:
+    async def body(client: Any) -> Any:
+        return await call(client, "run_start", squad="docs-site")
+
+    assert "cannot start runs" in error_text(with_client(home, body))
+
+
+def test_resources_list_the_workspace_and_read_back_its_files(home: App) -> None:
+    workspace = home.squads.locate("docs-site").path
+
+    async def body(client: Any) -> Any:
+        listed = (await client.list_resources()).resources
+        templates = (await client.list_resource_templates()).resource_templates
+        memory = await client.read_resource("squad://docs-site/agents/writer/memory.md")
+        run_uri = next(
+            str(r.uri) for r in listed if "/runs/" in str(r.uri) and "docs-site" in str(r.uri)
+        )
+        log = await client.read_resource(run_uri)
+        return listed, templates, memory, log
+
+    listed, templates, memory, log = with_client(home, body)
+    uris = {str(r.uri) for r in listed}
+    assert {
+        "squad://docs-site/manifest",
+        "squad://docs-site/agents/writer/memory.md",
+        "squad://docs-site/tasks/outline/output.md",
+        "squad://code-review/plans/plan-001.md",
+    } <= uris
+    assert {t.uri_template for t in templates} >= {"squad://{squad}/runs/{run_id}/log"}
+    assert memory.contents[0].text == (workspace / "agents" / "writer" / "memory.md").read_text()
+    assert memory.contents[0].mime_type == "text/markdown"
+    assert '"event"' in log.contents[0].text.splitlines()[0]
+
+
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "squad://docs-site/agents/nobody/memory.md",
+        "squad://no-such/manifest",
+        "squad://docs-site/../../etc/passwd",
+        "file:///etc/passwd",
+        "squad://docs-site/runs/nope/log",
+    ],
+)
+def test_a_resource_that_is_not_there_is_an_error_naming_it(home: App, uri: str) -> None:
+    from mcp.shared.exceptions import MCPError
+
+    async def body(client: Any) -> Any:
+        with pytest.raises(MCPError) as caught:
+            await client.read_resource(uri)
+        return caught.value
+
+    error = with_client(home, body)
+    assert "no resource" in str(error) or "no squad" in str(error)
+    assert "Traceback" not in str(error)
+
+
+def test_credentials_written_into_memory_by_hand_leave_redacted(home: App) -> None:
+    memory = home.squads.locate("code-review").path / "agents" / "reviewer" / "memory.md"
+    secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    original = memory.read_text()
+    memory.write_text(original + f"\n- the CI token is {secret}\n")
+    try:
+
+        async def body(client: Any) -> Any:
+            read = payload(await call(client, "memory_read", squad="code-review", agent="reviewer"))
+            resource = await client.read_resource("squad://code-review/agents/reviewer/memory.md")
+            found = await ok(client, "memory_search", query="CI token")
+            return read, resource, found
+
+        read, resource, found = with_client(home, body)
+    finally:
+        memory.write_text(original)
+    assert secret not in read["text"] and "[REDACTED" in read["text"]
+    assert secret not in resource.contents[0].text
+    assert found["hits"] and all(secret not in h["line"] for h in found["hits"])
+
+
+def test_a_client_limited_to_one_squad_reaches_nothing_of_the_others(home: App) -> None:
+    other_run = home.store.list_runs("code-review")[0].id
+
+    async def body(client: Any) -> Any:
+        squads = await ok(client, "squads")
+        read = await call(client, "memory_read", squad="code-review", agent="developer")
+        status = await call(client, "run_status", run_id=other_run)
+        runs = await call(client, "run_status", squad="code-review")
+        remember = await client.call_tool(
+            "remember",
+            {"squad": "code-review", "agent": "developer", "text": "x", "layer": "project"},
+        )
+        context = await client.call_tool(
+            "memory_context", {"squad": "code-review", "agent": "developer"}
+        )
+        search = await ok(client, "memory_search", query="a")
+        listed = (await client.list_resources()).resources
+        return squads, read, status, runs, remember, context, search, listed
+
+    squads, read, status, runs, remember, context, search, listed = with_client(
+        home, body, squads=frozenset({"docs-site"})
+    )
+    assert [s["name"] for s in squads["squads"]] == ["docs-site"]
+    for result in (read, runs, remember, context):
+        text = error_text(result)
+        assert "no squad 'code-review'" in text and "docs-site" not in text
+    assert f"no run {other_run!r}" in error_text(status)
+    assert all(h["squad"] == "docs-site" for h in search["hits"])
+    assert listed and all(str(r.uri).startswith("squad://docs-site/") for r in listed)
+
+
+def test_a_read_only_server_offers_only_the_reading_tools(home: App) -> None:
+    memory = home.squads.locate("docs-site").path / "agents" / "writer" / "memory.md"
+    before = memory.read_bytes()
+
+    async def body(client: Any) -> Any:
+        tools = {t.name for t in (await client.list_tools()).tools}
+        remember = await client.call_tool(
+            "remember", {"squad": "docs-site", "agent": "writer", "text": "x", "layer": "project"}
+        )
+        squads = await ok(client, "squads")
+        return tools, remember, squads
+
+    tools, remember, squads = with_client(home, body, read_only=True)
+    assert tools == READS
+    assert "Unknown tool: remember" in error_text(remember)
+    assert squads["read_only"] is True
+    assert memory.read_bytes() == before
+
+
+def test_decisions_recorded_over_mcp_are_searchable_superseded_and_in_decisions_md(
+    home: App,
+) -> None:
+    workspace = home.squads.locate("code-review").path
+
+    async def body(client: Any) -> Any:
+        first = await ok(
+            client,
+            "decision_record",
+            squad="code-review",
+            title="Validate export input with pydantic",
+            decision="The export command validates its arguments with a pydantic model.",
+            reasons=["One place for the rules", "Errors name the field"],
+            alternatives=["Hand-written checks"],
+        )
+        second = await ok(
+            client,
+            "decision_record",
+            squad="code-review",
+            title="Validate export input with attrs",
+            decision="Export arguments are validated with attrs validators.",
+            reasons=["pydantic is too heavy for the CLI start-up"],
+            supersedes=first["id"],
+        )
+        found = await ok(client, "decision_search", query="validate export")
+        everything = await ok(
+            client, "decision_search", query="validate export", include_superseded=True
+        )
+        reasonless = await call(
+            client, "decision_record", squad="code-review", title="t", decision="d", reasons=[]
+        )
+        twice = await call(
+            client,
+            "decision_record",
+            squad="code-review",
+            title="Again",
+            decision="Something else.",
+            reasons=["r"],
+            supersedes=first["id"],
+        )
+        mirror = await client.read_resource("squad://code-review/decisions.md")
+        return first, second, found, everything, reasonless, twice, mirror
+
+    first, second, found, everything, reasonless, twice, mirror = _client_named(home, body)
+    assert (
+        first["decided_by"] == "mcp:claude-code" and first["reasons"][1] == "Errors name the field"
+    )
+    assert second["supersedes"] == first["id"]
+    assert [d["id"] for d in found["decisions"]] == [second["id"]]
+    assert {d["id"] for d in everything["decisions"]} == {first["id"], second["id"]}
+    assert "reasons" in error_text(reasonless)
+    assert "superseded" in error_text(twice)
+    text = mirror.contents[0].text
+    assert text == (workspace / "decisions.md").read_text()
+    assert f"~~{first['id']}. Validate export input with pydantic~~" in text
+    assert f"Superseded by [decision {second['id']}](#decision-{second['id']})" in text
+
+
+def test_decisions_of_another_squad_stay_out_of_reach_of_a_limited_client(home: App) -> None:
+    home.decisions.record(
+        "docs-site",
+        home.squads.locate("docs-site").path,
+        title="Screenshots come from the browser tests",
+        decision="README screenshots are taken by the browser tests.",
+        reasons=["They stay current"],
+        decided_by="cli",
+    )
+
+    async def body(client: Any) -> Any:
+        found = await ok(client, "decision_search", query="screenshots")
+        named = await call(client, "decision_search", query="screenshots", squad="docs-site")
+        return found, named
+
+    found, named = with_client(home, body, squads=frozenset({"code-review"}))
+    assert found["decisions"] == []
+    assert "no squad 'docs-site'" in error_text(named)
