@@ -198,6 +198,7 @@ class App:
             model_factory=model_factory or self.model_factory,
             progress=progress,
             clock=self.clock,
+            decisions=self.decisions,
         )
 
     # -- the end -----------------------------------------------------------------------------

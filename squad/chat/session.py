@@ -20,6 +20,7 @@ from squad.chat.compress import compress_history
 from squad.chat.rolling import SUMMARY_FILE, RollingSummariser
 from squad.chat.summarise import ModelSummariser
 from squad.errors import LimitReached
+from squad.memory.decision_tools import DecisionTools
 from squad.memory.service import AgentContext
 from squad.memory.tools import MemoryTools
 from squad.model.offline import is_offline
@@ -127,12 +128,15 @@ class ChatSession:
         functions: list[Callable[..., str]] = [files.read_file, files.list_files, files.write_file]
         if ctx.memory_enabled:
             tools = MemoryTools(self.runner.memory, ctx)
+            decisions = DecisionTools(self.runner.decisions, ctx)
             functions += [
                 tools.memory_read,
                 tools.memory_append,
                 tools.memory_search,
                 tools.memory_read_daily,
                 tools.memory_write_daily,
+                decisions.decision_record,
+                decisions.decision_search,
             ]
         result = run_turn(
             model=self.model,

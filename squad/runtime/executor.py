@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 from squad.clock import Clock, utc_now
 from squad.errors import LimitReached, PlanError
 from squad.fsutil import atomic_write
+from squad.memory.decision_tools import DecisionTools
+from squad.memory.decisions import DecisionLog
 from squad.memory.service import AgentContext, MemoryService
 from squad.memory.tools import MemoryTools
 from squad.model.factory import ModelFactory
@@ -25,6 +27,8 @@ from squad.paths import contained
 from squad.runtime.agent import run_turn
 from squad.runtime.files_tool import WorkspaceFiles
 from squad.runtime.limits import RunBudget
+from squad.runtime.mcp_journal import turn_identity
+from squad.runtime.mcp_tools import McpTools, TurnTools
 from squad.runtime.plan import parse_plan, plan_request, render_plan
 from squad.runtime.runlog import RunLog
 from squad.runtime.tasks import TaskNode, TaskStatus
@@ -46,12 +50,14 @@ class RunInterrupted(BaseException):
 class _Recorder:
     """Turns of one agent: messages and spend go to the executor's journal, events to the log."""
 
-    def __init__(self, executor: RunExecutor, agent: str) -> None:
+    def __init__(self, executor: RunExecutor, agent: str, mcp: TurnTools | None = None) -> None:
         self._executor = executor
         self._agent = agent
+        self._mcp = mcp or TurnTools()
 
     def message(self, role: str, content: str, *, tool_name: str | None = None) -> None:
-        self._executor.journal_message(self._agent, role, content, tool_name)
+        shown = self._mcp.shown.get(tool_name, tool_name) if tool_name else tool_name
+        self._executor.journal_message(self._agent, role, content, shown)
 
     def model_call(self, reply: ModelReply) -> None:
         ex, agent = self._executor, self._agent
@@ -73,8 +79,22 @@ class _Recorder:
         )
 
     def tool_call(self, name: str, arguments: dict[str, Any], result: str) -> None:
+        mcp = self._mcp.take(name)
+        if mcp is None:
+            self._executor.log.emit(
+                "tool_call", agent=self._agent, tool=name, arguments=arguments, result=result[:300]
+            )
+            return
         self._executor.log.emit(
-            "tool_call", agent=self._agent, tool=name, arguments=arguments, result=result[:300]
+            "tool_call",
+            agent=self._agent,
+            tool=mcp.tool,
+            server=mcp.server,
+            arguments=arguments,
+            result=result[:300],
+            duration_s=mcp.duration_s,
+            is_error=mcp.is_error,
+            replayed=mcp.replayed,
         )
 
 
@@ -98,6 +118,8 @@ class RunExecutor:
         progress: Callable[[str], None] | None = None,
         clock: Clock = utc_now,
         on_replies: Callable[[AgentContext, int], None] | None = None,
+        mcp: McpTools | None = None,
+        decisions: DecisionLog | None = None,
     ) -> None:
         self.spec = spec
         self.workspace = workspace
@@ -118,6 +140,9 @@ class RunExecutor:
         self._last_status: dict[str, TaskStatus] = {}
         self._journal: list[tuple[Callable[[Store], object], bool]] = []
         self._messages: dict[str, list[tuple[str, str, str | None]]] = {}
+        self._mcp = mcp
+        """The run's MCP servers (None without any): their tools join the built-in ones."""
+        self._decisions = decisions or DecisionLog(store, clock=clock)
 
     # -- the step's store writes -----------------------------------------------------------
 
@@ -323,20 +348,27 @@ class RunExecutor:
                 files.list_files,
             ]
             if memory_tools is not None:
+                decision_tools = DecisionTools(self._decisions, ctx)
                 functions += [
                     memory_tools.memory_read,
                     memory_tools.memory_append,
                     memory_tools.memory_search,
                     memory_tools.memory_write_daily,
+                    decision_tools.decision_record,
+                    decision_tools.decision_search,
                 ]
             offered = [tool_from_function(f) for f in functions]
+        mcp = None
+        if tools and self._mcp is not None:
+            mcp = self._mcp.for_turn(agent_id, turn_identity(task_id or "-", agent_id, prompt))
+            offered += mcp.tools
         system = self.memory.system_prompt(ctx, message=prompt)
         result = run_turn(
             model=model,
             system_prompt=system,
             user_message=prompt,
             tools=offered,
-            recorder=_Recorder(self, agent_id),
+            recorder=_Recorder(self, agent_id, mcp),
             budget=self.budget,
             timeout_s=spec.timeout_s or DEFAULT_CALL_TIMEOUT_S,
         )

@@ -18,10 +18,12 @@ from typing import TYPE_CHECKING, Any, cast
 
 from squad.clock import Clock, utc_now
 from squad.errors import NotFound, StoreError, UsageError, WorkspaceError
+from squad.memory.decisions import DecisionLog
 from squad.model.factory import ModelFactory, model_for
 from squad.runtime.executor import RunExecutor, RunInterrupted
 from squad.runtime.graph import build_graph
 from squad.runtime.limits import RunBudget
+from squad.runtime.mcp_tools import McpTools
 from squad.runtime.prices import require_prices
 from squad.runtime.runlock import run_slot, settle_dead_runs
 from squad.runtime.runlog import RunLog
@@ -82,10 +84,13 @@ class SquadRunner:
         model_factory: ModelFactory = model_for,
         progress: Callable[[str], None] | None = None,
         clock: Clock = utc_now,
+        decisions: DecisionLog | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
         self.memory = memory
+        self.decisions = decisions or DecisionLog(store, clock=clock)
+        """Where agents record and look up their squad's decisions (decision_* tools)."""
         self.checkpoints = checkpoints
         self.extraction = extraction
         """Background fact extraction every ``trigger_interval`` replies (shared by every
@@ -230,6 +235,29 @@ class SquadRunner:
         log: RunLog,
         payload: Any,
     ) -> RunResult:
+        """Run the graph with the squad's MCP servers up (when it has any) until it stops."""
+        try:
+            mcp = McpTools.start(spec, workspace, run_id, log.emit, progress=self._progress)
+        except BaseException as exc:  # Ctrl-C while servers start: resumable, like a step
+            self._record_broken(run_id, log, exc)
+            raise
+        try:
+            return self._drive_graph(spec, workspace, run_id, goal, model, log, payload, mcp)
+        finally:
+            if mcp is not None:
+                mcp.close()
+
+    def _drive_graph(
+        self,
+        spec: SquadSpec,
+        workspace: Path,
+        run_id: str,
+        goal: str,
+        model: str | None,
+        log: RunLog,
+        payload: Any,
+        mcp: McpTools | None,
+    ) -> RunResult:
         from squad.store.records import RunStatus
 
         self.stop.clear()
@@ -250,6 +278,8 @@ class SquadRunner:
             progress=self._progress,
             clock=self._clock,
             on_replies=self.extraction.notify,
+            mcp=mcp,
+            decisions=self.decisions,
         )
         self.store.update_run(run_id, status=RunStatus.RUNNING)
         with self._graph_for(run_id, executor, spec) as (app, config):

@@ -10,13 +10,26 @@ agent no task uses) are not warnings.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+import re
+import shutil
+from collections.abc import Callable, Iterable
+from pathlib import PurePath
 
 from squad.errors import Problem
-from squad.spec.models import DEFAULT_MODEL, ModelSpec, SquadSpec
+from squad.spec.models import (
+    DEFAULT_MODEL,
+    SLUG_PATTERN,
+    McpServerSpec,
+    ModelSpec,
+    SquadSpec,
+    split_tool_ref,
+    suggest_slug,
+)
 from squad.spec.schedule import parse_cron
 
 __all__ = ["check_squad", "warnings_for"]
+
+_SLUG = re.compile(SLUG_PATTERN)
 
 
 def check_squad(spec: SquadSpec) -> list[Problem]:
@@ -29,6 +42,8 @@ def check_squad(spec: SquadSpec) -> list[Problem]:
     problems += _check_cycles(spec, task_ids)
     problems += _check_process(spec)
     problems += _check_schedule(spec)
+    problems += _check_mcp_servers(spec)
+    problems += _check_agent_tools(spec)
     return problems
 
 
@@ -174,6 +189,130 @@ def _check_schedule(spec: SquadSpec) -> list[Problem]:
     return []
 
 
+def _check_mcp_servers(spec: SquadSpec) -> list[Problem]:
+    problems: list[Problem] = []
+    for name, server in spec.mcp_servers.items():
+        at = ("mcp_servers", name)
+        if not _SLUG.match(name):
+            problems.append(
+                Problem(
+                    f"MCP server name {name!r} is not a valid id: use 1-63 lowercase letters, "
+                    "digits and '-', starting with a letter or digit",
+                    path=at,
+                    hint=f"rename it, for example to {suggest_slug(name)!r} (agents' tools "
+                    "name it, and its tools reach the model as '<server>__<tool>')",
+                )
+            )
+        problems += _check_transport(server, at)
+    return problems
+
+
+def _check_transport(server: McpServerSpec, at: tuple[str | int, ...]) -> list[Problem]:
+    if server.command is not None and server.url is not None:
+        return [
+            Problem(
+                "an MCP server has either command (stdio) or url (streamable HTTP), not both",
+                path=(*at, "url"),
+                hint="remove one of them",
+            )
+        ]
+    if server.command is None and server.url is None:
+        return [
+            Problem(
+                "an MCP server needs a command (started over stdio) or a url (streamable HTTP)",
+                path=at,
+                hint="add command: mcp-server-time, or url: 'http://127.0.0.1:8000/mcp'",
+            )
+        ]
+    if server.url is not None:
+        return [
+            Problem(
+                f"{key} belongs to a stdio server (command:), not to one reached by url",
+                path=(*at, key),
+                hint=f"remove {key}, or start the server with command:",
+            )
+            for key in ("args", "env")
+            if getattr(server, key)  # not model_fields_set: a manifest holds every default
+        ]
+    problems = []
+    if server.headers_env:
+        problems.append(
+            Problem(
+                "headers_env belongs to a server reached by url, not to a stdio one",
+                path=(*at, "headers_env"),
+                hint="remove it, and pass the variables the server needs with env:",
+            )
+        )
+    command_problem = _command_problem(server.command or "")
+    if command_problem is not None:
+        message, hint = command_problem
+        problems.append(Problem(message, path=(*at, "command"), hint=hint))
+    return problems
+
+
+def _command_problem(command: str) -> tuple[str, str] | None:
+    """(message, hint) when ``command`` cannot name one program wherever squad runs it."""
+    if command != command.strip() or "\0" in command:
+        return (
+            f"command {command!r} has leading or trailing spaces or a NUL character",
+            "write the program's name or absolute path alone",
+        )
+    if command.startswith("~"):
+        return (
+            f"command {command!r} starts with '~', which no shell expands here",
+            "write the absolute path, such as '/home/me/bin/server'",
+        )
+    if "/" in command and not PurePath(command).is_absolute():
+        return (
+            f"command {command!r} is a relative path: relative to what is unclear (the "
+            "server runs in the workspace folder)",
+            "use a name found on PATH or an absolute path",
+        )
+    if not PurePath(command).is_absolute() and any(c.isspace() for c in command):
+        program = command.split()[0]
+        return (
+            f"command {command!r} holds spaces: it names one program, without arguments",
+            f"write command: {program} and put the rest in args:",
+        )
+    return None
+
+
+def _check_agent_tools(spec: SquadSpec) -> list[Problem]:
+    problems: list[Problem] = []
+    servers = set(spec.mcp_servers)
+    for index, agent in enumerate(spec.agents):
+        listed: set[str] = set()
+        for item_index, entry in enumerate(agent.tools):
+            path = ("agents", index, "tools", item_index)
+            server, tool = split_tool_ref(entry)
+            if server not in servers:
+                hint = (
+                    _closest(server, servers)
+                    if servers
+                    else "define it under mcp_servers: (name -> command: or url:)"
+                )
+                problems.append(
+                    Problem(
+                        f"agent {agent.id!r} lists tools of unknown MCP server {server!r}",
+                        path=path,
+                        hint=hint,
+                    )
+                )
+            elif tool is not None and not tool:
+                problems.append(
+                    Problem(
+                        f"tools entry {entry!r} names no tool after the '.'",
+                        path=path,
+                        hint=f"write {server!r} for all its tools, or '{server}.<tool name>'",
+                    )
+                )
+            elif entry in listed:
+                message = f"tools entry {entry!r} is listed twice"
+                problems.append(Problem(message, path=path, hint="list it once"))
+            listed.add(entry)
+    return problems
+
+
 _NOT_SECRETS = frozenset(
     {
         "HOME", "PATH", "USER", "USERNAME", "LOGNAME", "SHELL", "PWD", "OLDPWD", "LANG",
@@ -204,8 +343,15 @@ is never taken for a typo."""
 _TYPO_CUTOFF = 0.8
 
 
-def warnings_for(spec: SquadSpec) -> list[Problem]:
-    """What validates but is unlikely to be meant, each at its own key; never an error."""
+def warnings_for(
+    spec: SquadSpec, *, which: Callable[[str], str | None] = shutil.which
+) -> list[Problem]:
+    """What validates but is unlikely to be meant, each at its own key; never an error.
+
+    ``which`` finds an MCP server's command on this machine (:func:`shutil.which`): one it
+    does not find is a warning, not an error, because a definition is often checked where it
+    is written and run elsewhere; the run says it loudly if the command is still missing.
+    """
     warnings: list[Problem] = []
     if "model" in spec.model_fields_set:
         warnings += _model_warnings(spec.model, ("model",))
@@ -214,6 +360,7 @@ def warnings_for(spec: SquadSpec) -> list[Problem]:
             warnings += _model_warnings(agent.model, ("agents", index, "model"))
     warnings += _schedule_warnings(spec)
     warnings += _memory_warnings(spec)
+    warnings += _mcp_warnings(spec, which)
     return warnings
 
 
@@ -314,4 +461,53 @@ def _memory_warnings(spec: SquadSpec) -> list[Problem]:
                     hint="set enabled: true for this agent, or remove extract",
                 )
             )
+    return warnings
+
+
+def _mcp_warnings(spec: SquadSpec, which: Callable[[str], str | None]) -> list[Problem]:
+    warnings: list[Problem] = []
+    used = {split_tool_ref(entry)[0] for agent in spec.agents for entry in agent.tools}
+    for name, server in spec.mcp_servers.items():
+        at = ("mcp_servers", name)
+        if name not in used:
+            warnings.append(
+                Problem(
+                    f"MCP server {name!r} is in no agent's tools, so it is never started",
+                    path=at,
+                    hint=f"add {name!r} to the tools: of the agents that should use it",
+                )
+            )
+        command = server.command
+        if command is None or server.url is not None or _command_problem(command) is not None:
+            continue
+        if which(command) is None:
+            where = "does not exist or is not executable" if "/" in command else "is not on PATH"
+            warnings.append(
+                Problem(
+                    f"command {command!r} of MCP server {name!r} {where} on this machine",
+                    path=(*at, "command"),
+                    hint="install it where squad runs, or fix the name; a run without it "
+                    "goes on without this server's tools",
+                )
+            )
+    warnings += _redundant_tool_warnings(spec)
+    return warnings
+
+
+def _redundant_tool_warnings(spec: SquadSpec) -> list[Problem]:
+    """'git.git_log' beside 'git', which already allows every tool of git."""
+    warnings: list[Problem] = []
+    for index, agent in enumerate(spec.agents):
+        whole = {entry for entry in agent.tools if "." not in entry}
+        for item_index, entry in enumerate(agent.tools):
+            server, tool = split_tool_ref(entry)
+            if tool and server in whole:
+                warnings.append(
+                    Problem(
+                        f"tools entry {entry!r} has no effect: {server!r} already allows "
+                        "all its tools",
+                        path=("agents", index, "tools", item_index),
+                        hint=f"remove it, or replace {server!r} by the tools it should allow",
+                    )
+                )
     return warnings

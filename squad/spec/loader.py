@@ -253,11 +253,18 @@ def validate_document(
     return result
 
 
+_AT_THE_KEY = ("unknown key", "required key", "MCP server name")
+"""Problems with a key itself, shown at the key rather than at its value."""
+
+
 def _locate(problems: list[Problem], positions: Positions) -> list[Problem]:
     located = []
     for problem in problems:
-        prefer_key = problem.message.startswith(("unknown key", "required key"))
-        where = positions.locate(problem.path, prefer_key=prefer_key)
+        path = problem.path
+        prefer_key = problem.message.startswith(_AT_THE_KEY)
+        if path and path[-1] == "[key]":  # pydantic's mark for a bad mapping key
+            path, prefer_key = path[:-1], True
+        where = positions.locate(path, prefer_key=prefer_key)
         if problem.message.startswith("required key"):
             where = positions.locate(problem.path[:-1])
         line, column = where if where else (None, None)
@@ -267,7 +274,7 @@ def _locate(problems: list[Problem], positions: Positions) -> list[Problem]:
                 source=problem.source,
                 line=line,
                 column=column,
-                path=problem.path,
+                path=path,
                 hint=problem.hint,
             )
         )
@@ -367,14 +374,21 @@ def _field_info(root: type[BaseModel], loc: tuple[Any, ...]) -> Any:
 
 
 def _model_at(root: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | None:
-    """The model class that validates the mapping at ``loc`` (list indexes skipped)."""
+    """The model class that validates the mapping at ``loc`` (list indexes and the keys of a
+    mapping of models, such as ``mcp_servers``' server names, skipped)."""
     current: type[BaseModel] | None = root
+    skip_key = False
     for part in loc:
         if isinstance(part, int):
             continue
+        if skip_key:
+            skip_key = False
+            continue
         if current is None or part not in current.model_fields:
             return None
-        current = _find_model(current.model_fields[part].annotation)
+        annotation = current.model_fields[part].annotation
+        skip_key = typing.get_origin(annotation) is dict
+        current = _find_model(annotation)
     return current
 
 
@@ -384,6 +398,8 @@ def _find_model(annotation: Any) -> type[BaseModel] | None:
     origin = typing.get_origin(annotation)
     if origin is typing.Annotated:
         return _find_model(typing.get_args(annotation)[0])
+    if origin is dict:
+        return _find_model(typing.get_args(annotation)[1])
     if origin in (list, typing.Union, types.UnionType):
         for arg in typing.get_args(annotation):
             found = _find_model(arg)

@@ -27,17 +27,22 @@ __all__ = [
     "AgentMemory",
     "AgentSpec",
     "Limits",
+    "McpServerSpec",
     "MemoryPolicy",
     "ModelSpec",
     "Schedule",
     "SquadSpec",
     "TaskSpec",
+    "split_tool_ref",
 ]
 
 SLUG_PATTERN = r"^[a-z0-9][a-z0-9-]{0,62}$"
 _SLUG = re.compile(SLUG_PATTERN)
 _WORKSPACE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_HEADER_NAME = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$")
+DEFAULT_MCP_TIMEOUT_S = 30.0
+DEFAULT_MCP_STARTUP_TIMEOUT_S = 60.0
 DEFAULT_MODEL = "offline"
 
 
@@ -121,6 +126,25 @@ def _check_api_base(value: str) -> str:
     return value
 
 
+def _check_http_url(value: str) -> str:
+    if not re.match(r"^https?://[^\s/]+", value):
+        raise _invalid(
+            "url",
+            f"{value!r} is not an http(s) URL (for example 'http://127.0.0.1:8000/mcp')",
+        )
+    return value
+
+
+def _check_header_name(value: str) -> str:
+    if not _HEADER_NAME.match(value):
+        raise _invalid(
+            "header_name",
+            f"{value!r} is not an HTTP header name (letters, digits and '-', such as "
+            "'Authorization' or 'X-Api-Key')",
+        )
+    return value
+
+
 def _model_from_string(value: Any) -> Any:
     if isinstance(value, str):
         return {"name": value}
@@ -131,6 +155,7 @@ Slug = Annotated[
     str, AfterValidator(_check_slug), Field(json_schema_extra={"pattern": SLUG_PATTERN})
 ]
 NonEmpty = Annotated[str, Field(min_length=1)]
+EnvName = Annotated[str, AfterValidator(_check_env_name)]
 
 
 class _Strict(BaseModel):
@@ -190,6 +215,13 @@ class AgentMemory(_Strict):
     (default: the squad setting)."""
 
 
+def split_tool_ref(entry: str) -> tuple[str, str | None]:
+    """An agent's ``tools`` entry as (server, tool): 'git' -> ('git', None), 'git.git_log' ->
+    ('git', 'git_log'). Server names are slugs (no '.'), so the first '.' separates them."""
+    server, dot, tool = entry.partition(".")
+    return server, (tool if dot else None)
+
+
 class AgentSpec(_Strict):
     """One agent of the squad."""
 
@@ -209,6 +241,9 @@ class AgentSpec(_Strict):
     """The planner of a hierarchical squad (default: the first agent)."""
     memory: AgentMemory = AgentMemory()
     """Memory overrides for this agent."""
+    tools: list[NonEmpty] = []
+    """MCP tools this agent may use: a server of ``mcp_servers`` (all its tools) or
+    'server.tool' (that one tool)."""
 
     @property
     def display_name(self) -> str:
@@ -262,6 +297,33 @@ class MemoryPolicy(_Strict):
     """Let a memory layer use the share the other layer leaves unused (off: strict 60/40)."""
 
 
+class McpServerSpec(_Strict):
+    """An MCP server whose tools agents may use: a command squad starts and talks to over
+    stdio, or the URL of a streamable-HTTP server; one of the two."""
+
+    command: NonEmpty | None = None
+    """Program to start (stdio): a name found on PATH or an absolute path, no arguments."""
+    args: list[str] = []
+    """Arguments of ``command``; the server runs in the workspace folder."""
+    env: list[EnvName] = []
+    """Names of environment variables passed through to the server (never values); it gets
+    only these and HOME, LOGNAME, PATH, SHELL, TERM, USER."""
+    url: Annotated[str, AfterValidator(_check_http_url)] | None = None
+    """Endpoint of a streamable-HTTP server, such as 'http://127.0.0.1:8000/mcp'."""
+    headers_env: dict[Annotated[str, AfterValidator(_check_header_name)], EnvName] = {}
+    """HTTP headers sent to ``url``: header name -> name of the environment variable holding
+    its value (for example Authorization: SEARCH_TOKEN, the variable holding 'Bearer ...')."""
+    timeout_s: Annotated[float, Field(gt=0, le=3600)] = DEFAULT_MCP_TIMEOUT_S
+    """Seconds the server has to answer each tool call; past them the model gets an error."""
+    startup_timeout_s: Annotated[float, Field(gt=0, le=3600)] = DEFAULT_MCP_STARTUP_TIMEOUT_S
+    """Seconds the server has to start (or accept the connection) and list its tools; a
+    server that does not is left out of the run, which goes on without its tools."""
+
+    @property
+    def transport(self) -> Literal["stdio", "http"]:
+        return "http" if self.url is not None else "stdio"
+
+
 class Limits(_Strict):
     """Bounds on one run."""
 
@@ -303,6 +365,9 @@ class SquadSpec(_Strict):
     """The agents, at least one."""
     tasks: list[TaskSpec] = []
     """Tasks (optional when the process is hierarchical)."""
+    mcp_servers: dict[str, McpServerSpec] = {}
+    """MCP servers by name (a slug): their tools are offered to the agents that list them in
+    their ``tools``; started when a run starts, stopped when it ends."""
     schedule: Schedule | None = None
     """When the daemon runs the squad (omit to run only on demand)."""
     memory: MemoryPolicy = MemoryPolicy()

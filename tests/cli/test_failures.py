@@ -161,6 +161,24 @@ CASES: list[Case] = [
     ("memory context", lambda s: ["memory", "context", "nosuch", "writer"], 2, "'nosuch'"),
     ("memory search", lambda s: ["memory", "search", "(", "--regex"], 2, "regex"),
     ("memory edit", lambda s: ["memory", "edit", "diary", "--file", s.tmp / "x"], 2, "diary"),
+    ("mcp", lambda s: (_docs(s), ["mcp", "--squad", "nosuch"])[1], 2, "'nosuch'"),
+    ("decisions list", lambda s: (_docs(s), ["decisions", "list", "nosuch"])[1], 2, "'nosuch'"),
+    ("decisions show", lambda s: ["decisions", "show", "404"], 2, "no decision 404"),
+    (
+        "decisions search",
+        lambda s: (_docs(s), ["decisions", "search", "x", "--squad", "nosuch"])[1],
+        2,
+        "'nosuch'",
+    ),
+    (
+        "decisions record",
+        lambda s: (
+            _docs(s),
+            ["decisions", "record", "docs-site", "--title", "t", "--decision", "d"],
+        )[1],
+        2,
+        "at least one reason",
+    ),
 ]
 
 
