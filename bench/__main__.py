@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.mcp_bench import bench_mcp
+from bench.parallel_bench import bench_parallel
 from bench.support import run_json
 from bench.web_bench import bench_web
 from bench.workspace_search import measure as bench_search_index
@@ -181,6 +182,7 @@ def main() -> int:
             *bench_daemon(notes),
             *bench_web(notes),
             *bench_mcp(notes),
+            *bench_parallel(notes),
         ]
     print(f"{'benchmark':28} {'measured':>10} {'baseline':>29} {'ratio':>7} {'target':>7}")
     failed = 0

@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from squad.clock import Clock, utc_now
-from squad.errors import LimitReached, PlanError
+from squad.errors import LimitReached, ModelError, PlanError
 from squad.fsutil import atomic_write
 from squad.memory.decision_tools import DecisionTools
 from squad.memory.decisions import DecisionLog
@@ -34,6 +35,7 @@ from squad.runtime.runlog import RunLog
 from squad.runtime.tasks import TaskNode, TaskStatus
 from squad.runtime.tools import Tool, tool_from_function
 from squad.spec.models import ModelSpec, SquadSpec
+from squad.store.records import TaskStatus as StoreTaskStatus
 
 if TYPE_CHECKING:
     from squad.store import Store
@@ -50,10 +52,19 @@ class RunInterrupted(BaseException):
 class _Recorder:
     """Turns of one agent: messages and spend go to the executor's journal, events to the log."""
 
-    def __init__(self, executor: RunExecutor, agent: str, mcp: TurnTools | None = None) -> None:
+    def __init__(
+        self,
+        executor: RunExecutor,
+        agent: str,
+        mcp: TurnTools | None = None,
+        *,
+        task: str | None = None,
+    ) -> None:
         self._executor = executor
         self._agent = agent
         self._mcp = mcp or TurnTools()
+        self._task = task
+        """The task the turn works for (events of tasks running at once say whose they are)."""
 
     def message(self, role: str, content: str, *, tool_name: str | None = None) -> None:
         shown = self._mcp.shown.get(tool_name, tool_name) if tool_name else tool_name
@@ -70,6 +81,7 @@ class _Recorder:
         ex.log.emit(
             "model_call",
             agent=self._agent,
+            task=self._task,
             model=reply.model,
             prompt_tokens=reply.usage.prompt_tokens,
             completion_tokens=reply.usage.completion_tokens,
@@ -82,12 +94,18 @@ class _Recorder:
         mcp = self._mcp.take(name)
         if mcp is None:
             self._executor.log.emit(
-                "tool_call", agent=self._agent, tool=name, arguments=arguments, result=result[:300]
+                "tool_call",
+                agent=self._agent,
+                task=self._task,
+                tool=name,
+                arguments=arguments,
+                result=result[:300],
             )
             return
         self._executor.log.emit(
             "tool_call",
             agent=self._agent,
+            task=self._task,
             tool=mcp.tool,
             server=mcp.server,
             arguments=arguments,
@@ -138,13 +156,29 @@ class RunExecutor:
         self._on_replies = on_replies or (lambda ctx, replies: None)
         self._started = time.monotonic()
         self._last_status: dict[str, TaskStatus] = {}
-        self._journal: list[tuple[Callable[[Store], object], bool]] = []
-        self._messages: dict[str, list[tuple[str, str, str | None]]] = {}
+        self._pending = threading.local()
+        """Each thread's store writes waiting for the end of its step: tasks that run at once
+        each keep, and flush, their own."""
+        self._models_lock = threading.Lock()
         self._mcp = mcp
         """The run's MCP servers (None without any): their tools join the built-in ones."""
         self._decisions = decisions or DecisionLog(store, clock=clock)
 
     # -- the step's store writes -----------------------------------------------------------
+
+    @property
+    def _journal(self) -> list[tuple[Callable[[Store], object], bool]]:
+        if not hasattr(self._pending, "journal"):
+            self._pending.journal = []
+        journal: list[tuple[Callable[[Store], object], bool]] = self._pending.journal
+        return journal
+
+    @property
+    def _messages(self) -> dict[str, list[tuple[str, str, str | None]]]:
+        if not hasattr(self._pending, "messages"):
+            self._pending.messages = {}
+        messages: dict[str, list[tuple[str, str, str | None]]] = self._pending.messages
+        return messages
 
     def journal(self, write: Callable[[Store], object], *, keep_on_abort: bool = False) -> None:
         """Keep a store write for the end of the step (see :meth:`flush`)."""
@@ -161,9 +195,9 @@ class RunExecutor:
         all, so ``aborted`` writes only what must outlive it: the spend of the calls it made.
         A hard kill loses that too; the redone step counts its own.
         """
-        journal, self._journal = self._journal, []
+        journal, self._pending.journal = self._journal, []
         writes = [write for write, keep in journal if keep or not aborted]
-        messages, self._messages = ({} if aborted else self._messages), {}
+        messages, self._pending.messages = ({} if aborted else self._messages), {}
         for agent, items in messages.items():
             writes.insert(0, self._message_write(agent, items))
         if writes:
@@ -220,6 +254,10 @@ class RunExecutor:
         return tasks
 
     def execute(self, task: TaskNode, feedback: str | None) -> str:
+        with self._aborting(f"task {task.id!r}"):
+            return self._execute(task, feedback)
+
+    def _execute(self, task: TaskNode, feedback: str | None) -> str:
         self._check_running()
         self.log.emit("node_start", node=task.id, agent=task.agent)
         self._progress(f"{task.id}: {task.agent} working")
@@ -232,6 +270,10 @@ class RunExecutor:
         return relative
 
     def review(self, task: TaskNode, output: str) -> tuple[bool, str]:
+        with self._aborting(f"the review of {task.id!r}"):
+            return self._review(task, output)
+
+    def _review(self, task: TaskNode, output: str) -> tuple[bool, str]:
         reviewer = self._reviewer_for(task)
         if reviewer is None:
             return True, ""
@@ -245,7 +287,7 @@ class RunExecutor:
             f"{work[:CONTEXT_CHARS]}\n\nAnswer with 'APPROVED: <why>' or "
             "'CHANGES REQUESTED: <what to fix>'."
         )
-        verdict = self._turn(reviewer, prompt, tools=False)
+        verdict = self._turn(reviewer, prompt, tools=False, task_id=task.id)
         approved = verdict.strip().upper().startswith("APPROVED")
         self.log.emit(
             "review", node=task.id, reviewer=reviewer, approved=approved, verdict=verdict[:300]
@@ -301,7 +343,27 @@ class RunExecutor:
             note = f" ({error})" if error else ""
             self._progress(f"{task.id}: {status.value}{note}")
 
+    def finished(self, task: TaskNode) -> str | None:
+        record = self.store.runs.get_task(self.run_id, task.id)
+        if record is None or record.status is not StoreTaskStatus.DONE or not record.output:
+            return None
+        self.log.emit("node_skip", node=task.id, agent=task.agent, reason="done before a kill")
+        return record.output
+
     # -- internals -------------------------------------------------------------------------
+
+    @contextmanager
+    def _aborting(self, what: str) -> Iterator[None]:
+        """Around a task's work on its thread: a step that ends by anything but a model error
+        or a limit (a stop, a full disk, a bug) keeps the spend of the calls it made, and
+        nothing else, for the redo on resume."""
+        try:
+            yield
+        except (ModelError, LimitReached):
+            raise  # the graph turns these into the task's status, messages and all
+        except BaseException:
+            self.flush(f"record the spend of {what}, unfinished", aborted=True)
+            raise
 
     def _check_running(self) -> None:
         if self._stop.is_set():
@@ -318,9 +380,10 @@ class RunExecutor:
         if self._override:
             spec = ModelSpec(name=self._override)
         key = spec.model_dump_json()
-        if key not in self._models:
-            self._models[key] = self._factory(spec, self._on_event)
-        return self._models[key], spec
+        with self._models_lock:
+            if key not in self._models:
+                self._models[key] = self._factory(spec, self._on_event)
+            return self._models[key], spec
 
     def _on_event(self, event: ModelEvent) -> None:
         if event.kind != "call":
@@ -368,7 +431,7 @@ class RunExecutor:
             system_prompt=system,
             user_message=prompt,
             tools=offered,
-            recorder=_Recorder(self, agent_id, mcp),
+            recorder=_Recorder(self, agent_id, mcp, task=task_id),
             budget=self.budget,
             timeout_s=spec.timeout_s or DEFAULT_CALL_TIMEOUT_S,
         )

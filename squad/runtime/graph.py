@@ -1,9 +1,13 @@
-"""The run graph on LangGraph: plan (hierarchical squads), then one task per step.
+"""The run graph on LangGraph: plan (hierarchical squads), then the ready tasks, together.
 
-Each step runs at most one task and returns, so the checkpointer (durable mode) records every
-finished task before the next starts: a run killed mid-way resumes at the task it was on,
-never redoing finished ones. A task that needs approval interrupts the graph before any of its
-side effects; resuming re-enters the step, which then gets the person's decision.
+``dispatch`` blocks what a failure doomed and sends every task that can run now (up to
+``max_parallel``) to a ``task`` node of its own: they run at once, in one superstep, each on
+a thread of LangGraph's pool. Each task's writes reach the checkpointer (durable mode) the
+moment it finishes, while its siblings still run, so a run killed mid-step resumes only the
+unfinished tasks; the store's record of a finished task covers the instant between its end
+and that write (:meth:`Executor.finished`), so no finished task is ever redone. A task that
+needs approval waits while other tasks can run, then interrupts the graph before any of its
+side effects; resuming re-enters that task, which then gets the person's decision.
 
 The nodes here do the I/O (executor calls, the interrupt); :mod:`squad.runtime.steps` decides
 what each outcome means for the task, the run and the state.
@@ -11,7 +15,7 @@ what each outcome means for the task, the run and the state.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import asdict, replace
 from typing import Any, Protocol
 
 from squad.errors import LimitReached, ModelError, PlanError
@@ -21,6 +25,7 @@ from squad.runtime.steps import (
     TaskResult,
     Transition,
     approval_request,
+    batch,
     failed,
     more_to_do,
     needs_approval,
@@ -64,11 +69,18 @@ class Executor(Protocol):
         rounds: int = 0,
     ) -> None: ...
 
+    def finished(self, task: TaskNode) -> str | None:
+        """The output of ``task`` when the store already records it done in this run (its
+        checkpoint write was lost to a kill), else None."""
+        ...
 
-def build_graph(executor: Executor, *, hierarchical: bool, max_rounds: int) -> Any:
+
+def build_graph(
+    executor: Executor, *, hierarchical: bool, max_rounds: int, max_parallel: int = 1
+) -> Any:
     """An uncompiled LangGraph ``StateGraph`` for one run (compile with a checkpointer)."""
     from langgraph.graph import END, START, StateGraph
-    from langgraph.types import interrupt
+    from langgraph.types import Send, interrupt
 
     def report(change: Transition) -> None:
         executor.task_status(
@@ -89,12 +101,30 @@ def build_graph(executor: Executor, *, hierarchical: bool, max_rounds: int) -> A
         except LimitReached as exc:
             return plan_stop(Stop(exc.kind, str(exc)))
 
-    def step(state: RunState) -> RunState:
+    def dispatch(state: RunState) -> RunState:
         todo = schedule(nodes_of(state), statuses_of(state))
         for change in todo.blocked:
             report(change)
-        # One ready task per step, so each finished task is checkpointed before the next starts.
-        return step_update(state, todo.blocked, [attempt(t, state) for t in todo.ready[:1]])
+        return step_update(todo.blocked) if todo.blocked else {}
+
+    def route(state: RunState) -> list[Any] | str:  # Sends, or a node name
+        if not more_to_do(state):
+            return END
+        todo = schedule(nodes_of(state), statuses_of(state))
+        if todo.blocked:
+            return "dispatch"
+        approvals = state.get("approvals") or {}
+        return [
+            Send("task", _task_input(t, state)) for t in batch(todo.ready, approvals, max_parallel)
+        ] or END
+
+    def task(given: dict[str, Any]) -> RunState:
+        """One task of the step, on its own thread; it writes only its own keys."""
+        node = TaskNode(**{**given["task"], "depends_on": tuple(given["task"]["depends_on"])})
+        output = executor.finished(node)
+        if output is not None:  # done before a kill took its checkpoint write
+            return step_update((), [TaskResult(node, Transition(node, TaskStatus.DONE), output)])
+        return step_update((), [attempt(node, given["view"])])
 
     def attempt(task: TaskNode, state: RunState) -> TaskResult:
         """One task's turn: a person's decision when it needs one, then the work, reported."""
@@ -127,16 +157,29 @@ def build_graph(executor: Executor, *, hierarchical: bool, max_rounds: int) -> A
             return stopped_reviewing(task, output, Stop(exc.kind, str(exc)))
         return reviewed(task, output, verdict, rounds=rounds, max_rounds=max_rounds)
 
-    def route(state: RunState) -> str:
-        return "step" if more_to_do(state) else END
-
     graph = StateGraph(RunState)
     graph.add_node("plan", plan)
-    graph.add_node("step", step)
+    graph.add_node("dispatch", dispatch)
+    graph.add_node("task", task)  # type: ignore[arg-type]  # its input is the Send's, not the state
     if hierarchical:
         graph.add_edge(START, "plan")
-        graph.add_conditional_edges("plan", route, ["step", END])
+        graph.add_conditional_edges("plan", lambda s: END if s.get("stopped") else "dispatch")
     else:
-        graph.add_edge(START, "step")
-    graph.add_conditional_edges("step", route, ["step", END])
+        graph.add_edge(START, "dispatch")
+    graph.add_conditional_edges("dispatch", route, ["dispatch", "task", END])
+    graph.add_edge("task", "dispatch")
     return graph
+
+
+def _task_input(task: TaskNode, state: RunState) -> dict[str, Any]:
+    """What a task's node is sent: the task, and its own part of the state."""
+    view: dict[str, Any] = {}
+    parts: dict[str, Any] = {
+        "approvals": state.get("approvals"),
+        "rounds": state.get("rounds"),
+        "feedback": state.get("feedback"),
+    }
+    for key, values in parts.items():
+        if values and task.id in values:
+            view[key] = {task.id: values[task.id]}
+    return {"task": asdict(task), "view": view}

@@ -5,11 +5,15 @@ a squad cannot pass ``limits.max_cost_usd`` by running many times. Before each m
 the most it may cost is reserved (:meth:`RunBudget.reserve`), and the call is not made when
 that could pass the cap; after it, the real cost replaces the reservation
 (:meth:`RunBudget.settle`). So the cap is a ceiling, not a line crossed by one call.
+
+Tasks of one run share a budget from several threads: each check and its charge happen under
+one lock, so parallel tasks cannot take the same last turn or overspend the cap together.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 
 from squad.errors import LimitReached
 
@@ -26,6 +30,9 @@ class RunBudget:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     reserved_usd: float = 0.0
+    _lock: threading.RLock = field(
+        default_factory=threading.RLock, init=False, repr=False, compare=False
+    )
 
     @property
     def spent_usd(self) -> float:
@@ -38,6 +45,10 @@ class RunBudget:
         return spent > self.max_cost_usd or (self.max_cost_usd > 0 and spent >= self.max_cost_usd)
 
     def before_turn(self) -> None:
+        with self._lock:
+            self._before_turn()
+
+    def _before_turn(self) -> None:
         if self.turns >= self.max_turns:
             raise LimitReached(
                 "max_turns",
@@ -56,6 +67,10 @@ class RunBudget:
         """Hold ``estimate_usd`` for a call about to be made; refuses when it could pass the cap."""
         if estimate_usd <= 0:
             return
+        with self._lock:
+            self._reserve(estimate_usd)
+
+    def _reserve(self, estimate_usd: float) -> None:
         committed = self.spent_usd + self.reserved_usd
         if committed + estimate_usd > self.max_cost_usd:
             raise LimitReached(
@@ -70,11 +85,13 @@ class RunBudget:
         self, estimate_usd: float, prompt_tokens: int, completion_tokens: int, cost_usd: float
     ) -> None:
         """The call reserved with ``estimate_usd`` is over: charge what it really cost."""
-        if estimate_usd > 0:
-            self.reserved_usd = max(self.reserved_usd - estimate_usd, 0.0)
-        self.charge(prompt_tokens, completion_tokens, cost_usd)
+        with self._lock:
+            if estimate_usd > 0:
+                self.reserved_usd = max(self.reserved_usd - estimate_usd, 0.0)
+            self.charge(prompt_tokens, completion_tokens, cost_usd)
 
     def charge(self, prompt_tokens: int, completion_tokens: int, cost_usd: float) -> None:
-        self.prompt_tokens += prompt_tokens
-        self.completion_tokens += completion_tokens
-        self.cost_usd += cost_usd
+        with self._lock:
+            self.prompt_tokens += prompt_tokens
+            self.completion_tokens += completion_tokens
+            self.cost_usd += cost_usd

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -59,6 +60,7 @@ class RunLog:
         self.run_id = run_id
         self._clock = clock
         self._fd: int | None = None
+        self._open_lock = threading.Lock()
 
     def __enter__(self) -> RunLog:
         return self
@@ -72,9 +74,10 @@ class RunLog:
             os.close(fd)
 
     def _descriptor(self) -> int:
-        if self._fd is None:
-            self._fd = open_for_append(self.path)
-        return self._fd
+        with self._open_lock:  # tasks of one run emit from several threads
+            if self._fd is None:
+                self._fd = open_for_append(self.path)
+            return self._fd
 
     def emit(self, event: str, **fields: Any) -> dict[str, Any]:
         record = {"time": self._clock().isoformat(), "run_id": self.run_id, "event": event}

@@ -220,10 +220,21 @@ class SquadRunner:
     ) -> Iterator[tuple[Any, dict[str, Any]]]:
         hierarchical = spec is not None and spec.process == "hierarchical"
         rounds = spec.limits.max_rounds if spec is not None else 1
-        graph = build_graph(executor or _NoExecutor(), hierarchical=hierarchical, max_rounds=rounds)
+        parallel = spec.limits.max_parallel if spec is not None else 1
+        graph = build_graph(
+            executor or _NoExecutor(),
+            hierarchical=hierarchical,
+            max_rounds=rounds,
+            max_parallel=parallel,
+        )
         with self.checkpoints.saver() as saver:
             app = graph.compile(checkpointer=saver)
-            yield app, {"configurable": {"thread_id": run_id}, "recursion_limit": 10_000}
+            config = {
+                "configurable": {"thread_id": run_id},
+                "recursion_limit": 10_000,
+                "max_concurrency": parallel,
+            }
+            yield app, config
 
     def _drive(
         self,
@@ -455,4 +466,7 @@ class _NoExecutor:
         raise RuntimeError("read-only graph")
 
     def task_status(self, task: Any, status: Any, **_: Any) -> None:
+        raise RuntimeError("read-only graph")
+
+    def finished(self, task: Any) -> str | None:
         raise RuntimeError("read-only graph")

@@ -1,18 +1,20 @@
 """What a run step decides, pure: the graph's nodes do the I/O, these functions say what it means.
 
-A step blocks the tasks a failure doomed, takes the ready tasks, and turns what happened to each
-(a person's decision, the executor's output or error, a reviewer's verdict) into the transitions
-to report and the state update to checkpoint. Nothing here calls the executor or LangGraph, so
-every rule is tested on plain data, the way langgraph keeps ``pregel/_algo.py`` pure and
-``pregel/_loop.py`` doing the I/O. A step takes the first ready task, but :func:`schedule`
-and :func:`step_update` speak of all of them: running several at once needs no new rules.
+A step blocks the tasks a failure doomed, picks the ready tasks to run together
+(:func:`batch`), and turns what happened to each (a person's decision, the executor's output or
+error, a reviewer's verdict) into the transitions to report and the state update to
+checkpoint. Nothing here calls the executor or LangGraph, so every rule is tested on plain
+data, the way langgraph keeps ``pregel/_algo.py`` pure and ``pregel/_loop.py`` doing the I/O.
+
+Tasks of one batch run at once and write the state at once, so every update is a delta: the
+dict channels merge what each task wrote (:func:`merged`), and the first stop wins.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, TypedDict
+from typing import Annotated, Any, TypedDict
 
 from squad.runtime.tasks import (
     RunOutcome,
@@ -32,7 +34,10 @@ __all__ = [
     "TaskResult",
     "Transition",
     "approval_request",
+    "batch",
     "failed",
+    "first",
+    "merged",
     "more_to_do",
     "needs_approval",
     "nodes_of",
@@ -50,18 +55,31 @@ __all__ = [
 ]
 
 
+def merged(old: dict[str, Any] | None, new: dict[str, Any] | None) -> dict[str, Any]:
+    """A dict channel's reducer: each write adds or replaces its keys (tasks of one step each
+    write their own)."""
+    return {**(old or {}), **(new or {})}
+
+
+def first(old: str | None, new: str | None) -> str | None:
+    """The stop channels' reducer: the first stop of a step is the one the run reports."""
+    return old if old else new
+
+
 class RunState(TypedDict, total=False):
-    """The run graph's state; each key is a LangGraph channel (the last value written wins)."""
+    """The run graph's state; each key is a LangGraph channel. ``tasks`` and ``planned`` keep
+    the last value written; the dicts merge the keys each write brings; ``stopped`` and
+    ``error`` keep the first stop."""
 
     tasks: list[dict[str, Any]]
-    status: dict[str, str]
-    outputs: dict[str, str]
-    rounds: dict[str, int]
-    feedback: dict[str, str]
-    approvals: dict[str, str]
+    status: Annotated[dict[str, str], merged]
+    outputs: Annotated[dict[str, str], merged]
+    rounds: Annotated[dict[str, int], merged]
+    feedback: Annotated[dict[str, str], merged]
+    approvals: Annotated[dict[str, str], merged]
     planned: bool
-    stopped: str | None
-    error: str | None
+    stopped: Annotated[str | None, first]
+    error: Annotated[str | None, first]
 
 
 def nodes_of(state: RunState) -> list[TaskNode]:
@@ -168,6 +186,17 @@ def schedule(tasks: Sequence[TaskNode], status: Mapping[str, TaskStatus]) -> Sch
     )
 
 
+def batch(ready: Sequence[TaskNode], approvals: Mapping[str, str], limit: int) -> list[TaskNode]:
+    """The ready tasks to run together, at most ``limit``, in topological order.
+
+    A task that waits for a person waits alone: while other tasks are ready they run and it
+    stays pending (its branch pauses, the others go on); only when nothing else is ready does
+    the run ask, for one task at a time.
+    """
+    free = [t for t in ready if not needs_approval(t, approvals)]
+    return free[: max(limit, 1)] if free else list(ready[:1])
+
+
 def more_to_do(state: RunState) -> bool:
     """Whether the graph steps again: not stopped, and a step would block or run a task."""
     if state.get("stopped"):
@@ -236,22 +265,20 @@ def reviewed(
     return TaskResult(task, report, output, sent_back=back)
 
 
-def step_update(
-    state: RunState, blocked: Sequence[Transition], results: Sequence[TaskResult] = ()
-) -> RunState:
-    """The update a step returns: only the channels it changed, since each one is checkpointed."""
+def step_update(blocked: Sequence[Transition], results: Sequence[TaskResult] = ()) -> RunState:
+    """The update a step (or one task of it) returns: only the keys it changed, since tasks
+    that run together write at once and the channels merge their writes."""
     update: RunState = {}
     decided = {r.task.id: r.decision.record for r in results if r.decision is not None}
     if decided:
-        update["approvals"] = {**(state.get("approvals") or {}), **decided}
+        update["approvals"] = decided
     rounds = {r.task.id: r.sent_back.rounds for r in results if r.sent_back is not None}
     if rounds:
-        notes = {r.task.id: r.sent_back.notes for r in results if r.sent_back is not None}
-        update["rounds"] = {**(state.get("rounds") or {}), **rounds}
-        update["feedback"] = {**(state.get("feedback") or {}), **notes}
+        update["rounds"] = rounds
+        update["feedback"] = {r.task.id: r.sent_back.notes for r in results if r.sent_back}
     outputs = {r.task.id: r.output for r in results if r.output is not None}
     if outputs:
-        update["outputs"] = {**(state.get("outputs") or {}), **outputs}
+        update["outputs"] = outputs
     stop = next((r.stop for r in results if r.stop is not None), None)
     if stop is not None:
         update["stopped"], update["error"] = stop.kind, stop.error
@@ -259,7 +286,8 @@ def step_update(
     for r in results:
         if r.report is not None and r.stop is None:
             changes[r.task.id] = r.report.status.value
-    update["status"] = {**state.get("status", {}), **changes}
+    if changes or not update:
+        update["status"] = changes
     return update
 
 

@@ -172,7 +172,10 @@ class ModelSpec(_Strict):
     api_base: Annotated[str, AfterValidator(_check_api_base)] | None = None
     """Base URL of an OpenAI-compatible or self-hosted endpoint."""
     api_key_env: Annotated[str, AfterValidator(_check_env_name)] | None = None
-    """Name of the environment variable holding the API key (never the key itself)."""
+    """Name of the environment variable holding the API key (never the key itself). Without
+    it the provider's usual variable (OPENAI_API_KEY, ...) applies; with ``api_base`` and no key
+    set anywhere, a placeholder key is sent, as local servers (llama.cpp, Ollama, vLLM) take
+    none."""
     temperature: Annotated[float, Field(ge=0, le=2)] | None = None
     """Sampling temperature, 0 to 2."""
     timeout_s: Annotated[float, Field(gt=0, le=3600)] | None = None
@@ -335,6 +338,8 @@ class Limits(_Strict):
     """Spend cap in US dollars, enforced by a ledger kept across runs."""
     timeout_s: Annotated[float, Field(gt=0, le=7 * 24 * 3600)] = 600
     """Wall-clock limit of one run in seconds."""
+    max_parallel: Annotated[int, Field(ge=1, le=64)] = 4
+    """Tasks run at once when their dependencies allow (1: one task at a time)."""
 
 
 class SquadSpec(_Strict):

@@ -21,6 +21,8 @@ TASKS = [
     TaskNode("publish", "writer", ("draft",), approval=True),
     TaskNode("notes", "writer"),
 ]
+OUTLINE_ONLY = TaskNode("outline", "writer")
+DRAFT_AFTER = TaskNode("draft", "writer", ("outline",))
 
 
 @dataclass
@@ -35,6 +37,7 @@ class Script:
     executed: list[str] = field(default_factory=list)
     statuses: list[tuple[str, str]] = field(default_factory=list)
     feedback_seen: list[str | None] = field(default_factory=list)
+    done_in_store: dict[str, str] = field(default_factory=dict)
 
     def plan(self) -> list[TaskNode]:
         if self.plan_error is not None:
@@ -65,6 +68,9 @@ class Script:
         rounds: int = 0,
     ) -> None:
         self.statuses.append((task.id, status.value))
+
+    def finished(self, task: TaskNode) -> str | None:
+        return self.done_in_store.get(task.id)
 
 
 @pytest.fixture
@@ -209,7 +215,7 @@ def test_a_limit_during_the_review_stops_the_run_keeping_the_output(checkpointer
     assert (final["stopped"], final["error"]) == ("max_turns", "turns used up")
     assert final["outputs"] == {"build": "tasks/build/output.md"}
     assert final["status"] == {"build": "pending"}
-    assert "rounds" not in final
+    assert not final.get("rounds")
 
 
 def test_a_decision_is_kept_so_a_crash_after_approval_does_not_ask_again(
@@ -225,3 +231,34 @@ def test_a_decision_is_kept_so_a_crash_after_approval_does_not_ask_again(
     assert script.executed[-2:] == ["publish", "publish"]
     assert final["approvals"] == {"publish": "approved"}
     assert state_outcome(final) == RunOutcome.SUCCEEDED
+
+
+def test_a_task_the_store_records_done_is_not_run_again(checkpointer: Any) -> None:
+    """The instant between a task's end and its checkpoint write: a kill there leaves the
+    store saying done, and the redone step takes that instead of calling the model again."""
+    script = Script(done_in_store={"outline": "tasks/outline/output.md"})
+    final = start(compile_run(script, checkpointer), tasks=[OUTLINE_ONLY, DRAFT_AFTER])
+    assert script.executed == ["draft"]
+    assert final["status"] == {"outline": "done", "draft": "done"}
+    assert final["outputs"]["outline"] == "tasks/outline/output.md"
+
+
+def test_ready_tasks_run_together_up_to_max_parallel(checkpointer: Any) -> None:
+    import threading
+
+    together = threading.Barrier(3, timeout=10)
+    seen: list[str] = []
+
+    class Parallel(Script):
+        def execute(self, task: TaskNode, feedback: str | None) -> str:
+            seen.append(task.id)
+            together.wait()  # breaks unless three tasks are in here at once
+            return f"tasks/{task.id}/output.md"
+
+    tasks = [TaskNode(f"t{i}", "writer") for i in range(3)]
+    app = build_graph(Parallel(), hierarchical=False, max_rounds=1, max_parallel=3).compile(
+        checkpointer=checkpointer
+    )
+    final = start(app, tasks=tasks)
+    assert sorted(seen) == ["t0", "t1", "t2"]
+    assert final["status"] == dict.fromkeys(["t0", "t1", "t2"], "done")

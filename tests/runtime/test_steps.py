@@ -15,7 +15,10 @@ from squad.runtime.steps import (
     TaskResult,
     Transition,
     approval_request,
+    batch,
     failed,
+    first,
+    merged,
     more_to_do,
     needs_approval,
     nodes_of,
@@ -195,33 +198,29 @@ def test_with_one_round_the_first_send_back_fails_the_task() -> None:
 def test_a_step_with_nothing_ready_writes_only_the_blocked_statuses() -> None:
     state = state_of(TASKS, outline=S.FAILED)
     plan = schedule(nodes_of(state), statuses_of(state))
-    assert step_update(state, plan.blocked) == {
+    assert step_update(plan.blocked) == {
         "status": {
-            "outline": "failed",
             "draft": "blocked",
             "images": "blocked",
             "review": "blocked",
             "publish": "blocked",
-            "notes": "pending",
         }
     }
 
 
 def test_finished_work_writes_its_output_and_status_but_no_rounds() -> None:
-    state: RunState = {**state_of([OUTLINE, DRAFT]), "outputs": {"earlier": "e.md"}}
     result = reviewed(OUTLINE, "o.md", (True, ""), rounds=0, max_rounds=2)
-    assert step_update(state, (), [result]) == {
-        "outputs": {"earlier": "e.md", "outline": "o.md"},
-        "status": {"outline": "done", "draft": "pending"},
+    assert step_update((), [result]) == {
+        "outputs": {"outline": "o.md"},
+        "status": {"outline": "done"},
     }
 
 
 def test_work_sent_back_writes_the_round_and_the_notes_and_stays_pending() -> None:
-    state: RunState = {**state_of([OUTLINE]), "rounds": {"x": 2}, "feedback": {"x": "old"}}
     result = reviewed(OUTLINE, "o.md", (False, "add tests"), rounds=0, max_rounds=2)
-    assert step_update(state, (), [result]) == {
-        "rounds": {"x": 2, "outline": 1},
-        "feedback": {"x": "old", "outline": "add tests"},
+    assert step_update((), [result]) == {
+        "rounds": {"outline": 1},
+        "feedback": {"outline": "add tests"},
         "outputs": {"outline": "o.md"},
         "status": {"outline": "pending"},
     }
@@ -230,9 +229,8 @@ def test_work_sent_back_writes_the_round_and_the_notes_and_stays_pending() -> No
 def test_a_decision_made_this_step_is_kept_in_approvals() -> None:
     decision = Decision(False, "tone is off")
     result = TaskResult(PUBLISH, rejected(PUBLISH, decision).report, decision=decision)
-    update = step_update({**state_of([PUBLISH]), "approvals": {"a": "approved"}}, (), [result])
-    assert update == {
-        "approvals": {"a": "approved", "publish": "rejected: tone is off"},
+    assert step_update((), [result]) == {
+        "approvals": {"publish": "rejected: tone is off"},
         "status": {"publish": "failed"},
     }
 
@@ -241,18 +239,17 @@ def test_a_stopped_run_keeps_the_task_pending_in_the_state_and_says_why() -> Non
     state = state_of([OUTLINE, DRAFT], outline=S.FAILED)
     plan = schedule(nodes_of(state), statuses_of(state))
     result = stopped_running(NOTES, Stop("max_turns", "turns used up"))
-    assert step_update(state, plan.blocked, [result]) == {
+    assert step_update(plan.blocked, [result]) == {
         "stopped": "max_turns",
         "error": "turns used up",
-        "status": {"outline": "failed", "draft": "blocked"},
+        "status": {"draft": "blocked"},
     }
 
 
 def test_a_step_update_merges_the_results_of_several_tasks() -> None:
-    state = state_of([OUTLINE, NOTES])
     done = reviewed(OUTLINE, "o.md", (True, ""), rounds=0, max_rounds=2)
     back = reviewed(NOTES, "n.md", (False, "shorter"), rounds=0, max_rounds=2)
-    assert step_update(state, (), [done, back]) == {
+    assert step_update((), [done, back]) == {
         "rounds": {"notes": 1},
         "feedback": {"notes": "shorter"},
         "outputs": {"outline": "o.md", "notes": "n.md"},
@@ -260,11 +257,26 @@ def test_a_step_update_merges_the_results_of_several_tasks() -> None:
     }
 
 
-def test_a_step_update_leaves_the_state_it_read_unchanged() -> None:
-    state: RunState = {**state_of([OUTLINE]), "rounds": {}, "feedback": {}, "outputs": {}}
-    before = {k: dict(v) if isinstance(v, dict) else v for k, v in state.items()}
-    step_update(state, (), [reviewed(OUTLINE, "o.md", (False, "no"), rounds=0, max_rounds=3)])
-    assert state == before
+def test_updates_of_tasks_run_together_merge_into_the_state_and_the_first_stop_wins() -> None:
+    old = {"outline": "done", "draft": "pending", "notes": "pending"}
+    writes = [{"draft": "done"}, {"notes": "failed"}]
+    status: dict[str, str] = old
+    for write in writes:
+        status = merged(status, write)
+    assert status == {"outline": "done", "draft": "done", "notes": "failed"}
+    assert old == {"outline": "done", "draft": "pending", "notes": "pending"}
+    assert first(None, "max_turns") == "max_turns"
+    assert first("max_turns", "max_cost_usd") == "max_turns"
+
+
+def test_a_batch_is_the_ready_tasks_up_to_the_limit_and_a_gate_waits_while_others_can_run() -> None:
+    gated = TaskNode("publish", "writer", approval=True)
+    free = [TaskNode(f"t{i}", "writer") for i in range(5)]
+    assert batch(free, {}, 3) == free[:3]
+    assert batch([gated, *free[:2]], {}, 4) == free[:2]  # the gate waits, its siblings run
+    assert batch([gated, TaskNode("x", "w", approval=True)], {}, 4) == [gated]  # one ask at a time
+    assert batch([gated, free[0]], {"publish": "approved"}, 4) == [gated, free[0]]
+    assert batch(free, {}, 0) == free[:1]
 
 
 # -- plan and reading the state -------------------------------------------------------------

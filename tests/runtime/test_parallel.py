@@ -1,0 +1,288 @@
+"""Independent tasks run at once: a diamond squad (start -> b1..b4 -> finish) on the stub model
+server, whose handler threads show what was in flight together.
+
+Concurrency is proven by structure, not by timing: the four middle tasks' model calls meet at
+a barrier in the stub server, which only opens when all four are in flight at once (run one by
+one, it times out and the run fails). A kill in the middle of the parallel step, an approval
+gate on one branch, the spend cap and memory writes under concurrency are each checked the
+same way.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from squad.app import App
+from squad.model import ChatModel, LiteLLMModel, ModelEvent, RetryPolicy
+from squad.model.factory import ModelFactory
+from squad.model.testing import FREE_PRICES, OpenAIStubServer, answer, tool_call
+from squad.runtime.runlog import read_events, run_log_path
+from squad.settings import Settings
+from squad.spec.loader import squad_from_text
+from squad.spec.models import ModelSpec, SquadSpec
+
+FAST_RETRY = RetryPolicy(max_attempts=1, base_delay_s=0, jitter=0)
+MIDDLE = ("b1", "b2", "b3", "b4")
+TASK = re.compile(r"Task: Do step (\w+)\.")
+
+
+def diamond(
+    url: str,
+    *,
+    parallel: int = 4,
+    gated: str | None = None,
+    model: str | None = None,
+    limits: str = "",
+) -> str:
+    model = (
+        model or f"{{name: openai/stub, api_base: '{url}', api_key_env: STUB_KEY, {FREE_PRICES}}}"
+    )
+    tasks = ["  - {id: start, description: Do step start., agent: worker}"]
+    for task in MIDDLE:
+        approval = ", approval: true" if task == gated else ""
+        tasks.append(
+            f"  - {{id: {task}, description: Do step {task}., agent: worker,"
+            f" depends_on: [start]{approval}}}"
+        )
+    tasks.append(
+        "  - {id: finish, description: Do step finish., agent: worker,"
+        " depends_on: [b1, b2, b3, b4]}"
+    )
+    return (
+        "name: diamond\n"
+        f"model: {model}\n"
+        f"limits: {{max_parallel: {parallel}{limits}}}\n"
+        "agents:\n"
+        "  - {id: worker, role: Does one step}\n"
+        "tasks:\n" + "\n".join(tasks) + "\n"
+    )
+
+
+def task_of(body: Any) -> str:
+    users = [str(m["content"]) for m in body["messages"] if m.get("role") == "user"]
+    found = TASK.search(users[-1])
+    assert found, users[-1]
+    return found.group(1)
+
+
+class Stub:
+    """A stub handler that counts what is in flight at once, by task."""
+
+    def __init__(self, *, meet: int = 0, hold: float = 0.0) -> None:
+        self.lock = threading.Lock()
+        self.in_flight = 0
+        self.most = 0
+        self.calls: Counter[str] = Counter()
+        self.barrier = threading.Barrier(meet, timeout=30) if meet else None
+        self.hold = hold
+
+    def __call__(self, body: Any) -> Any:
+        task = task_of(body)
+        with self.lock:
+            self.in_flight += 1
+            self.most = max(self.most, self.in_flight)
+            self.calls[task] += 1
+        try:
+            if task in MIDDLE and self.barrier is not None:
+                self.barrier.wait()  # opens only with all four middle calls in flight
+            if self.hold:
+                time.sleep(self.hold)
+        finally:
+            with self.lock:
+                self.in_flight -= 1
+        return answer(f"Output of {task}.")
+
+
+@pytest.fixture
+def stub_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STUB_KEY", "stub-key")
+
+
+def models(api_base: str | None = None) -> ModelFactory:
+    def make(spec: ModelSpec, on_event: Callable[[ModelEvent], None]) -> ChatModel:
+        if api_base is not None:
+            spec = spec.model_copy(update={"api_base": api_base})
+        return LiteLLMModel(spec, on_event=on_event, retry=FAST_RETRY, sleep=lambda _: None)
+
+    return make
+
+
+def create(app: App, text: str) -> tuple[SquadSpec, Path]:
+    spec = squad_from_text(text, source="diamond.yaml")
+    return spec, app.squads.create(spec).path
+
+
+def test_the_four_middle_tasks_of_a_diamond_run_at_once(app: App, stub_key: None) -> None:
+    handler = Stub(meet=4)
+    with OpenAIStubServer(handler) as stub:
+        spec, workspace = create(app, diamond(stub.url))
+        result = app.runner(model_factory=models()).run(spec, workspace)
+        finish_prompt = next(b for b in stub.bodies if task_of(b) == "finish")
+
+    assert result.succeeded, result.error
+    assert handler.most == 4 and handler.calls == Counter(
+        dict.fromkeys(["start", *MIDDLE, "finish"], 1)
+    )
+    assert result.tasks == dict.fromkeys(["start", *MIDDLE, "finish"], "done")
+    prompt = str(finish_prompt["messages"][-1]["content"])
+    assert all(f"Output of {t}." in prompt for t in MIDDLE)  # it saw every branch's output
+    log = read_events(run_log_path(workspace, result.run_id))
+    calls = [e for e in log if e["event"] == "model_call"]
+    assert sorted(e["task"] for e in calls) == sorted(["start", *MIDDLE, "finish"])
+    for task in ("start", *MIDDLE, "finish"):
+        assert (workspace / "tasks" / task / "output.md").read_text() == f"Output of {task}.\n"
+
+
+def test_max_parallel_1_runs_one_task_at_a_time(app: App, stub_key: None) -> None:
+    handler = Stub(hold=0.05)
+    with OpenAIStubServer(handler) as stub:
+        spec, workspace = create(app, diamond(stub.url, parallel=1))
+        result = app.runner(model_factory=models()).run(spec, workspace)
+
+    assert result.succeeded, result.error
+    assert handler.most == 1 and sum(handler.calls.values()) == 6
+
+
+def test_an_approval_gate_pauses_its_branch_while_the_others_finish(
+    app: App, stub_key: None
+) -> None:
+    handler = Stub()
+    with OpenAIStubServer(handler) as stub:
+        spec, workspace = create(app, diamond(stub.url, gated="b2"))
+        runner = app.runner(model_factory=models())
+        paused = runner.run(spec, workspace)
+
+        assert paused.status == "awaiting_approval" and paused.awaiting == "b2"
+        assert handler.calls == Counter(start=1, b1=1, b3=1, b4=1)
+        assert {t: paused.tasks[t] for t in ("b1", "b3", "b4")} == dict.fromkeys(
+            ("b1", "b3", "b4"), "done"
+        )
+        assert paused.tasks["finish"] == "pending"
+
+        done = app.runner(model_factory=models()).approve(paused.run_id, "b2", approved=True)
+
+    assert done.succeeded, done.error
+    assert handler.calls == Counter(dict.fromkeys(["start", *MIDDLE, "finish"], 1))
+
+
+def test_parallel_tasks_cannot_overspend_the_cap_together(app: App, stub_key: None) -> None:
+    # Each call reserves 100 output tokens at $1 per 1,000 ($0.10) and costs that much: after
+    # start's $0.10, a $0.25 cap has room for one more reservation, not four.
+    with OpenAIStubServer(
+        lambda body: answer("ok", prompt_tokens=10, completion_tokens=100)
+    ) as stub:
+        model = (
+            f"{{name: openai/stub, api_base: '{stub.url}', api_key_env: STUB_KEY,"
+            " max_tokens: 100, cost_per_1k_input: 0, cost_per_1k_output: 1.0}"
+        )
+        spec, workspace = create(app, diamond(stub.url, model=model, limits=", max_cost_usd: 0.25"))
+        result = app.runner(model_factory=models()).run(spec, workspace)
+        requests = len(stub.requests)
+
+    assert result.status == "stopped"
+    assert result.error is not None and "$0.25 cap" in result.error
+    assert requests == 2
+    assert result.cost_usd == pytest.approx(0.2) and result.cost_usd <= 0.25
+    assert app.store.runs.spent("diamond").cost_usd <= 0.25
+
+
+def test_memory_written_by_tasks_running_at_once_all_lands(app: App, stub_key: None) -> None:
+    def handler(body: Any) -> Any:
+        task = task_of(body)
+        if body["messages"][-1].get("role") == "tool":
+            return answer(f"Output of {task}.")
+        return tool_call(
+            "memory_append", {"section": "Insights", "text": f"- learnt in {task}"}, call_id=task
+        )
+
+    with OpenAIStubServer(handler) as stub:
+        spec, workspace = create(app, diamond(stub.url))
+        result = app.runner(model_factory=models()).run(spec, workspace)
+
+    assert result.succeeded, result.error
+    memory = (workspace / "agents" / "worker" / "memory.md").read_text()
+    for task in ("start", *MIDDLE, "finish"):
+        assert memory.count(f"- learnt in {task}") == 1, memory
+    stored = app.store.conversation.messages("diamond", "worker")
+    assert sum(m.role.value == "assistant" for m in stored) == 6
+
+
+CHILD = """\
+import sys
+from squad.app import App
+from squad.settings import Settings
+
+with App.open(Settings.load()) as app:
+    spec, workspace = app.squads.definition(sys.argv[1])
+    app.runner().run(spec, workspace)
+"""
+
+
+def test_a_kill_mid_step_resumes_only_the_unfinished_tasks(
+    app: App, settings: Settings, stub_key: None, tmp_path: Path
+) -> None:
+    release = threading.Event()
+
+    def first_handler(body: Any) -> Any:
+        task = task_of(body)
+        if task in ("b3", "b4"):
+            release.wait(60)  # still in flight when the kill comes
+        return answer(f"Output of {task}.")
+
+    with OpenAIStubServer(first_handler) as first:
+        _, workspace = create(app, diamond(first.url))
+        env = {
+            **os.environ,
+            "SQUAD_HOME": str(settings.home),
+            "SQUAD_WORKSPACES": str(settings.workspaces),
+            "SQUAD_CONFIGS": str(settings.configs),
+            "STUB_KEY": "stub-key",
+        }
+        child = subprocess.Popen(
+            [sys.executable, "-c", CHILD, "diamond"],
+            cwd=tmp_path,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        try:
+            deadline = time.monotonic() + 90
+            while child.poll() is None:
+                asked = Counter(task_of(b) for b in first.bodies)
+                done = all((workspace / "tasks" / t / "output.md").exists() for t in ("b1", "b2"))
+                if done and asked["b3"] and asked["b4"]:
+                    break
+                assert time.monotonic() < deadline, "the child never reached the parallel step"
+                time.sleep(0.05)
+            time.sleep(0.3)  # b1 and b2 are recorded done while b3 and b4 still wait
+        finally:
+            child.kill()
+            _, stderr = child.communicate(timeout=30)
+            release.set()
+        assert child.returncode == -signal.SIGKILL, stderr.decode()
+        first_asked = Counter(task_of(b) for b in first.bodies)
+
+    assert first_asked == Counter(start=1, b1=1, b2=1, b3=1, b4=1)
+    kept = {t: (workspace / "tasks" / t / "output.md").stat().st_mtime_ns for t in ("b1", "b2")}
+    [run] = app.store.interrupted_runs("diamond")
+
+    handler = Stub()
+    with OpenAIStubServer(handler) as fresh:
+        result = app.runner(model_factory=models(api_base=fresh.url)).resume(run.id)
+
+    assert result.succeeded, result.error
+    assert handler.calls == Counter(b3=1, b4=1, finish=1)  # no finished task redone
+    assert {t: (workspace / "tasks" / t / "output.md").stat().st_mtime_ns for t in kept} == kept
+    assert result.tasks == dict.fromkeys(["start", *MIDDLE, "finish"], "done")
