@@ -64,6 +64,8 @@ class App:
         self._decisions: DecisionLog | None = None
         self._checkpoints: Checkpoints | None = None
         self._extraction: BackgroundExtractor | None = None
+        self.task_slots = threading.BoundedSemaphore(settings.daemon.max_parallel_tasks)
+        """Tasks working at once across every runner of this app (``daemon.max_parallel_tasks``)."""
         self._closed = False
 
     @classmethod
@@ -199,6 +201,7 @@ class App:
             progress=progress,
             clock=self.clock,
             decisions=self.decisions,
+            task_slots=self.task_slots,
         )
 
     # -- the end -----------------------------------------------------------------------------

@@ -8,6 +8,7 @@ explicitly to whatever needs it; nothing reads the environment behind its back.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +17,8 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
+from squad.errors import ConfigError, Problem
+
 __all__ = [
     "DaemonSettings",
     "HttpSettings",
@@ -23,6 +26,7 @@ __all__ = [
     "RetentionSettings",
     "Settings",
     "SettingsFile",
+    "TelemetrySettings",
 ]
 
 DEFAULT_MEMORY_FILE_CAP_KB = 50
@@ -113,6 +117,9 @@ class DaemonSettings(BaseModel):
 
     max_concurrent_runs: Annotated[int, Field(ge=1, le=64)] = 2
     """Runs going on at once; further ones wait in a queue (one squad never runs twice)."""
+    max_parallel_tasks: Annotated[int, Field(ge=1, le=256)] = 8
+    """Tasks working at once across every run of this process (each run also keeps to its
+    squad's ``limits.max_parallel``); more wait for a slot."""
     misfire_grace_s: Annotated[int, Field(ge=1, le=7 * 24 * 3600)] = 300
     """A scheduled time missed by up to this many seconds (a busy machine, a daemon restart)
     still starts its run; several missed times of one squad start one run."""
@@ -131,6 +138,86 @@ class DaemonSettings(BaseModel):
     """The HTTP API and dashboard the daemon serves."""
 
 
+def _check_otlp_url(value: str) -> str:
+    if not _HTTP_URL.match(value):
+        message = (
+            f"{value!r} is not an http(s) URL (for example 'http://127.0.0.1:4318'); squad "
+            "sends traces over OTLP/HTTP"
+        )
+        raise PydanticCustomError("otlp_url", "{message}", {"message": message})
+    return value
+
+
+_HTTP_URL = re.compile(r"^https?://[^\s/]+")
+_TRUE = ("1", "true", "yes", "on")
+
+
+class TelemetrySettings(BaseModel):
+    """Where squad sends OpenTelemetry traces of its runs (needs ``pip install 'squad[otel]'``).
+
+    Off unless an endpoint is set. The environment wins over ``settings.yaml``:
+    ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``, ``OTEL_EXPORTER_OTLP_ENDPOINT``, ``OTEL_SERVICE_NAME``,
+    ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` and ``OTEL_SDK_DISABLED=true``.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid", strict=True, frozen=True, use_attribute_docstrings=True
+    )
+
+    otlp_endpoint: Annotated[str, AfterValidator(_check_otlp_url)] | None = None
+    """Base URL of an OTLP/HTTP receiver (a collector, Jaeger, Phoenix, ...): spans are sent to
+    ``<it>/v1/traces``, as with ``OTEL_EXPORTER_OTLP_ENDPOINT``."""
+    otlp_traces_endpoint: Annotated[str, AfterValidator(_check_otlp_url)] | None = None
+    """The full URL spans are posted to, when it is not ``<otlp_endpoint>/v1/traces``."""
+    capture_content: bool = False
+    """Also put prompts, replies, tool arguments and tool results in the spans (credentials
+    redacted). Off by default: spans carry names, models, token counts, costs and timings."""
+    service_name: Annotated[str, Field(min_length=1, max_length=200)] = "squad"
+    """The ``service.name`` the spans are reported under."""
+
+    @property
+    def traces_url(self) -> str | None:
+        """Where spans go; None when tracing is off."""
+        if self.otlp_traces_endpoint:
+            return self.otlp_traces_endpoint
+        if self.otlp_endpoint:
+            return self.otlp_endpoint.rstrip("/") + "/v1/traces"
+        return None
+
+    def from_environment(self, env: Mapping[str, str]) -> TelemetrySettings:
+        """These settings with the standard ``OTEL_*`` variables of ``env`` applied over them."""
+        if env.get("OTEL_SDK_DISABLED", "").strip().lower() in _TRUE:
+            return self.model_copy(update={"otlp_endpoint": None, "otlp_traces_endpoint": None})
+        update: dict[str, object] = {}
+        if traces := _env_url(env, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
+            update["otlp_traces_endpoint"] = traces
+        if endpoint := _env_url(env, "OTEL_EXPORTER_OTLP_ENDPOINT"):
+            update["otlp_endpoint"] = endpoint
+            update.setdefault("otlp_traces_endpoint", None)  # over the file's, too
+        if service := env.get("OTEL_SERVICE_NAME", "").strip():
+            update["service_name"] = service
+        capture = env.get("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "").strip()
+        if capture:
+            update["capture_content"] = capture.lower() in _TRUE
+        return self.model_copy(update=update) if update else self
+
+
+def _env_url(env: Mapping[str, str], name: str) -> str | None:
+    value = env.get(name, "").strip()
+    if value and not _HTTP_URL.match(value):
+        raise ConfigError(
+            [
+                Problem(
+                    f"{name}={value!r} is not an http(s) URL",
+                    source="environment",
+                    hint="squad sends traces over OTLP/HTTP: set it to a URL such as "
+                    "'http://127.0.0.1:4318', or unset it",
+                )
+            ]
+        )
+    return value or None
+
+
 class SettingsFile(BaseModel):
     """The optional ``configs/settings.yaml``."""
 
@@ -144,6 +231,8 @@ class SettingsFile(BaseModel):
     """Memory file limits and experiential-fact ranking."""
     daemon: DaemonSettings = DaemonSettings()
     """``squad daemon``: concurrency, misfires, shutdown, background jobs, retention."""
+    telemetry: TelemetrySettings = TelemetrySettings()
+    """OpenTelemetry traces of runs, turns, model calls and tool calls (off by default)."""
 
 
 @dataclass(frozen=True)
@@ -164,6 +253,8 @@ class Settings:
     settings_file: Path | None = None
     daemon: DaemonSettings = field(default_factory=DaemonSettings)
     """The ``daemon:`` section of settings.yaml."""
+    telemetry: TelemetrySettings = field(default_factory=TelemetrySettings)
+    """The ``telemetry:`` section of settings.yaml, with the ``OTEL_*`` variables applied."""
 
     @property
     def squads_dir(self) -> Path:
@@ -218,6 +309,7 @@ class Settings:
             memory_ranking=file_settings.memory.ranking,
             settings_file=found,
             daemon=file_settings.daemon,
+            telemetry=file_settings.telemetry.from_environment(env),
         )
 
 

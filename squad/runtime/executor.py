@@ -138,6 +138,7 @@ class RunExecutor:
         on_replies: Callable[[AgentContext, int], None] | None = None,
         mcp: McpTools | None = None,
         decisions: DecisionLog | None = None,
+        task_slots: threading.BoundedSemaphore | None = None,
     ) -> None:
         self.spec = spec
         self.workspace = workspace
@@ -163,6 +164,7 @@ class RunExecutor:
         self._mcp = mcp
         """The run's MCP servers (None without any): their tools join the built-in ones."""
         self._decisions = decisions or DecisionLog(store, clock=clock)
+        self._slots = task_slots
 
     # -- the step's store writes -----------------------------------------------------------
 
@@ -254,7 +256,7 @@ class RunExecutor:
         return tasks
 
     def execute(self, task: TaskNode, feedback: str | None) -> str:
-        with self._aborting(f"task {task.id!r}"):
+        with self._slot(), self._aborting(f"task {task.id!r}"):
             return self._execute(task, feedback)
 
     def _execute(self, task: TaskNode, feedback: str | None) -> str:
@@ -270,7 +272,7 @@ class RunExecutor:
         return relative
 
     def review(self, task: TaskNode, output: str) -> tuple[bool, str]:
-        with self._aborting(f"the review of {task.id!r}"):
+        with self._slot(), self._aborting(f"the review of {task.id!r}"):
             return self._review(task, output)
 
     def _review(self, task: TaskNode, output: str) -> tuple[bool, str]:
@@ -351,6 +353,20 @@ class RunExecutor:
         return record.output
 
     # -- internals -------------------------------------------------------------------------
+
+    @contextmanager
+    def _slot(self) -> Iterator[None]:
+        """One of the process's task slots while a task or its review works (a stop asked
+        for while waiting for one is honoured)."""
+        if self._slots is None:
+            yield
+            return
+        while not self._slots.acquire(timeout=0.2):
+            self._check_running()
+        try:
+            yield
+        finally:
+            self._slots.release()
 
     @contextmanager
     def _aborting(self, what: str) -> Iterator[None]:

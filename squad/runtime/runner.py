@@ -85,12 +85,15 @@ class SquadRunner:
         progress: Callable[[str], None] | None = None,
         clock: Clock = utc_now,
         decisions: DecisionLog | None = None,
+        task_slots: threading.BoundedSemaphore | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
         self.memory = memory
         self.decisions = decisions or DecisionLog(store, clock=clock)
         """Where agents record and look up their squad's decisions (decision_* tools)."""
+        self.task_slots = task_slots
+        """Shared by every runner of an app: tasks working at once across all their runs."""
         self.checkpoints = checkpoints
         self.extraction = extraction
         """Background fact extraction every ``trigger_interval`` replies (shared by every
@@ -291,6 +294,7 @@ class SquadRunner:
             on_replies=self.extraction.notify,
             mcp=mcp,
             decisions=self.decisions,
+            task_slots=self.task_slots,
         )
         self.store.update_run(run_id, status=RunStatus.RUNNING)
         with self._graph_for(run_id, executor, spec) as (app, config):

@@ -286,3 +286,40 @@ def test_a_kill_mid_step_resumes_only_the_unfinished_tasks(
     assert handler.calls == Counter(b3=1, b4=1, finish=1)  # no finished task redone
     assert {t: (workspace / "tasks" / t / "output.md").stat().st_mtime_ns for t in kept} == kept
     assert result.tasks == dict.fromkeys(["start", *MIDDLE, "finish"], "done")
+
+
+def test_the_process_wide_task_slots_bound_tasks_across_runs(
+    tmp_path: Path, stub_key: None
+) -> None:
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "settings.yaml").write_text("daemon: {max_parallel_tasks: 2}\n")
+    settings = Settings.load(
+        {
+            "SQUAD_HOME": str(tmp_path / "home"),
+            "SQUAD_WORKSPACES": str(tmp_path / "workspaces"),
+            "SQUAD_CONFIGS": str(tmp_path / "configs"),
+        },
+        cwd=tmp_path,
+    )
+    handler = Stub(hold=0.1)
+    with OpenAIStubServer(handler) as stub, App.open(settings) as app:
+        runs = []
+        for name in ("left", "right"):
+            text = diamond(stub.url).replace("name: diamond", f"name: {name}")
+            spec, workspace = create(app, text)
+            runs.append((spec, workspace))
+        results: list[Any] = []
+        threads = [
+            threading.Thread(
+                target=lambda s=s, w=w: results.append(app.runner(model_factory=models()).run(s, w))
+            )
+            for s, w in runs
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(120)
+
+    assert [r.succeeded for r in results] == [True, True]
+    assert handler.most == 2  # two runs of four parallel tasks each, two slots
+    assert sum(handler.calls.values()) == 12
