@@ -109,8 +109,9 @@ def bench_memory() -> list[Result]:
 
 
 def bench_runtime(notes: list[str]) -> Result:
-    """Orchestration overhead per agent turn vs a bare LangGraph graph, same checkpointer, in
-    a fresh process (like the extractor's benchmark: the other benchmarks' heap is not its)."""
+    """Orchestration overhead per agent turn against the floor (bare LangGraph plus the least
+    durable I/O a turn needs), same checkpointer, in a fresh process (like the extractor's
+    benchmark: the other benchmarks' heap is not its)."""
     from bench.runtime_overhead import TARGET
 
     figures = run_json("bench.runtime_overhead")
@@ -124,11 +125,15 @@ def bench_runtime(notes: list[str]) -> Result:
         f"runtime floor, bare LangGraph plus the least I/O a turn needs in raw calls on a "
         f"writer thread: {figures['floor_s'] * 1000:.1f} ms, {figures['floor_s'] / bare:.2f}x bare"
     )
+    notes.append(
+        f"runtime turn vs bare LangGraph (the retired 1.5x target, below this machine's floor): "
+        f"{figures['squad_s'] / bare:.1f}x"
+    )
     return Result(
         "runtime overhead per turn",
         figures["squad_s"],
-        "bare LangGraph",
-        figures["bare_s"],
+        "I/O floor",
+        figures["floor_s"],
         TARGET,
     )
 
