@@ -34,9 +34,12 @@ if TYPE_CHECKING:
     from squad.runtime.runner import SquadRunner
     from squad.settings import Settings
     from squad.store import Store
+    from squad.telemetry import Telemetry
 
 __all__ = ["App"]
 
+TELEMETRY_FLUSH_S = 5.0
+"""How long closing the app waits at most for queued spans to reach the OTLP receiver."""
 ExtractionErrors = Callable[["AgentContext", BaseException], None]
 
 
@@ -50,8 +53,10 @@ class App:
         store: Store | None = None,
         clock: Clock = utc_now,
         model_factory: ModelFactory = model_for,
+        telemetry: Telemetry | None = None,
     ) -> None:
-        """Prefer :meth:`open`. A ``store`` passed in stays the caller's to close."""
+        """Prefer :meth:`open`. A ``store`` or ``telemetry`` passed in stays the caller's to
+        close."""
         self.settings = settings
         self.clock = clock
         self.model_factory = model_factory
@@ -64,6 +69,8 @@ class App:
         self._decisions: DecisionLog | None = None
         self._checkpoints: Checkpoints | None = None
         self._extraction: BackgroundExtractor | None = None
+        self._given_telemetry = telemetry
+        self._telemetry: Telemetry | None = telemetry
         self.task_slots = threading.BoundedSemaphore(settings.daemon.max_parallel_tasks)
         """Tasks working at once across every runner of this app (``daemon.max_parallel_tasks``)."""
         self._closed = False
@@ -76,9 +83,12 @@ class App:
         store: Store | None = None,
         clock: Clock = utc_now,
         model_factory: ModelFactory = model_for,
+        telemetry: Telemetry | None = None,
     ) -> App:
         """The app for ``settings``; nothing is opened until a service is first asked for."""
-        return cls(settings, store=store, clock=clock, model_factory=model_factory)
+        return cls(
+            settings, store=store, clock=clock, model_factory=model_factory, telemetry=telemetry
+        )
 
     # -- services ----------------------------------------------------------------------------
 
@@ -129,6 +139,23 @@ class App:
         from squad.memory.embeddings import load_embedder
 
         return load_embedder(self.settings.memory_ranking)
+
+    @property
+    def telemetry(self) -> Telemetry:
+        """Where spans of runs, turns, model and tool calls go: OpenTelemetry when an OTLP
+        endpoint is configured (``telemetry:`` in settings.yaml, ``OTEL_EXPORTER_OTLP_*``),
+        else nowhere, with nothing of OpenTelemetry imported."""
+        with self._lock:
+            if self._telemetry is None:
+                from squad.telemetry import open_telemetry
+
+                wanted = self.settings.telemetry
+                self._telemetry = open_telemetry(
+                    wanted.traces_url,
+                    capture_content=wanted.capture_content,
+                    service_name=wanted.service_name,
+                )
+            return self._telemetry
 
     @property
     def checkpoints(self) -> Checkpoints:
@@ -202,6 +229,7 @@ class App:
             clock=self.clock,
             decisions=self.decisions,
             task_slots=self.task_slots,
+            telemetry=self.telemetry,
         )
 
     # -- the end -----------------------------------------------------------------------------
@@ -214,16 +242,22 @@ class App:
         return True if extraction is None else extraction.close(timeout)
 
     def close(self, timeout: float = 30.0) -> None:
-        """Drain extraction (up to ``timeout``), then close checkpoints and the store."""
+        """Drain extraction (up to ``timeout``), send the spans still queued, then close
+        checkpoints and the store."""
         if self._closed:
             return
         self._closed = True
         try:
             self.drain_extraction(timeout)
         finally:
+            from squad.telemetry import NO_TELEMETRY
+
             with self._lock:
+                telemetry, self._telemetry = self._telemetry, NO_TELEMETRY
                 checkpoints, self._checkpoints = self._checkpoints, None
                 squads, self._squads = self._squads, None
+            if telemetry is not None and telemetry is not self._given_telemetry:
+                telemetry.shutdown(min(timeout, TELEMETRY_FLUSH_S))
             if checkpoints is not None:
                 checkpoints.close()
             if squads is not None:

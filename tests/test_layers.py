@@ -18,7 +18,7 @@ LAYERS: list[set[str]] = [
     {"errors"},
     {"clock", "paths", "fsutil", "flock", "eventlines", "prompts"},
     {"text", "spec"},
-    {"settings", "classifier"},
+    {"settings", "classifier", "telemetry"},
     {"model", "store", "workspace"},
     {"memory", "checkpoints", "manager"},
     {"extraction"},

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,12 +30,14 @@ from squad.runtime.files_tool import WorkspaceFiles
 from squad.runtime.limits import RunBudget
 from squad.runtime.mcp_journal import turn_identity
 from squad.runtime.mcp_tools import McpTools, TurnTools
-from squad.runtime.plan import parse_plan, plan_request, render_plan
+from squad.runtime.plan import parse_plan, plan_request, plan_response_format, render_plan
 from squad.runtime.runlog import RunLog
 from squad.runtime.tasks import TaskNode, TaskStatus
 from squad.runtime.tools import Tool, tool_from_function
+from squad.runtime.tracing import NO_TRACE, TurnTrace, model_attributes
 from squad.spec.models import ModelSpec, SquadSpec
 from squad.store.records import TaskStatus as StoreTaskStatus
+from squad.telemetry import NO_TELEMETRY, Span, Telemetry
 
 if TYPE_CHECKING:
     from squad.store import Store
@@ -139,6 +141,8 @@ class RunExecutor:
         mcp: McpTools | None = None,
         decisions: DecisionLog | None = None,
         task_slots: threading.BoundedSemaphore | None = None,
+        telemetry: Telemetry = NO_TELEMETRY,
+        trace_parent: Span | None = None,
     ) -> None:
         self.spec = spec
         self.workspace = workspace
@@ -165,6 +169,10 @@ class RunExecutor:
         """The run's MCP servers (None without any): their tools join the built-in ones."""
         self._decisions = decisions or DecisionLog(store, clock=clock)
         self._slots = task_slots
+        self._telemetry = telemetry
+        self._trace_parent = trace_parent
+        """The run's span: every turn's span is its child, on whichever thread it runs."""
+        self._structured_plans = True
 
     # -- the step's store writes -----------------------------------------------------------
 
@@ -231,16 +239,15 @@ class RunExecutor:
         lead = self.spec.lead
         self._progress(f"planning: {lead.id} writes the plan")
         request = plan_request(self.spec, self.goal)
-        answer = self._turn(lead.id, request, tools=False)
+        answer = self._plan_turn(lead.id, request)
         try:
             tasks = parse_plan(answer, self.spec)
         except PlanError as first:
             self.log.emit("plan_invalid", agent=lead.id, error=str(first), attempt=1)
-            answer = self._turn(
+            answer = self._plan_turn(
                 lead.id,
                 f"{request}\n\nYour previous plan was invalid: {first}. "
                 "Answer again with only the corrected JSON.",
-                tools=False,
             )
             try:
                 tasks = parse_plan(answer, self.spec)
@@ -254,6 +261,24 @@ class RunExecutor:
         self.log.emit("plan_written", agent=lead.id, path=relative, tasks=[t.id for t in tasks])
         self._progress(f"plan: {relative} ({len(tasks)} tasks)")
         return tasks
+
+    def _plan_turn(self, lead: str, prompt: str) -> str:
+        """The lead's plan, asked for as structured output; a provider that refuses the
+        response format is asked again without it, and not asked with it again in this run:
+        the plan is validated either way. Refusals differ: OpenAI answers 400 or 422, and
+        llama-cpp-python's server (which takes only ``json_object``) answers 500, so any
+        answered error but a rate limit or a credential problem counts as one."""
+        if self._structured_plans:
+            try:
+                return self._turn(
+                    lead, prompt, tools=False, response_format=plan_response_format(self.spec)
+                )
+            except ModelError as exc:
+                if exc.status is None or exc.status in (401, 403, 429):
+                    raise
+                self._structured_plans = False
+                self.log.emit("plan_format_refused", agent=lead, error=str(exc))
+        return self._turn(lead, prompt, tools=False)
 
     def execute(self, task: TaskNode, feedback: str | None) -> str:
         with self._slot(), self._aborting(f"task {task.id!r}"):
@@ -413,7 +438,13 @@ class RunExecutor:
             )
 
     def _turn(
-        self, agent_id: str, prompt: str, *, tools: bool = True, task_id: str | None = None
+        self,
+        agent_id: str,
+        prompt: str,
+        *,
+        tools: bool = True,
+        task_id: str | None = None,
+        response_format: Mapping[str, Any] | None = None,
     ) -> str:
         ctx = AgentContext.of(self.spec, agent_id, self.workspace)
         model, spec = self.model_for(agent_id)
@@ -450,8 +481,22 @@ class RunExecutor:
             recorder=_Recorder(self, agent_id, mcp, task=task_id),
             budget=self.budget,
             timeout_s=spec.timeout_s or DEFAULT_CALL_TIMEOUT_S,
+            response_format=response_format,
+            trace=self._trace(agent_id, spec, task_id),
         )
         return result.text
+
+    def _trace(self, agent_id: str, spec: ModelSpec, task_id: str | None) -> TurnTrace:
+        """Where the turn's spans go: under the run's span, whichever thread the turn is on."""
+        if not self._telemetry.enabled:
+            return NO_TRACE
+        return TurnTrace(
+            self._telemetry,
+            agent_id,
+            model_attributes(spec),
+            self._trace_parent,
+            {"gen_ai.conversation.id": self.run_id, "squad.task": task_id},
+        )
 
     def _task_prompt(self, task: TaskNode, feedback: str | None) -> str:
         parts = [f"Task: {task.description}"]

@@ -18,7 +18,7 @@ from squad.errors import PlanError
 from squad.runtime.tasks import TaskNode, topological_order
 from squad.spec.models import SLUG_PATTERN, SquadSpec
 
-__all__ = ["parse_plan", "plan_request", "render_plan"]
+__all__ = ["parse_plan", "plan_request", "plan_response_format", "render_plan"]
 
 MAX_PLAN_TASKS = 20
 
@@ -36,6 +36,34 @@ class _Plan(BaseModel):
     model_config = ConfigDict(extra="ignore", strict=True)
 
     tasks: Annotated[list[_PlanTask], Field(min_length=1, max_length=MAX_PLAN_TASKS)]
+
+
+def plan_response_format(squad: SquadSpec) -> dict[str, object]:
+    """Structured output for the plan (OpenAI's ``json_schema`` response format, which
+    llama.cpp's and vLLM's servers also accept): a JSON object of tasks whose ``agent`` must
+    be one of the squad's. Where the provider does not follow it, :func:`parse_plan` still
+    checks everything."""
+    agents = sorted(a.id for a in squad.agents)
+    task = {
+        "type": "object",
+        "properties": {
+            "id": {"type": "string", "pattern": SLUG_PATTERN},
+            "description": {"type": "string", "minLength": 1},
+            "agent": {"type": "string", "enum": agents},
+            "depends_on": {"type": "array", "items": {"type": "string"}},
+        },
+        "required": ["id", "description", "agent", "depends_on"],
+        "additionalProperties": False,
+    }
+    schema = {
+        "type": "object",
+        "properties": {
+            "tasks": {"type": "array", "items": task, "minItems": 1, "maxItems": MAX_PLAN_TASKS}
+        },
+        "required": ["tasks"],
+        "additionalProperties": False,
+    }
+    return {"type": "json_schema", "json_schema": {"name": "plan", "schema": schema}}
 
 
 _FENCE = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)

@@ -20,6 +20,7 @@ from squad.clock import Clock, utc_now
 from squad.errors import NotFound, StoreError, UsageError, WorkspaceError
 from squad.memory.decisions import DecisionLog
 from squad.model.factory import ModelFactory, model_for
+from squad.model.types import Usage
 from squad.runtime.executor import RunExecutor, RunInterrupted
 from squad.runtime.graph import build_graph
 from squad.runtime.limits import RunBudget
@@ -29,7 +30,9 @@ from squad.runtime.runlock import run_slot, settle_dead_runs
 from squad.runtime.runlog import RunLog
 from squad.runtime.steps import RunState, state_outcome
 from squad.runtime.tasks import RunOutcome, TaskNode
+from squad.runtime.tracing import run_attributes, run_ended, run_span_name
 from squad.spec.models import SquadSpec
+from squad.telemetry import NO_TELEMETRY, Span, Telemetry
 
 if TYPE_CHECKING:
     from squad.checkpoints import Checkpoints
@@ -86,6 +89,7 @@ class SquadRunner:
         clock: Clock = utc_now,
         decisions: DecisionLog | None = None,
         task_slots: threading.BoundedSemaphore | None = None,
+        telemetry: Telemetry = NO_TELEMETRY,
     ) -> None:
         self.settings = settings
         self.store = store
@@ -104,6 +108,8 @@ class SquadRunner:
         self._clock = clock
         self.stop = threading.Event()
         """Set it (from a signal handler) to stop after the current step's checkpoint."""
+        self.telemetry = telemetry
+        """Where the spans of runs and their turns go (the app's; off by default)."""
 
     def run(
         self,
@@ -153,7 +159,9 @@ class SquadRunner:
                 goal=goal or spec.goal,
                 model=model,
             )
-            return self._drive(spec, workspace, run_id, goal or spec.goal, model, log, state)
+            return self._drive(
+                spec, workspace, run_id, goal or spec.goal, model, log, state, trigger=trigger
+            )
 
     def resume(self, run_id: str, *, decision: dict[str, Any] | None = None) -> RunResult:
         from langgraph.types import Command
@@ -177,7 +185,15 @@ class SquadRunner:
             with RunLog(workspace, run_id, clock=self._clock) as log:
                 log.emit("run_resume", decision=decision)
                 return self._drive(
-                    spec, workspace, run_id, run.goal or spec.goal, run.model, log, command
+                    spec,
+                    workspace,
+                    run_id,
+                    run.goal or spec.goal,
+                    run.model,
+                    log,
+                    command,
+                    trigger=run.trigger,
+                    resumed=True,
                 )
 
     def pending_approval(self, run_id: str) -> str | None:
@@ -248,18 +264,29 @@ class SquadRunner:
         model: str | None,
         log: RunLog,
         payload: Any,
+        *,
+        trigger: str,
+        resumed: bool = False,
     ) -> RunResult:
-        """Run the graph with the squad's MCP servers up (when it has any) until it stops."""
-        try:
-            mcp = McpTools.start(spec, workspace, run_id, log.emit, progress=self._progress)
-        except BaseException as exc:  # Ctrl-C while servers start: resumable, like a step
-            self._record_broken(run_id, log, exc)
-            raise
-        try:
-            return self._drive_graph(spec, workspace, run_id, goal, model, log, payload, mcp)
-        finally:
-            if mcp is not None:
-                mcp.close()
+        """Run the graph with the squad's MCP servers up (when it has any) until it stops,
+        in the run's span (``invoke_workflow {squad}``)."""
+        attributes = run_attributes(spec, run_id, trigger=trigger, resumed=resumed)
+        with self.telemetry.span(run_span_name(spec), attributes) as span:
+            try:
+                mcp = McpTools.start(spec, workspace, run_id, log.emit, progress=self._progress)
+            except BaseException as exc:  # Ctrl-C while servers start: resumable, like a step
+                self._record_broken(run_id, log, exc)
+                raise
+            try:
+                result = self._drive_graph(
+                    spec, workspace, run_id, goal, model, log, payload, mcp, span
+                )
+            finally:
+                if mcp is not None:
+                    mcp.close()
+            usage = Usage(result.prompt_tokens, result.completion_tokens, result.cost_usd)
+            run_ended(span, result.status, result.error, turns=result.turns, usage=usage)
+            return result
 
     def _drive_graph(
         self,
@@ -271,6 +298,7 @@ class SquadRunner:
         log: RunLog,
         payload: Any,
         mcp: McpTools | None,
+        span: Span,
     ) -> RunResult:
         from squad.store.records import RunStatus
 
@@ -295,6 +323,8 @@ class SquadRunner:
             mcp=mcp,
             decisions=self.decisions,
             task_slots=self.task_slots,
+            telemetry=self.telemetry,
+            trace_parent=span,
         )
         self.store.update_run(run_id, status=RunStatus.RUNNING)
         with self._graph_for(run_id, executor, spec) as (app, config):

@@ -73,7 +73,8 @@ def test_help_lists_the_commands(cli: Cli) -> None:
 def test_cli_import_does_not_load_heavy_libraries() -> None:
     code = (
         "import sys, squad.cli; heavy = [m for m in ('litellm', 'langgraph', 'sqlalchemy', "
-        "'sqlmodel', 'alembic', 'pydantic', 'ruamel') if m in sys.modules]; print(heavy)"
+        "'sqlmodel', 'alembic', 'pydantic', 'ruamel', 'opentelemetry') if m in sys.modules]; "
+        "print(heavy)"
     )
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
