@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.install-stamp
 SQUADS := $(wildcard configs/squads/*.yaml)
 
-.PHONY: install demo test lint bench clean
+.PHONY: install demo test test-realmodel lint bench clean
 
 install: $(STAMP)
 
@@ -33,6 +33,13 @@ demo: install
 
 test: install
 	$(BIN)/python -m pytest -q
+
+# Opt-in: squad on a real local model, SmolLM2-135M-Instruct served by llama.cpp on 127.0.0.1.
+# The server lives in its own venv (.venv-realmodel), built once: about ten minutes of C++ on
+# two cores, then reused (docs/local-models.md).
+test-realmodel: install
+	scripts/realmodel_env.sh
+	SQUAD_REALMODEL=1 $(BIN)/python -m pytest -q -m realmodel tests/realmodel
 
 lint: install
 	$(BIN)/ruff check .

@@ -182,6 +182,7 @@ class App:
                     ExtractionModels(self.model_factory),
                     clock=self.clock,
                     decisions=self.decisions,
+                    telemetry=self.telemetry,
                 )
                 self._extraction = BackgroundExtractor(extractor, on_error=self._extraction_failed)
             return self._extraction

@@ -217,6 +217,9 @@ def extract(
             )
             writes = not dry_run
     data = result.to_dict(dry_run=not writes)
+    err = Output(stream=sys.stderr)
+    for warning in data["warnings"]:
+        err.line(f"warning: {warning}", style="yellow" if err.rich else None)
     if out.json_mode:
         out.json(data)
         return

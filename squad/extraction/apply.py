@@ -131,6 +131,7 @@ def _entry(
         "scope": c.scope,
         "reason": reason,
         "source_turns": list(c.source_turns),
+        "extractor": c.extractor,
     }
     if c.section and c.scope == "project":
         entry["section"] = c.section

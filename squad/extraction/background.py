@@ -11,7 +11,9 @@ A queued pass starts in the first quiet moment: once no reply has been notified 
 ``quiet_s`` (a person reading the answer), or after ``max_delay_s`` at the latest, so a pass
 never competes with a reply for the interpreter while replies come back to back (a run, a
 script). :meth:`BackgroundExtractor.drain` and :meth:`~BackgroundExtractor.close` start
-queued passes at once.
+queued passes at once. A pass still running when :meth:`~BackgroundExtractor.close` gives up
+waiting (a slow model, a process that must end) is given up: its claim is handed back, so the
+next process's pass runs instead of finding the agent busy for :data:`~.job.STALE_CLAIM`.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from squad.extraction.job import AgentExtractor, PassReport, interval_of
+from squad.extraction.job import AgentExtractor, PassControl, PassReport, interval_of
 from squad.memory.service import AgentContext
 
 __all__ = ["BackgroundExtractor", "Worker"]
@@ -79,6 +81,8 @@ class BackgroundExtractor:
         self._queue: deque[tuple[Key, bool, float]] = deque()
         self._queued: set[Key] = set()
         self._busy = False
+        self._running: PassControl | None = None
+        self._given_up = False
         self._closed = False
         self._lock = threading.Condition()
         self._thread: threading.Thread | None = None
@@ -126,8 +130,10 @@ class BackgroundExtractor:
 
     def close(self, timeout: float | None = 30.0, *, abandon: bool = False) -> bool:
         """Finish what is queued (up to ``timeout``), then stop the worker; ``abandon`` drops
-        the queue instead (a pass already running still ends). Either way, replies not yet
-        processed stay past the watermark: the next pass (any process) reads them."""
+        the queue instead (a pass already running gets ``timeout`` to end). A pass still
+        running then is given up: it writes nothing more and its claim is released. Either
+        way, replies not yet processed stay past the watermark: the next pass (any process)
+        reads them."""
         done = False if abandon else self.drain(timeout)
         with self._lock:
             self._closed = True
@@ -137,6 +143,12 @@ class BackgroundExtractor:
             self._lock.notify_all()
         if self._thread is not None:
             self._thread.join(timeout if done or abandon else 0.1)
+            if self._thread.is_alive():
+                with self._lock:
+                    self._given_up = True
+                    running = self._running
+                if running is not None:
+                    running.give_up(self.extractor.memory)
         return done
 
     # -- worker ----------------------------------------------------------------------------
@@ -195,4 +207,15 @@ class BackgroundExtractor:
                 with self._lock:  # too early: go on counting from what the store has
                     self._agents[_key(ctx)].replies += waiting
                 return
-        self._on_pass(ctx, self.extractor.run(ctx))
+        control = PassControl()
+        with self._lock:
+            self._running = control
+            given_up = self._given_up
+        if given_up:  # close stopped waiting just before this pass began
+            control.give_up(self.extractor.memory)
+        try:
+            reports = self.extractor.run(ctx, control=control)
+        finally:
+            with self._lock:
+                self._running = None
+        self._on_pass(ctx, reports)

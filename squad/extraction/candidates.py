@@ -6,9 +6,11 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Literal
 
-__all__ = ["Candidate", "ConversationMessage", "Existing", "Scope"]
+__all__ = ["Candidate", "ConversationMessage", "Existing", "ExtractorName", "Scope"]
 
 Scope = Literal["project", "experiential"]
+ExtractorName = Literal["offline", "model"]
+"""Who proposed a fact: the offline classifier, or the extraction model."""
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,8 @@ class Candidate:
     """Longer source text worth keeping in the daily log, with a pointer from memory.md."""
     dropped: str | None = None
     """Why the extractor itself rejects it (e.g. an assistant restating the user)."""
+    extractor: ExtractorName = "offline"
+    """Which extractor proposed it; recorded with each fact written or dropped."""
 
 
 @dataclass(frozen=True)

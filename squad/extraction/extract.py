@@ -14,7 +14,7 @@ from datetime import date
 from typing import Literal
 
 from squad.classifier.classify import LONG_MESSAGE_CHARS, classify, worth_a_model_call
-from squad.errors import AnswerError, ExtractionFailed
+from squad.errors import AnswerError
 from squad.extraction.candidates import Candidate, ConversationMessage, Existing
 from squad.extraction.model_answer import parse_answer
 from squad.extraction.prompt import extraction_messages
@@ -37,6 +37,9 @@ class BatchResult:
     replies: tuple[ModelReply, ...] = ()
     """The model calls made, for the spend ledger."""
     attempts: int = 0
+    fallback: str | None = None
+    """Why the offline classifier's candidates stand in for the model's (its answer was
+    invalid twice); None when the extractor named did the work."""
 
 
 ECHO = 0.8
@@ -110,8 +113,10 @@ def extract_batch(
 
     Without a model, the offline classifier. With one, the classifier first decides whether
     the batch is worth a call; then one call, retried once with the validation error when the
-    answer is malformed (:class:`ExtractionFailed` after that). A :class:`ModelError` (the
-    model is unreachable, or kept failing) propagates: the caller skips the batch.
+    answer is malformed. An answer invalid twice is not the batch's loss: the offline
+    classifier's candidates are returned instead (``fallback`` says why), with the model's
+    replies for the spend ledger. A :class:`ModelError` (the model is unreachable, or kept
+    failing) propagates: the caller skips the batch, and its messages wait.
     """
     batch = redacted(batch)
     if model is None:
@@ -147,6 +152,11 @@ def extract_batch(
             for c in found
         ]
         return BatchResult(mapped, "model", tuple(replies), attempt)
-    raise ExtractionFailed(
-        f"the model's answer was invalid twice: {error}", [reply.spend() for reply in replies]
+    return BatchResult(
+        extract_offline(batch, today),
+        "offline",
+        tuple(replies),
+        len(replies),
+        fallback=f"the model's answer was invalid twice ({error}): the offline extractor's "
+        "facts were filed instead",
     )

@@ -3,14 +3,21 @@
 The watermark in the store says how far the agent's messages have been read. A pass claims the
 agent (one pass per agent at a time, across processes; a trigger meanwhile is coalesced into
 one more pass), reads the user and assistant messages past the watermark in batches, and moves
-the watermark past each batch it finished: written, or skipped for good (a model answer invalid
-twice). It does not move it when the pass is skipped because there is too little to read or the
-model cannot be reached: those messages wait for the next pass. Every pass is recorded in the
+the watermark past each batch it finished: written (when the model's answer is invalid twice,
+the offline extractor's facts are written instead, and the pass says so). It does not move it
+when the pass is skipped because there is too little to read or the model cannot be reached:
+those messages wait for the next pass. Every pass is recorded in the
 store and in the workspace's ``logs/memory-audit.jsonl``.
+
+A pass can be given up (:class:`PassControl`): a process that must end while a model call is
+still out hands the claim back, with the watermark of the batches already written, so the
+next pass (any process) runs at once instead of waiting :data:`STALE_CLAIM` for it; the pass
+itself then writes nothing more.
 """
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -18,7 +25,7 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from squad.clock import Clock, utc_now
-from squad.errors import ExtractionFailed, ModelError
+from squad.errors import ModelError
 from squad.extraction.apply import Applied, apply_decisions, existing_facts
 from squad.extraction.candidates import ConversationMessage
 from squad.extraction.decisions import file_decisions
@@ -29,12 +36,14 @@ from squad.memory.decisions import DecisionLog
 from squad.memory.service import AgentContext, MemoryService
 from squad.model.types import ChatModel, Message, reserve_usd
 from squad.store.records import MessageRecord
+from squad.telemetry import NO_TELEMETRY, Attributes, Telemetry
 
 __all__ = [
     "BATCH_MESSAGES",
     "MODEL_MIN_CONFIDENCE",
     "AgentExtractor",
     "MessagesRead",
+    "PassControl",
     "PassReport",
     "interval_of",
     "record_pass",
@@ -84,6 +93,56 @@ class PassReport:
         }
 
 
+class PassControl:
+    """Shared by a running pass and the thread that may give it up (a process on its way out).
+
+    Whichever comes first ends the claim: the pass finishing, or :meth:`give_up` handing it
+    back with the watermark of the batches written so far. After a give-up the pass writes
+    nothing more and leaves the claim alone: by then another process may hold it.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._given_up = False
+        self._claim: tuple[str, str] | None = None
+        self._processed = 0
+
+    @property
+    def given_up(self) -> bool:
+        return self._given_up
+
+    def give_up(self, memory: MemoryService) -> bool:
+        """Stop the pass and release its claim; True if there was a claim to release."""
+        with self._lock:
+            self._given_up = True
+            claim, self._claim = self._claim, None
+            if claim is None:
+                return False
+            memory.store.conversation.finish_extraction(*claim, self._processed)
+            return True
+
+    def _claimed(self, squad: str, agent: str, processed: int) -> bool:
+        """The pass claimed the agent; False if it was given up meanwhile (then it releases)."""
+        with self._lock:
+            if not self._given_up:
+                self._claim, self._processed = (squad, agent), processed
+                return True
+        return False
+
+    def _progress(self, processed: int) -> None:
+        with self._lock:
+            self._processed = processed
+
+    def _finish(self, memory: MemoryService, processed: int) -> bool | None:
+        """End the claim as the pass: the finish's ``pending``, or None once given up."""
+        with self._lock:
+            if self._claim is None:
+                return None
+            squad, agent = self._claim
+            self._claim = None
+            return memory.store.conversation.finish_extraction(squad, agent, processed)
+
+
 class AgentExtractor:
     """Runs extraction passes; shared by chat, runs and the daemon (thread-safe: no state
     besides its collaborators)."""
@@ -96,19 +155,24 @@ class AgentExtractor:
         clock: Clock = utc_now,
         log: Callable[[str, dict[str, Any]], None] | None = None,
         decisions: DecisionLog | None = None,
+        telemetry: Telemetry = NO_TELEMETRY,
     ) -> None:
         """``decisions`` is where reasoned decisions are filed (default: a log on the memory
-        service's store)."""
+        service's store); each batch is an ``extract`` span of ``telemetry``."""
         self.memory = memory
+        self.telemetry = telemetry
         self.model_for = model_for
         self._clock = clock
         self._log = log or (lambda event, fields: None)
         self.decisions = decisions or DecisionLog(memory.store, clock=clock)
 
-    def run(self, ctx: AgentContext, *, force: bool = False) -> list[PassReport]:
+    def run(
+        self, ctx: AgentContext, *, force: bool = False, control: PassControl | None = None
+    ) -> list[PassReport]:
         """Extract what is new for the agent; [] when another pass holds the claim (this
         trigger is then coalesced into that pass's next round). ``force`` ignores the
-        minimum number of messages."""
+        minimum number of messages; ``control`` lets another thread give the pass up."""
+        control = control or PassControl()
         conversation = self.memory.store.conversation
         squad, agent = ctx.squad.name, ctx.agent.id
         if not conversation.claim_extraction(squad, agent, stale_after=STALE_CLAIM):
@@ -117,17 +181,28 @@ class AgentExtractor:
         reports: list[PassReport] = []
         while True:
             processed = conversation.watermark(squad, agent).last_processed_seq
+            if not control._claimed(squad, agent, processed):
+                conversation.finish_extraction(squad, agent, processed)
+                return reports
             try:
-                processed = self._drain(ctx, processed, force, reports)
+                processed = self._drain(ctx, processed, force, reports, control)
             finally:
-                again = conversation.finish_extraction(squad, agent, processed)
+                again = control._finish(self.memory, processed)
+            if again is None:
+                self._log("extraction_given_up", {"squad": squad, "agent": agent})
+                return reports
             if not again or not conversation.claim_extraction(
                 squad, agent, stale_after=STALE_CLAIM
             ):
                 return reports
 
     def _drain(
-        self, ctx: AgentContext, processed: int, force: bool, reports: list[PassReport]
+        self,
+        ctx: AgentContext,
+        processed: int,
+        force: bool,
+        reports: list[PassReport],
+        control: PassControl,
     ) -> int:
         """Batches past ``processed`` until none is left; returns the new watermark."""
         conversation = self.memory.store.conversation
@@ -144,6 +219,8 @@ class AgentExtractor:
                 last = talk[-1].seq
             else:
                 last = page[-1].seq if page else processed
+            if control.given_up:
+                return processed
             if not talk:
                 return last
             if first and not force and len(talk) < interval:
@@ -157,15 +234,32 @@ class AgentExtractor:
                 )
                 return processed
             first = False
-            report = self._batch(ctx, talk, processed, last)
+            attributes: Attributes = {
+                "squad.operation": "extract",
+                "squad.name": squad,
+                "gen_ai.agent.name": agent,
+                "squad.extraction.messages": len(talk),
+            }
+            with self.telemetry.span(f"extract {agent}", attributes):
+                report = self._batch(ctx, talk, processed, last, control)
+            if report is None:
+                return processed  # given up during the model call: nothing was written
             reports.append(report)
             if report.status == "skipped":
                 return processed  # the model is unreachable: the messages wait
             processed = last
+            control._progress(processed)
 
     def _batch(
-        self, ctx: AgentContext, talk: Sequence[MessageRecord], processed: int, last: int
-    ) -> PassReport:
+        self,
+        ctx: AgentContext,
+        talk: Sequence[MessageRecord],
+        processed: int,
+        last: int,
+        control: PassControl,
+    ) -> PassReport | None:
+        """One batch extracted, checked, written and recorded; None when the pass was given
+        up while the model was answering (the next pass reads the batch again)."""
         started = self._clock()
         batch = [ConversationMessage(i, _role(m), m.content, m.seq) for i, m in enumerate(talk)]
         existing = existing_facts(self.memory, ctx)
@@ -174,7 +268,11 @@ class AgentExtractor:
             model = None  # the offline extractor, free: the squad's spend cap holds
         try:
             result = extract_batch(batch, existing, started.date(), model)
+            if control.given_up:
+                return None
         except ModelError as exc:
+            if control.given_up:
+                return None
             return self._record(
                 ctx,
                 started,
@@ -185,11 +283,6 @@ class AgentExtractor:
                 talk,
                 Applied(),
                 reason=f"the model is unreachable: {exc}",
-            )
-        except ExtractionFailed as exc:
-            self._spend(ctx, exc.spent)
-            return self._record(
-                ctx, started, "failed", "model", processed, last, talk, Applied(), reason=exc.reason
             )
         self._spend(ctx, [reply.spend() for reply in result.replies])
         decisions = decide(
@@ -217,7 +310,17 @@ class AgentExtractor:
                 {"squad": ctx.squad.name, "agent": ctx.agent.id, "text": text, "error": str(exc)},
             ),
         )
-        return self._record(ctx, started, "done", result.extractor, processed, last, talk, applied)
+        return self._record(
+            ctx,
+            started,
+            "done",
+            result.extractor,
+            processed,
+            last,
+            talk,
+            applied,
+            reason=result.fallback,
+        )
 
     def _skip(self, ctx: AgentContext, processed: int, last: int, reason: str) -> PassReport:
         self._log(

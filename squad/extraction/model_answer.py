@@ -114,6 +114,7 @@ def parse_answer(text: str, *, batch_size: int) -> list[Candidate]:
                 source_turns=tuple(sorted(set(fact.source_turns))),
                 replaces=fact.replaces,
                 expires_on=fact.expires_on,
+                extractor="model",
             )
         )
     return out

@@ -82,6 +82,8 @@ class TranscriptResult:
     extractor: str
     decisions: list[Decision] = field(default_factory=list)
     applied: Applied | None = None
+    warnings: list[str] = field(default_factory=list)
+    """Why a batch's facts came from the offline extractor instead of the model asked for."""
 
     def to_dict(self, *, dry_run: bool) -> dict[str, Any]:
         facts, dropped = [], []
@@ -108,6 +110,7 @@ class TranscriptResult:
             "dropped": dropped,
             "extractor": self.extractor,
             "dry_run": dry_run,
+            "warnings": list(self.warnings),
         }
         if self.applied is not None:
             out["written"] = self.applied.written
@@ -140,6 +143,8 @@ def extract_transcript(
         batch = talk[start : start + BATCH_MESSAGES]
         found = extract_batch(batch, existing, now.date(), model)
         result.extractor = found.extractor if found.extractor != "gate" else result.extractor
+        if found.fallback is not None:
+            result.warnings.append(found.fallback)
         decided = decide(
             found.candidates,
             existing,

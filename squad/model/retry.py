@@ -3,7 +3,8 @@
 :class:`RetryPolicy` is the back-off; :func:`classify` reads a provider error (litellm raises
 the OpenAI SDK's exception types for every provider) into a :class:`Failure` that says whether
 it is worth retrying: rate limits (429), server errors (5xx), timeouts and connection failures
-are; refusals (400, 401, 403, 404...) and malformed answers are not.
+are; refusals (400, 401, 403, 404...), malformed answers and a client that cannot be set up
+(no API key where the provider's client insists on one) are not.
 """
 
 from __future__ import annotations
@@ -14,9 +15,11 @@ import time
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 
-__all__ = ["DEFAULT_RETRY", "STATUS_HINTS", "Failure", "RetryPolicy", "classify"]
+__all__ = ["DEFAULT_RETRY", "NOT_CONFIGURED", "STATUS_HINTS", "Failure", "RetryPolicy", "classify"]
 
 _DETAIL_LIMIT = 500
+NOT_CONFIGURED = "not configured"
+"""The :attr:`Failure.reason` of a call the provider's client refused to send (no API key)."""
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,9 @@ def classify(exc: BaseException) -> Failure | None:
     status = status if isinstance(status, int) else None
     if isinstance(exc, openai.APITimeoutError):
         return Failure("timed out", None, True, None, detail)
+    if _client_refused(exc, openai.OpenAIError):
+        # litellm reports these as HTTP 500, but no request was sent: retrying cannot help.
+        return Failure(NOT_CONFIGURED, None, False, None, detail)
     if _caused_by(exc, json.JSONDecodeError):
         return Failure("malformed response", None, False, None, detail)
     if status == 429:
@@ -97,6 +103,20 @@ def classify(exc: BaseException) -> Failure | None:
     if isinstance(exc, openai.APIConnectionError):
         return Failure("connection failed", status, True, None, detail)
     return Failure("refused", status, False, None, detail)
+
+
+def _client_refused(exc: BaseException, base: type[BaseException]) -> bool:
+    """Whether the provider's client refused to send anything: the OpenAI SDK raises a bare
+    ``OpenAIError`` (no status, no response) when it cannot be built, as without an API key;
+    litellm wraps it in an error that claims HTTP 500."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if type(current) is base:
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
 
 
 def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:

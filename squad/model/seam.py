@@ -11,6 +11,12 @@ server errors (5xx), timeouts and connection failures with bounded exponential b
 honouring ``Retry-After``. Anything else fails fast with a :class:`~squad.errors.ModelError`
 naming the model and the status. Every attempt is reported as a :class:`ModelEvent`.
 
+Keys: ``api_key_env`` names the variable holding the key. A mapping with ``api_base`` and no
+``api_key_env`` is a server of the user's own: the provider's usual variable
+(``OPENAI_API_KEY``, ...) is used when it is set, and otherwise :data:`NO_KEY` is sent, since
+local servers (llama.cpp, Ollama, vLLM) take no key but the OpenAI client will not send a
+request without one. A call the client refuses to send fails at once, naming what to set.
+
 litellm takes seconds to import, so it is imported on the first call, never at
 ``import squad...`` time, with its cost map read locally and its network look-ups off; threads
 that make their first call at once all wait for that one import to finish.
@@ -31,7 +37,14 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from squad.errors import ModelError
-from squad.model.retry import DEFAULT_RETRY, STATUS_HINTS, Failure, RetryPolicy, classify
+from squad.model.retry import (
+    DEFAULT_RETRY,
+    NOT_CONFIGURED,
+    STATUS_HINTS,
+    Failure,
+    RetryPolicy,
+    classify,
+)
 from squad.model.types import (
     EventKind,
     Message,
@@ -47,7 +60,7 @@ from squad.model.types import (
 if TYPE_CHECKING:
     from squad.spec.models import ModelSpec
 
-__all__ = ["LiteLLMModel", "RetryPolicy"]
+__all__ = ["NO_KEY", "LiteLLMModel", "RetryPolicy"]
 
 _T = TypeVar("_T")
 _IMPORT_LOCK = threading.Lock()
@@ -55,6 +68,9 @@ _LOADED: list[Any] = []
 """litellm once its import has finished (see :func:`_litellm`)."""
 _LITELLM_ENV = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_OFFLINE_MODE": "true"}
 _DETAIL_LIMIT = 500
+NO_KEY = "no-key"
+"""The API key sent to an ``api_base`` when no ``api_key_env`` is named and the provider's own
+key variable is not set: a placeholder for servers that take no key."""
 RESERVED_OUTPUT_TOKENS = 1024
 """Output tokens reserved against a spend cap for a call whose model sets no ``max_tokens``."""
 _PYDANTIC_READONLY = r".* (is|are) using the `ReadOnly` qualifier"
@@ -122,8 +138,9 @@ class LiteLLMModel:
         timeout_s: float | None = None,
         on_token: TokenCallback | None = None,
     ) -> ModelReply:
-        request = self._request(messages, tools, response_format, timeout_s, on_token)
         litellm = _litellm()
+        request = self._request(litellm, messages, tools, response_format, timeout_s, on_token)
+        keyless = request.get("api_key") is NO_KEY
         started = time.perf_counter()
         spent = Usage()  # what every attempt that got an answer cost, empty ones included
         for attempt in range(1, self.retry.max_attempts + 1):
@@ -144,7 +161,7 @@ class LiteLLMModel:
                     self._sleep(delay)
                     continue
                 self._emit("error", attempt, latency, failure=failure)
-                raise self._error(failure, attempt, stream.delivered) from exc
+                raise self._error(failure, attempt, stream.delivered, keyless) from exc
             latency = time.perf_counter() - attempt_started
             try:
                 content, tool_calls = _parse(response, self.spec.name)
@@ -188,6 +205,7 @@ class LiteLLMModel:
 
     def _request(
         self,
+        litellm: Any,
         messages: Sequence[Message],
         tools: Sequence[ToolSpec],
         response_format: Mapping[str, Any] | None,
@@ -203,7 +221,7 @@ class LiteLLMModel:
             "num_retries": 0,
             "max_retries": 0,
         }
-        api_key = self._api_key()
+        api_key = self._api_key(litellm)
         if api_key is not None:
             request["api_key"] = api_key
         if spec.api_base is not None:
@@ -224,9 +242,11 @@ class LiteLLMModel:
             request["stream_options"] = {"include_usage": True}
         return request
 
-    def _api_key(self) -> str | None:
+    def _api_key(self, litellm: Any) -> str | None:
         variable = self.spec.api_key_env
         if variable is None:
+            if self.spec.api_base is not None and _provider_key_missing(litellm, self.spec):
+                return NO_KEY
             return None  # the provider's usual variables (OPENAI_API_KEY, ...) apply
         environ = os.environ if self._environ is None else self._environ
         value = environ.get(variable)
@@ -273,9 +293,14 @@ class LiteLLMModel:
         )
         self._on_event(event)
 
-    def _error(self, failure: Failure, attempt: int, delivered: bool) -> ModelError:
+    def _error(self, failure: Failure, attempt: int, delivered: bool, keyless: bool) -> ModelError:
         name = self.spec.name
-        if delivered:
+        if failure.reason == NOT_CONFIGURED:
+            text = f"model {name!r} cannot be called as configured: {failure.detail} "
+            text += "Set the provider's key variable, or name the variable that holds the key "
+            text += "with api_key_env in the model mapping; a local server that takes no key "
+            text += "needs only api_base."
+        elif delivered:
             text = f"model {name!r}: the stream broke after text was delivered, so it was not "
             text += f"retried: {failure.describe()}"
         elif failure.retryable:
@@ -287,7 +312,10 @@ class LiteLLMModel:
         else:
             text = f"model {name!r} refused the request: {failure.describe()}"
             hint = STATUS_HINTS.get(failure.status or 0)
-            if hint:
+            if keyless and failure.status in (401, 403):
+                text += f"; the server at {self.spec.api_base!r} wants an API key: name the "
+                text += "environment variable that holds it with api_key_env"
+            elif hint:
                 key = self.spec.api_key_env or "the provider's key variable"
                 text += f"; {hint.format(key=key)}"
         return ModelError(text, model=name, status=failure.status, attempts=attempt)
@@ -466,6 +494,16 @@ def _price(spec: ModelSpec) -> Price | None:
     if given[0] is None or given[1] is None:
         return None
     return Price(float(given[0]) * 1000, float(given[1]) * 1000)
+
+
+def _provider_key_missing(litellm: Any, spec: ModelSpec) -> bool:
+    """Whether litellm finds none of the provider's key variables set for ``spec.name``."""
+    try:
+        found = litellm.validate_environment(model=spec.name, api_base=spec.api_base)
+    except Exception:  # noqa: BLE001 - an unknown provider: leave the key to litellm
+        return False
+    missing = found.get("missing_keys") or ()
+    return any("KEY" in str(name).upper() for name in missing)
 
 
 def _empty_answer(response: Any) -> Failure:

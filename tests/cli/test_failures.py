@@ -232,7 +232,9 @@ def test_chat_over_the_spend_cap_says_so_without_a_traceback(squad: Squad) -> No
     assert "of its $5 cap; raise limits.max_cost_usd" in outcome.stderr
 
 
-def test_extract_with_a_model_whose_json_is_invalid_twice_says_so(squad: Squad) -> None:
+def test_extract_with_a_model_whose_json_is_invalid_twice_warns_and_files_offline_facts(
+    squad: Squad,
+) -> None:
     with OpenAIStubServer() as server:
         server.script(answer("these are no facts"), answer('{"facts": [{"text": 1}]}'))
         squad.setenv("OPENAI_BASE_URL", server.url)
@@ -240,5 +242,6 @@ def test_extract_with_a_model_whose_json_is_invalid_twice_says_so(squad: Squad) 
         outcome = squad("memory", "extract", _transcript(squad), "--model", "openai/stub")
         assert len(server.requests) == 2
     assert "Traceback" not in outcome.stderr, outcome.stderr
-    assert outcome.code == 1
-    assert "the model's answer was invalid twice" in outcome.stderr
+    assert outcome.code == 0
+    assert "warning: the model's answer was invalid twice" in outcome.stderr
+    assert "Helm charts" in outcome.stdout  # the offline extractor's fact, still found

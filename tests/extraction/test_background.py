@@ -12,8 +12,8 @@ import pytest
 
 from squad.app import App
 from squad.chat.session import ChatSession
-from squad.extraction.background import BackgroundExtractor
-from squad.extraction.job import AgentExtractor
+from squad.extraction.background import BackgroundExtractor, Worker
+from squad.extraction.job import AgentExtractor, PassControl
 from squad.memory.service import MemoryService
 from squad.model import LiteLLMModel
 from squad.model.testing import Behaviour, OpenAIStubServer, answer
@@ -223,3 +223,52 @@ def test_drain_starts_waiting_passes_at_once(make_world: MakeWorld) -> None:
         assert len(world.manager.store.extraction.runs("demo")) == 1
     finally:
         worker.close()
+
+
+def test_a_pass_still_in_its_model_call_at_close_releases_its_claim_for_the_next_process(
+    make_world: MakeWorld, gated_stub: tuple[OpenAIStubServer, threading.Event]
+) -> None:
+    # `squad chat -m` six times on a slow model: the sixth process's pass is still waiting
+    # for the model when the process must end. It used to keep the claim (in_flight) for
+    # STALE_CLAIM, so no later pass ran and nothing was ever extracted or recorded.
+    stub, gate = gated_stub
+    world = make_world(interval=2)
+    world.talk("In this repo the API listens on port 8080.", "We deploy every Friday.")
+    conversation = world.manager.store.conversation
+    first = BackgroundExtractor(world.extractor(stub.model()))
+    first.notify(world.ctx)
+    wait_for(lambda: len(stub.requests) == 1)  # the pass is inside its model call
+    assert conversation.watermark("demo", "planner").in_flight
+
+    assert not first.close(timeout=0.2)
+    wm = conversation.watermark("demo", "planner")
+    assert (wm.in_flight, wm.last_processed_seq) == (False, 0)
+
+    gate.set()  # the abandoned call returns: the given-up pass writes nothing
+    for thread in threading.enumerate():
+        if isinstance(thread, Worker) and thread.owner is first:
+            thread.join(20)
+    assert world.manager.store.extraction.runs("demo") == []
+    second = BackgroundExtractor(world.extractor(stub.model()))  # the next process
+    try:
+        second.notify(world.ctx)
+        assert second.drain(20)
+    finally:
+        second.close()
+    [run] = world.manager.store.extraction.runs("demo", "planner")
+    assert (run.status, run.extractor) == ("done", "model")
+    assert world.memory_md().count("The API listens on port 8080") == 1
+    wm = conversation.watermark("demo", "planner")
+    assert (wm.in_flight, wm.last_processed_seq) == (False, 4)
+
+
+def test_a_pass_that_had_not_begun_when_close_gave_up_never_claims(
+    make_world: MakeWorld,
+) -> None:
+    world = make_world(interval=1)
+    world.talk("In this repo the API listens on port 8080.")
+    control = PassControl()
+    control.give_up(world.memory)
+    assert world.extractor().run(world.ctx, control=control) == []
+    assert world.manager.store.extraction.runs("demo") == []
+    assert not world.manager.store.conversation.watermark("demo", "planner").in_flight

@@ -110,7 +110,7 @@ def test_a_malformed_answer_is_retried_once_with_the_validation_error(
     assert "Your answer was invalid" in retry and "relative date 'tomorrow'" in retry
 
 
-def test_malformed_twice_skips_the_batch_records_it_and_moves_on(
+def test_malformed_twice_files_the_offline_extractors_facts_and_says_so(
     make_world: MakeWorld, stub: OpenAIStubServer
 ) -> None:
     world = make_world(interval=2)
@@ -118,12 +118,46 @@ def test_malformed_twice_skips_the_batch_records_it_and_moves_on(
     stub.script(answer("not json"), answer('{"facts": [{"text": 1}]}'))
     [report] = world.extractor(stub.model(attempts=2)).run(world.ctx)
 
-    assert report.status == "failed" and "invalid twice" in (report.reason or "")
-    assert world.facts() == []
+    assert (report.status, report.extractor) == ("done", "offline")
+    assert "invalid twice" in (report.reason or "")
+    assert "offline extractor's facts were filed" in (report.reason or "")
+    assert report.written, "the batch's facts are not lost with the model's answer"
+    assert {w["extractor"] for w in report.written} == {"offline"}
+    assert "port 8080" in world.memory_md()
     wm = world.manager.store.conversation.watermark("demo", "planner")
     assert (wm.last_processed_seq, wm.in_flight) == (5, False)
     [run] = world.manager.store.extraction.runs("demo", "planner")
-    assert run.status == "failed"
+    assert (run.status, run.extractor) == ("done", "offline")
+    assert world.manager.store.runs.spent("demo").calls == 2  # both answers are paid for
+
+
+def test_an_answer_that_echoes_the_schema_falls_back_to_the_offline_extractor(
+    make_world: MakeWorld, stub: OpenAIStubServer
+) -> None:
+    # What SmolLM2-135M answered: the schema it was shown, not facts.
+    echo = json.dumps({"$defs": {"FactOut": {"title": "FactOut"}}, "title": "ExtractionAnswer"})
+    world = make_world(interval=2)
+    fact_bearing(world)
+    stub.script(answer(echo), answer(echo))
+    [report] = world.extractor(stub.model(attempts=2)).run(world.ctx)
+
+    assert (report.status, report.extractor) == ("done", "offline")
+    assert "$defs" in (report.reason or "")  # the validation error names what was wrong
+    assert "port 8080" in world.memory_md()
+    assert "$defs" not in world.memory_md() and "title" not in world.memory_md()
+
+
+def test_each_fact_records_the_extractor_that_proposed_it(
+    make_world: MakeWorld, stub: OpenAIStubServer
+) -> None:
+    world = make_world(interval=2)
+    fact_bearing(world)
+    stub.script(answer(GOOD))
+    [report] = world.extractor(stub.model(attempts=2)).run(world.ctx)
+
+    assert {e["extractor"] for e in report.written + report.dropped} == {"model"}
+    [run] = world.manager.store.extraction.runs("demo", "planner")
+    assert {e["extractor"] for e in run.written} == {"model"}
 
 
 def test_an_unreachable_model_skips_and_leaves_the_messages_for_later(

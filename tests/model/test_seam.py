@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from squad.errors import ModelError, SquadError
 from squad.model import LiteLLMModel, Message, RetryPolicy, ToolCall, ToolSpec
+from squad.model.seam import NO_KEY
 from squad.model.testing import (
     OpenAIStubServer,
     answer,
@@ -400,6 +401,62 @@ def test_missing_api_key_variable_is_named_and_nothing_is_sent(
     assert "'SQUAD_TEST_MISSING_KEY'" in str(caught.value)
     assert caught.value.attempts == 0
     assert server.requests == []
+
+
+def test_a_keyless_local_server_needs_only_api_base(
+    server: OpenAIStubServer, make_model: MakeModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    server.script(answer("Hello!"))
+    reply = make_model("openai/smollm2", api_key_env=None, environ={}).complete(HELLO)
+    assert reply.content == "Hello!"
+    assert server.requests[0].headers["authorization"] == f"Bearer {NO_KEY}"
+
+
+def test_with_api_base_and_no_key_variable_named_the_providers_own_variable_is_used(
+    server: OpenAIStubServer, make_model: MakeModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-the-environment")
+    server.script(answer("Hello!"))
+    make_model("openai/smollm2", api_key_env=None, environ={}).complete(HELLO)
+    assert server.requests[0].headers["authorization"] == "Bearer sk-from-the-environment"
+
+
+def test_a_keyless_server_that_wants_a_key_after_all_says_to_name_its_variable(
+    server: OpenAIStubServer, make_model: MakeModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    server.script(status(401, "invalid api key"))
+    with pytest.raises(ModelError) as caught:
+        make_model("openai/smollm2", api_key_env=None, environ={}).complete(HELLO)
+    assert "wants an API key" in str(caught.value)
+    assert "api_key_env" in str(caught.value)
+    assert caught.value.attempts == 1
+
+
+def test_a_client_that_refuses_to_send_without_a_key_fails_at_once_saying_what_to_set(
+    recorder: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No api_base and no key anywhere: the OpenAI client refuses before any request, and
+    # litellm reports that as an HTTP 500. It is configuration, not a server in trouble.
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    model = LiteLLMModel(
+        ModelSpec(name="openai/gpt-4o-mini"),
+        retry=RetryPolicy(jitter=0),
+        on_event=recorder.events.append,
+        sleep=recorder.sleep,
+    )
+    with pytest.raises(ModelError) as caught:
+        model.complete(HELLO)
+    message = str(caught.value)
+    assert "cannot be called as configured" in message
+    assert "api_key_env" in message
+    assert "OPENAI_API_KEY" in message
+    assert "HTTP 500" not in message
+    assert caught.value.attempts == 1
+    assert caught.value.status is None
+    assert recorder.delays == []
+    assert recorder.kinds == ["error"]
 
 
 # -- the retry policy on its own ----------------------------------------------------------------

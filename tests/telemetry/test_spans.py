@@ -427,3 +427,26 @@ def test_a_resumed_run_is_a_second_workflow_span_with_the_same_run_id(
     turns = traced.children(second, "invoke_agent ")
     assert sorted(attrs(t)["squad.task"] for t in turns) == ["draft", "publish"]
 
+
+def test_an_extraction_pass_is_an_extract_span_per_batch(
+    traced_app: App, traced: Traced, make_spec: Any
+) -> None:
+    spec = make_spec(BASIC_YAML)
+    workspace = traced_app.squads.create(spec).path
+    assert traced_app.runner().run(spec, workspace).succeeded
+    from squad.extraction.job import AgentExtractor
+    from squad.extraction.models import ExtractionModels
+
+    agent = AgentExtractor(
+        traced_app.memory,
+        ExtractionModels(traced_app.model_factory),
+        telemetry=traced_app.telemetry,
+    )
+    ctx = traced_app.agent(spec.name, spec.agents[0].id)
+    reports = agent.run(ctx, force=True)
+
+    assert reports and reports[-1].status == "done"
+    [span] = traced.named("extract ")
+    assert span.name == f"extract {ctx.agent.id}"
+    assert attrs(span)["squad.operation"] == "extract"
+    assert attrs(span)["squad.extraction.messages"] > 0
