@@ -30,7 +30,7 @@ from squad.runtime.files_tool import WorkspaceFiles
 from squad.runtime.limits import RunBudget
 from squad.runtime.mcp_journal import turn_identity
 from squad.runtime.mcp_tools import McpTools, TurnTools
-from squad.runtime.plan import parse_plan, plan_request, plan_response_format, render_plan
+from squad.runtime.plan import parse_plan, plan_request, plan_response_formats, render_plan
 from squad.runtime.runlog import RunLog
 from squad.runtime.tasks import TaskNode, TaskStatus
 from squad.runtime.tools import Tool, tool_from_function
@@ -172,7 +172,8 @@ class RunExecutor:
         self._telemetry = telemetry
         self._trace_parent = trace_parent
         """The run's span: every turn's span is its child, on whichever thread it runs."""
-        self._structured_plans = True
+        self._plan_format = 0
+        """Which of the plan's response formats to ask for next (past the end: none)."""
 
     # -- the step's store writes -----------------------------------------------------------
 
@@ -263,21 +264,25 @@ class RunExecutor:
         return tasks
 
     def _plan_turn(self, lead: str, prompt: str) -> str:
-        """The lead's plan, asked for as structured output; a provider that refuses the
-        response format is asked again without it, and not asked with it again in this run:
-        the plan is validated either way. Refusals differ: OpenAI answers 400 or 422, and
-        llama-cpp-python's server (which takes only ``json_object``) answers 500, so any
-        answered error but a rate limit or a credential problem counts as one."""
-        if self._structured_plans:
+        """The lead's plan, asked for as structured output in the forms providers take:
+        OpenAI's ``json_schema`` (OpenAI, vLLM, llama.cpp's own server), then llama-cpp-python's
+        ``json_object`` with a ``schema`` (a grammar the weakest model cannot break), then no
+        format. A form the provider refuses is not asked for again in this run; the plan is
+        validated whatever form it came in. Refusals differ: OpenAI answers 400 or 422,
+        llama-cpp-python 500, so any answered error but a rate limit or a credential problem
+        counts as one."""
+        formats = plan_response_formats(self.spec)
+        while self._plan_format < len(formats):
+            wanted = formats[self._plan_format]
             try:
-                return self._turn(
-                    lead, prompt, tools=False, response_format=plan_response_format(self.spec)
-                )
+                return self._turn(lead, prompt, tools=False, response_format=wanted)
             except ModelError as exc:
                 if exc.status is None or exc.status in (401, 403, 429):
                     raise
-                self._structured_plans = False
-                self.log.emit("plan_format_refused", agent=lead, error=str(exc))
+                self._plan_format += 1
+                self.log.emit(
+                    "plan_format_refused", agent=lead, format=str(wanted["type"]), error=str(exc)
+                )
         return self._turn(lead, prompt, tools=False)
 
     def execute(self, task: TaskNode, feedback: str | None) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -18,7 +18,13 @@ from squad.errors import PlanError
 from squad.runtime.tasks import TaskNode, topological_order
 from squad.spec.models import SLUG_PATTERN, SquadSpec
 
-__all__ = ["parse_plan", "plan_request", "plan_response_format", "render_plan"]
+__all__ = [
+    "parse_plan",
+    "plan_request",
+    "plan_response_format",
+    "plan_response_formats",
+    "render_plan",
+]
 
 MAX_PLAN_TASKS = 20
 
@@ -64,6 +70,14 @@ def plan_response_format(squad: SquadSpec) -> dict[str, object]:
         "additionalProperties": False,
     }
     return {"type": "json_schema", "json_schema": {"name": "plan", "schema": schema}}
+
+
+def plan_response_formats(squad: SquadSpec) -> list[dict[str, Any]]:
+    """The plan's structured-output request in the forms providers take, most standard first:
+    OpenAI's ``json_schema``, then llama-cpp-python's ``json_object`` with a ``schema``."""
+    standard = plan_response_format(squad)
+    schema = standard["json_schema"]["schema"]  # type: ignore[index]
+    return [standard, {"type": "json_object", "schema": schema}]
 
 
 _FENCE = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)

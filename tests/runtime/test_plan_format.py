@@ -88,10 +88,33 @@ def test_a_provider_refusing_the_response_format_is_asked_again_without_it(
         with_format = sum("response_format" in b for b in stub.bodies)
 
     assert result.succeeded, result.error
-    assert with_format == 1  # refused once (no retries), never asked that way again in the run
+    assert with_format == 2  # each form refused once (no retries), then never asked again
     events = read_events(run_log_path(workspace, result.run_id))
-    [refused] = [e for e in events if e["event"] == "plan_format_refused"]
-    assert refused["agent"] == "lead" and str(code) in refused["error"]
+    refused = [e for e in events if e["event"] == "plan_format_refused"]
+    assert [e["format"] for e in refused] == ["json_schema", "json_object"]
+    assert all(e["agent"] == "lead" and str(code) in e["error"] for e in refused)
+
+
+def test_llama_cpp_python_s_json_object_with_a_schema_is_tried_next(app: App) -> None:
+    """llama-cpp-python takes a schema as ``json_object`` plus ``schema`` and turns it into a
+    grammar: the form a weak local model cannot break."""
+
+    def handler(body: Any) -> Any:
+        wanted = body.get("response_format")
+        if wanted and wanted["type"] == "json_schema":
+            return status(500, "Input should be 'text' or 'json_object'")
+        if wanted:
+            assert wanted["schema"]["properties"]["tasks"]["items"]["properties"]["agent"]
+            return answer(PLAN)
+        return answer("Done.")
+
+    with OpenAIStubServer(handler) as stub:
+        spec = squad_from_text(_team(stub.url), source="team.yaml")
+        result = app.runner(model_factory=_models).run(spec, app.squads.create(spec).path)
+        kinds = [b["response_format"]["type"] for b in stub.bodies if "response_format" in b]
+
+    assert result.succeeded, result.error
+    assert kinds == ["json_schema", "json_object"]
 
 
 def test_a_rate_limited_plan_is_not_taken_for_a_refused_format(app: App) -> None:
