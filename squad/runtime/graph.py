@@ -2,7 +2,8 @@
 
 ``dispatch`` blocks what a failure doomed and sends every task that can run now (up to
 ``max_parallel``) to a ``task`` node of its own: they run at once, in one superstep, each on
-a thread of LangGraph's pool. Each task's writes reach the checkpointer (durable mode) the
+a thread of LangGraph's pool; a lone ready task runs inside ``dispatch`` itself, so a chain
+of tasks checkpoints once per task. Each task's writes reach the checkpointer (durable mode) the
 moment it finishes, while its siblings still run, so a run killed mid-step resumes only the
 unfinished tasks; the store's record of a finished task covers the instant between its end
 and that write (:meth:`Executor.finished`), so no finished task is ever redone. A task that
@@ -101,30 +102,43 @@ def build_graph(
         except LimitReached as exc:
             return plan_stop(Stop(exc.kind, str(exc)))
 
+    def chosen(state: RunState) -> list[TaskNode]:
+        todo = schedule(nodes_of(state), statuses_of(state))
+        return batch(todo.ready, state.get("approvals") or {}, max_parallel)
+
     def dispatch(state: RunState) -> RunState:
+        """Block what a failure doomed; a batch of one task runs right here, in this step
+        (a chain costs one checkpointed step per task, not two)."""
         todo = schedule(nodes_of(state), statuses_of(state))
         for change in todo.blocked:
             report(change)
-        return step_update(todo.blocked) if todo.blocked else {}
+        if todo.blocked or state.get("stopped"):
+            return step_update(todo.blocked) if todo.blocked else {}
+        alone = chosen(state)
+        if len(alone) != 1:
+            return {}
+        return run_one(alone[0], _task_input(alone[0], state)["view"])
 
     def route(state: RunState) -> list[Any] | str:  # Sends, or a node name
         if not more_to_do(state):
             return END
-        todo = schedule(nodes_of(state), statuses_of(state))
-        if todo.blocked:
+        if schedule(nodes_of(state), statuses_of(state)).blocked:
             return "dispatch"
-        approvals = state.get("approvals") or {}
-        return [
-            Send("task", _task_input(t, state)) for t in batch(todo.ready, approvals, max_parallel)
-        ] or END
+        together = chosen(state)
+        if len(together) <= 1:
+            return "dispatch" if together else END
+        return [Send("task", _task_input(t, state)) for t in together]
 
     def task(given: dict[str, Any]) -> RunState:
-        """One task of the step, on its own thread; it writes only its own keys."""
+        """One task of a batch, on its own thread; it writes only its own keys."""
         node = TaskNode(**{**given["task"], "depends_on": tuple(given["task"]["depends_on"])})
+        return run_one(node, given["view"])
+
+    def run_one(node: TaskNode, view: RunState) -> RunState:
         output = executor.finished(node)
         if output is not None:  # done before a kill took its checkpoint write
             return step_update((), [TaskResult(node, Transition(node, TaskStatus.DONE), output)])
-        return step_update((), [attempt(node, given["view"])])
+        return step_update((), [attempt(node, view)])
 
     def attempt(task: TaskNode, state: RunState) -> TaskResult:
         """One task's turn: a person's decision when it needs one, then the work, reported."""
