@@ -323,3 +323,62 @@ def test_the_process_wide_task_slots_bound_tasks_across_runs(
     assert [r.succeeded for r in results] == [True, True]
     assert handler.most == 2  # two runs of four parallel tasks each, two slots
     assert sum(handler.calls.values()) == 12
+
+
+def test_a_hierarchical_plans_independent_tasks_run_at_once(app: App, stub_key: None) -> None:
+    import json
+
+    plan = json.dumps(
+        {
+            "tasks": [
+                {"id": f"part-{i}", "description": f"Do step p{i}.", "agent": "worker",
+                 "depends_on": []}
+                for i in range(3)
+            ]
+        }
+    )  # fmt: skip
+    together = threading.Barrier(3, timeout=30)
+    reviewed: list[str] = []
+
+    def handler(body: Any) -> Any:
+        if "response_format" in body:
+            return answer(plan)
+        prompt = str(body["messages"][-1]["content"])
+        if prompt.startswith("Review the work"):
+            reviewed.append(prompt)
+            return answer("APPROVED: fine")
+        together.wait()  # the three planned tasks meet here, or the run fails
+        return answer("Part done.")
+
+    with OpenAIStubServer(handler) as stub:
+        text = (
+            "name: planned\n"
+            "process: hierarchical\n"
+            "goal: Three independent parts.\n"
+            f"model: {{name: openai/stub, api_base: '{stub.url}', api_key_env: STUB_KEY,"
+            f" {FREE_PRICES}}}\n"
+            "agents:\n"
+            "  - {id: lead, role: Plans, lead: true}\n"
+            "  - {id: worker, role: Does one step}\n"
+            "  - {id: reviewer, role: Reviews the work}\n"
+        )
+        spec, workspace = create(app, text)
+        result = app.runner(model_factory=models()).run(spec, workspace)
+
+    assert result.succeeded, result.error
+    assert result.tasks == dict.fromkeys(["part-0", "part-1", "part-2"], "done")
+    assert len(reviewed) == 3
+
+
+def test_parallel_tasks_cannot_take_more_turns_than_max_turns_together(
+    app: App, stub_key: None
+) -> None:
+    handler = Stub()
+    with OpenAIStubServer(handler) as stub:
+        spec, workspace = create(app, diamond(stub.url, limits=", max_turns: 3"))
+        result = app.runner(model_factory=models()).run(spec, workspace)
+
+    assert result.status == "stopped"
+    assert result.error is not None and "3 agent turns" in result.error
+    assert sum(handler.calls.values()) == 3  # start and two of the four middle tasks
+    assert result.turns == 3
