@@ -463,6 +463,8 @@ def search(
             layer=layer,
             context=context_lines,
             timeout_s=DEFAULT_TIMEOUT_S if timeout is None else timeout,
+            literal=None if regex else query,
+            case_sensitive=case_sensitive,
         )
     hits, skipped = found.hits, found.skipped
     if json_output:

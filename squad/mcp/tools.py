@@ -135,6 +135,8 @@ class SquadTools:
             section=section,
             layer=layer,
             context=context,
+            literal=query,
+            case_sensitive=case_sensitive,
         )
         hits = [h.to_dict() for h in found.hits if self.scope.allows(h.squad)]
         shown, _ = redacted_hits(hits, pattern, where="memory")

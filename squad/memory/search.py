@@ -167,10 +167,17 @@ def search_all_memory(
     layer: Literal["project", "experiential"] | None = None,
     context: int = 0,
     timeout_s: float = DEFAULT_TIMEOUT_S,
+    literal: str | None = None,
+    case_sensitive: bool = False,
 ) -> MemorySearch:
     """The memory files of ``workspaces`` (``(squad, folder)`` pairs) and the experiential
     facts of ``facts_store`` (None: no database yet), filtered as ``squad memory search`` and
-    the dashboard's memory search ask; ``squad`` limits facts to those learnt in it."""
+    the dashboard's memory search ask; ``squad`` limits facts to those learnt in it.
+
+    ``literal`` is the query when ``pattern`` is that text searched literally (with
+    ``case_sensitive`` as compiled): the database then hands over only the facts that can
+    match (:meth:`MemoryStore.candidate_facts`), instead of every fact for the pattern to
+    try."""
     hits: list[MemoryHit] = []
     skipped: list[Skipped] = []
     if layer in (None, "project"):
@@ -188,7 +195,11 @@ def search_all_memory(
         facts = (
             (ns.name, fact)
             for ns in facts_store.list_namespaces()
-            for fact in facts_store.facts(ns.id)
+            for fact in (
+                facts_store.facts(ns.id)
+                if not literal
+                else facts_store.candidate_facts(ns.id, literal, case_sensitive=case_sensitive)
+            )
             if not (squad and fact.squad != squad) and not (agent and fact.agent != agent)
         )
         hits += search_facts(facts, pattern, timeout_s=timeout_s)

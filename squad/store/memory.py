@@ -387,6 +387,39 @@ class MemoryStore:
         with self._begin(f"search memory facts for {query!r}") as conn:
             return [_fact_record(row) for row in conn.execute(statement)]
 
+    def candidate_facts(
+        self, namespace_id: int, literal: str, *, case_sensitive: bool
+    ) -> list[FactRecord]:
+        """The namespace's active facts that may contain ``literal`` as the search engine's
+        literal pattern matches it (:func:`squad.text.search.compile_query`), newest first: a
+        superset of its matches, narrowed in the database where that is sure, else them all.
+
+        Case-sensitive, the store's substring test is the pattern's on every backend. Ignoring
+        case, it is sure on SQLite for an ASCII query: the text is casefolded (Python's
+        ``str.casefold``, registered in the engine), and a dotless ``ı``, which the pattern
+        takes for an ``I`` but casefolding keeps, is folded to ``i`` too. PostgreSQL's
+        ``lower`` depends on the database's locale, so there every fact is returned.
+        """
+        dialect = self._engine.dialect.name
+        if case_sensitive:
+            return self.search_facts(
+                literal, namespace_ids=[namespace_id], case_sensitive=True, limit=2**62
+            )
+        if dialect != "sqlite" or not literal.isascii():
+            return self.facts(namespace_id)
+        folded = func.replace(func.squad_casefold(FACTS.c.text), "\u0131", "i")
+        statement = (
+            select(FACTS)
+            .where(
+                FACTS.c.namespace_id == namespace_id,
+                func.instr(folded, literal.casefold()) > 0,
+                live(self._now()),
+            )
+            .order_by(FACTS.c.updated_at.desc(), FACTS.c.id.desc())
+        )
+        with self._begin(f"search memory facts for {literal!r}") as conn:
+            return [_fact_record(row) for row in conn.execute(statement)]
+
     def _contains(self, query: str, case_sensitive: bool) -> ColumnElement[bool]:
         text = FACTS.c.text
         dialect = self._engine.dialect.name

@@ -309,15 +309,16 @@ def memory_search(request: Request, query: str, **options: Any) -> dict[str, Any
     from squad.text.search import compile_query
 
     app = _web(request).app
-    pattern = compile_query(
-        query, regex=options.pop("regex"), case_sensitive=options.pop("case_sensitive")
-    )
+    regex, case_sensitive = options.pop("regex"), options.pop("case_sensitive")
+    pattern = compile_query(query, regex=regex, case_sensitive=case_sensitive)
     squad = options.get("squad")
     targets = [app.squads.locate(squad)] if squad else app.squads.all_workspaces()
     found = search_all_memory(
         [(t.squad, t.path) for t in targets],
         app.store.memory if app.database_exists() else None,
         pattern,
+        literal=None if regex else query,
+        case_sensitive=case_sensitive,
         **options,
     )
     return {
