@@ -12,6 +12,7 @@ before redaction on write, as is what the model summariser reads
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -29,7 +30,10 @@ from squad.paths import contained
 from squad.runtime.agent import run_turn
 from squad.runtime.files_tool import WorkspaceFiles
 from squad.runtime.limits import RunBudget
+from squad.runtime.mcp_journal import turn_identity
+from squad.runtime.mcp_tools import McpTools
 from squad.runtime.prices import require_prices
+from squad.runtime.runlog import RunLog
 from squad.runtime.tools import tool_from_function
 from squad.spec.models import ModelSpec
 from squad.text.secrets import redact_conversation
@@ -73,6 +77,18 @@ class _ChatRecorder:
         return None
 
 
+class _ShownNames(_ChatRecorder):
+    """A chat turn's recorder that stores MCP tools as ``server.tool``, as runs do."""
+
+    def __init__(self, session: ChatSession, shown: dict[str, str]) -> None:
+        super().__init__(session)
+        self._shown = shown
+
+    def message(self, role: str, content: str, *, tool_name: str | None = None) -> None:
+        shown = self._shown.get(tool_name, tool_name) if tool_name else tool_name
+        super().message(role, content, tool_name=shown)
+
+
 class ChatSession:
     history_budget: int = SESSION_BUDGET_TOKENS
     """Tokens of earlier conversation sent with each turn (:data:`SESSION_BUDGET_TOKENS`)."""
@@ -85,6 +101,11 @@ class ChatSession:
         self.model = model
         self.model_spec = model_spec
         self._budget: RunBudget | None = None
+        self._mcp: McpTools | None = None
+        self._mcp_log: RunLog | None = None
+        self._mcp_started = False
+        self.session_id = f"chat-{ctx.agent.id}-{uuid.uuid4().hex[:12]}"
+        """Names this session's MCP servers and their journal and log (``logs/run-<it>...``)."""
         self.summariser: RollingSummariser | None = None
         """The model's rolling summary of folded messages; None on the offline model, whose
         history is summarised offline (no call)."""
@@ -138,19 +159,55 @@ class ChatSession:
                 decisions.decision_record,
                 decisions.decision_search,
             ]
+        offered = [tool_from_function(f) for f in functions]
+        shown: dict[str, str] = {}
+        mcp = self._servers()
+        if mcp is not None:
+            turn = mcp.for_turn(ctx.agent.id, turn_identity(CHAT_SESSION, ctx.agent.id, text))
+            offered += turn.tools
+            shown = turn.shown
         result = run_turn(
             model=self.model,
             system_prompt=self.runner.memory.system_prompt(ctx, message=text),
             user_message=text,
             history=history,
-            tools=[tool_from_function(f) for f in functions],
-            recorder=_ChatRecorder(self),
+            tools=offered,
+            recorder=_ShownNames(self, shown),
             budget=budget,
             timeout_s=self.model_spec.timeout_s or 120.0,
             on_token=on_token,
         )
         self.runner.extraction.notify(ctx, 1)  # queues a background pass at the interval
         return result.text
+
+    def _servers(self) -> McpTools | None:
+        """The MCP servers this agent may use (its ``tools:``), started at the first turn and
+        kept for the session; None when it lists none."""
+        if not self._mcp_started:
+            self._mcp_started = True
+            ctx = self.ctx
+            mine = ctx.squad.model_copy(update={"agents": [ctx.agent]})
+            if ctx.agent.tools:
+                self._mcp_log = RunLog(ctx.workspace, self.session_id)
+                self._mcp = McpTools.start(
+                    mine, ctx.workspace, self.session_id, self._mcp_log.emit
+                )
+        return self._mcp
+
+    def close(self) -> None:
+        """Stop the session's MCP servers (idempotent); the conversation stays stored."""
+        mcp, self._mcp = self._mcp, None
+        if mcp is not None:
+            mcp.close()
+        log, self._mcp_log = self._mcp_log, None
+        if log is not None:
+            log.close()
+
+    def __enter__(self) -> ChatSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def _model_summary(
         self, previous: str, messages: Sequence[Message], max_tokens: int

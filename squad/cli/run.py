@@ -18,6 +18,7 @@ from squad.cli.signals import on_stop_signals
 
 if TYPE_CHECKING:
     from squad.app import App
+    from squad.chat.session import ChatSession
     from squad.eventlines import SkippedLine
     from squad.runtime.runner import RunResult, SquadRunner
     from squad.spec.models import SquadSpec
@@ -259,33 +260,39 @@ def chat(
     from squad.chat.session import ChatSession
 
     err = Output(stream=sys.stderr)
-    with _runner(err) as (_, runner):
-        session = ChatSession.open(runner, squad, agent, model=model)
-        if message is not None:
-            sys.stdout.write(session.say(message).rstrip() + "\n")
-            return
-        err.line(f"chatting with {agent} of {squad} (empty line or Ctrl-D to leave)")
-        while True:
-            try:
-                text = input("you> ")
-            except (EOFError, KeyboardInterrupt):
-                sys.stdout.write("\n")
-                return
-            if not text.strip():
-                return
-            sys.stdout.write(f"{agent}> ")
-            sys.stdout.flush()
-            streamed: list[str] = []
+    with _runner(err) as (_, runner), ChatSession.open(runner, squad, agent, model=model) as chat:
+        _converse(chat, squad, agent, message, err)
 
-            def show(delta: str, streamed: list[str] = streamed) -> None:
-                streamed.append(delta)
-                sys.stdout.write(delta)
-                sys.stdout.flush()
 
-            reply = session.say(text, on_token=show)
-            if not streamed:  # the model did not stream: print the whole reply
-                sys.stdout.write(reply.rstrip())
+def _converse(
+    session: ChatSession, squad: str, agent: str, message: str | None, err: Output
+) -> None:
+    """One message and its reply, or a conversation until an empty line or Ctrl-D."""
+    if message is not None:
+        sys.stdout.write(session.say(message).rstrip() + "\n")
+        return
+    err.line(f"chatting with {agent} of {squad} (empty line or Ctrl-D to leave)")
+    while True:
+        try:
+            text = input("you> ")
+        except (EOFError, KeyboardInterrupt):
             sys.stdout.write("\n")
+            return
+        if not text.strip():
+            return
+        sys.stdout.write(f"{agent}> ")
+        sys.stdout.flush()
+        streamed: list[str] = []
+
+        def show(delta: str, streamed: list[str] = streamed) -> None:
+            streamed.append(delta)
+            sys.stdout.write(delta)
+            sys.stdout.flush()
+
+        reply = session.say(text, on_token=show)
+        if not streamed:  # the model did not stream: print the whole reply
+            sys.stdout.write(reply.rstrip())
+        sys.stdout.write("\n")
 
 
 def register(app: typer.Typer) -> None:
