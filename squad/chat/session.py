@@ -189,9 +189,7 @@ class ChatSession:
             mine = ctx.squad.model_copy(update={"agents": [ctx.agent]})
             if ctx.agent.tools:
                 self._mcp_log = RunLog(ctx.workspace, self.session_id)
-                self._mcp = McpTools.start(
-                    mine, ctx.workspace, self.session_id, self._mcp_log.emit
-                )
+                self._mcp = McpTools.start(mine, ctx.workspace, self.session_id, self._mcp_log.emit)
         return self._mcp
 
     def close(self) -> None:
