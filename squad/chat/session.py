@@ -35,6 +35,7 @@ from squad.runtime.mcp_tools import McpTools
 from squad.runtime.prices import require_prices
 from squad.runtime.runlog import RunLog
 from squad.runtime.tools import tool_from_function
+from squad.runtime.tracing import NO_TRACE, TurnTrace, model_attributes
 from squad.spec.models import ModelSpec
 from squad.text.secrets import redact_conversation
 from squad.text.tokens import counter_for_model
@@ -176,9 +177,23 @@ class ChatSession:
             budget=budget,
             timeout_s=self.model_spec.timeout_s or 120.0,
             on_token=on_token,
+            trace=self._trace(),
         )
         self.runner.extraction.notify(ctx, 1)  # queues a background pass at the interval
         return result.text
+
+    def _trace(self) -> TurnTrace:
+        """Each chat turn is a trace of its own: ``invoke_agent`` with its calls inside."""
+        telemetry = self.runner.telemetry
+        if not telemetry.enabled:
+            return NO_TRACE
+        return TurnTrace(
+            telemetry,
+            self.ctx.agent.id,
+            model_attributes(self.model_spec),
+            None,
+            {"gen_ai.conversation.id": self.session_id, "squad.name": self.ctx.squad.name},
+        )
 
     def _servers(self) -> McpTools | None:
         """The MCP servers this agent may use (its ``tools:``), started at the first turn and

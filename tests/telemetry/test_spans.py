@@ -450,3 +450,23 @@ def test_an_extraction_pass_is_an_extract_span_per_batch(
     assert span.name == f"extract {ctx.agent.id}"
     assert attrs(span)["squad.operation"] == "extract"
     assert attrs(span)["squad.extraction.messages"] > 0
+
+
+def test_a_chat_turn_is_a_trace_of_its_own_with_its_model_call_inside(
+    traced_app: App, traced: Traced, make_spec: Any
+) -> None:
+    from squad.chat.session import ChatSession
+
+    spec = make_spec(BASIC_YAML)
+    traced_app.squads.create(spec)
+    agent = spec.agents[0].id
+    with ChatSession.open(traced_app.runner(), spec.name, agent) as chat:
+        chat.say("Remember that the docs use MkDocs.")
+        session = chat.session_id
+
+    [turn] = traced.named("invoke_agent ")
+    assert turn.name == f"invoke_agent {agent}" and turn.parent is None
+    assert attrs(turn)["gen_ai.conversation.id"] == session
+    assert attrs(turn)["squad.name"] == spec.name
+    chats = traced.children(turn, "chat ")
+    assert chats and all(attrs(c)["gen_ai.provider.name"] == "offline" for c in chats)
