@@ -191,31 +191,16 @@ def notes(figures: dict[str, Any]) -> list[str]:
 
 
 def bench_mcp(notes_out: list[str] | None = None) -> list[Result]:
-    """The MCP benchmark in a fresh process; notes go to ``notes_out`` (else are printed)."""
-    from bench.support import run_json
+    """This benchmark in a fresh process; notes go to ``notes_out`` (else are printed)."""
+    from bench.support import in_fresh_process
 
-    figures = run_json("bench.mcp_bench")
-    lines = notes(figures)
-    if notes_out is None:
-        print("\n".join(lines))
-    else:
-        notes_out.extend(lines)
-    return results(figures)
+    return in_fresh_process("bench.mcp_bench", results, notes, notes_out)
 
 
 def main() -> int:
-    figures = measure()
-    if "--json" in sys.argv:
-        print(json.dumps(figures))
-        return 0
-    for result in results(figures):
-        print(
-            f"{result.name:32} {result.measured_s * 1000:9.2f}ms {result.baseline_name:>16} "
-            f"{result.baseline_s * 1000:8.3f}ms {result.ratio:8.2f}x {result.target_ratio:5.2f}x"
-        )
-    for line in notes(figures):
-        print(line)
-    return 0
+    from bench.support import report
+
+    return report(measure(), results, notes)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ Each figure is the median of three runs. Run alone with ``python -m bench.parall
 
 from __future__ import annotations
 
-import json
 import os
 import statistics
 import sys
@@ -158,30 +157,16 @@ def notes(figures: dict[str, Any]) -> list[str]:
 
 
 def bench_parallel(notes_out: list[str] | None = None) -> list[Result]:
-    from bench.support import run_json
+    """This benchmark in a fresh process; notes go to ``notes_out`` (else are printed)."""
+    from bench.support import in_fresh_process
 
-    figures = run_json("bench.parallel_bench")
-    lines = notes(figures)
-    if notes_out is None:
-        print("\n".join(lines))
-    else:
-        notes_out.extend(lines)
-    return results(figures)
+    return in_fresh_process("bench.parallel_bench", results, notes, notes_out)
 
 
 def main() -> int:
-    figures = measure()
-    if "--json" in sys.argv:
-        print(json.dumps(figures))
-        return 0
-    for result in results(figures):
-        print(
-            f"{result.name:28} {result.measured_s:7.3f}s {result.baseline_name:>24} "
-            f"{result.baseline_s:7.3f}s {result.ratio:6.2f}x {result.target_ratio:5.2f}x"
-        )
-    for line in notes(figures):
-        print(line)
-    return 0
+    from bench.support import report
+
+    return report(measure(), results, notes)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ import json
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from squad.model.types import Message, ModelReply, TokenCallback, ToolSpec, Usage
 
 if TYPE_CHECKING:
+    from bench.__main__ import Result
     from squad.settings import Settings
 
 REPO = Path(__file__).resolve().parent.parent
@@ -74,3 +75,43 @@ def run_json(module: str) -> dict[str, Any]:
     )
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
+
+
+Figures = dict[str, Any]
+
+
+def in_fresh_process(
+    module: str,
+    results: Callable[[Figures], list[Result]],
+    notes: Callable[[Figures], list[str]],
+    notes_out: list[str] | None = None,
+) -> list[Result]:
+    """``module``'s benchmark run in a process of its own (:func:`run_json`): its results, and
+    its notes added to ``notes_out`` (printed when there is none)."""
+    figures = run_json(module)
+    lines = notes(figures)
+    if notes_out is None:
+        print("\n".join(lines))
+    else:
+        notes_out.extend(lines)
+    return results(figures)
+
+
+def report(
+    figures: Figures,
+    results: Callable[[Figures], list[Result]],
+    notes: Callable[[Figures], list[str]],
+) -> int:
+    """A benchmark module's ``main``: one JSON object with ``--json``, else a line per result
+    (milliseconds, the baseline, the ratio and its target) and the notes."""
+    if "--json" in sys.argv:
+        print(json.dumps(figures))
+        return 0
+    for result in results(figures):
+        print(
+            f"{result.name:32} {result.measured_s * 1000:9.2f}ms {result.baseline_name:>24} "
+            f"{result.baseline_s * 1000:8.3f}ms {result.ratio:8.2f}x {result.target_ratio:5.2f}x"
+        )
+    for line in notes(figures):
+        print(line)
+    return 0
