@@ -18,10 +18,8 @@ import contextlib
 import hashlib
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from filelock import Timeout
 
@@ -59,39 +57,8 @@ ACTOR_MAX_CHARS = 200
 _ACTOR_KINDS = ("agent", "person", "mcp")
 
 
-@dataclass(frozen=True)
-class Decision:
-    """One recorded decision; ``decided_at`` is timezone-aware UTC."""
-
-    id: int
-    squad: str
-    title: str
-    decision: str
-    reasons: tuple[str, ...]
-    alternatives: tuple[str, ...]
-    """What else was considered (may be empty)."""
-    decided_by: str
-    """``cli``, ``person:<name>``, ``agent:<id>`` or ``mcp:<client name>``."""
-    decided_at: datetime
-    supersedes: int | None
-    """The decision this one replaces, if any."""
-    superseded_by: int | None
-    """The decision that replaced this one; None while it holds."""
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: ISO 8601 time, lists for reasons and alternatives."""
-        return {
-            "id": self.id,
-            "squad": self.squad,
-            "title": self.title,
-            "decision": self.decision,
-            "reasons": list(self.reasons),
-            "alternatives": list(self.alternatives),
-            "decided_by": self.decided_by,
-            "decided_at": self.decided_at.isoformat(),
-            "supersedes": self.supersedes,
-            "superseded_by": self.superseded_by,
-        }
+Decision = DecisionRecord
+"""One recorded decision, as the store keeps it."""
 
 
 class DecisionLog:
@@ -166,7 +133,7 @@ class DecisionLog:
             record = self._store.decisions.get(decision_id)
         if record is None:
             raise NotFound(f"no decision {decision_id}; `squad decisions list` shows them")
-        return _decision(record)
+        return record
 
     def list(
         self,
@@ -184,7 +151,7 @@ class DecisionLog:
             limit=limit,
             offset=offset,
         )
-        return [_decision(r) for r in records]
+        return list(records)
 
     def search(
         self,
@@ -208,7 +175,7 @@ class DecisionLog:
         records = self._store.decisions.recent(
             None if squads is None else list(squads), include_superseded=include_superseded
         )
-        return rank_decisions([_decision(r) for r in records], words)[:limit]
+        return rank_decisions(list(records), words)[:limit]
 
     def regenerate(self, squad: str, workspace: Path) -> Path:
         """Rewrite ``decisions.md`` from the store (after a hand edit or a failed write)."""
@@ -217,7 +184,7 @@ class DecisionLog:
             with locked(path):
                 refuse_read_only(path, DECISIONS_FILE)
                 records = self._store.decisions.of_squad(squad)
-                text = render_decisions(squad, [_decision(r) for r in records])
+                text = render_decisions(squad, list(records))
                 _write(path, text, outcome="it is left as it was")
         except Timeout:
             raise MemoryError_(_locked_message()) from None
@@ -241,7 +208,7 @@ class DecisionLog:
         written: list[bytes] = []
 
         def mirror(records: Sequence[DecisionRecord]) -> None:
-            text = render_decisions(squad, [_decision(r) for r in records])
+            text = render_decisions(squad, list(records))
             _write(path, text)
             written.append(text.encode())
 
@@ -254,29 +221,28 @@ class DecisionLog:
                     if written:  # the file got ahead of a commit that failed: put it back
                         with contextlib.suppress(StoreError, OSError, MemoryError_):
                             records = self._store.decisions.of_squad(squad)
-                            _write(path, render_decisions(squad, [_decision(r) for r in records]))
+                            _write(path, render_decisions(squad, list(records)))
                     raise
         except Timeout:
             raise MemoryError_(_locked_message()) from None
-        result = _decision(record)
         if created:
             AuditLog(workspace).append(
                 AuditRecord(
-                    time=result.decided_at.isoformat(),
-                    actor=result.decided_by,
+                    time=record.decided_at.isoformat(),
+                    actor=record.decided_by,
                     operation="decision",
-                    file=f"decision:{result.id}",
+                    file=f"decision:{record.id}",
                     new_sha256=sha256_text(written[-1]) if written else None,
                     bytes=len(written[-1]) if written else None,
-                    note=result.title,
+                    note=record.title,
                     details={
                         "squad": squad,
                         "mirror": DECISIONS_FILE,
-                        "supersedes": result.supersedes,
+                        "supersedes": record.supersedes,
                     },
                 )
             )
-        return result, created
+        return record, created
 
     def _checked(
         self,
@@ -501,18 +467,3 @@ def _write(path: Path, text: str, *, outcome: str = "nothing was recorded") -> N
 
 def _locked_message() -> str:
     return f"{DECISIONS_FILE} is locked by another writer; try again"
-
-
-def _decision(record: DecisionRecord) -> Decision:
-    return Decision(
-        id=record.id,
-        squad=record.squad,
-        title=record.title,
-        decision=record.decision,
-        reasons=record.reasons,
-        alternatives=record.alternatives,
-        decided_by=record.decided_by,
-        decided_at=record.decided_at,
-        supersedes=record.supersedes,
-        superseded_by=record.superseded_by,
-    )

@@ -51,17 +51,39 @@ class NewDecision:
 
 @dataclass(frozen=True)
 class DecisionRecord:
+    """One recorded decision; ``decided_at`` is timezone-aware UTC."""
+
     id: int
     squad: str
     title: str
     decision: str
     decision_key: str
+    """Identifies the decision text however it is spaced or cased (a sha256 hex digest)."""
     reasons: tuple[str, ...]
     alternatives: tuple[str, ...]
+    """What else was considered (may be empty)."""
     decided_by: str
+    """``cli``, ``person:<name>``, ``agent:<id>`` or ``mcp:<client name>``."""
     decided_at: datetime
     supersedes: int | None
+    """The decision this one replaces, if any."""
     superseded_by: int | None
+    """The decision that replaced this one; None while it holds."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: ISO 8601 time, lists for reasons and alternatives."""
+        return {
+            "id": self.id,
+            "squad": self.squad,
+            "title": self.title,
+            "decision": self.decision,
+            "reasons": list(self.reasons),
+            "alternatives": list(self.alternatives),
+            "decided_by": self.decided_by,
+            "decided_at": self.decided_at.isoformat(),
+            "supersedes": self.supersedes,
+            "superseded_by": self.superseded_by,
+        }
 
 
 class DecisionStore:
