@@ -303,21 +303,13 @@ class SquadTools:
     def run_approve(
         self, run_id: str, task: str, approved: bool, reason: str, *, actor: str
     ) -> dict[str, Any]:
-        from squad.daemon.runqueue import RunRequest
-        from squad.store.records import RunStatus, TaskStatus
+        from squad.web.control import approval_answer
 
         self.scope.check_write("run_approve")
-        run = self._run(run_id)
-        if run.status is not RunStatus.AWAITING_APPROVAL:
-            raise UsageError(f"run {run_id!r} is {run.status.value}, not waiting for an approval")
-        record = self.app.store.runs.get_task(run_id, task)
-        if record is None or record.status is not TaskStatus.AWAITING_APPROVAL:
-            raise UsageError(f"run {run_id!r} does not wait on task {task!r}")
+        answer = approval_answer(self.app, self._run(run_id), task, approved, reason, trigger=actor)
         if not approved and not reason.strip():
             raise UsageError("a rejection needs a reason: the agent reads it")
-        self._control().submit(
-            RunRequest(run.squad, actor, run_id=run_id, decision=(task, approved, reason.strip()))
-        )
+        self._control().submit(answer)
         return {
             "run_id": run_id,
             "task": task,

@@ -89,20 +89,13 @@ def _paused_run(request: Request, run_id: str) -> Any:
 @router.post("/runs/{run_id}/approval", status_code=202, response_model=Accepted)
 def answer_approval(request: Request, run_id: RunId, body: ApprovalAnswer) -> JSONResponse:
     """Approve or reject (with a reason) the task a paused run waits on."""
-    from squad.errors import UsageError
-    from squad.store.records import RunStatus, TaskStatus
+    from squad.web.control import approval_answer
 
-    app = _web(request).app
     run = _paused_run(request, run_id)
-    if run.status is not RunStatus.AWAITING_APPROVAL:
-        raise UsageError(f"run {run_id!r} is {run.status.value}, not waiting for an approval")
-    task = app.store.runs.get_task(run_id, body.task)
-    if task is None or task.status is not TaskStatus.AWAITING_APPROVAL:
-        raise UsageError(f"run {run_id!r} does not wait on task {body.task!r}")
-    decision = (body.task, body.approved, body.reason.strip())
-    accepted = _web(request).control.submit(
-        RunRequest(run.squad, "approval", run_id=run_id, decision=decision)
+    answer = approval_answer(
+        _web(request).app, run, body.task, body.approved, body.reason, trigger="approval"
     )
+    accepted = _web(request).control.submit(answer)
     return _accepted(run.squad, accepted, "approval" if body.approved else "rejection")
 
 

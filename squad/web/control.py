@@ -18,10 +18,27 @@ if TYPE_CHECKING:
     from squad.daemon.catalog import LoadedSquad
     from squad.daemon.runs import RunDispatcher
     from squad.daemon.service import Daemon
+    from squad.store.records import RunRecord
 
-__all__ = ["DaemonControl", "LocalControl", "RunControl", "RunRequest"]
+__all__ = ["DaemonControl", "LocalControl", "RunControl", "RunRequest", "approval_answer"]
 
 DASHBOARD_LOG = "dashboard.jsonl"
+
+
+def approval_answer(
+    app: App, run: RunRecord, task: str, approved: bool, reason: str, *, trigger: str
+) -> RunRequest:
+    """The request that answers ``run``'s approval gate on ``task``; a UsageError when the run
+    is not paused there (the dashboard, the API and MCP answer gates alike)."""
+    from squad.errors import UsageError
+    from squad.store.records import RunStatus, TaskStatus
+
+    if run.status is not RunStatus.AWAITING_APPROVAL:
+        raise UsageError(f"run {run.id!r} is {run.status.value}, not waiting for an approval")
+    record = app.store.runs.get_task(run.id, task)
+    if record is None or record.status is not TaskStatus.AWAITING_APPROVAL:
+        raise UsageError(f"run {run.id!r} does not wait on task {task!r}")
+    return RunRequest(run.squad, trigger, run_id=run.id, decision=(task, approved, reason.strip()))
 
 
 class RunControl(Protocol):
