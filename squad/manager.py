@@ -92,6 +92,23 @@ class SquadManager:
         found = self.locate(squad_or_path)
         return self.workspaces.read_manifest(found.path).definition, found.path
 
+    def registered(self, squad: str) -> tuple[SquadSpec, Path]:
+        """A squad's definition as the store registered it, and its workspace folder: what a
+        cluster worker that never saw the YAML file runs. A squad registered before the store
+        kept definitions falls back to its workspace manifest."""
+        from squad.spec.loader import squad_from_dict
+
+        record = self.store.get_squad(squad)
+        if record is None:
+            raise NotFound(
+                f"no squad named {squad!r} is registered in the state database; a scheduling "
+                "daemon registers every squad of its squads folder"
+            )
+        if record.definition is None:
+            return self.definition(squad)
+        spec = squad_from_dict(record.definition, source=f"squad {squad!r} in the store")
+        return spec, Path(record.workspace)
+
     def locate(self, squad_or_path: str) -> SquadWorkspace:
         """Find a squad's workspace by squad name, workspace folder name, or folder path."""
         quick = self._by_folder_name(squad_or_path)
@@ -153,6 +170,7 @@ class SquadManager:
             workspace=str(path),
             source=str(source.resolve()) if source else None,
             definition_sha256=definition_sha256(spec),
+            definition=spec.model_dump(mode="json"),
         )
 
     def database_exists(self) -> bool:

@@ -8,7 +8,9 @@ so a second start is refused with the run id it collides with (:class:`~squad.er
 The kernel drops the lock when its process dies however it dies, so the lock also tells a
 live run from a dead one: a run recorded ``running`` whose lock nobody holds lost its process
 (``kill -9``, a crash, a thread that died). :func:`settle_dead_runs` records such runs
-``interrupted`` (resumable: their checkpoints are intact) and says why.
+``interrupted`` (resumable: their checkpoints are intact) and says why. Runs of a cluster
+job are not the home's to judge: the worker running them may be on another machine, and the
+cluster's stalled-job sweep (:mod:`squad.cluster`) retries them when it is lost.
 """
 
 from __future__ import annotations
@@ -120,6 +122,8 @@ def settle_dead_runs(
     for run in store.interrupted_runs(squad):
         if run.status is not RunStatus.RUNNING:
             continue
+        if run.job is not None:
+            continue  # a cluster job's: its worker's heartbeat says whether it is alive
         live = None if holding else holder(home, run.squad)
         if live is not None and live.run_id in (run.id, None):
             continue  # still at it (or a run of the squad is just starting: leave it be)

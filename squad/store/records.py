@@ -60,6 +60,9 @@ class SquadRecord:
     created_at: datetime
     updated_at: datetime
     """Last time workspace, source or definition hash changed."""
+    definition: dict[str, Any] | None = field(default=None, hash=False, compare=False)
+    """The validated definition as JSON (what the workspace manifest holds); None for a squad
+    registered before the store kept it."""
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,8 @@ class RunRecord:
     """The model chosen for this run (``--model``); None when the squad's own were used."""
     summary: dict[str, Any] | None = field(default=None, hash=False)
     """What the runtime reported at the end (tasks done and failed, turns, tokens, cost)."""
+    job: str | None = None
+    """The cluster job that runs it; None outside a cluster."""
 
 
 class FactStatus(StrEnum):

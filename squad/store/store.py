@@ -25,6 +25,7 @@ from sqlmodel import Session, col, delete, select, update
 
 from squad.clock import Clock, utc_now
 from squad.errors import StoreError
+from squad.store.cluster_nodes import ClusterNodeStore
 from squad.store.conversation import ConversationStore
 from squad.store.daemon_state import DaemonStateStore
 from squad.store.decisions import DecisionStore
@@ -81,6 +82,8 @@ class Store:
         """Memory gc's decay and TTL sweeps, and the evidence for promoting project facts."""
         self.daemon = DaemonStateStore(engine, now=self._now)
         """The daemon's heartbeat per squad home."""
+        self.cluster = ClusterNodeStore(engine, now=self._now)
+        """Cluster nodes (daemons and workers on one Postgres) and their heartbeats."""
         self.decisions = DecisionStore(engine, now=self._now)
         """Squads' decisions with their reasons, and which supersedes which."""
 
@@ -115,17 +118,33 @@ class Store:
     # squads
 
     def upsert_squad(
-        self, name: str, *, workspace: str, source: str | None, definition_sha256: str
+        self,
+        name: str,
+        *,
+        workspace: str,
+        source: str | None,
+        definition_sha256: str,
+        definition: dict[str, Any] | None = None,
     ) -> SquadRecord:
-        """Create or update a squad; ``updated_at`` moves only when a field really changed."""
+        """Create or update a squad; ``updated_at`` moves only when a field really changed.
+
+        ``definition`` is the validated definition as JSON (kept when None is given)."""
+        args = (name, workspace, source, definition_sha256, definition)
         try:
-            return self._upsert_squad(name, workspace, source, definition_sha256, first_try=True)
+            return self._upsert_squad(*args, first_try=True)
         except IntegrityError:
             # Another writer inserted the same name between our read and our insert: update it.
-            return self._upsert_squad(name, workspace, source, definition_sha256, first_try=False)
+            return self._upsert_squad(*args, first_try=False)
 
     def _upsert_squad(
-        self, name: str, workspace: str, source: str | None, sha256: str, *, first_try: bool
+        self,
+        name: str,
+        workspace: str,
+        source: str | None,
+        sha256: str,
+        definition: dict[str, Any] | None,
+        *,
+        first_try: bool,
     ) -> SquadRecord:
         now = self._now()
         reraise = IntegrityError if first_try else None
@@ -139,11 +158,16 @@ class Store:
                     definition_sha256=sha256,
                     created_at=now,
                     updated_at=now,
+                    definition=definition,
                 )
                 session.add(row)
             elif (row.workspace, row.source, row.definition_sha256) != (workspace, source, sha256):
                 row.workspace, row.source, row.definition_sha256 = workspace, source, sha256
                 row.updated_at = now
+                if definition is not None:
+                    row.definition = definition
+            elif definition is not None and row.definition is None:
+                row.definition = definition
             session.commit()
             return _squad_record(row)
 
@@ -178,10 +202,12 @@ class Store:
         trigger: str = "manual",
         goal: str | None = None,
         model: str | None = None,
+        job: str | None = None,
     ) -> RunRecord:
         """A new ``pending`` run of an existing squad (the foreign key refuses unknown ones).
 
-        ``goal`` is the goal it was given and ``model`` the model chosen for it, if any.
+        ``goal`` is the goal it was given and ``model`` the model chosen for it, if any;
+        ``job`` the cluster job that runs it.
         """
         row = RunRow(
             id=self._new_id(),
@@ -191,6 +217,7 @@ class Store:
             created_at=self._now(),
             goal=goal,
             model=model,
+            job=job,
         )
         try:
             with self._session(
@@ -268,6 +295,18 @@ class Store:
     def get_run(self, run_id: str) -> RunRecord | None:
         with self._session(f"read run {run_id!r}") as session:
             row = session.get(RunRow, run_id)
+            return None if row is None else _run_record(row)
+
+    def run_of_job(self, job: str) -> RunRecord | None:
+        """The run a cluster job started (the newest, should a job ever have made two)."""
+        query = (
+            select(RunRow)
+            .where(col(RunRow.job) == job)
+            .order_by(col(RunRow.created_at).desc(), col(RunRow.id).desc())
+            .limit(1)
+        )
+        with self._session(f"find the run of job {job}") as session:
+            row = session.exec(query).first()
             return None if row is None else _run_record(row)
 
     def list_runs(
@@ -392,6 +431,7 @@ def _squad_record(row: SquadRow) -> SquadRecord:
         definition_sha256=row.definition_sha256,
         created_at=row.created_at,
         updated_at=row.updated_at,
+        definition=row.definition,
     )
 
 
@@ -411,4 +451,5 @@ def _run_record(row: RunRow) -> RunRecord:
         goal=row.goal,
         model=row.model,
         summary=row.summary,
+        job=row.job,
     )

@@ -33,6 +33,7 @@ from sqlmodel import Field, SQLModel
 
 __all__ = [
     "NAMING_CONVENTION",
+    "ClusterNodeRow",
     "DecisionRow",
     "ExtractionRunRow",
     "FactRow",
@@ -105,6 +106,9 @@ class SquadRow(_Table, table=True):
     definition_sha256: str = Field(sa_type=String(64))
     created_at: datetime = Field(sa_type=UTCDateTime)
     updated_at: datetime = Field(sa_type=UTCDateTime)
+    definition: dict[str, Any] | None = Field(default=None, sa_type=JSON)
+    """The squad's validated definition (as its workspace manifest holds it), so a cluster
+    worker that never saw the YAML file can run the squad."""
 
 
 class RunRow(_Table, table=True):
@@ -134,6 +138,9 @@ class RunRow(_Table, table=True):
     """The model the run was started with, when one was chosen for it (``--model``)."""
     summary: dict[str, Any] | None = Field(default=None, sa_type=JSON)
     """What the run did, as the runtime reports it at the end (tasks, turns, tokens, cost)."""
+    job: str | None = Field(default=None, sa_type=String, index=True)
+    """The cluster job that runs it (procrastinate's job id); None outside a cluster. Its
+    liveness is the cluster's to judge (worker heartbeats), not the home's run lock."""
 
 
 # experiential memory (Layer A)
@@ -458,3 +465,22 @@ class DecisionRow(_Table, table=True):
     superseded_by: int | None = Field(
         default=None, sa_type=Integer, foreign_key="decisions.id", ondelete="SET NULL"
     )
+
+
+class ClusterNodeRow(_Table, table=True):
+    """One node of a cluster (a ``squad daemon`` or ``squad worker`` process) and its beat."""
+
+    __tablename__ = "cluster_nodes"
+
+    name: str = Field(sa_type=String, primary_key=True)
+    host: str = Field(sa_type=String)
+    pid: int = Field(sa_type=Integer)
+    role: str = Field(sa_type=String(16))
+    """``scheduler`` (a daemon: schedules and works) or ``worker`` (only works)."""
+    worker_id: int | None = Field(default=None, sa_type=Integer)
+    """The procrastinate worker the node runs now (a restart of its worker makes a new one)."""
+    started_at: datetime = Field(sa_type=UTCDateTime)
+    beat_at: datetime = Field(sa_type=UTCDateTime)
+    stopped_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    state: dict[str, Any] | None = Field(default=None, sa_type=JSON)
+    """What it reported with its last beat: concurrency, the jobs it runs."""

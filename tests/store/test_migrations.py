@@ -32,9 +32,9 @@ from squad.store.migrate import (
 from squad.store.tables import metadata
 
 SHA = "0" * 64
-HEAD = "0007"
+HEAD = "0008"
 """The newest shipped revision."""
-NEXT = "0008"
+NEXT = "0009"
 """The revision a newer squad would add."""
 
 REBUILD_SQUADS = f"""
