@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from types import TracebackType
 
     from squad.checkpoints import Checkpoints
+    from squad.cluster.client import ClusterClient
     from squad.extraction.background import BackgroundExtractor
     from squad.manager import SquadManager
     from squad.memory.decisions import DecisionLog
@@ -69,6 +70,7 @@ class App:
         self._decisions: DecisionLog | None = None
         self._checkpoints: Checkpoints | None = None
         self._extraction: BackgroundExtractor | None = None
+        self._cluster: ClusterClient | None = None
         self._given_telemetry = telemetry
         self._telemetry: Telemetry | None = telemetry
         self.task_slots = threading.BoundedSemaphore(settings.daemon.max_parallel_tasks)
@@ -168,6 +170,26 @@ class App:
             return self._checkpoints
 
     @property
+    def cluster(self) -> ClusterClient:
+        """The cluster's queue (procrastinate on the store's Postgres), opened on first use;
+        only in cluster mode (``cluster.enabled``)."""
+        from squad.errors import UsageError
+
+        with self._lock:
+            if not self.settings.clustered:
+                raise UsageError(
+                    "this home is not part of a cluster; set cluster: {enabled: true} in "
+                    "settings.yaml (with a PostgreSQL database_url) to run one"
+                )
+            if self._cluster is None:
+                from squad.cluster.client import ClusterClient
+
+                self._cluster = ClusterClient(
+                    self.settings, pool_size=self.settings.daemon.max_concurrent_runs + 2
+                )
+            return self._cluster
+
+    @property
     def extraction(self) -> BackgroundExtractor:
         """The background fact extractor every runner and chat of this app shares (one
         worker thread per process, as it expects)."""
@@ -184,7 +206,17 @@ class App:
                     decisions=self.decisions,
                     telemetry=self.telemetry,
                 )
-                self._extraction = BackgroundExtractor(extractor, on_error=self._extraction_failed)
+                if self.settings.clustered:
+                    from squad.cluster.extraction import ClusterExtraction
+
+                    cluster = self.cluster
+                    self._extraction = ClusterExtraction(
+                        extractor, cluster.defer_extraction, on_error=self._extraction_failed
+                    )
+                else:
+                    self._extraction = BackgroundExtractor(
+                        extractor, on_error=self._extraction_failed
+                    )
             return self._extraction
 
     def on_extraction_error(self, handler: ExtractionErrors) -> None:
@@ -224,7 +256,10 @@ class App:
             memory=self.memory,
             checkpoints=self.checkpoints,
             extraction=self.extraction,
-            find_squad=self.squads.definition,
+            # A cluster worker may never have seen the YAML file: the store has the squad.
+            find_squad=(
+                self.squads.registered if self.settings.clustered else self.squads.definition
+            ),
             model_factory=model_factory or self.model_factory,
             progress=progress,
             clock=self.clock,
@@ -257,8 +292,11 @@ class App:
                 telemetry, self._telemetry = self._telemetry, NO_TELEMETRY
                 checkpoints, self._checkpoints = self._checkpoints, None
                 squads, self._squads = self._squads, None
+                cluster, self._cluster = self._cluster, None
             if telemetry is not None and telemetry is not self._given_telemetry:
                 telemetry.shutdown(min(timeout, TELEMETRY_FLUSH_S))
+            if cluster is not None:
+                cluster.close()
             if checkpoints is not None:
                 checkpoints.close()
             if squads is not None:

@@ -12,14 +12,18 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
-from squad.errors import ConfigError, Problem
+from squad.errors import ConfigError, Problem, SquadError
+
+if TYPE_CHECKING:
+    from squad.spec.yaml_source import Positions
 
 __all__ = [
+    "ClusterSettings",
     "DaemonSettings",
     "HttpSettings",
     "MemoryRanking",
@@ -138,6 +142,40 @@ class DaemonSettings(BaseModel):
     """The HTTP API and dashboard the daemon serves."""
 
 
+_NODE_NAME = r"^[A-Za-z0-9][A-Za-z0-9._@:-]{0,127}$"
+_SCHEMA_NAME = r"^[a-z_][a-z0-9_]{0,62}$"
+
+
+class ClusterSettings(BaseModel):
+    """Many daemons and workers on one PostgreSQL: runs, extraction passes and maintenance
+    become procrastinate jobs (``squad.cluster``). Off by default; needs a Postgres
+    ``database_url`` and ``pip install 'squad[postgres]'``."""
+
+    model_config = ConfigDict(
+        extra="forbid", strict=True, frozen=True, use_attribute_docstrings=True
+    )
+
+    enabled: bool = False
+    """Run as one node of a cluster: ``squad daemon`` schedules and works, ``squad worker``
+    only works, and every node shares the store's database."""
+    node: Annotated[str, Field(pattern=_NODE_NAME)] | None = None
+    """This node's name in ``squad cluster nodes`` (default: host name and process id);
+    SQUAD_NODE wins over it."""
+    schema_name: Annotated[str, Field(pattern=_SCHEMA_NAME)] = "procrastinate"
+    """The Postgres schema that holds the queue's tables (kept apart from squad's own)."""
+    stall_timeout_s: Annotated[float, Field(ge=2, le=3600, strict=False)] = 30.0
+    """A node whose heartbeat is older than this is lost: its running jobs go back to the
+    queue and resume on another node from their last checkpoint."""
+    heartbeat_s: Annotated[float, Field(ge=0.2, le=600, strict=False)] = 5.0
+    """Seconds between a node's heartbeats (keep it well under ``stall_timeout_s``)."""
+    poll_s: Annotated[float, Field(ge=0.1, le=60, strict=False)] = 1.0
+    """Longest a queued job waits to be noticed when no notification arrives (a run waiting
+    on its squad's lock, a retried job, a listener reconnecting)."""
+    max_attempts: Annotated[int, Field(ge=1, le=1000)] = 20
+    """How many times one run job may be handed to a node again (a node lost, a node that
+    stopped) before it counts as failed."""
+
+
 def _check_otlp_url(value: str) -> str:
     if not _HTTP_URL.match(value):
         message = (
@@ -233,6 +271,8 @@ class SettingsFile(BaseModel):
     """``squad daemon``: concurrency, misfires, shutdown, background jobs, retention."""
     telemetry: TelemetrySettings = TelemetrySettings()
     """OpenTelemetry traces of runs, turns, model calls and tool calls (off by default)."""
+    cluster: ClusterSettings = ClusterSettings()
+    """Many daemons and workers on one PostgreSQL (off by default)."""
 
 
 @dataclass(frozen=True)
@@ -255,6 +295,8 @@ class Settings:
     """The ``daemon:`` section of settings.yaml."""
     telemetry: TelemetrySettings = field(default_factory=TelemetrySettings)
     """The ``telemetry:`` section of settings.yaml, with the ``OTEL_*`` variables applied."""
+    cluster: ClusterSettings = field(default_factory=ClusterSettings)
+    """The ``cluster:`` section of settings.yaml (SQUAD_NODE names the node)."""
 
     @property
     def squads_dir(self) -> Path:
@@ -277,6 +319,7 @@ class Settings:
         settings_path = configs / "settings.yaml"
         file_settings = SettingsFile()
         found: Path | None = None
+        positions = None
         if _present(settings_path):
             source = str(settings_path)
             document = parse_yaml(read_text_file(settings_path), source=source)
@@ -289,6 +332,7 @@ class Settings:
                     what="settings file",
                 )
             found = settings_path
+            positions = document.positions
         workspaces = _path(
             env.get("SQUAD_WORKSPACES") or file_settings.workspaces or "workspaces",
             settings_path.parent
@@ -300,6 +344,11 @@ class Settings:
             or file_settings.database_url
             or f"sqlite:///{home / 'squad.db'}"
         )
+        cluster = file_settings.cluster
+        if env.get("SQUAD_NODE"):
+            cluster = cluster.model_copy(update={"node": env["SQUAD_NODE"]})
+        if cluster.enabled:
+            _require_postgres(database_url, settings_path, positions)
         return cls(
             home=home,
             workspaces=workspaces,
@@ -310,7 +359,41 @@ class Settings:
             settings_file=found,
             daemon=file_settings.daemon,
             telemetry=file_settings.telemetry.from_environment(env),
+            cluster=cluster,
         )
+
+    @property
+    def clustered(self) -> bool:
+        """Whether this home is one node of a cluster (``cluster.enabled``)."""
+        return self.cluster.enabled
+
+
+def _require_postgres(url: str, settings_path: Path, positions: Positions | None) -> None:
+    """A cluster shares one PostgreSQL database; refuse ``cluster.enabled`` on anything else."""
+    from squad.store.engine import mask_url, parse_url
+
+    try:
+        backend = parse_url(url).get_backend_name()
+    except SquadError:
+        return  # the store reports a bad URL itself, when it is opened
+    if backend == "postgresql":
+        return
+    where = positions.locate(("cluster", "enabled"), prefer_key=True) if positions else None
+    raise ConfigError(
+        [
+            Problem(
+                f"cluster.enabled needs a PostgreSQL database_url, and this home's store is "
+                f"{backend} ({mask_url(url)})",
+                source=str(settings_path),
+                line=where[0] if where else None,
+                column=where[1] if where else None,
+                path=("cluster", "enabled"),
+                hint="set database_url (or SQUAD_DATABASE_URL) to the Postgres every node "
+                "shares, e.g. postgresql://squad@db.internal/squad, or set cluster.enabled: "
+                "false to run on this machine alone",
+            )
+        ]
+    )
 
 
 def _present(path: Path) -> bool:

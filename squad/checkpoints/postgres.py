@@ -75,6 +75,8 @@ class PostgresCheckpoints(Checkpoints):
             max_size=self._pool_size,
             timeout=self._reach_s,
             kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+            # A connection the server dropped (a restart) is replaced, not handed out.
+            check=ConnectionPool.check_connection,
             open=True,
             name="squad-checkpoints",
         )

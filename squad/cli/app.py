@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from squad.cli.cluster import register as register_cluster_commands
 from squad.cli.context import open_app
 from squad.cli.daemon import register as register_daemon_commands
 from squad.cli.decisions import decisions_app
@@ -37,6 +38,7 @@ app.add_typer(decisions_app, name="decisions")
 register_run_commands(app)
 register_daemon_commands(app)
 register_mcp_commands(app)
+register_cluster_commands(app)
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
 Files = Annotated[list[Path], typer.Argument(help="Squad YAML files.", show_default=False)]

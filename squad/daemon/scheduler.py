@@ -31,8 +31,11 @@ class JobScheduler:
         misfire_grace_s: int,
         on_error: Callable[[str, BaseException], object],
         on_missed: Callable[[str, datetime], object],
+        anchored: bool = False,
     ) -> None:
+        """``anchored``: intervals fire at the same times in every scheduler (a cluster)."""
         self._grace = misfire_grace_s
+        self._anchored = anchored
         self._on_error = on_error
         self._on_missed = on_missed
         self._scheduler: Any = None
@@ -70,7 +73,7 @@ class JobScheduler:
         self, name: str, schedule: Schedule | None, fire: Callable[[str], None]
     ) -> datetime | None:
         """(Re)schedule a squad's job; its next fire time (None: it has no cron/interval)."""
-        trigger = build_trigger(schedule)
+        trigger = build_trigger(schedule, anchored=self._anchored)
         if trigger is None:
             self.unschedule_squad(name)
             return None

@@ -44,6 +44,7 @@ from squad.runtime.runlock import settle_dead_runs
 
 if TYPE_CHECKING:
     from squad.app import App
+    from squad.cluster.dispatch import ClusterDispatcher
     from squad.memory.service import AgentContext
     from squad.settings import Settings
     from squad.store import Store
@@ -146,7 +147,7 @@ class Daemon:
         self._configs_missing = False
         self._reload_reason: str | None = None
         self._catalog: SquadCatalog | None = None
-        self._runs: RunDispatcher | None = None
+        self._runs: RunDispatcher | ClusterDispatcher | None = None
         self._reload = reload_settings
         self._restart_needed: tuple[str, ...] = ()
         self._attachments = tuple(attachments)
@@ -194,6 +195,12 @@ class Daemon:
         0 after a requested stop; with ``exit_when_idle``, once no run is left: 0 if every
         run ended without failing (a run paused for approval has not failed), else 1.
         """
+        if self.settings.clustered and self.exit_when_idle:
+            raise UsageError(
+                "--once runs a squad home on its own; in a cluster (cluster.enabled) the "
+                "queue is shared, so start `squad daemon` without --once, or run the squads "
+                "with `squad run`"
+            )
         if not self.squads_dir.is_dir():
             raise UsageError(
                 f"the squads folder {str(self.squads_dir)!r} does not exist; create it "
@@ -251,7 +258,15 @@ class Daemon:
             "failed_files": self._catalog.failed_files(),
             "settings_restart_needed": list(self._restart_needed),
             "jobs": self._jobs(),
+            **self._cluster_state(),
         }
+
+    def _cluster_state(self) -> dict[str, Any]:
+        from squad.cluster.dispatch import ClusterDispatcher
+
+        if isinstance(self._runs, ClusterDispatcher):
+            return {"cluster": self._runs.node.state()}
+        return {}
 
     def _jobs(self) -> dict[str, dict[str, str | None]]:
         """The background jobs' triggers and next fire times."""
@@ -280,6 +295,7 @@ class Daemon:
         self.app.on_extraction_error(self._extraction_error)
         if not self.exit_when_idle:
             self._scheduler = JobScheduler(
+                anchored=self.settings.clustered,
                 misfire_grace_s=self.config.misfire_grace_s,
                 on_error=lambda job, exc: self.log.emit("job_error", job=job, error=_describe(exc)),
                 on_missed=lambda job, at: self.log.emit("fire_missed", job=job, scheduled=_iso(at)),
@@ -293,14 +309,7 @@ class Daemon:
             fire=self._fire,
             on_added=self._added,
         )
-        self._runs = RunDispatcher(
-            self.app,
-            self.log,
-            lookup=self._catalog.get,
-            workers=self.config.max_concurrent_runs,
-            auto_approve=self._auto_approve,
-            on_change=self._wake.set,
-        )
+        self._runs = self._dispatcher(self._catalog)
         if not self.exit_when_idle:
             # Before the first scan, so no file written meanwhile goes unnoticed; what it
             # sees waits for start-up to finish (``_ready``).
@@ -308,9 +317,9 @@ class Daemon:
         self._catalog.reconcile(starting=True)
         self._watch_workspaces()
         self._queue_start_runs()
-        self._schedule_jobs(BACKGROUND_JOBS)
-        self._background("extraction", self._sweep_extraction)
         self._runs.queue.start()
+        self._schedule_jobs(BACKGROUND_JOBS)
+        self._start_job("extraction")
         self._phase = "running"
         self._ready.set()
         self._attach()
@@ -323,20 +332,69 @@ class Daemon:
             runs=len(running) + len(queued),
         )
 
+    def _dispatcher(self, catalog: SquadCatalog) -> RunDispatcher | ClusterDispatcher:
+        """Where runs go: this process's run queue, or the cluster's queue (and this
+        daemon's node of it works too)."""
+        if not self.settings.clustered:
+            return RunDispatcher(
+                self.app,
+                self.log,
+                lookup=catalog.get,
+                workers=self.config.max_concurrent_runs,
+                auto_approve=self._auto_approve,
+                on_change=self._wake.set,
+            )
+        from squad.cluster.dispatch import ClusterDispatcher
+        from squad.cluster.node import ClusterNode
+
+        node = ClusterNode(
+            self.app,
+            self.log.emit,
+            role="scheduler",
+            concurrency=self.config.max_concurrent_runs,
+            auto_approve=self._auto_approve,
+            on_change=self._wake.set,
+        )
+        return ClusterDispatcher(
+            node,
+            self.log,
+            lookup=catalog.get,
+            clock=self._clock,
+            misfire_grace_s=self.config.misfire_grace_s,
+        )
+
+    def _start_job(self, job: str) -> None:
+        """A background job now: in this process, or as a cluster job any node takes."""
+        from squad.cluster.dispatch import ClusterDispatcher
+
+        if isinstance(self._runs, ClusterDispatcher):
+            self._background(job, lambda: self._queue_job(job))
+            return
+        work = {
+            "consolidation": self._consolidate,
+            "retention": self._retain,
+            "extraction": self._sweep_extraction,
+        }
+        self._background(job, work[job])
+
+    def _queue_job(self, job: str) -> dict[str, Any]:
+        from squad.cluster.dispatch import ClusterDispatcher
+
+        assert isinstance(self._runs, ClusterDispatcher)
+        self._runs.maintain(job)
+        return {"queued": job}
+
     def _schedule_jobs(self, jobs: Sequence[str]) -> None:
         """(Re)schedule background jobs at their cron times in the daemon settings."""
         if self._scheduler is None:
             return
-        work: dict[str, tuple[str, Callable[[], dict[str, Any]]]] = {
-            "consolidation": (self.config.consolidation_cron, self._consolidate),
-            "retention": (self.config.retention_cron, self._retain),
-            "extraction": (self.config.extraction_cron, self._sweep_extraction),
+        crons = {
+            "consolidation": self.config.consolidation_cron,
+            "retention": self.config.retention_cron,
+            "extraction": self.config.extraction_cron,
         }
         for job in jobs:
-            cron, action = work[job]
-            self._scheduler.add_cron_job(
-                job, cron, functools.partial(self._background, job, action)
-            )
+            self._scheduler.add_cron_job(job, crons[job], functools.partial(self._start_job, job))
 
     def _loop(self) -> None:
         assert self._runs is not None
@@ -440,7 +498,16 @@ class Daemon:
     # -- runs ------------------------------------------------------------------------------
 
     def _fire(self, name: str) -> None:
+        from squad.cluster.dispatch import ClusterDispatcher
+
         assert self._runs is not None
+        if isinstance(self._runs, ClusterDispatcher):
+            try:
+                self._runs.fire(name)
+            except SquadError as exc:
+                self.log.emit("job_error", job="schedule", squad=name, error=str(exc))
+            self._wake.set()
+            return
         if not self._runs.submit(RunRequest(name, "schedule")):
             self.log.emit("run_coalesced", squad=name, reason="a run of it is already waiting")
         self._wake.set()  # its next fire time moved
@@ -465,6 +532,8 @@ class Daemon:
                 continue  # waits for `squad approve`
             if run.status is RunStatus.RUNNING and run.trigger not in DAEMON_TRIGGERS:
                 continue  # a `squad run` elsewhere may still be at it
+            if run.job is not None:
+                continue  # a cluster job's: the queue hands it on when its node is lost
             reason = None
             if run.id in self._left_behind:
                 reason = (
@@ -498,7 +567,16 @@ class Daemon:
             latest = self.store.list_runs(name, limit=1)
             if not latest or latest[0].created_at < missed:
                 self.log.emit("fire_late", squad=name, scheduled=_iso(missed))
-                self._runs.submit(RunRequest(name, "schedule"))
+                self._submit_late(name, missed)
+
+    def _submit_late(self, name: str, missed: datetime) -> None:
+        from squad.cluster.dispatch import ClusterDispatcher
+
+        assert self._runs is not None
+        if isinstance(self._runs, ClusterDispatcher):
+            self._runs.fire(name, at=missed)
+        else:
+            self._runs.submit(RunRequest(name, "schedule"))
 
     # -- background jobs -------------------------------------------------------------------
 

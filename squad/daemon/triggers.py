@@ -103,9 +103,17 @@ def cron_trigger(expression: str, timezone: str | None = "UTC") -> Any:
     return triggers[0] if len(triggers) == 1 else OrTrigger(triggers)
 
 
-def build_trigger(schedule: Schedule | None) -> Any | None:
+INTERVAL_ANCHOR = datetime(2000, 1, 1, tzinfo=UTC)
+"""Where anchored intervals count from, so every daemon of a cluster fires at the same times."""
+
+
+def build_trigger(schedule: Schedule | None, *, anchored: bool = False) -> Any | None:
     """The APScheduler trigger of a squad's schedule; None when it has neither cron nor
-    interval (it runs on demand, or only on start)."""
+    interval (it runs on demand, or only on start).
+
+    An interval counts from when it was scheduled, unless ``anchored``: then from
+    :data:`INTERVAL_ANCHOR`, so independent schedulers (a cluster's daemons) agree on every
+    fire time."""
     from apscheduler.triggers.interval import IntervalTrigger
 
     if schedule is None:
@@ -114,6 +122,8 @@ def build_trigger(schedule: Schedule | None) -> Any | None:
         return cron_trigger(schedule.cron, schedule.timezone)
     if schedule.interval is not None:
         seconds = int(parse_interval(schedule.interval).total_seconds())
+        if anchored:
+            return IntervalTrigger(seconds=seconds, timezone=UTC, start_date=INTERVAL_ANCHOR)
         return IntervalTrigger(seconds=seconds, timezone=UTC)
     return None
 

@@ -119,15 +119,31 @@ class SquadRunner:
         goal: str | None = None,
         model: str | None = None,
         trigger: str = "manual",
+        job: str | None = None,
     ) -> RunResult:
+        """A new run; ``job`` is the cluster job it belongs to (see :meth:`start_over`)."""
         require_prices(spec, self.model_factory, override=model)
         with run_slot(self.settings.home, spec.name, clock=self._clock) as slot:
             settle_dead_runs(self.store, self.settings.home, squad=spec.name, holding=True)
             run = self.store.create_run(
-                spec.name, trigger=trigger, goal=goal or spec.goal, model=model
+                spec.name, trigger=trigger, goal=goal or spec.goal, model=model, job=job
             )
             slot.claim(run.id)
             return self._start(spec, workspace, run.id, goal, model, trigger)
+
+    def start_over(self, run_id: str) -> RunResult:
+        """Run again from the start a run that never reached its first checkpoint (its node
+        was lost while it started): the same record, so the run is not counted twice."""
+        run = self.store.get_run(run_id)
+        if run is None:
+            raise NotFound(f"no run {run_id!r}; `squad logs SQUAD` lists recent runs")
+        spec, workspace = self.squad_of(run.squad)
+        require_prices(spec, self.model_factory, override=run.model)
+        with run_slot(self.settings.home, run.squad, run_id, clock=self._clock):
+            with self._graph_for(run_id) as (app, config):
+                if app.get_state(config).values:
+                    raise UsageError(f"run {run_id!r} has a checkpoint; resume it instead")
+            return self._start(spec, workspace, run_id, run.goal, run.model, run.trigger)
 
     def _start(
         self,
@@ -195,6 +211,11 @@ class SquadRunner:
                     trigger=run.trigger,
                     resumed=True,
                 )
+
+    def has_checkpoint(self, run_id: str) -> bool:
+        """Whether the run reached its first checkpoint (a resume then has something to do)."""
+        with self._graph_for(run_id) as (app, config):
+            return bool(app.get_state(config).values)
 
     def pending_approval(self, run_id: str) -> str | None:
         """The task a paused run waits on, if any."""

@@ -1,0 +1,64 @@
+"""The daemon's background jobs (consolidation, retention, the extraction sweep) as the
+cluster runs them: at their cron time one node takes the job, over every registered squad."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from squad.errors import NotFound
+
+if TYPE_CHECKING:
+    from squad.app import App
+
+__all__ = ["MAINTENANCE", "maintain"]
+
+MAINTENANCE = ("consolidation", "retention", "extraction")
+
+
+def maintain(app: App, name: str) -> dict[str, Any]:
+    """Run one background job over the cluster's squads; its report."""
+    if name == "consolidation":
+        from squad.daemon.jobs import run_consolidation
+
+        return run_consolidation(app, now=app.clock())
+    if name == "retention":
+        return _retain(app)
+    if name == "extraction":
+        return _sweep_extraction(app)
+    raise ValueError(f"no background job named {name!r}")
+
+
+def _retain(app: App) -> dict[str, Any]:
+    from pathlib import Path
+
+    from squad.daemon.jobs import run_retention
+    from squad.store.records import RunStatus
+
+    store = app.store
+    workspaces = sorted({Path(record.workspace) for record in store.list_squads()})
+    keep = {run.id for run in store.interrupted_runs() if run.status is RunStatus.RUNNING}
+    report = run_retention(
+        store,
+        app.checkpoints,
+        workspaces,
+        now=app.clock(),
+        keep_runs=keep,
+        policy=app.settings.daemon.retention,
+    )
+    return report.to_dict()
+
+
+def _sweep_extraction(app: App) -> dict[str, Any]:
+    from squad.memory.service import AgentContext
+
+    checked = []
+    for squad, agent, _ in app.store.conversation.extraction_backlog():
+        try:
+            spec, workspace = app.squads.registered(squad)
+        except NotFound:
+            continue
+        if agent not in {a.id for a in spec.agents}:
+            continue
+        app.extraction.check(AgentContext.of(spec, agent, workspace))
+        checked.append(f"{squad}/{agent}")
+    return {"checked": checked}

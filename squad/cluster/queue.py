@@ -1,0 +1,361 @@
+"""The cluster's queue: procrastinate on the store's PostgreSQL, in a schema of its own.
+
+This is the one module that knows procrastinate's API. Its tables live in the schema
+``cluster.schema_name`` (default ``procrastinate``), never beside squad's own tables, so the
+store's migrations never see them. Jobs:
+
+``squad.run``      one run (new, resumed or answered), queue ``runs``, lock ``squad:<name>``:
+                   one run of a squad at a time across the cluster, the others wait in order;
+                   a fire of a schedule is deferred with procrastinate's periodic dedup (one
+                   job per squad and fire time, whichever daemon defers it first).
+``squad.extract``  one extraction pass, queue ``memory``, lock and queueing lock
+                   ``extract:<squad>/<agent>``: one pass per agent at a time, one waiting.
+``squad.maintain`` consolidation, retention or the extraction sweep at its cron time, queue
+                   ``memory``, deduplicated like a fire.
+``squad.prune``    procrastinate's finished jobs older than a week deleted, hourly (also what
+                   keeps the worker watching its side tasks, see :mod:`squad.cluster.node`).
+
+Job functions are thin: each hands its job to the node's handler (``additional_context``).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from squad.errors import StoreError
+
+if TYPE_CHECKING:
+    from squad.settings import Settings
+
+__all__ = [
+    "EXTRACT_TASK",
+    "MAINTAIN_TASK",
+    "MEMORY_QUEUE",
+    "RUNS_QUEUE",
+    "RUN_TASK",
+    "ClusterQueue",
+    "HandedOver",
+    "JobHandler",
+    "JobInfo",
+    "conninfo",
+    "ensure_schema",
+]
+
+RUN_TASK = "squad.run"
+EXTRACT_TASK = "squad.extract"
+MAINTAIN_TASK = "squad.maintain"
+PRUNE_TASK = "squad.prune"
+RUNS_QUEUE = "runs"
+MEMORY_QUEUE = "memory"
+KEEP_FINISHED_HOURS = 24 * 7
+_SCHEMA_LOCK = 0x5155_4144_5051
+"""Advisory lock key serialising the queue schema's set-up across nodes ("SQUADPQ")."""
+_SCHEMA_WAIT_S = 60.0
+
+
+class HandedOver(Exception):
+    """A run stopped at a checkpoint because its node is stopping: the job goes back to the
+    queue (procrastinate's retry) and another node resumes it."""
+
+
+class JobHandler(Protocol):
+    """What a node does with the jobs its worker takes (sync: they run on threads)."""
+
+    def run_job(self, job: JobInfo, args: dict[str, Any]) -> dict[str, Any]: ...
+
+    def extract_job(self, job: JobInfo, squad: str, agent: str) -> dict[str, Any]: ...
+
+    def maintain_job(self, job: JobInfo, name: str) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class JobInfo:
+    """A job as squad sees it (procrastinate's ``Job`` stays in this module)."""
+
+    id: int
+    task: str
+    queue: str
+    status: str
+    attempts: int
+    lock: str | None
+    args: dict[str, Any]
+    worker_id: int | None
+    scheduled_at: str | None = None
+
+    @classmethod
+    def of(cls, job: Any) -> JobInfo:
+        scheduled = getattr(job, "scheduled_at", None)
+        return cls(
+            id=int(job.id),
+            task=str(job.task_name),
+            queue=str(job.queue),
+            status=str(getattr(job.status, "value", job.status)),
+            attempts=int(job.attempts),
+            lock=job.lock,
+            args=dict(job.task_kwargs),
+            worker_id=getattr(job, "worker_id", None),
+            scheduled_at=None if scheduled is None else scheduled.isoformat(),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "task": self.task,
+            "queue": self.queue,
+            "status": self.status,
+            "attempts": self.attempts,
+            "lock": self.lock,
+            "args": self.args,
+            "worker_id": self.worker_id,
+        }
+
+
+def conninfo(database_url: str) -> str:
+    """The libpq URL of the store's database (SQLAlchemy's driver name taken off)."""
+    from squad.store.engine import parse_url
+
+    return (
+        parse_url(database_url).set(drivername="postgresql").render_as_string(hide_password=False)
+    )
+
+
+def _require() -> Any:
+    try:
+        import procrastinate
+    except ImportError as exc:
+        raise StoreError(
+            f"cluster mode needs procrastinate ({exc}); install squad with the postgres extra: "
+            "pip install 'squad[postgres]'"
+        ) from None
+    return procrastinate
+
+
+def ensure_schema(settings: Settings) -> bool:
+    """Create the queue's schema and tables once (True if this call made them).
+
+    procrastinate's schema SQL is not idempotent, so it is applied only when its jobs table
+    is missing, under an advisory lock that other nodes starting at the same time wait on."""
+    import psycopg
+    from psycopg import sql
+
+    procrastinate = _require()
+    schema = settings.cluster.schema_name
+    try:
+        connection = psycopg.connect(conninfo(settings.database_url), autocommit=True)
+    except psycopg.Error as exc:
+        raise StoreError(f"cannot reach the cluster's database: {exc}") from None
+    with connection:
+        deadline = time.monotonic() + _SCHEMA_WAIT_S
+        while not _scalar(connection, "SELECT pg_try_advisory_lock(%s)", _SCHEMA_LOCK):
+            if time.monotonic() >= deadline:
+                raise StoreError("another node is still setting up the cluster's queue; try again")
+            time.sleep(0.05)
+        try:
+            jobs_table = f"{schema}.procrastinate_jobs"
+            if _scalar(connection, "SELECT to_regclass(%s) IS NOT NULL", jobs_table):
+                return False
+            schema_sql = procrastinate.schema.SchemaManager.get_schema()
+            with connection.transaction():
+                connection.execute(
+                    sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema))
+                )
+                connection.execute(
+                    sql.SQL("SET LOCAL search_path TO {}").format(sql.Identifier(schema))
+                )
+                connection.execute(schema_sql)
+            return True
+        finally:
+            connection.execute("SELECT pg_advisory_unlock(%s)", (_SCHEMA_LOCK,))
+
+
+def _scalar(connection: Any, query: str, arg: object) -> bool:
+    row = connection.execute(query, (arg,)).fetchone()
+    return bool(row is not None and row[0])
+
+
+def _handler(context: Any) -> JobHandler:
+    handler: JobHandler = context.additional_context["squad"]
+    return handler
+
+
+class ClusterQueue:
+    """procrastinate's App with squad's tasks, on one event loop (see :class:`LoopThread`)."""
+
+    def __init__(self, settings: Settings, *, pool_size: int = 4) -> None:
+        procrastinate = _require()
+        self.settings = settings
+        cluster = settings.cluster
+        connector = procrastinate.PsycopgConnector(
+            conninfo=conninfo(settings.database_url),
+            kwargs={"options": f"-c search_path={cluster.schema_name}"},
+            min_size=1,
+            max_size=max(2, pool_size),
+        )
+        self.app: Any = procrastinate.App(connector=connector)
+        """procrastinate's App (typed loosely: its decorators are untyped)."""
+        self._register(procrastinate)
+
+    def _register(self, procrastinate: Any) -> None:
+        app = self.app
+        retry = procrastinate.RetryStrategy(
+            max_attempts=self.settings.cluster.max_attempts,
+            wait=1,
+            retry_exceptions={HandedOver},
+        )
+
+        def run(context: Any, **args: Any) -> dict[str, Any]:
+            return _handler(context).run_job(JobInfo.of(context.job), args)
+
+        def extract(context: Any, squad: str, agent: str) -> dict[str, Any]:
+            return _handler(context).extract_job(JobInfo.of(context.job), squad, agent)
+
+        def maintain(context: Any, name: str, timestamp: int) -> dict[str, Any]:
+            return _handler(context).maintain_job(JobInfo.of(context.job), name)
+
+        async def prune(context: Any, timestamp: int) -> None:
+            await context.app.job_manager.delete_old_jobs(
+                nb_hours=KEEP_FINISHED_HOURS, include_failed=True, include_cancelled=True
+            )
+
+        app.task(name=RUN_TASK, queue=RUNS_QUEUE, pass_context=True, retry=retry)(run)
+        app.task(name=EXTRACT_TASK, queue=MEMORY_QUEUE, pass_context=True)(extract)
+        app.task(name=MAINTAIN_TASK, queue=MEMORY_QUEUE, pass_context=True)(maintain)
+        pruning = app.task(name=PRUNE_TASK, queue=MEMORY_QUEUE, pass_context=True)(prune)
+        app.periodic(cron="7 * * * *", periodic_id="prune")(pruning)
+
+    # -- on the loop ---------------------------------------------------------------------
+
+    async def open(self) -> None:
+        await self.app.open_async()
+
+    async def close(self) -> None:
+        await self.app.close_async()
+
+    def worker(self, *, name: str, concurrency: int, handler: JobHandler) -> Any:
+        """A procrastinate worker for this node, not started (``await worker.run()``)."""
+        from procrastinate.worker import Worker
+
+        cluster = self.settings.cluster
+        return Worker(
+            self.app,
+            name=name,
+            concurrency=concurrency,
+            fetch_job_polling_interval=cluster.poll_s,
+            abort_job_polling_interval=max(cluster.poll_s, 5.0),
+            # Running runs are asked to stop at their next checkpoint instead: a sync job
+            # cannot be cancelled, and an abort would mark it ended while it still runs.
+            shutdown_graceful_timeout=None,
+            install_signal_handlers=False,
+            update_heartbeat_interval=cluster.heartbeat_s,
+            stalled_worker_timeout=cluster.stall_timeout_s,
+            additional_context={"squad": handler},
+        )
+
+    async def defer_run(
+        self, args: dict[str, Any], *, fire: tuple[str, int] | None = None
+    ) -> int | None:
+        """Queue a run job; with ``fire`` = (periodic id, fire time), only if no node queued
+        that fire already (None then). The run holds its squad's lock."""
+        squad = str(args["squad"])
+        deferrer = self.app.configure_task(RUN_TASK, lock=f"squad:{squad}", queue=RUNS_QUEUE)
+        if fire is None:
+            job_id: int = await deferrer.defer_async(**args)
+            return job_id
+        periodic_id, timestamp = fire
+        job = deferrer.make_new_job(**{**args, "timestamp": timestamp})
+        found: int | None = await self.app.job_manager.defer_periodic_job(
+            job, periodic_id=periodic_id, defer_timestamp=timestamp
+        )
+        return found
+
+    async def defer_extraction(self, squad: str, agent: str) -> int | None:
+        """Queue an extraction pass of one agent; None when one is already waiting."""
+        from procrastinate.exceptions import AlreadyEnqueued
+
+        key = f"extract:{squad}/{agent}"
+        deferrer = self.app.configure_task(
+            EXTRACT_TASK, lock=key, queueing_lock=key, queue=MEMORY_QUEUE
+        )
+        try:
+            job_id: int = await deferrer.defer_async(squad=squad, agent=agent)
+        except AlreadyEnqueued:
+            return None
+        return job_id
+
+    async def defer_maintenance(self, name: str, timestamp: int) -> int | None:
+        """Queue a maintenance job for its cron time, once across the cluster."""
+        deferrer = self.app.configure_task(
+            MAINTAIN_TASK, lock=f"maintain:{name}", queue=MEMORY_QUEUE
+        )
+        job = deferrer.make_new_job(name=name, timestamp=timestamp)
+        found: int | None = await self.app.job_manager.defer_periodic_job(
+            job, periodic_id=f"maintain:{name}", defer_timestamp=timestamp
+        )
+        return found
+
+    async def waiting_run(self, squad: str) -> bool:
+        """Whether a new run of ``squad`` waits in the queue (to coalesce another into it)."""
+        jobs = await self.app.job_manager.list_jobs_async(
+            task=RUN_TASK, lock=f"squad:{squad}", status="todo"
+        )
+        return any(not job.task_kwargs.get("run_id") for job in jobs)
+
+    async def beat(self, worker_id: int) -> None:
+        """Move procrastinate's heartbeat of ``worker_id`` (the node's own beat keeps it
+        fresh while the worker itself restarts or waits for its runs to stop)."""
+        await self.app.job_manager.update_heartbeat(worker_id)
+
+    async def stalled(self) -> list[JobInfo]:
+        """Jobs marked running whose worker has not beaten for ``cluster.stall_timeout_s``."""
+        found = await self.app.job_manager.get_stalled_jobs(
+            seconds_since_heartbeat=self.settings.cluster.stall_timeout_s
+        )
+        return [JobInfo.of(job) for job in found]
+
+    async def requeue(self, job_id: int) -> bool:
+        """Put a running job back in the queue (a lost node's); False if it already moved."""
+        from procrastinate import exceptions
+
+        try:
+            await self.app.job_manager.retry_job_by_id_async(job_id, retry_at=_now())
+        except exceptions.ProcrastinateException:
+            return False
+        return True
+
+    async def fail(self, job_id: int) -> None:
+        from procrastinate import jobs
+
+        await self.app.job_manager.finish_job_by_id_async(
+            job_id, status=jobs.Status.FAILED, delete_job=False
+        )
+
+    async def jobs(self, status: str) -> list[JobInfo]:
+        found = await self.app.job_manager.list_jobs_async(status=status)
+        return [JobInfo.of(job) for job in found]
+
+    async def depth(self) -> dict[str, int]:
+        """Jobs waiting per queue."""
+        rows = await self.app.job_manager.list_queues_async()
+        return {str(row["name"]): int(row.get("todo", 0)) for row in rows}
+
+    async def workers(self) -> dict[int, float]:
+        """procrastinate's live workers: id -> seconds since its last heartbeat."""
+        rows = await self.app.connector.execute_query_all_async(
+            "SELECT id, EXTRACT(EPOCH FROM now() - last_heartbeat) AS age "
+            "FROM procrastinate_workers"
+        )
+        return {int(row["id"]): float(row["age"]) for row in rows}
+
+    async def connections(self) -> int:
+        """Connections to the database this process holds for the queue (pool + listener)."""
+        pool = getattr(self.app.connector, "_async_pool", None)
+        stats = pool.get_stats() if pool is not None else {}
+        return int(stats.get("pool_size", 0)) + 1
+
+
+def _now() -> Any:
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC)

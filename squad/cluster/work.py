@@ -1,0 +1,285 @@
+"""What a node does with the jobs its worker takes: runs, extraction passes, maintenance.
+
+A run job is idempotent across attempts, which is what makes losing a node safe:
+
+* its first attempt creates the run record, naming the job (``runs.job``);
+* a later attempt (the job requeued after its node was lost, or handed over by a node that
+  stopped) finds that record and resumes the run from its last checkpoint, so finished tasks
+  are neither redone nor their model calls repeated; a run that never reached its first
+  checkpoint starts over on the same record; a run that already ended is left as it is.
+
+A node that is stopping asks its runs to stop at their next checkpoint; each such run raises
+:class:`~squad.cluster.queue.HandedOver`, and procrastinate puts its job back in the queue.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from squad.cluster.queue import HandedOver, JobInfo
+from squad.errors import NotFound, SquadBusy, SquadError, StoreError
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from squad.app import App
+    from squad.runtime.runner import RunResult, SquadRunner
+    from squad.spec.models import SquadSpec
+    from squad.store.records import RunRecord
+
+__all__ = ["NodeWork"]
+
+Emit = Callable[..., object]
+BUSY_RETRY_S = 2.0
+"""How long a run job waits before going back to the queue when it cannot go on now (a local
+``squad run`` holds its squad, the database is unreachable)."""
+
+
+@dataclass
+class _Active:
+    job: JobInfo
+    squad: str
+    since: datetime
+    runner: SquadRunner
+    run_id: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class NodeWork:
+    """The node's :class:`~squad.cluster.queue.JobHandler`; thread-safe (jobs run on threads)."""
+
+    def __init__(
+        self, app: App, emit: Emit, *, auto_approve: bool = False, on_change: Callable[[], None]
+    ) -> None:
+        self._app = app
+        self._emit = emit
+        self._auto_approve = auto_approve
+        self._on_change = on_change
+        self._lock = threading.Lock()
+        self._active: dict[int, _Active] = {}
+        self._stopping = threading.Event()
+        self.failures = 0
+        self.ended = 0
+
+    # -- the node's view -------------------------------------------------------------------
+
+    def running(self) -> list[dict[str, Any]]:
+        """The runs this node works on now: job, squad, run id, since."""
+        with self._lock:
+            active = list(self._active.values())
+        return [
+            {
+                "job": a.job.id,
+                "squad": a.squad,
+                "run_id": a.run_id,
+                "attempt": a.job.attempts + 1,
+                "since": a.since.isoformat(),
+            }
+            for a in active
+        ]
+
+    def running_jobs(self) -> list[int]:
+        with self._lock:
+            return sorted(self._active)
+
+    def stop_all(self) -> None:
+        """Take no new run; every running one stops at its next checkpoint and is handed over."""
+        self._stopping.set()
+        with self._lock:
+            for active in self._active.values():
+                active.runner.stop.set()
+
+    def idle(self) -> bool:
+        with self._lock:
+            return not self._active
+
+    # -- jobs --------------------------------------------------------------------------------
+
+    def run_job(self, job: JobInfo, args: dict[str, Any]) -> dict[str, Any]:
+        if self._stopping.is_set():
+            raise HandedOver("the node is stopping")
+        squad = str(args["squad"])
+        max_attempts = self._app.settings.cluster.max_attempts
+        if job.attempts > max_attempts:
+            return self._give_up(job, squad, f"its job was retried {job.attempts} times")
+        try:
+            spec, workspace = self._app.squads.registered(squad)
+        except NotFound as exc:
+            self._emit("run_dropped", squad=squad, job=job.id, reason=str(exc))
+            return {"dropped": str(exc)}
+        runner = self._app.runner()
+        active = _Active(job, squad, datetime.now(UTC), runner)
+        with self._lock:
+            self._active[job.id] = active
+        self._on_change()
+        started = time.monotonic()
+        self._emit(
+            "run_start",
+            squad=squad,
+            trigger=args.get("trigger"),
+            run_id=args.get("run_id"),
+            job=job.id,
+            attempt=job.attempts + 1,
+        )
+        try:
+            result = self._drive(runner, job, args, spec, workspace, active)
+        except SquadBusy as exc:  # a `squad run` on this home has the squad: later
+            self._emit("run_busy", squad=squad, job=job.id, reason=str(exc))
+            time.sleep(BUSY_RETRY_S)
+            raise HandedOver(str(exc)) from None
+        except StoreError as exc:  # the database went away mid-run (a restart): later
+            self._emit("run_handed_over", squad=squad, job=job.id, error=str(exc))
+            time.sleep(BUSY_RETRY_S)
+            raise HandedOver(str(exc)) from None
+        except SquadError as exc:
+            self._count(failed=True)
+            self._emit("run_error", squad=squad, job=job.id, error=str(exc))
+            return {"error": str(exc)}
+        except Exception as exc:
+            if not _transient(exc):
+                raise
+            self._emit("run_handed_over", squad=squad, job=job.id, error=f"{exc}")
+            time.sleep(BUSY_RETRY_S)
+            raise HandedOver(str(exc)) from None
+        finally:
+            with self._lock:
+                self._active.pop(job.id, None)
+            self._on_change()
+        if result.status == "interrupted" and (self._stopping.is_set() or runner.stop.is_set()):
+            self._emit("run_handed_over", squad=squad, run_id=result.run_id, job=job.id)
+            raise HandedOver(f"run {result.run_id} stopped at a checkpoint; its node is stopping")
+        self._count(failed=result.status in ("failed", "stopped"))
+        self._emit(
+            "run_end",
+            squad=squad,
+            run_id=result.run_id,
+            job=job.id,
+            status=result.status,
+            duration_s=round(time.monotonic() - started, 3),
+            prompt_tokens=result.prompt_tokens,
+            completion_tokens=result.completion_tokens,
+            error=result.error,
+            awaiting=result.awaiting,
+        )
+        return {"run_id": result.run_id, "status": result.status}
+
+    def _drive(
+        self,
+        runner: SquadRunner,
+        job: JobInfo,
+        args: dict[str, Any],
+        spec: SquadSpec,
+        workspace: Path,
+        active: _Active,
+    ) -> RunResult:
+        store = self._app.store
+        run_id = args.get("run_id")
+        decision = args.get("decision")
+        if run_id is not None:
+            record = store.get_run(str(run_id))
+            if record is None:
+                raise NotFound(f"no run {run_id!r}")
+            active.run_id = record.id
+            if decision is not None and (job.attempts == 0 or _awaiting(record)):
+                task, approved, reason = decision
+                result = runner.approve(
+                    record.id, str(task), approved=bool(approved), reason=reason
+                )
+            else:
+                result = self._continue(runner, record, workspace)
+        else:
+            existing = store.run_of_job(str(job.id))
+            if existing is None:
+                result = runner.run(
+                    spec,
+                    workspace,
+                    trigger=str(args.get("trigger") or "schedule"),
+                    goal=args.get("goal"),
+                    job=str(job.id),
+                )
+            else:
+                active.run_id = existing.id
+                self._emit("run_resumed", squad=spec.name, run_id=existing.id, job=job.id)
+                result = self._continue(runner, existing, workspace)
+        active.run_id = result.run_id
+        while self._auto_approve and result.awaiting and not runner.stop.is_set():
+            self._emit("auto_approve", squad=spec.name, run_id=result.run_id, task=result.awaiting)
+            result = runner.approve(result.run_id, result.awaiting, approved=True)
+        return result
+
+    def _continue(self, runner: SquadRunner, record: RunRecord, workspace: Path) -> RunResult:
+        """Resume a run from its checkpoint; one without any starts over; one that ended (or
+        waits for a person) is reported as it is."""
+        from squad.runtime.runner import RunResult
+        from squad.store.records import RunStatus
+
+        if record.status.is_terminal or record.status is RunStatus.AWAITING_APPROVAL:
+            summary = record.summary or {}
+            return RunResult(
+                record.id,
+                record.squad,
+                record.status.value,
+                workspace,
+                error=record.error,
+                awaiting=summary.get("awaiting"),
+            )
+        if runner.has_checkpoint(record.id):
+            return runner.resume(record.id)
+        return runner.start_over(record.id)
+
+    def _give_up(self, job: JobInfo, squad: str, why: str) -> dict[str, Any]:
+        from squad.store.records import RunStatus
+
+        record = self._app.store.run_of_job(str(job.id))
+        if record is not None and not record.status.is_terminal:
+            self._app.store.update_run(record.id, status=RunStatus.FAILED, error=f"gave up: {why}")
+        self._count(failed=True)
+        self._emit("run_error", squad=squad, job=job.id, error=f"gave up: {why}")
+        return {"error": why}
+
+    def extract_job(self, job: JobInfo, squad: str, agent: str) -> dict[str, Any]:
+        from squad.cluster.extraction import ClusterExtraction
+        from squad.memory.service import AgentContext
+
+        try:
+            spec, workspace = self._app.squads.registered(squad)
+            ctx = AgentContext.of(spec, agent, workspace)
+        except NotFound as exc:
+            return {"skipped": str(exc)}
+        extraction = self._app.extraction
+        if not isinstance(extraction, ClusterExtraction):  # pragma: no cover - cluster only
+            return {"skipped": "not a cluster node"}
+        reports = extraction.run_pass(ctx)
+        self._emit("extraction_pass", squad=squad, agent=agent, job=job.id, passes=len(reports))
+        return {"passes": len(reports)}
+
+    def maintain_job(self, job: JobInfo, name: str) -> dict[str, Any]:
+        from squad.cluster.maintenance import maintain
+
+        self._emit("job_start", job=name, queue_job=job.id)
+        report = maintain(self._app, name)
+        self._emit("job_end", job=name, queue_job=job.id, report=report)
+        return report
+
+    def _count(self, *, failed: bool) -> None:
+        with self._lock:
+            self.ended += 1
+            if failed:
+                self.failures += 1
+
+
+def _transient(exc: BaseException) -> bool:
+    """A database driver's error (a connection lost while Postgres restarts): the run's job
+    goes back to the queue rather than failing."""
+    return type(exc).__module__.split(".")[0] in ("psycopg", "psycopg_pool", "sqlalchemy")
+
+
+def _awaiting(record: RunRecord) -> bool:
+    from squad.store.records import RunStatus
+
+    return record.status is RunStatus.AWAITING_APPROVAL
