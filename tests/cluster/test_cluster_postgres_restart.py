@@ -11,6 +11,7 @@ import time
 from collections import Counter
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy.engine import Engine
@@ -81,15 +82,15 @@ def test_runs_in_flight_survive_a_postgres_restart_and_workers_listen_again(
         for n in range(3):
             asked = time.time()
             job = cluster.defer("pa", f"after-{n}")
-            start = cluster.wait_for(
-                lambda job=job: next(
-                    (e for e in cluster.events("run_start") if e.get("job") == job), None
-                ),
-                "the run after the restart to start",
-            )
+
+            def started(job: int = job) -> dict[str, Any] | None:
+                return next((e for e in cluster.events("run_start") if e.get("job") == job), None)
+
+            def ended(n: int = n) -> bool:
+                run = cluster.run_of(f"after-{n}")
+                return run is not None and run.ended_at is not None
+
+            start = cluster.wait_for(started, "the run after the restart to start")
             waits.append(datetime.fromisoformat(start["time"]).timestamp() - asked)
-            cluster.wait_for(
-                lambda n=n: (r := cluster.run_of(f"after-{n}")) is not None and r.ended_at,
-                "it to end",
-            )
+            cluster.wait_for(ended, "it to end")
         assert sorted(waits)[1] < POLL_S / 2, waits
