@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     from types import TracebackType
 
     from squad.checkpoints import Checkpoints
-    from squad.cluster.client import ClusterClient
     from squad.extraction.background import BackgroundExtractor
+    from squad.jobqueue.client import ClusterClient
     from squad.manager import SquadManager
     from squad.memory.decisions import DecisionLog
     from squad.memory.embeddings import Embedder
@@ -182,7 +182,7 @@ class App:
                     "settings.yaml (with a PostgreSQL database_url) to run one"
                 )
             if self._cluster is None:
-                from squad.cluster.client import ClusterClient
+                from squad.jobqueue.client import ClusterClient
 
                 self._cluster = ClusterClient(
                     self.settings, pool_size=self.settings.daemon.max_concurrent_runs + 2
@@ -207,7 +207,7 @@ class App:
                     telemetry=self.telemetry,
                 )
                 if self.settings.clustered:
-                    from squad.cluster.extraction import ClusterExtraction
+                    from squad.jobqueue.extraction import ClusterExtraction
 
                     cluster = self.cluster
                     self._extraction = ClusterExtraction(

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
-from squad.errors import ConfigError, Problem, SquadError
+from squad.errors import ConfigError, Problem
 
 if TYPE_CHECKING:
     from squad.spec.yaml_source import Positions
@@ -370,20 +370,22 @@ class Settings:
 
 def _require_postgres(url: str, settings_path: Path, positions: Positions | None) -> None:
     """A cluster shares one PostgreSQL database; refuse ``cluster.enabled`` on anything else."""
-    from squad.store.engine import mask_url, parse_url
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
 
     try:
-        backend = parse_url(url).get_backend_name()
-    except SquadError:
+        parsed = make_url(url)
+    except ArgumentError:
         return  # the store reports a bad URL itself, when it is opened
-    if backend == "postgresql":
+    backend = parsed.get_backend_name()
+    if backend in ("postgresql", "postgres"):
         return
     where = positions.locate(("cluster", "enabled"), prefer_key=True) if positions else None
     raise ConfigError(
         [
             Problem(
-                f"cluster.enabled needs a PostgreSQL database_url, and this home's store is "
-                f"{backend} ({mask_url(url)})",
+                "a cluster needs a PostgreSQL database_url that every node shares; this "
+                f"home's store is {backend} ({parsed.render_as_string(hide_password=True)})",
                 source=str(settings_path),
                 line=where[0] if where else None,
                 column=where[1] if where else None,

@@ -100,11 +100,11 @@ def nodes(
     """The cluster's nodes with their last heartbeat and what each runs; the queue's depth,
     running and stalled jobs."""
     from squad.cli.context import open_app
-    from squad.cluster.view import cluster_view
+    from squad.jobqueue.view import cluster_view
 
     out = Output(json_mode=json_output)
     with open_app() as app:
-        view = cluster_view(app, now=app.clock())
+        view = cluster_view(app.cluster, app.store, now=app.clock())
     if json_output:
         out.json(view)
         return

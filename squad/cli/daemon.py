@@ -170,10 +170,18 @@ def daemon(
             echo=_echo(err, settings.home),
             reload_settings=Settings.load,
             attachments=attachments,
+            shared_runs=_cluster_runs() if settings.clustered else None,
         )
         with _stop_on_signal(service, err):
             code = service.run()
     raise typer.Exit(code)
+
+
+def _cluster_runs() -> Any:
+    """In a cluster, runs go to the shared queue and this daemon is one of its nodes."""
+    from squad.cluster.dispatch import cluster_runs
+
+    return cluster_runs
 
 
 def _mcp_endpoint(enabled: bool) -> list[Any]:
@@ -336,6 +344,14 @@ def _render(out: Output, status: dict[str, Any], *, login: str | None = None) ->
     kept = (status.get("checkpoints") or {}).get("left_behind")
     if kept:
         out.line(f"checkpoints: {kept['note']}", style="yellow")
+    cluster = status.get("cluster")
+    if cluster is not None:
+        from squad.cli.cluster import render_cluster
+
+        if "error" in cluster:
+            out.line(f"cluster: unreachable ({cluster['error']})", style="red")
+        else:
+            render_cluster(out, cluster)
     backlog = status["extraction_backlog"]
     if backlog:
         total = sum(b["messages"] for b in backlog)

@@ -4,7 +4,7 @@ With ``cluster: {enabled: true}`` in settings.yaml every node (``squad daemon`` 
 works, ``squad worker`` only works) shares the store's Postgres database:
 
 * runs, extraction passes and memory maintenance are procrastinate jobs
-  (:mod:`squad.cluster.queue`, the one module that knows procrastinate's API);
+  (:mod:`squad.jobqueue.queue`, the one module that knows procrastinate's API);
 * a scheduled fire becomes one job however many daemons schedule it (procrastinate's
   periodic deduplication on squad and fire time);
 * a run job holds the lock ``squad:<name>``, so one squad runs once at a time across the

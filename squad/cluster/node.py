@@ -7,7 +7,7 @@ while they still go on here. So the node beats on its own task, as long as the p
 lives: it moves procrastinate's heartbeat of the current worker, writes the node's row in
 ``cluster_nodes`` (name, host, pid, what it runs), and sweeps the queue for jobs whose worker
 stopped beating for ``cluster.stall_timeout_s``, putting them back in the queue
-(:meth:`~squad.cluster.queue.ClusterQueue.requeue`), where another node resumes them from
+(:meth:`~squad.jobqueue.queue.ClusterQueue.requeue`), where another node resumes them from
 their checkpoints.
 
 The worker is restarted whenever it ends while the node is not stopping: procrastinate stops
@@ -34,7 +34,7 @@ from squad.cluster.work import NodeWork
 
 if TYPE_CHECKING:
     from squad.app import App
-    from squad.cluster.client import ClusterClient
+    from squad.jobqueue.client import ClusterClient
 
 __all__ = ["ClusterNode", "node_name"]
 

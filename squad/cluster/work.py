@@ -9,7 +9,7 @@ A run job is idempotent across attempts, which is what makes losing a node safe:
   checkpoint starts over on the same record; a run that already ended is left as it is.
 
 A node that is stopping asks its runs to stop at their next checkpoint; each such run raises
-:class:`~squad.cluster.queue.HandedOver`, and procrastinate puts its job back in the queue.
+:class:`~squad.jobqueue.queue.HandedOver`, and procrastinate puts its job back in the queue.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from squad.cluster.queue import HandedOver, JobInfo
 from squad.errors import NotFound, SquadBusy, SquadError, StoreError
+from squad.jobqueue.queue import HandedOver, JobInfo
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -51,7 +51,7 @@ class _Active:
 
 
 class NodeWork:
-    """The node's :class:`~squad.cluster.queue.JobHandler`; thread-safe (jobs run on threads)."""
+    """The node's :class:`~squad.jobqueue.queue.JobHandler`; thread-safe (jobs run on threads)."""
 
     def __init__(
         self, app: App, emit: Emit, *, auto_approve: bool = False, on_change: Callable[[], None]
@@ -104,6 +104,15 @@ class NodeWork:
         if self._stopping.is_set():
             raise HandedOver("the node is stopping")
         squad = str(args["squad"])
+        started = time.monotonic()
+        self._emit(
+            "run_start",
+            squad=squad,
+            trigger=args.get("trigger"),
+            run_id=args.get("run_id"),
+            job=job.id,
+            attempt=job.attempts + 1,
+        )
         max_attempts = self._app.settings.cluster.max_attempts
         if job.attempts > max_attempts:
             return self._give_up(job, squad, f"its job was retried {job.attempts} times")
@@ -117,15 +126,6 @@ class NodeWork:
         with self._lock:
             self._active[job.id] = active
         self._on_change()
-        started = time.monotonic()
-        self._emit(
-            "run_start",
-            squad=squad,
-            trigger=args.get("trigger"),
-            run_id=args.get("run_id"),
-            job=job.id,
-            attempt=job.attempts + 1,
-        )
         try:
             result = self._drive(runner, job, args, spec, workspace, active)
         except SquadBusy as exc:  # a `squad run` on this home has the squad: later
@@ -243,7 +243,7 @@ class NodeWork:
         return {"error": why}
 
     def extract_job(self, job: JobInfo, squad: str, agent: str) -> dict[str, Any]:
-        from squad.cluster.extraction import ClusterExtraction
+        from squad.jobqueue.extraction import ClusterExtraction
         from squad.memory.service import AgentContext
 
         try:

@@ -44,7 +44,7 @@ from squad.runtime.runlock import settle_dead_runs
 
 if TYPE_CHECKING:
     from squad.app import App
-    from squad.cluster.dispatch import ClusterDispatcher
+    from squad.daemon.shared import SharedRuns, SharedRunsFactory
     from squad.memory.service import AgentContext
     from squad.settings import Settings
     from squad.store import Store
@@ -70,6 +70,11 @@ def _iso(moment: datetime | None) -> str | None:
 
 def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
+
+
+def _queued(shared: SharedRuns, job: str) -> dict[str, Any]:
+    shared.maintain(job)
+    return {"queued": job}
 
 
 def _is_workspace_rules(path: Path) -> bool:
@@ -105,13 +110,15 @@ class Daemon:
         debounce_s: float = 0.5,
         reload_settings: Callable[[], Settings] | None = None,
         attachments: Sequence[Attachment] = (),
+        shared_runs: SharedRunsFactory | None = None,
     ) -> None:
         """The daemon of ``app``'s home, on its services (the caller closes the app).
 
         ``reload_settings`` reads the settings again (as the caller first did) when
         ``settings.yaml`` changes; without it, an edit is not applied (see
         :mod:`squad.daemon.reload`). ``attachments`` start once the daemon holds the home
-        and is ready (the HTTP server) and stop first when it stops."""
+        and is ready (the HTTP server) and stop first when it stops. ``shared_runs`` makes
+        the cluster's queue the runs go to (cluster mode, :mod:`squad.cluster`)."""
         settings = app.settings
         clock = app.clock
         self.app = app
@@ -147,7 +154,10 @@ class Daemon:
         self._configs_missing = False
         self._reload_reason: str | None = None
         self._catalog: SquadCatalog | None = None
-        self._runs: RunDispatcher | ClusterDispatcher | None = None
+        self._runs: RunDispatcher | SharedRuns | None = None
+        self._shared: SharedRuns | None = None
+        """The cluster's queue, when the runs go there (``shared_runs``)."""
+        self._shared_runs = shared_runs
         self._reload = reload_settings
         self._restart_needed: tuple[str, ...] = ()
         self._attachments = tuple(attachments)
@@ -195,6 +205,11 @@ class Daemon:
         0 after a requested stop; with ``exit_when_idle``, once no run is left: 0 if every
         run ended without failing (a run paused for approval has not failed), else 1.
         """
+        if self.settings.clustered and self._shared_runs is None:
+            raise UsageError(
+                "this home is one node of a cluster (cluster.enabled), and this daemon was "
+                "started without the cluster's queue; start it with `squad daemon`"
+            )
         if self.settings.clustered and self.exit_when_idle:
             raise UsageError(
                 "--once runs a squad home on its own; in a cluster (cluster.enabled) the "
@@ -262,11 +277,7 @@ class Daemon:
         }
 
     def _cluster_state(self) -> dict[str, Any]:
-        from squad.cluster.dispatch import ClusterDispatcher
-
-        if isinstance(self._runs, ClusterDispatcher):
-            return {"cluster": self._runs.node.state()}
-        return {}
+        return {} if self._shared is None else {"cluster": self._shared.state()}
 
     def _jobs(self) -> dict[str, dict[str, str | None]]:
         """The background jobs' triggers and next fire times."""
@@ -332,43 +343,36 @@ class Daemon:
             runs=len(running) + len(queued),
         )
 
-    def _dispatcher(self, catalog: SquadCatalog) -> RunDispatcher | ClusterDispatcher:
-        """Where runs go: this process's run queue, or the cluster's queue (and this
-        daemon's node of it works too)."""
-        if not self.settings.clustered:
-            return RunDispatcher(
-                self.app,
-                self.log,
-                lookup=catalog.get,
-                workers=self.config.max_concurrent_runs,
-                auto_approve=self._auto_approve,
-                on_change=self._wake.set,
-            )
-        from squad.cluster.dispatch import ClusterDispatcher
-        from squad.cluster.node import ClusterNode
+    def _dispatcher(self, catalog: SquadCatalog) -> RunDispatcher | SharedRuns:
+        """Where runs go: this process's run queue, or the cluster's queue (whose node in
+        this daemon works too)."""
+        if self._shared_runs is not None:
+            from squad.daemon.shared import SharedRunsWiring
 
-        node = ClusterNode(
+            self._shared = self._shared_runs(
+                SharedRunsWiring(
+                    self.app,
+                    self.log,
+                    lookup=catalog.get,
+                    auto_approve=self._auto_approve,
+                    on_change=self._wake.set,
+                )
+            )
+            return self._shared
+        return RunDispatcher(
             self.app,
-            self.log.emit,
-            role="scheduler",
-            concurrency=self.config.max_concurrent_runs,
-            auto_approve=self._auto_approve,
-            on_change=self._wake.set,
-        )
-        return ClusterDispatcher(
-            node,
             self.log,
             lookup=catalog.get,
-            clock=self._clock,
-            misfire_grace_s=self.config.misfire_grace_s,
+            workers=self.config.max_concurrent_runs,
+            auto_approve=self._auto_approve,
+            on_change=self._wake.set,
         )
 
     def _start_job(self, job: str) -> None:
         """A background job now: in this process, or as a cluster job any node takes."""
-        from squad.cluster.dispatch import ClusterDispatcher
-
-        if isinstance(self._runs, ClusterDispatcher):
-            self._background(job, lambda: self._queue_job(job))
+        shared = self._shared
+        if shared is not None:
+            self._background(job, lambda: _queued(shared, job))
             return
         work = {
             "consolidation": self._consolidate,
@@ -376,13 +380,6 @@ class Daemon:
             "extraction": self._sweep_extraction,
         }
         self._background(job, work[job])
-
-    def _queue_job(self, job: str) -> dict[str, Any]:
-        from squad.cluster.dispatch import ClusterDispatcher
-
-        assert isinstance(self._runs, ClusterDispatcher)
-        self._runs.maintain(job)
-        return {"queued": job}
 
     def _schedule_jobs(self, jobs: Sequence[str]) -> None:
         """(Re)schedule background jobs at their cron times in the daemon settings."""
@@ -498,12 +495,10 @@ class Daemon:
     # -- runs ------------------------------------------------------------------------------
 
     def _fire(self, name: str) -> None:
-        from squad.cluster.dispatch import ClusterDispatcher
-
         assert self._runs is not None
-        if isinstance(self._runs, ClusterDispatcher):
+        if self._shared is not None:
             try:
-                self._runs.fire(name)
+                self._shared.fire(name)
             except SquadError as exc:
                 self.log.emit("job_error", job="schedule", squad=name, error=str(exc))
             self._wake.set()
@@ -570,11 +565,9 @@ class Daemon:
                 self._submit_late(name, missed)
 
     def _submit_late(self, name: str, missed: datetime) -> None:
-        from squad.cluster.dispatch import ClusterDispatcher
-
         assert self._runs is not None
-        if isinstance(self._runs, ClusterDispatcher):
-            self._runs.fire(name, at=missed)
+        if self._shared is not None:
+            self._shared.fire(name, at=missed)
         else:
             self._runs.submit(RunRequest(name, "schedule"))
 

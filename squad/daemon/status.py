@@ -19,7 +19,9 @@ The JSON shape (``squad status --json``)::
      "extraction_backlog": [{"squad", "agent", "messages"}],
      "checkpoints": {"backend": "sqlite" | "postgres", "where",
                      "left_behind": {"file", "runs", "note"} | null},
-     "http": {"url", "host", "port"} | null}   (the daemon's dashboard, when it serves one)
+     "http": {"url", "host", "port"} | null,   (the daemon's dashboard, when it serves one)
+     "cluster": {"nodes": [...], "queue": {...}, "running": [...], "stalled": [...],
+                 "stall_timeout_s"}}   (only in cluster mode; see squad.jobqueue.view)
 """
 
 from __future__ import annotations
@@ -231,7 +233,7 @@ def collect_status(app: App, *, now: datetime, squads_dir: Path | None = None) -
         backlog = store.conversation.extraction_backlog()
     checkpoints = app.checkpoints
     kept = left_behind(settings.home, checkpoints)
-    return build_status(
+    report = build_status(
         daemon=daemon,
         state=state,
         configured=configured,
@@ -244,3 +246,18 @@ def collect_status(app: App, *, now: datetime, squads_dir: Path | None = None) -
             "left_behind": None if kept is None else {**kept.to_dict(), "note": kept.describe()},
         },
     )
+    if settings.clustered:
+        report["cluster"] = _cluster(app, now)
+    return report
+
+
+def _cluster(app: App, now: datetime) -> dict[str, Any]:
+    """The cluster's nodes, queue and jobs; what went wrong instead when the queue is out of
+    reach (the rest of the status still shows)."""
+    from squad.errors import SquadError
+    from squad.jobqueue.view import cluster_view
+
+    try:
+        return cluster_view(app.cluster, app.store, now=now)
+    except SquadError as exc:
+        return {"error": str(exc)}

@@ -44,11 +44,11 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     for status, description in (
         (400, "A path that leaves its workspace, or a file that is not text"),
         (401, "No API token (Authorization: Bearer) and no session cookie"),
-        (404, "No such squad, agent, run, task, fact, namespace or file"),
+        (404, "No such squad, agent, run, task, fact, namespace or file, or no cluster"),
         (409, "A stale edit (with the current version), or the squad is busy"),
         (413, "The edit is over its cap"),
         (422, "A bad value (each named in problems), or an action the state forbids"),
-        (503, "The store cannot be reached"),
+        (503, "The store (or the cluster's queue) cannot be reached"),
     )
 }
 """The error answers of every route (:func:`squad.web.app.status_of` picks them)."""
@@ -356,6 +356,16 @@ def get_extraction(
     from squad.web.memory import extraction_passes
 
     return extraction_passes(_web(request).app, squad, agent, limit=limit)
+
+
+@router.get("/cluster", response_model=schemas.Cluster)
+def get_cluster(request: Request) -> dict[str, Any]:
+    """The cluster's nodes with their last heartbeat, the queue's depth, the jobs running and
+    on which node, and the stalled ones; 404 when this home is not in a cluster, 503 when
+    its queue cannot be reached."""
+    from squad.web.cluster import cluster
+
+    return cluster(_web(request).app, now=_now(request))
 
 
 @router.get("/spend", response_model=schemas.Spend)

@@ -136,11 +136,13 @@ def favicon() -> Response:
 @router.get("/", response_class=HTMLResponse)
 def overview_page(request: Request) -> HTMLResponse:
     from squad.web.api import server_info
+    from squad.web.cluster import cluster_panel
     from squad.web.overview import overview
 
     data = overview(_web(request).app, now=_web(request).app.clock(), server=server_info(request))
     fragment = request.headers.get("hx-request") and request.query_params.get("part")
-    return _page(request, "overview_body.html" if fragment else "overview.html", status=data)
+    template = "overview_body.html" if fragment else "overview.html"
+    return _page(request, template, status=data, cluster=cluster_panel(data))
 
 
 @router.get("/squads/{squad}", response_class=HTMLResponse)

@@ -16,6 +16,11 @@ __all__ = [
     "AgentMemory",
     "Approval",
     "BootFile",
+    "Cluster",
+    "ClusterJob",
+    "ClusterNode",
+    "ClusterQueue",
+    "ClusterUnreachable",
     "ContextPreview",
     "Decision",
     "ExtractionPass",
@@ -74,6 +79,64 @@ class SquadSummary(_Open):
     cap_usd: float | None
 
 
+class NodeRun(_Open):
+    """A run a node says it works on (its heartbeat's ``running``)."""
+
+    job: int
+    squad: str
+    run_id: str | None
+    attempt: int
+    since: str
+
+
+class ClusterNode(_Open):
+    name: str
+    host: str
+    pid: int
+    role: str
+    """``daemon`` (schedules and works) or ``worker`` (only works)."""
+    state: Literal["up", "stopped", "lost"]
+    """``lost``: no heartbeat for ``stall_timeout_s``; ``stopped``: it said it stopped."""
+    beat_age_s: float
+    started_at: str
+    worker_id: int | None
+    concurrency: int | None
+    running: list[NodeRun]
+    """Empty unless the node is up."""
+
+
+class ClusterQueue(_Open):
+    waiting: int
+    by_queue: dict[str, int]
+
+
+class ClusterJob(_Open):
+    job: int
+    task: str
+    what: str | None
+    """The squad (a run), ``squad/agent`` (an extraction pass) or the job's name."""
+    run_id: str | None
+    attempts: int
+    node: str | None
+    """The node whose worker runs it (None when no node has that worker id)."""
+    worker_id: int | None
+    stalled: bool
+
+
+class Cluster(_Open):
+    stall_timeout_s: float
+    nodes: list[ClusterNode]
+    queue: ClusterQueue
+    running: list[ClusterJob]
+    stalled: list[ClusterJob]
+    """Running jobs whose node stopped beating; the next sweep puts them back in the queue."""
+
+
+class ClusterUnreachable(_Open):
+    error: str
+    """Why the cluster's queue could not be read (the rest of the overview still shows)."""
+
+
 class Overview(_Open):
     daemon: dict[str, Any]
     squads: list[SquadSummary]
@@ -84,6 +147,8 @@ class Overview(_Open):
     extraction_backlog: list[dict[str, Any]]
     approvals: list[Approval]
     server: dict[str, Any] | None
+    cluster: Cluster | ClusterUnreachable | None = None
+    """Only in cluster mode: what ``/api/v1/cluster`` answers, or why it could not."""
 
 
 class Definition(_Open):

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from sqlalchemy.engine import Engine
 
-from tests.cluster.harness import cluster_on
+from squad.cluster.testing import cluster_on
 
 pytestmark = pytest.mark.postgres
 

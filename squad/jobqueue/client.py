@@ -8,9 +8,9 @@ import contextlib
 import threading
 from typing import TYPE_CHECKING, Any
 
-from squad.cluster.loop import LoopThread
-from squad.cluster.queue import ClusterQueue, JobInfo, ensure_schema
 from squad.errors import StoreError
+from squad.jobqueue.loop import LoopThread
+from squad.jobqueue.queue import ClusterQueue, JobInfo, ensure_schema
 
 if TYPE_CHECKING:
     from collections.abc import Coroutine
@@ -23,7 +23,7 @@ CALL_TIMEOUT_S = 30.0
 
 
 class ClusterClient:
-    """Sync front of :class:`~squad.cluster.queue.ClusterQueue`; thread-safe."""
+    """Sync front of :class:`~squad.jobqueue.queue.ClusterQueue`; thread-safe."""
 
     def __init__(self, settings: Settings, *, pool_size: int = 4) -> None:
         self.settings = settings

@@ -133,9 +133,18 @@ def _require() -> Any:
 
 
 def ensure_schema(settings: Settings) -> bool:
-    """Create the queue's schema and tables once (True if this call made them).
+    """Create the queue's schema and tables once (True if this call made them); a database
+    that refuses is a StoreError."""
+    import psycopg
 
-    procrastinate's schema SQL is not idempotent, so it is applied only when its jobs table
+    try:
+        return _ensure_schema(settings)
+    except psycopg.Error as exc:
+        raise StoreError(f"cannot set up the cluster's queue: {exc}") from None
+
+
+def _ensure_schema(settings: Settings) -> bool:
+    """procrastinate's schema SQL is not idempotent, so it is applied only when its jobs table
     is missing, under an advisory lock that other nodes starting at the same time wait on."""
     import psycopg
     from psycopg import sql
@@ -154,20 +163,47 @@ def ensure_schema(settings: Settings) -> bool:
             time.sleep(0.05)
         try:
             jobs_table = f"{schema}.procrastinate_jobs"
-            if _scalar(connection, "SELECT to_regclass(%s) IS NOT NULL", jobs_table):
-                return False
-            schema_sql = procrastinate.schema.SchemaManager.get_schema()
+            made = False
             with connection.transaction():
-                connection.execute(
-                    sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema))
-                )
+                create = sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema))
+                connection.execute(create)
                 connection.execute(
                     sql.SQL("SET LOCAL search_path TO {}").format(sql.Identifier(schema))
                 )
-                connection.execute(schema_sql)
-            return True
+                if not _scalar(connection, "SELECT to_regclass(%s) IS NOT NULL", jobs_table):
+                    connection.execute(procrastinate.schema.SchemaManager.get_schema())
+                    made = True
+                if not _scalar(connection, _HAS_WAKE_TRIGGER, jobs_table):
+                    connection.execute(_WAKE_ON_RELEASE)
+            return made
         finally:
             connection.execute("SELECT pg_advisory_unlock(%s)", (_SCHEMA_LOCK,))
+
+
+_WAKE_ON_RELEASE = """
+CREATE OR REPLACE FUNCTION squad_notify_job_released() RETURNS trigger
+    LANGUAGE plpgsql AS $$
+DECLARE
+    payload TEXT;
+BEGIN
+    SELECT json_build_object('type', 'job_inserted', 'job_id', NEW.id)::text INTO payload;
+    PERFORM pg_notify('procrastinate_queue_v1#' || NEW.queue_name, payload);
+    PERFORM pg_notify('procrastinate_any_queue_v1', payload);
+    RETURN NEW;
+END;
+$$;
+CREATE TRIGGER squad_notify_job_released
+    AFTER UPDATE OF status ON procrastinate_jobs
+    FOR EACH ROW WHEN (OLD.status = 'doing' AND NEW.status <> 'doing')
+    EXECUTE PROCEDURE squad_notify_job_released();
+"""
+"""Workers hear of a job only when one is inserted; a job waiting on a lock (the next run of
+a squad) or put back in the queue (a lost node's, a handed-over run) would wait for the next
+poll. This trigger, squad's own, wakes them when a running job ends or goes back."""
+_HAS_WAKE_TRIGGER = (
+    "SELECT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'squad_notify_job_released' "
+    "AND tgrelid = to_regclass(%s))"
+)
 
 
 def _scalar(connection: Any, query: str, arg: object) -> bool:

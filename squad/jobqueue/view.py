@@ -8,8 +8,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from squad.app import App
-    from squad.cluster.queue import JobInfo
+    from squad.jobqueue.client import ClusterClient
+    from squad.jobqueue.queue import JobInfo
+    from squad.store import Store
 
 __all__ = ["cluster_view", "node_state"]
 
@@ -21,12 +22,11 @@ def node_state(beat_age_s: float, stopped: bool, stall_timeout_s: float) -> str:
     return "lost" if beat_age_s > stall_timeout_s else "up"
 
 
-def cluster_view(app: App, *, now: datetime) -> dict[str, Any]:
+def cluster_view(client: ClusterClient, store: Store, *, now: datetime) -> dict[str, Any]:
     """The cluster as the store and the queue see it now (opens the queue's connection)."""
-    client = app.cluster
     queue = client.open()
-    timeout = app.settings.cluster.stall_timeout_s
-    records = app.store.cluster.list()
+    timeout = client.settings.cluster.stall_timeout_s
+    records = store.cluster.list()
     by_worker = {r.worker_id: r.name for r in records if r.worker_id is not None}
     doing: list[JobInfo] = client.call(queue.jobs("doing"))
     stalled: list[JobInfo] = client.call(queue.stalled())

@@ -1,8 +1,8 @@
-"""A cluster on this machine for the tests: real ``squad daemon`` and ``squad worker``
-processes on the test Postgres (a fresh schema for the store, another for the queue), each
-node with a home of its own, one workspaces folder they all share, and the stub model
-server in the test process, whose request log says which task's model call was made how
-often.
+"""A cluster on this machine, for the tests and the benchmarks: real ``squad daemon`` and
+``squad worker`` processes on a Postgres server (a fresh schema for the store, another for
+the queue, both dropped after), each node with a home of its own, one workspaces folder they
+all share, and the stub model server in the calling process, whose request log says which
+task's model call was made how often.
 
 Every model request of a run names its run and task: the run's goal is ``run <label>`` and
 each task's description ``Do step <squad>/<task>.``, both in the prompt.
