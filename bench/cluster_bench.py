@@ -84,8 +84,9 @@ def _ended(cluster: Cluster) -> int:
         return int(connection.execute(text(query)).scalar_one())
 
 
-def throughput(admin: Engine, workers: int) -> float:
-    """Seconds for RUNS runs on ``workers`` warmed-up workers."""
+def throughput(admin: Engine, workers: int) -> tuple[float, float]:
+    """Seconds for RUNS runs on ``workers`` warmed-up workers, and the CPU seconds the
+    workers and this process (the stub model server's) spent meanwhile."""
     from squad.cluster.testing import cluster_on
 
     with (
@@ -108,11 +109,14 @@ def throughput(admin: Engine, workers: int) -> float:
             if all(n.events("run_end") for n in nodes):
                 break
         before = _ended(cluster)
+        cpu = sum(_cpu_s(n.process.pid) for n in nodes) + _self_cpu_s()
         started = time.monotonic()
         for n in range(RUNS):
             cluster.defer(names[n % SQUADS], f"tp-{n}")
         _wait(lambda: _ended(cluster) >= before + RUNS, f"{RUNS} runs")
-        return time.monotonic() - started
+        took = time.monotonic() - started
+        cpu = sum(_cpu_s(n.process.pid) for n in nodes) + _self_cpu_s() - cpu
+        return took, cpu
 
 
 def squad_latency(admin: Engine) -> tuple[list[float], Cluster | None, list[Node]]:
@@ -154,6 +158,11 @@ def idle_figures(cluster: Cluster, nodes: list[Node]) -> dict[str, Any]:
     cpu = {n.name: (_cpu_s(n.process.pid) - before[n.name]) / IDLE_S for n in nodes}
     connections = {n.name: _connections(cluster, n.process.pid) for n in nodes}
     return {"cpu_share": cpu, "connections": connections}
+
+
+def _self_cpu_s() -> float:
+    times = os.times()
+    return times.user + times.system
 
 
 def _cpu_s(pid: int) -> float:
@@ -257,13 +266,16 @@ def measure() -> dict[str, Any]:
     try:
         bare = bare_latency(admin)
         waits, idle = squad_latency(admin)
-        one = throughput(admin, 1)
-        three = throughput(admin, 3)
+        one, one_cpu = throughput(admin, 1)
+        three, three_cpu = throughput(admin, 3)
     finally:
         admin.dispose()
     return {
         "one_worker_s": one,
         "three_workers_s": three,
+        "one_worker_cpu_s": one_cpu,
+        "three_workers_cpu_s": three_cpu,
+        "cores": os.cpu_count() or 1,
         "bare_p95_s": _p95(bare),
         "bare_p50_s": statistics.median(bare),
         "squad_p95_s": _p95(waits),
@@ -302,9 +314,15 @@ def notes(figures: dict[str, Any]) -> list[str]:
     cpu = ", ".join(f"{k} {v * 100:.2f}%" for k, v in sorted(idle["cpu_share"].items()))
     conns = ", ".join(f"{k} {v}" for k, v in sorted(idle["connections"].items()))
     speedup = figures["one_worker_s"] / figures["three_workers_s"]
+    cores = figures["cores"]
+    busy = figures["three_workers_cpu_s"] / (figures["three_workers_s"] * cores)
+    per_run = figures["three_workers_cpu_s"] / RUNS
     return [
         f"cluster throughput: {RUNS} runs in {figures['one_worker_s']:.1f}s on 1 worker, "
         f"{figures['three_workers_s']:.1f}s on 3 ({speedup:.2f}x; {PER_NODE} runs per worker)",
+        f"cluster CPU with 3 workers: {per_run * 1000:.0f} ms per run (2 model calls), "
+        f"{busy * 100:.0f}% of {cores} cores busy (1 worker: "
+        f"{figures['one_worker_cpu_s'] / (figures['one_worker_s'] * cores) * 100:.0f}%)",
         f"cluster enqueue-to-start p50 {figures['squad_p50_s'] * 1000:.1f} ms "
         f"(bare procrastinate {figures['bare_p50_s'] * 1000:.1f} ms)",
         f"idle cluster over {IDLE_S:.0f}s: CPU {cpu}; Postgres connections {conns}",

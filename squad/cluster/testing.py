@@ -39,7 +39,16 @@ GOAL = re.compile(r"Goal: run ([\w-]+)")
 WAIT_S = 120.0
 
 
-def squad_yaml(name: str, url: str, *, tasks: int = 2, schedule: str | None = None) -> str:
+def squad_yaml(
+    name: str,
+    url: str,
+    *,
+    tasks: int = 2,
+    schedule: str | None = None,
+    approval: str | None = None,
+) -> str:
+    """A squad of ``tasks`` steps in a row on the stub model; ``approval`` names the task that
+    waits for a person's answer."""
     model = f"{{name: openai/stub, api_base: '{url}', api_key_env: STUB_KEY, {FREE_PRICES}}}"
     lines = [
         f"name: {name}",
@@ -51,6 +60,8 @@ def squad_yaml(name: str, url: str, *, tasks: int = 2, schedule: str | None = No
     ]
     for number in range(1, tasks + 1):
         after = f", depends_on: [t{number - 1}]" if number > 1 else ""
+        if approval == f"t{number}":
+            after += ", approval: true"
         lines.append(
             f"  - {{id: t{number}, description: Do step {name}/t{number}., agent: worker{after}}}"
         )
@@ -194,9 +205,12 @@ class Cluster:
             self._app = App.open(Settings.load(env, cwd=self.root))
         return self._app
 
-    def add_squad(self, name: str, *, tasks: int = 2, schedule: str | None = None) -> Path:
+    def add_squad(
+        self, name: str, *, tasks: int = 2, schedule: str | None = None, approval: str | None = None
+    ) -> Path:
         path = self.configs / "squads" / f"{name}.yaml"
-        path.write_text(squad_yaml(name, self.stub.url, tasks=tasks, schedule=schedule))
+        text = squad_yaml(name, self.stub.url, tasks=tasks, schedule=schedule, approval=approval)
+        path.write_text(text)
         return path
 
     def register(self, *names: str) -> None:

@@ -150,7 +150,7 @@ class NodeWork:
             with self._lock:
                 self._active.pop(job.id, None)
             self._on_change()
-        if result.status == "interrupted" and (self._stopping.is_set() or runner.stop.is_set()):
+        if result.status == "interrupted":  # stopped at a checkpoint: another node goes on
             self._emit("run_handed_over", squad=squad, run_id=result.run_id, job=job.id)
             raise HandedOver(f"run {result.run_id} stopped at a checkpoint; its node is stopping")
         self._count(failed=result.status in ("failed", "stopped"))
