@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.cluster_bench import bench_cluster
 from bench.mcp_bench import bench_mcp
 from bench.parallel_bench import bench_parallel
 from bench.support import run_json
@@ -188,6 +189,7 @@ def main() -> int:
             *bench_web(notes),
             *bench_mcp(notes),
             *bench_parallel(notes),
+            *bench_cluster(notes),
         ]
     print(f"{'benchmark':28} {'measured':>10} {'baseline':>29} {'ratio':>7} {'target':>7}")
     failed = 0

@@ -304,6 +304,11 @@ class Settings:
 
     @property
     def locks_dir(self) -> Path:
+        """Where cross-process locks live (a squad's run, a workspace's update): the home's
+        ``locks/``, or in a cluster the shared workspaces' ``.squad-locks/``, so that nodes
+        exclude one another there too (the filesystem must honour ``flock`` across them)."""
+        if self.cluster.enabled:
+            return self.workspaces / ".squad-locks"
         return self.home / "locks"
 
     @classmethod

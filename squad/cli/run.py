@@ -124,7 +124,7 @@ def run(
 
         # A `running` run whose process died is interrupted; one still alive elsewhere makes
         # runner.run refuse with its id (SquadBusy), so it is never offered for resuming.
-        settle_dead_runs(app.store, app.settings.home, squad=spec.name)
+        settle_dead_runs(app.store, app.settings.locks_dir, squad=spec.name)
         interrupted = [
             r for r in app.store.interrupted_runs(spec.name) if r.status == "interrupted"
         ]

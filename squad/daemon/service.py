@@ -520,7 +520,7 @@ class Daemon:
 
         assert self._catalog is not None and self._runs is not None
         loaded = self._catalog.squads()
-        for run in settle_dead_runs(self.store, self.settings.home):
+        for run in settle_dead_runs(self.store, self.settings.locks_dir):
             self.log.emit("run_settled", squad=run.squad, run_id=run.id, error=run.error)
         for run in reversed(self.store.interrupted_runs()):
             if run.status is RunStatus.AWAITING_APPROVAL:

@@ -224,7 +224,7 @@ def collect_status(app: App, *, now: datetime, squads_dir: Path | None = None) -
     if store is not None:
         from squad.runtime.runlock import settle_dead_runs
 
-        settle_dead_runs(store, settings.home)  # a `running` run whose process died says so
+        settle_dead_runs(store, settings.locks_dir)  # a `running` run whose process died says so
         for name in names:
             latest = store.list_runs(name, limit=1)
             if latest:

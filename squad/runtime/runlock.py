@@ -1,7 +1,8 @@
 """At most one run of a squad at a time in a home, whichever front end starts it; and the truth
 about runs whose process died.
 
-A run holds ``$SQUAD_HOME/locks/<squad>.lock`` (:mod:`squad.flock`) from before its record
+A run holds ``<locks>/<squad>.lock`` (``Settings.locks_dir``: ``$SQUAD_HOME/locks``, or the
+shared workspaces' ``.squad-locks`` in a cluster) (:mod:`squad.flock`) from before its record
 exists until it ends or pauses for an approval: ``squad run``, ``squad resume``, ``squad
 approve`` and the daemon all go through :class:`~squad.runtime.runner.SquadRunner`,
 so a second start is refused with the run id it collides with (:class:`~squad.errors.SquadBusy`).
@@ -33,8 +34,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Holder", "RunSlot", "holder", "lock_path", "run_slot", "settle_dead_runs"]
 
-LOCKS_DIR = "locks"
-
 
 @dataclass(frozen=True)
 class Holder:
@@ -45,8 +44,9 @@ class Holder:
     since: str | None
 
 
-def lock_path(home: Path, squad: str) -> Path:
-    return home / LOCKS_DIR / f"{squad}.lock"
+def lock_path(locks: Path, squad: str) -> Path:
+    """``squad``'s run lock in the folder of cross-process locks (``Settings.locks_dir``)."""
+    return locks / f"{squad}.lock"
 
 
 def _holder(note: str) -> Holder:
@@ -64,9 +64,9 @@ def _holder(note: str) -> Holder:
     )
 
 
-def holder(home: Path, squad: str) -> Holder | None:
+def holder(locks: Path, squad: str) -> Holder | None:
     """The live holder of ``squad``'s run lock, or None when no process holds it."""
-    found = flock.probe(lock_path(home, squad))
+    found = flock.probe(lock_path(locks, squad))
     return _holder(found.note) if found.held else None
 
 
@@ -87,11 +87,11 @@ def _note(run_id: str | None, clock: Clock) -> str:
 
 @contextmanager
 def run_slot(
-    home: Path, squad: str, run_id: str | None = None, *, clock: Clock = utc_now
+    locks: Path, squad: str, run_id: str | None = None, *, clock: Clock = utc_now
 ) -> Iterator[RunSlot]:
     """Hold ``squad``'s run lock for the block; :class:`SquadBusy` when another run has it."""
     try:
-        held = flock.acquire(lock_path(home, squad), _note(run_id, clock))
+        held = flock.acquire(lock_path(locks, squad), _note(run_id, clock))
     except flock.LockBusy as busy:
         other = _holder(busy.note)
         which = f"run {other.run_id}" if other.run_id else "a run that is starting"
@@ -110,7 +110,7 @@ def run_slot(
 
 
 def settle_dead_runs(
-    store: Store, home: Path, *, squad: str | None = None, holding: bool = False
+    store: Store, locks: Path, *, squad: str | None = None, holding: bool = False
 ) -> list[RunRecord]:
     """Record as ``interrupted`` every ``running`` run whose process is gone; returns them.
 
@@ -124,7 +124,7 @@ def settle_dead_runs(
             continue
         if run.job is not None:
             continue  # a cluster job's: its worker's heartbeat says whether it is alive
-        live = None if holding else holder(home, run.squad)
+        live = None if holding else holder(locks, run.squad)
         if live is not None and live.run_id in (run.id, None):
             continue  # still at it (or a run of the squad is just starting: leave it be)
         record = store.update_run(

@@ -123,8 +123,8 @@ class SquadRunner:
     ) -> RunResult:
         """A new run; ``job`` is the cluster job it belongs to (see :meth:`start_over`)."""
         require_prices(spec, self.model_factory, override=model)
-        with run_slot(self.settings.home, spec.name, clock=self._clock) as slot:
-            settle_dead_runs(self.store, self.settings.home, squad=spec.name, holding=True)
+        with run_slot(self.settings.locks_dir, spec.name, clock=self._clock) as slot:
+            settle_dead_runs(self.store, self.settings.locks_dir, squad=spec.name, holding=True)
             run = self.store.create_run(
                 spec.name, trigger=trigger, goal=goal or spec.goal, model=model, job=job
             )
@@ -139,7 +139,7 @@ class SquadRunner:
             raise NotFound(f"no run {run_id!r}; `squad logs SQUAD` lists recent runs")
         spec, workspace = self.squad_of(run.squad)
         require_prices(spec, self.model_factory, override=run.model)
-        with run_slot(self.settings.home, run.squad, run_id, clock=self._clock):
+        with run_slot(self.settings.locks_dir, run.squad, run_id, clock=self._clock):
             with self._graph_for(run_id) as (app, config):
                 if app.get_state(config).values:
                     raise UsageError(f"run {run_id!r} has a checkpoint; resume it instead")
@@ -191,9 +191,9 @@ class SquadRunner:
             )
         spec, workspace = self.squad_of(run.squad)
         require_prices(spec, self.model_factory, override=run.model)
-        home = self.settings.home
-        with run_slot(home, run.squad, run_id, clock=self._clock):
-            settle_dead_runs(self.store, home, squad=run.squad, holding=True)
+        locks = self.settings.locks_dir
+        with run_slot(locks, run.squad, run_id, clock=self._clock):
+            settle_dead_runs(self.store, locks, squad=run.squad, holding=True)
             with self._graph_for(run_id) as (app, config):
                 if not app.get_state(config).values:
                     raise UsageError(self._no_checkpoint(run_id))

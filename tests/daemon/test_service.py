@@ -130,7 +130,7 @@ def test_start_resumes_interrupted_and_dead_runs_but_leaves_paused_and_live_fore
         store.update_run(run.id, status=status_)
         runs[name] = run.id
     note = json.dumps({"run_id": runs["foreign"], "pid": 1, "since": "2026-01-01T00:00:00Z"})
-    foreign = flock.acquire(lock_path(settings.home, "beta"), note)
+    foreign = flock.acquire(lock_path(settings.locks_dir, "beta"), note)
 
     try:
         assert Daemon(App.open(settings, store=store), exit_when_idle=True).run() == 1

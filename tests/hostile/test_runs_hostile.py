@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine, create_engine, text
+from sqlalchemy.pool import NullPool
 
 from squad import flock
 from squad.app import App
@@ -118,7 +119,7 @@ def test_a_run_is_refused_while_another_process_holds_the_squad(
     with app.squads as manager:
         workspace = manager.create(spec).path
         note = json.dumps({"run_id": "elsewhere-123", "pid": 4242, "since": "2026-12-01T10:00"})
-        held = flock.acquire(lock_path(settings.home, "demo"), note)
+        held = flock.acquire(lock_path(settings.locks_dir, "demo"), note)
         try:
             with pytest.raises(SquadBusy) as caught:
                 app.runner().run(spec, workspace)
@@ -165,11 +166,11 @@ def test_a_live_run_is_not_settled_and_a_dead_one_of_the_same_squad_is(
         live = store.create_run("demo")
         store.update_run(live.id, status=RunStatus.RUNNING)
         note = json.dumps({"run_id": live.id, "pid": 1, "since": "x"})
-        with flock.acquire(lock_path(settings.home, "demo"), note):
-            settled = settle_dead_runs(store, settings.home)
+        with flock.acquire(lock_path(settings.locks_dir, "demo"), note):
+            settled = settle_dead_runs(store, settings.locks_dir)
             assert [r.id for r in settled] == [dead.id]
             assert store.get_run(live.id).status is RunStatus.RUNNING  # type: ignore[union-attr]
-        assert [r.id for r in settle_dead_runs(store, settings.home)] == [live.id]
+        assert [r.id for r in settle_dead_runs(store, settings.locks_dir)] == [live.id]
 
 
 def test_settling_never_overwrites_a_run_that_ended_meanwhile(settings: Settings, app: App) -> None:
@@ -281,29 +282,55 @@ def test_sighup_makes_the_daemon_reload_and_it_keeps_running(cli: Cli) -> None:
 
 class DropsTheDatabase:
     """The offline model, except that on its ``on``-th call every other connection to the
-    database is terminated first (as a restarted or failed-over server does)."""
+    database is terminated first (as a restarted or failed-over server does); with
+    ``refuse`` the database also stops accepting connections until :meth:`allow`."""
 
-    def __init__(self, admin: Engine, on: int) -> None:
+    def __init__(self, admin: Engine, on: int, *, refuse: bool = False) -> None:
         self._admin = admin
         self._on = on
+        self._refuse = refuse
         self.calls = 0
         self._inner = OfflineModel()
+
+    def _allow_connections(self, allowed: bool) -> None:
+        database = self._admin.url.database
+        other = self._admin.url.set(database="postgres")
+        engine = create_engine(other, poolclass=NullPool, isolation_level="AUTOCOMMIT")
+        try:
+            with engine.connect() as connection:
+                connection.execute(
+                    text(f'ALTER DATABASE "{database}" ALLOW_CONNECTIONS {str(allowed).lower()}')
+                )
+        finally:
+            engine.dispose()
+
+    def allow(self) -> None:
+        if self._refuse:
+            self._allow_connections(True)
 
     def complete(self, messages: Sequence[Any], **kwargs: Any) -> ModelReply:
         self.calls += 1
         if self.calls == self._on:
-            with self._admin.connect() as connection:
-                connection.execute(
-                    text(
-                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                        "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            if self._refuse:
+                self._allow_connections(False)
+            other = self._admin.url.set(database="postgres")
+            engine = create_engine(other, poolclass=NullPool)
+            try:
+                with engine.connect() as connection:
+                    connection.execute(
+                        text(
+                            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                            "WHERE datname = :name AND pid <> pg_backend_pid()"
+                        ),
+                        {"name": self._admin.url.database},
                     )
-                )
+            finally:
+                engine.dispose()
         return self._inner.complete(messages, **kwargs)
 
 
 @pytest.mark.postgres
-def test_a_database_connection_lost_mid_run_stops_it_resumably_without_a_traceback(
+def test_database_connections_dropped_mid_run_are_replaced_and_the_run_goes_on(
     postgres_admin: Engine, tmp_path: Path
 ) -> None:
     with contextmanager(_fresh_postgres_schema)(postgres_admin) as url:
@@ -320,11 +347,38 @@ def test_a_database_connection_lost_mid_run_stops_it_resumably_without_a_traceba
         dropper = DropsTheDatabase(postgres_admin, on=2)
         with App.open(settings) as app:
             workspace = app.squads.create(spec).path
-            with pytest.raises(StoreError, match=r"could not be written.*squad resume") as caught:
-                app.runner(model_factory=lambda _spec, _on: dropper).run(spec, workspace)
-        run_id = str(caught.value).split()[1]
+            result = app.runner(model_factory=lambda _spec, _on: dropper).run(spec, workspace)
+            assert result.succeeded
+            assert dropper.calls == 2  # the restart cost no task a second model call
+
+
+@pytest.mark.postgres
+def test_a_database_lost_mid_run_stops_it_resumably_without_a_traceback(
+    postgres_admin: Engine, tmp_path: Path
+) -> None:
+    with contextmanager(_fresh_postgres_schema)(postgres_admin) as url:
+        settings = Settings.load(
+            {
+                "SQUAD_HOME": str(tmp_path / "home"),
+                "SQUAD_WORKSPACES": str(tmp_path / "workspaces"),
+                "SQUAD_CONFIGS": str(tmp_path / "configs"),
+                "SQUAD_DATABASE_URL": url,
+            },
+            cwd=tmp_path,
+        )
+        spec = squad_from_text(BASIC_YAML, source="demo.yaml")
+        dropper = DropsTheDatabase(postgres_admin, on=2, refuse=True)
         with App.open(settings) as app:
-            settle_dead_runs(app.store, settings.home)
+            workspace = app.squads.create(spec).path
+            try:
+                with pytest.raises(StoreError) as caught:
+                    app.runner(model_factory=lambda _spec, _on: dropper).run(spec, workspace)
+            finally:
+                dropper.allow()
+        assert "squad resume" in str(caught.value) or "state database" in str(caught.value)
+        with App.open(settings) as app:
+            run_id = app.store.list_runs("demo", limit=1)[0].id
+            settle_dead_runs(app.store, settings.locks_dir)
             run = app.store.get_run(run_id)
             assert run is not None and run.status is RunStatus.INTERRUPTED
             result = app.runner().resume(run_id)
