@@ -40,6 +40,14 @@ __all__ = ["ClusterNode", "node_name"]
 
 Emit = Callable[..., object]
 RESTART_BACKOFF_S = (0.5, 1.0, 2.0, 5.0, 10.0)
+FENCE_SHARE = 0.6
+"""A node whose heartbeat has failed for this share of ``cluster.stall_timeout_s`` fences
+itself: its runs stop at their next checkpoint before another node may take them over."""
+
+
+def should_fence(silent_s: float, stall_timeout_s: float) -> bool:
+    """Whether a node that last beat ``silent_s`` ago must stop its runs."""
+    return silent_s > FENCE_SHARE * stall_timeout_s
 
 
 def node_name(app: App) -> str:
@@ -75,6 +83,9 @@ class ClusterNode:
         self._supervisor: Future[Any] | None = None
         self._beats: Future[Any] | None = None
         self._beating = True
+        self._last_beat = time.monotonic()
+        self.fenced = False
+        """Whether the node stopped its runs because it could not beat (see :data:`FENCE_SHARE`)."""
         self._restarts = 0
         self.recovered = 0
         """Jobs this node put back in the queue after their node was lost."""
@@ -153,6 +164,7 @@ class ClusterNode:
             "failures": self.work.failures,
             "worker_restarts": self._restarts,
             "recovered": self.recovered,
+            "fenced": self.fenced,
         }
 
     # -- on the loop ---------------------------------------------------------------------------
@@ -202,10 +214,20 @@ class ClusterNode:
             if self._beating:
                 self._beating = False
                 self._emit("heartbeat_failed", node=self.name, error=f"{type(exc).__name__}: {exc}")
+            silent = time.monotonic() - self._last_beat
+            if not self.fenced and should_fence(silent, self.app.settings.cluster.stall_timeout_s):
+                self.fenced = True
+                self.work.fence()
+                self._emit("fenced", node=self.name, silent_s=round(silent, 1))
         else:
+            self._last_beat = time.monotonic()
             if not self._beating:
                 self._beating = True
                 self._emit("heartbeat_restored", node=self.name)
+            if self.fenced:
+                self.fenced = False
+                self.work.unfence()
+                self._emit("fence_lifted", node=self.name)
 
     def _beat_sync(self) -> None:
         self.app.store.cluster.beat(

@@ -10,6 +10,8 @@ A run job is idempotent across attempts, which is what makes losing a node safe:
 
 A node that is stopping asks its runs to stop at their next checkpoint; each such run raises
 :class:`~squad.jobqueue.queue.HandedOver`, and procrastinate puts its job back in the queue.
+A node whose heartbeat has failed for most of the stall timeout does the same (it is
+*fenced*), so that by the time the others take it for lost it starts no step of its own.
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ class NodeWork:
         self._lock = threading.Lock()
         self._active: dict[int, _Active] = {}
         self._stopping = threading.Event()
+        self._fenced = threading.Event()
         self.failures = 0
         self.ended = 0
 
@@ -94,6 +97,18 @@ class NodeWork:
             for active in self._active.values():
                 active.runner.stop.set()
 
+    def fence(self) -> None:
+        """The node cannot prove it is alive (its heartbeat fails): before the cluster takes
+        it for lost and resumes its runs elsewhere, they stop at their next checkpoint, and
+        it takes no new run until :meth:`unfence`."""
+        self._fenced.set()
+        with self._lock:
+            for active in self._active.values():
+                active.runner.stop.set()
+
+    def unfence(self) -> None:
+        self._fenced.clear()
+
     def idle(self) -> bool:
         with self._lock:
             return not self._active
@@ -103,6 +118,8 @@ class NodeWork:
     def run_job(self, job: JobInfo, args: dict[str, Any]) -> dict[str, Any]:
         if self._stopping.is_set():
             raise HandedOver("the node is stopping")
+        if self._fenced.is_set():
+            raise HandedOver("the node cannot reach the cluster's database to beat")
         squad = str(args["squad"])
         started = time.monotonic()
         self._emit(

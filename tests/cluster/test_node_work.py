@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from squad.app import App
+from squad.cluster.node import should_fence
 from squad.cluster.work import NodeWork
 from squad.jobqueue.queue import HandedOver, JobInfo
 from squad.model.factory import model_for
@@ -167,3 +168,25 @@ def test_a_worker_runs_the_definition_the_store_registered_without_the_yaml(
     found, workspace = app.squads.registered("relay")
     assert found == spec
     assert (workspace / ".squad-config.json").is_file()
+
+
+def test_a_fenced_node_stops_its_run_at_the_next_checkpoint_and_takes_none_until_unfenced(
+    work: NodeWork, app: App, counting: Counting
+) -> None:
+    counting.on_call = lambda task: work.fence() if task == "t1" else None
+    with pytest.raises(HandedOver):
+        work.run_job(job(21), ARGS)
+    assert counting.calls == {"t1": 1}
+    with pytest.raises(HandedOver):
+        work.run_job(job(22), ARGS)
+    work.unfence()
+    counting.on_call = lambda task: None
+    result = work.run_job(job(21, attempts=1), ARGS)  # the handed-over run, resumed
+    assert result["status"] == "succeeded"
+    assert counting.calls == {"t1": 1, "t2": 1}
+
+
+def test_a_node_fences_itself_well_before_the_others_take_it_for_lost() -> None:
+    assert not should_fence(10.0, 30.0)
+    assert should_fence(19.0, 30.0)
+    assert not should_fence(2.0, 4.0) and should_fence(2.5, 4.0)
