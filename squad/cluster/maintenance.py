@@ -3,6 +3,7 @@ cluster runs them: at their cron time one node takes the job, over every registe
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from squad.errors import NotFound
@@ -13,6 +14,8 @@ if TYPE_CHECKING:
 __all__ = ["MAINTENANCE", "maintain"]
 
 MAINTENANCE = ("consolidation", "retention", "extraction")
+NODES_KEPT = timedelta(days=7)
+"""A node that has not beaten for this long leaves ``squad cluster nodes`` at retention."""
 
 
 def maintain(app: App, name: str) -> dict[str, Any]:
@@ -37,15 +40,17 @@ def _retain(app: App) -> dict[str, Any]:
     store = app.store
     workspaces = sorted({Path(record.workspace) for record in store.list_squads()})
     keep = {run.id for run in store.interrupted_runs() if run.status is RunStatus.RUNNING}
+    now = app.clock()
     report = run_retention(
         store,
         app.checkpoints,
         workspaces,
-        now=app.clock(),
+        now=now,
         keep_runs=keep,
         policy=app.settings.daemon.retention,
     )
-    return report.to_dict()
+    forgotten = store.cluster.forget(stopped_before=now - NODES_KEPT)
+    return {**report.to_dict(), "nodes_forgotten": forgotten}
 
 
 def _sweep_extraction(app: App) -> dict[str, Any]:

@@ -190,3 +190,21 @@ def test_a_node_fences_itself_well_before_the_others_take_it_for_lost() -> None:
     assert not should_fence(10.0, 30.0)
     assert should_fence(19.0, 30.0)
     assert not should_fence(2.0, 4.0) and should_fence(2.5, 4.0)
+
+
+def test_retention_in_a_cluster_forgets_nodes_silent_for_a_week(settings: Settings) -> None:
+    from datetime import timedelta
+
+    from squad.clock import FrozenClock
+    from squad.cluster.maintenance import maintain
+
+    clock = FrozenClock()
+    with App.open(settings, clock=clock) as app:
+        beat = {"host": "h", "pid": 1, "role": "worker", "worker_id": None}
+        app.store.cluster.beat("old", started_at=clock(), **beat)
+        clock.advance(timedelta(days=6).total_seconds())
+        app.store.cluster.beat("recent", started_at=clock(), **beat)
+        clock.advance(timedelta(days=2).total_seconds())
+        report = maintain(app, "retention")
+        assert report["nodes_forgotten"] == 1
+        assert [n.name for n in app.store.cluster.list()] == ["recent"]
