@@ -97,14 +97,9 @@ class ClusterDispatcher:
         return True
 
     def ask(self, request: RunRequest) -> bool:
-        accepted = self.submit(request)
-        self._log.emit(
-            "run_requested" if accepted else "run_coalesced",
-            squad=request.squad,
-            trigger=request.trigger,
-            run_id=request.run_id,
-        )
-        return accepted
+        from squad.daemon.runs import log_asked
+
+        return log_asked(self._log, request, self.submit(request))
 
     def fire(self, name: str, *, at: datetime | None = None) -> bool:
         """A scheduled fire of ``name`` (now, or the missed one ``at``): one job across every

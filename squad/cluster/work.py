@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from squad.daemon.runs import run_end_fields
 from squad.errors import NotFound, SquadBusy, SquadError, StoreError
 from squad.jobqueue.queue import HandedOver, JobInfo
 
@@ -171,18 +172,7 @@ class NodeWork:
             self._emit("run_handed_over", squad=squad, run_id=result.run_id, job=job.id)
             raise HandedOver(f"run {result.run_id} stopped at a checkpoint; its node is stopping")
         self._count(failed=result.status in ("failed", "stopped"))
-        self._emit(
-            "run_end",
-            squad=squad,
-            run_id=result.run_id,
-            job=job.id,
-            status=result.status,
-            duration_s=round(time.monotonic() - started, 3),
-            prompt_tokens=result.prompt_tokens,
-            completion_tokens=result.completion_tokens,
-            error=result.error,
-            awaiting=result.awaiting,
-        )
+        self._emit("run_end", squad=squad, job=job.id, **run_end_fields(result, started))
         return {"run_id": result.run_id, "status": result.status}
 
     def _drive(

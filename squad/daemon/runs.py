@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from squad.daemon.runqueue import RunQueue, RunRequest
 from squad.errors import SquadBusy, SquadError, UsageError
@@ -25,7 +25,33 @@ if TYPE_CHECKING:
     from squad.daemon.eventlog import DaemonLog
     from squad.runtime.runner import RunResult, SquadRunner
 
-__all__ = ["RunDispatcher"]
+__all__ = ["RunDispatcher", "log_asked", "run_end_fields"]
+
+
+def log_asked(log: DaemonLog, request: RunRequest, accepted: bool) -> bool:
+    """Log a person's request for a run (``run_requested``, or ``run_coalesced`` when it
+    was merged into one already waiting); ``accepted``, for the caller to return."""
+    log.emit(
+        "run_requested" if accepted else "run_coalesced",
+        squad=request.squad,
+        trigger=request.trigger,
+        run_id=request.run_id,
+    )
+    return accepted
+
+
+def run_end_fields(result: RunResult, started: float) -> dict[str, Any]:
+    """What a ``run_end`` event says of a run (``started`` on the monotonic clock)."""
+    return {
+        "run_id": result.run_id,
+        "status": result.status,
+        "duration_s": round(time.monotonic() - started, 3),
+        "prompt_tokens": result.prompt_tokens,
+        "completion_tokens": result.completion_tokens,
+        "cost_usd": result.cost_usd,
+        "error": result.error,
+        "awaiting": result.awaiting,
+    }
 
 
 @dataclass
@@ -67,14 +93,7 @@ class RunDispatcher:
     def ask(self, request: RunRequest) -> bool:
         """A request from a person (the dashboard): queued and logged ``run_requested``, or
         logged ``run_coalesced`` when it was merged into one already waiting."""
-        accepted = self.queue.submit(request)
-        self._log.emit(
-            "run_requested" if accepted else "run_coalesced",
-            squad=request.squad,
-            trigger=request.trigger,
-            run_id=request.run_id,
-        )
-        return accepted
+        return log_asked(self._log, request, self.queue.submit(request))
 
     def running_since(self) -> dict[str, datetime]:
         with self._lock:
@@ -186,18 +205,7 @@ class RunDispatcher:
             return
         if result.status in ("failed", "stopped"):
             self._count_failure()
-        self._log.emit(
-            "run_end",
-            squad=request.squad,
-            run_id=result.run_id,
-            status=result.status,
-            duration_s=round(time.monotonic() - started, 3),
-            prompt_tokens=result.prompt_tokens,
-            completion_tokens=result.completion_tokens,
-            cost_usd=result.cost_usd,
-            error=result.error,
-            awaiting=result.awaiting,
-        )
+        self._log.emit("run_end", squad=request.squad, **run_end_fields(result, started))
 
     def _drive(self, runner: SquadRunner, request: RunRequest, squad: LoadedSquad) -> RunResult:
         if request.run_id is not None and request.decision is not None:

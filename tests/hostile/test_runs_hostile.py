@@ -280,6 +280,18 @@ def test_sighup_makes_the_daemon_reload_and_it_keeps_running(cli: Cli) -> None:
 # -- the database goes away ------------------------------------------------------------------
 
 
+def _on_postgres(url: str, tmp_path: Path) -> Settings:
+    return Settings.load(
+        {
+            "SQUAD_HOME": str(tmp_path / "home"),
+            "SQUAD_WORKSPACES": str(tmp_path / "workspaces"),
+            "SQUAD_CONFIGS": str(tmp_path / "configs"),
+            "SQUAD_DATABASE_URL": url,
+        },
+        cwd=tmp_path,
+    )
+
+
 class DropsTheDatabase:
     """The offline model, except that on its ``on``-th call every other connection to the
     database is terminated first (as a restarted or failed-over server does); with
@@ -334,15 +346,7 @@ def test_database_connections_dropped_mid_run_are_replaced_and_the_run_goes_on(
     postgres_admin: Engine, tmp_path: Path
 ) -> None:
     with contextmanager(_fresh_postgres_schema)(postgres_admin) as url:
-        settings = Settings.load(
-            {
-                "SQUAD_HOME": str(tmp_path / "home"),
-                "SQUAD_WORKSPACES": str(tmp_path / "workspaces"),
-                "SQUAD_CONFIGS": str(tmp_path / "configs"),
-                "SQUAD_DATABASE_URL": url,
-            },
-            cwd=tmp_path,
-        )
+        settings = _on_postgres(url, tmp_path)
         spec = squad_from_text(BASIC_YAML, source="demo.yaml")
         dropper = DropsTheDatabase(postgres_admin, on=2)
         with App.open(settings) as app:
@@ -357,15 +361,7 @@ def test_a_database_lost_mid_run_stops_it_resumably_without_a_traceback(
     postgres_admin: Engine, tmp_path: Path
 ) -> None:
     with contextmanager(_fresh_postgres_schema)(postgres_admin) as url:
-        settings = Settings.load(
-            {
-                "SQUAD_HOME": str(tmp_path / "home"),
-                "SQUAD_WORKSPACES": str(tmp_path / "workspaces"),
-                "SQUAD_CONFIGS": str(tmp_path / "configs"),
-                "SQUAD_DATABASE_URL": url,
-            },
-            cwd=tmp_path,
-        )
+        settings = _on_postgres(url, tmp_path)
         spec = squad_from_text(BASIC_YAML, source="demo.yaml")
         dropper = DropsTheDatabase(postgres_admin, on=2, refuse=True)
         with App.open(settings) as app:
