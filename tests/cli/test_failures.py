@@ -162,6 +162,8 @@ CASES: list[Case] = [
     ("memory search", lambda s: ["memory", "search", "(", "--regex"], 2, "regex"),
     ("memory edit", lambda s: ["memory", "edit", "diary", "--file", s.tmp / "x"], 2, "diary"),
     ("mcp", lambda s: (_docs(s), ["mcp", "--squad", "nosuch"])[1], 2, "'nosuch'"),
+    ("worker", lambda s: ["worker"], 2, "squad worker works for a cluster"),
+    ("cluster nodes", lambda s: ["cluster", "nodes"], 2, "not part of a cluster"),
     ("decisions list", lambda s: (_docs(s), ["decisions", "list", "nosuch"])[1], 2, "'nosuch'"),
     ("decisions show", lambda s: ["decisions", "show", "404"], 2, "no decision 404"),
     (
