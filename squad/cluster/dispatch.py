@@ -77,6 +77,8 @@ class ClusterDispatcher:
         self._clock = clock
         self._grace = misfire_grace_s
         self._closed = threading.Event()
+        self._left: list[int] = []
+        """Jobs still running when the node stopped, handed back to the queue."""
         self.queue = _QueueView(self)
 
     @property
@@ -148,7 +150,7 @@ class ClusterDispatcher:
 
     def abandon(self) -> list[str]:
         """Runs whose jobs were handed back to the queue unfinished, by squad."""
-        return [f"job {job}" for job in getattr(self, "_left", [])]
+        return [f"job {job}" for job in self._left]
 
 
 class _QueueView:

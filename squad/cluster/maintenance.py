@@ -11,9 +11,8 @@ from squad.errors import NotFound
 if TYPE_CHECKING:
     from squad.app import App
 
-__all__ = ["MAINTENANCE", "maintain"]
+__all__ = ["maintain"]
 
-MAINTENANCE = ("consolidation", "retention", "extraction")
 NODES_KEPT = timedelta(days=7)
 """A node that has not beaten for this long leaves ``squad cluster nodes`` at retention."""
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -50,7 +50,6 @@ class _Active:
     since: datetime
     runner: SquadRunner
     run_id: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class NodeWork:

@@ -376,20 +376,6 @@ class ClusterQueue:
         rows = await self.app.job_manager.list_queues_async()
         return {str(row["name"]): int(row.get("todo", 0)) for row in rows}
 
-    async def workers(self) -> dict[int, float]:
-        """procrastinate's live workers: id -> seconds since its last heartbeat."""
-        rows = await self.app.connector.execute_query_all_async(
-            "SELECT id, EXTRACT(EPOCH FROM now() - last_heartbeat) AS age "
-            "FROM procrastinate_workers"
-        )
-        return {int(row["id"]): float(row["age"]) for row in rows}
-
-    async def connections(self) -> int:
-        """Connections to the database this process holds for the queue (pool + listener)."""
-        pool = getattr(self.app.connector, "_async_pool", None)
-        stats = pool.get_stats() if pool is not None else {}
-        return int(stats.get("pool_size", 0)) + 1
-
 
 def _now() -> Any:
     from datetime import UTC, datetime

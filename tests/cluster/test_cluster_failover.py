@@ -12,6 +12,7 @@ import pytest
 from sqlalchemy.engine import Engine
 
 from squad.cluster.testing import Cluster, Node, cluster_on
+from squad.store.records import RunRecord
 
 pytestmark = pytest.mark.postgres
 
@@ -25,6 +26,14 @@ def _start_two_workers(cluster: Cluster) -> list[Node]:
     workers = [cluster.start("worker", f"w{n}", "--concurrency", "1") for n in range(2)]
     cluster.wait_for(lambda: all(w.events("node_start") for w in workers), "the workers")
     return workers
+
+
+def _ended(cluster: Cluster, label: str) -> RunRecord:
+    found: RunRecord = cluster.wait_for(
+        lambda: (run := cluster.run_of(label)) is not None and run.ended_at and run,
+        "the run to end on the other worker",
+    )
+    return found
 
 
 def _running(workers: list[Node], job: int) -> Node:
@@ -46,10 +55,7 @@ def test_a_run_whose_worker_is_killed_resumes_on_another_without_redoing_finishe
         victim.kill()
         killed = time.monotonic()
 
-        run = cluster.wait_for(
-            lambda: (found := cluster.run_of("k1")) is not None and found.ended_at and found,
-            "the run to end on the other worker",
-        )
+        run = _ended(cluster, "k1")
         took = time.monotonic() - killed
         assert run.status.value == "succeeded"
         calls = cluster.model.counts()
@@ -76,10 +82,7 @@ def test_a_run_whose_worker_stops_gracefully_is_handed_over_at_its_next_checkpoi
         staying = next(w for w in workers if w is not leaving)
         assert leaving.stop() == 0
 
-        run = cluster.wait_for(
-            lambda: (found := cluster.run_of("g1")) is not None and found.ended_at and found,
-            "the run to end on the other worker",
-        )
+        run = _ended(cluster, "g1")
         assert run.status.value == "succeeded"
         calls = cluster.model.counts()
         assert [calls[("g1", f"relay/t{n}")] for n in range(1, TASKS + 1)] == [1] * TASKS
