@@ -133,12 +133,13 @@ class ChatSession:
             10**9, ctx.squad.limits.max_cost_usd, store.runs.spent(ctx.squad.name).cost_usd
         )
         self._budget = budget
+        window = store.conversation.messages(
+            ctx.squad.name, ctx.agent.id, session_id=CHAT_SESSION, newest=CHAT_WINDOW
+        )
         history = compress_history(
             [
                 Message("user" if m.role == "user" else "assistant", m.content)
-                for m in store.conversation.messages(
-                    ctx.squad.name, ctx.agent.id, session_id=CHAT_SESSION, newest=CHAT_WINDOW
-                )
+                for m in window
                 if m.role in ("user", "assistant")
             ],
             budget=self.history_budget,
@@ -169,7 +170,9 @@ class ChatSession:
             shown = turn.shown
         result = run_turn(
             model=self.model,
-            system_prompt=self.runner.memory.system_prompt(ctx, message=text),
+            system_prompt=self.runner.memory.system_prompt(
+                ctx, message=text, recall_before=window[0].seq if window else None
+            ),
             user_message=text,
             history=history,
             tools=offered,

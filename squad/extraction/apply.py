@@ -109,6 +109,8 @@ def apply_decisions(
         _write_project(memory, ctx, project, today, applied)
     for d in experiential:
         _write_experiential(memory, ctx, d, now, seqs, run_id, applied)
+    for entry in (*applied.written, *applied.dropped):  # provenance in the store's terms
+        entry["source_seqs"] = [seqs[i] for i in entry["source_turns"] if i in seqs]
     for d in decisions:  # a project fact seen again, in another run or session, is evidence
         seen = d.target.text if d.kind != "write" and d.target is not None else d.candidate.text
         if d.candidate.scope == "project" and d.reason in (

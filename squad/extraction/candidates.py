@@ -26,6 +26,8 @@ class ConversationMessage:
     content: str
     seq: int = 0
     """The store's seq of the message (0 for transcript files)."""
+    author: str | None = None
+    """Who said it, when the store knows (a named person of a replayed transcript)."""
 
 
 @dataclass(frozen=True)

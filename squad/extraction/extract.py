@@ -54,7 +54,9 @@ def _echoes(fact: str, earlier: str) -> bool:
 def extract_offline(batch: Sequence[ConversationMessage], today: date) -> list[Candidate]:
     """One candidate per message that states a fact, by the offline classifier.
 
-    Task prompts are never sources. An assistant reply that restates an earlier user message
+    Task prompts are never sources. A message whose author is known (a named person of a
+    replayed transcript) gives a fact that names them: "Caroline: I ran a charity race".
+    An assistant reply that restates an earlier user message
     or task prompt ("Noted: the API is on 8080", "This deliverable addresses the task: ...")
     adds nothing: it is dropped as an echo.
     """
@@ -72,7 +74,7 @@ def extract_offline(batch: Sequence[ConversationMessage], today: date) -> list[C
         long = len(message.content) > LONG_MESSAGE_CHARS
         out.append(
             Candidate(
-                text=fact.text,
+                text=f"{message.author}: {fact.text}" if message.author else fact.text,
                 scope=fact.scope,
                 section=fact.section,
                 subject=fact.subject,

@@ -234,6 +234,7 @@ class AgentExtractor:
                 )
                 return processed
             first = False
+            self.memory.archive(ctx, talk)  # recall reads it; independent of the model
             attributes: Attributes = {
                 "squad.operation": "extract",
                 "squad.name": squad,
@@ -261,7 +262,9 @@ class AgentExtractor:
         """One batch extracted, checked, written and recorded; None when the pass was given
         up while the model was answering (the next pass reads the batch again)."""
         started = self._clock()
-        batch = [ConversationMessage(i, _role(m), m.content, m.seq) for i, m in enumerate(talk)]
+        batch = [
+            ConversationMessage(i, _role(m), m.content, m.seq, m.author) for i, m in enumerate(talk)
+        ]
         existing = existing_facts(self.memory, ctx)
         model = self.model_for(ctx)
         if model is not None and not self._affordable(ctx, model, batch):

@@ -137,7 +137,7 @@ class HashingEmbedder:
 def hashed_features(text: str) -> dict[str, float]:
     """The weighted features :class:`HashingEmbedder` hashes: ``w:<word>`` and ``c:<trigram>``."""
     features: dict[str, float] = {}
-    for word, count in term_counts(text).items():
+    for word, count in term_counts(text, stemmed=False).items():
         weight = 1.0 + math.log(count)
         key = f"w:{word}"
         features[key] = features.get(key, 0.0) + weight

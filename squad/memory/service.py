@@ -6,7 +6,8 @@ namespace, its memory.md and boot files, and builds exactly the memory block a p
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -24,8 +25,10 @@ from squad.memory.assembly import (
 from squad.memory.audit import AuditLog, AuditRecord
 from squad.memory.boot import ensure_default_soul, load_boot_files
 from squad.memory.files import DailyLog, MemoryFile
+from squad.memory.recall import RecalledLine, recall_order
 from squad.spec.models import AgentSpec, SquadSpec
-from squad.text.secrets import refuse_secrets
+from squad.store.records import MessageRecord, MessageRole, NewFact
+from squad.text.secrets import contains_secret, refuse_secrets
 from squad.text.tokens import TokenCounter, counter_for_model
 from squad.workspace.manifest import experience_identity
 
@@ -44,6 +47,10 @@ Layer = Literal["project", "experiential"]
 EXPERIENCE_LIMIT = 200
 """Layer A candidates fetched per prompt: far more than a 2,000-token share can hold."""
 SUPPLEMENTARY_PER_NAMESPACE = 50
+RECALL_CANDIDATES = 200
+"""Archived messages scored per prompt (their neighbours join them): a bounded read."""
+ARCHIVE_SOURCE = "archive"
+"""``source`` of the archive's entries, one per message (its seq in ``turns``)."""
 
 
 @dataclass(frozen=True)
@@ -87,6 +94,21 @@ class AgentContext:
     def namespace_name(self) -> str:
         return f"Agent Experience: {self.agent.display_name}"
 
+    @property
+    def archive_identity(self) -> str:
+        """The conversation archive's namespace: this squad's agent only, never shared."""
+        return f"archive:{self.squad.name}/{self.agent.id}"
+
+    @property
+    def archive_name(self) -> str:
+        return f"Conversation archive: {self.agent.display_name} in {self.squad.name}"
+
+    def speaker(self, message: MessageRecord) -> str:
+        """Who said ``message``: its recorded author, else the agent or "user"."""
+        if message.author:
+            return message.author
+        return self.agent.display_name if message.role is MessageRole.ASSISTANT else "user"
+
 
 @dataclass(frozen=True)
 class Remembered:
@@ -123,6 +145,14 @@ class MemoryService:
         key = (ctx.identity, ctx.namespace_name)
         if key not in self._namespace_ids:
             self._namespace_ids[key] = self.namespace(ctx).id
+        return self._namespace_ids[key]
+
+    def archive_id(self, ctx: AgentContext) -> int:
+        """The agent's conversation archive namespace id, created on first use."""
+        key = (ctx.archive_identity, ctx.archive_name)
+        if key not in self._namespace_ids:
+            record = self.store.memory.ensure_namespace(*key)
+            self._namespace_ids[key] = record.id
         return self._namespace_ids[key]
 
     def memory_file(self, ctx: AgentContext) -> MemoryFile:
@@ -182,6 +212,77 @@ class MemoryService:
         self._audit(ctx.workspace, actor, "remember", f"fact:{fact.id}", namespace.name)
         return Remembered("experiential", f"fact:{fact.id}", fact)
 
+    def archive(self, ctx: AgentContext, messages: Sequence[MessageRecord]) -> int:
+        """Keep the user and assistant ``messages`` in the agent's conversation archive, so
+        later turns can recall them; returns how many were added.
+
+        Idempotent: messages at or before the newest archived seq are skipped (a pass that
+        ran again after a crash adds nothing twice). A message the credential check refuses
+        is left out of the archive (stored messages are already redacted; this is the last
+        gate, as for every fact).
+        """
+        namespace = self.archive_id(ctx)
+        newest = self.store.memory.newest_fact(namespace)
+        after = max(newest.turns, default=0) if newest is not None else 0
+        new = [
+            NewFact(
+                text=f"{ctx.speaker(m)}: {m.content.strip()}",
+                squad=ctx.squad.name,
+                agent=ctx.agent.id,
+                run_id=m.run_id,
+                turns=(m.seq,),
+                source=ARCHIVE_SOURCE,
+            )
+            for m in sorted(messages, key=lambda m: m.seq)
+            if m.seq > after
+            and m.role in (MessageRole.USER, MessageRole.ASSISTANT)
+            and m.content.strip()
+            and not contains_secret(m.content)
+        ]
+        self.store.memory.add_facts_bulk(namespace, new)
+        return len(new)
+
+    def recalled(
+        self,
+        ctx: AgentContext,
+        message: str,
+        *,
+        before_seq: int | None = None,
+        exclude: Iterable[int] = (),
+    ) -> list[RecalledLine]:
+        """Earlier messages of the agent's conversation relevant to ``message``, best first.
+
+        ``before_seq``: only messages older than it (the prompt holds the rest); ``exclude``:
+        seqs already shown another way (as the source of a fact in Layer A).
+        """
+        if not message.strip():
+            return []
+        scored = self.store.memory.scored_facts(
+            self.archive_id(ctx), message, limit=RECALL_CANDIDATES
+        )
+        scores: dict[int, float] = {}
+        for fact, score in scored:
+            for seq in fact.turns:
+                scores[seq] = max(score, scores.get(seq, 0.0))
+        skip = set(exclude)
+        order = [
+            seq
+            for seq in recall_order(scores, exclude=skip)
+            if before_seq is None or seq < before_seq
+        ][: 2 * RECALL_CANDIDATES]
+        found = {
+            m.seq: m
+            for m in self.store.conversation.messages_at(ctx.squad.name, ctx.agent.id, order)
+            if m.role in (MessageRole.USER, MessageRole.ASSISTANT)
+        }
+        return [
+            RecalledLine(
+                seq, found[seq].created_at.date(), ctx.speaker(found[seq]), found[seq].content
+            )
+            for seq in order
+            if seq in found
+        ]
+
     def forget(
         self,
         fact_id: int,
@@ -227,11 +328,19 @@ class MemoryService:
         message: str = "",
         max_tokens: int | None = None,
         touch: bool = True,
+        recall_tokens: int | None = None,
+        recall_before: int | None = None,
     ) -> MemoryBlock:
-        """Exactly the ``## Agent Memory`` block of the agent's next prompt."""
+        """Exactly the ``## Agent Memory`` block of the agent's next prompt.
+
+        ``recall_tokens`` overrides the squad's ``memory.recall_max_tokens``; ``recall_before``
+        is the seq of the oldest message the prompt holds (older ones may be recalled).
+        """
         total = ctx.squad.memory.max_tokens if max_tokens is None else max_tokens
         if max_tokens is not None and max_tokens < 0:
             raise UsageError(f"--max-tokens must be 0 or more, got {max_tokens}")
+        if recall_tokens is not None and recall_tokens < 0:
+            raise UsageError(f"the recall budget must be 0 or more, got {recall_tokens}")
         budget = Budget(total, flow=ctx.squad.memory.share_unused)
         counter = self.counter(ctx)
         if not ctx.memory_enabled:
@@ -242,9 +351,28 @@ class MemoryService:
         if self.embedder is not None and message.strip():
             facts = self._semantic_order(self.embedder, message, facts)
         document = self.memory_file(ctx).snapshot().document
-        block = build_memory_block([f.text for f in facts], document, budget, counter)
-        if touch and block.experiential.kept:
-            self.store.memory.touch_facts(f.id for f in facts[: block.experiential.kept])
+        recall_budget = (
+            ctx.squad.memory.recall_max_tokens if recall_tokens is None else recall_tokens
+        )
+        block = build_memory_block(
+            [f.text for f in facts], document, budget, counter, recall_budget=recall_budget
+        )
+        if recall_budget > 0 and message.strip():
+            shown = {seq for f in facts[: block.experiential.kept] for seq in f.turns}
+            lines = self.recalled(ctx, message, before_seq=recall_before, exclude=shown)
+            block = build_memory_block(
+                [f.text for f in facts],
+                document,
+                budget,
+                counter,
+                recall=lines,
+                recall_budget=recall_budget,
+            )
+        shown_facts = facts[: block.experiential.kept]
+        sources = tuple(sorted({seq for f in shown_facts for seq in f.turns}))
+        block = replace(block, experience_sources=sources)
+        if touch and shown_facts:
+            self.store.memory.touch_facts(f.id for f in shown_facts)
         return block
 
     def _semantic_order(
@@ -298,8 +426,13 @@ class MemoryService:
             interleaved, ctx.squad.memory.supplementary_max_tokens, counter
         )
 
-    def system_prompt(self, ctx: AgentContext, *, message: str = "") -> str:
-        """The whole system prompt for the agent's next turn, read fresh from disk and store."""
+    def system_prompt(
+        self, ctx: AgentContext, *, message: str = "", recall_before: int | None = None
+    ) -> str:
+        """The whole system prompt for the agent's next turn, read fresh from disk and store.
+
+        ``recall_before``: the seq of the oldest message the turn sends as history (recall
+        brings back only older ones)."""
         from squad.prompts import load
 
         ensure_default_soul(self.settings.home)
@@ -323,6 +456,6 @@ class MemoryService:
         return assemble_system_prompt(
             header,
             boot,
-            self.memory_block(ctx, message=message),
+            self.memory_block(ctx, message=message, recall_before=recall_before),
             self.supplementary_block(ctx, message=message),
         )

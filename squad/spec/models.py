@@ -292,6 +292,8 @@ class MemoryPolicy(_Strict):
     """Token budget of the injected agent memory block (60% experiential, 40% project)."""
     supplementary_max_tokens: Annotated[int, Field(ge=0, le=200_000)] = 2000
     """Independent budget of the global [Supplementary Context] block."""
+    recall_max_tokens: Annotated[int, Field(ge=0, le=200_000)] = 1000
+    """Independent budget of the earlier conversation recalled for each message (0: off)."""
     trigger_interval: Annotated[int, Field(ge=1, le=1000)] = 6
     """Turns between background fact extractions."""
     extract: bool = True

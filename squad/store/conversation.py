@@ -90,10 +90,16 @@ class ConversationStore:
         run_id: str | None = None,
         session_id: str | None = None,
         tool_name: str | None = None,
+        author: str | None = None,
     ) -> MessageRecord:
         """Append a message to the agent's conversation and return it with its seq and turn."""
         return self.record_messages(
-            squad, agent, [(role, content, tool_name)], run_id=run_id, session_id=session_id
+            squad,
+            agent,
+            [(role, content, tool_name)],
+            run_id=run_id,
+            session_id=session_id,
+            author=author,
         )[0]
 
     def record_messages(
@@ -104,11 +110,13 @@ class ConversationStore:
         *,
         run_id: str | None = None,
         session_id: str | None = None,
+        author: str | None = None,
     ) -> list[MessageRecord]:
         """Append ``(role, content, tool_name)`` messages in order, in one transaction.
 
         They get consecutive seqs; each one's turn counts the assistant replies up to it. Their
-        content is stored with credentials redacted (see the module docstring).
+        content is stored with credentials redacted (see the module docstring). ``author``
+        names who spoke them, when it is known.
         """
         roles = [enum_value(MessageRole, role, "message role") for role, _, _ in items]
         _check_agent(squad, agent)
@@ -142,6 +150,7 @@ class ConversationStore:
                         "role": role.value,
                         "content": content,
                         "tool_name": tool_name,
+                        "author": author,
                         "created_at": now,
                         "seq": seq,
                         "turn": turn,
@@ -191,6 +200,23 @@ class ConversationStore:
         with transaction(self._engine, f"read the messages of agent {agent!r}") as conn:
             rows = [_message_record(row) for row in conn.execute(query)]
         return rows[::-1] if newest is not None else rows
+
+    def messages_at(self, squad: str, agent: str, seqs: Sequence[int]) -> list[MessageRecord]:
+        """The agent's messages with these ``seq``s (those that exist), oldest first."""
+        wanted = sorted(set(seqs))
+        out: list[MessageRecord] = []
+        with transaction(self._engine, f"read messages of agent {agent!r}") as conn:
+            for start in range(0, len(wanted), 500):
+                query = (
+                    select(MESSAGES)
+                    .where(
+                        _agent_key(MESSAGES, squad, agent),
+                        MESSAGES.c.seq.in_(wanted[start : start + 500]),
+                    )
+                    .order_by(MESSAGES.c.seq)
+                )
+                out += [_message_record(row) for row in conn.execute(query)]
+        return out
 
     def turn_count(self, squad: str, agent: str) -> int:
         """How many assistant replies the agent has given, in runs and chats together."""
@@ -417,6 +443,7 @@ def _message_record(row: Row[Any]) -> MessageRecord:
         created_at=row.created_at,
         seq=row.seq,
         turn=row.turn,
+        author=row.author,
     )
 
 

@@ -108,12 +108,16 @@ class MaintenanceStore:
         self, unused_since: datetime, *, after_id: int = 0, limit: int = 1000
     ) -> list[FactRecord]:
         """Up to ``limit`` active facts, by id above ``after_id``, neither changed nor
-        retrieved since ``unused_since``: the only ones recency decay can make dormant."""
+        retrieved since ``unused_since``: the only ones recency decay can make dormant.
+
+        A conversation archive's entries never decay: they are the record recall searches,
+        not facts that may have stopped being true.
+        """
         if limit < 1:
             raise ValueError(f"limit must be at least 1, got {limit!r}")
         query = (
             select(FACTS)
-            .where(_unused(unused_since), FACTS.c.id > after_id)
+            .where(_unused(unused_since), FACTS.c.id > after_id, FACTS.c.source != "archive")
             .order_by(FACTS.c.id)
             .limit(limit)
         )

@@ -47,6 +47,7 @@ from squad.store.memory_index import (
     index_facts,
     live,
     ranked,
+    scores,
 )
 from squad.store.memory_vectors import missing_vectors, read_vectors, write_vectors
 from squad.store.records import FactRecord, FactStatus, NamespaceRecord, NewFact
@@ -56,6 +57,8 @@ from squad.text.secrets import refuse_secrets
 
 __all__ = ["MemoryStore"]
 
+ARCHIVE_PREFIX = "archive:"
+"""Identity prefix of an agent's conversation archive (see squad.memory.recall)."""
 _QUERY_TERMS_LOOKED_UP = 256
 """Distinct terms of a query whose df is looked up (in first-seen order)."""
 _ACTIVE = FactStatus.ACTIVE.value
@@ -156,6 +159,11 @@ class MemoryStore:
         now = self._now()
         with self._begin(f"enable memory namespace {ref!r}") as conn:
             row = _resolve_namespace(conn, str(ref).strip())
+            if enabled and row.identity.startswith(ARCHIVE_PREFIX):
+                raise UsageError(
+                    f"{row.name!r} is a conversation archive: it holds the agent's own messages "
+                    "and is never shared with other agents; enable its experience namespace"
+                )
             if row.enabled != enabled:
                 conn.execute(
                     update(NAMESPACES)
@@ -462,6 +470,44 @@ class MemoryStore:
                 ).all()
                 picked += [row for row in recent if row.id not in seen][: limit - len(picked)]
             return [_fact_record(row) for row in picked]
+
+    def scored_facts(
+        self, namespace_id: int, query: str, *, limit: int = 200
+    ) -> list[tuple[FactRecord, float]]:
+        """Up to ``limit`` active facts matching ``query``, with their BM25 scores, best first.
+
+        No recency fill and no expiry check: for namespaces whose facts never expire (an
+        agent's conversation archive). Bounded like :meth:`relevant_facts`.
+        """
+        limit = _checked_limit(limit)
+        wanted = query_terms(query)[:_QUERY_TERMS_LOOKED_UP]
+        with self._begin(f"score facts of memory namespace {namespace_id!r}") as conn:
+            stats = conn.execute(_NAMESPACE_STATS, {"ns": namespace_id}).first()
+            if stats is None:
+                raise UsageError(f"no memory namespace with id {namespace_id!r}")
+            hits = scores(
+                conn, namespace_id, wanted, stats.indexed_facts, stats.indexed_terms, limit
+            )
+            rows = {
+                row.id: row
+                for chunk in chunks([fact_id for fact_id, _ in hits])
+                for row in conn.execute(
+                    select(FACTS).where(FACTS.c.id.in_(chunk), FACTS.c.status == _ACTIVE)
+                )
+            }
+            return [(_fact_record(rows[i]), score) for i, score in hits if i in rows]
+
+    def newest_fact(self, namespace_id: int) -> FactRecord | None:
+        """The namespace's most recently added fact, whatever its status; None when empty."""
+        query = (
+            select(FACTS)
+            .where(FACTS.c.namespace_id == namespace_id)
+            .order_by(FACTS.c.id.desc())
+            .limit(1)
+        )
+        with self._begin(f"read the newest fact of memory namespace {namespace_id!r}") as conn:
+            row = conn.execute(query).first()
+            return None if row is None else _fact_record(row)
 
     # facts: embedding vectors (semantic ranking)
 

@@ -65,6 +65,7 @@ __all__ = [
     "index_facts",
     "live",
     "ranked",
+    "scores",
 ]
 
 POSTINGS_PER_TERM = 1000
@@ -103,30 +104,11 @@ def ranked(
     Only a page of ``2 * limit`` ids comes back and only the facts needed are read, in rank
     order; more are read only where expired facts left gaps.
     """
-    if not wanted or n_docs <= 0:
+    query = _query(conn, namespace_id, wanted, n_docs, total_len)
+    if query is None:
         return []
-    dfs: list[tuple[str, int]] = []
-    for chunk in chunks(wanted):
-        dfs += [
-            (term, df)
-            for term, df in conn.execute(
-                select(_TERMS.c.term, _TERMS.c.df).where(
-                    _TERMS.c.namespace_id == namespace_id, _TERMS.c.term.in_(chunk)
-                )
-            )
-        ]
-    usable = sorted((df, term) for term, df in dfs if df > 0 and 2 * df <= n_docs)
-    if not usable:
-        return []
-    terms = usable[:MAX_QUERY_TERMS]
-    avg_len = total_len / n_docs
-    params: dict[str, Any] = {"ns": namespace_id, "cap": POSTINGS_PER_TERM}
-    for i, (df, term) in enumerate(terms):
-        params[f"term{i}"] = term
-        params[f"scale{i}"], params["flat"], params["per_len"] = bm25_coefficients(
-            n_docs, df, avg_len
-        )
-    best = _best_facts_statement(len(terms))
+    n_terms, params = query
+    best = _best_facts_statement(n_terms)
     picked: list[Row[Any]] = []
     page_size = 2 * limit
     for offset in itertools.count(0, page_size):
@@ -143,6 +125,60 @@ def ranked(
     raise AssertionError("unreachable")
 
 
+def _query(
+    conn: Connection, namespace_id: int, wanted: list[str], n_docs: int, total_len: int
+) -> tuple[int, dict[str, Any]] | None:
+    """The usable terms of ``wanted`` and the scoring statement's parameters; None if none."""
+    if not wanted or n_docs <= 0:
+        return None
+    dfs: list[tuple[str, int]] = []
+    for chunk in chunks(wanted):
+        dfs += [
+            (term, df)
+            for term, df in conn.execute(
+                select(_TERMS.c.term, _TERMS.c.df).where(
+                    _TERMS.c.namespace_id == namespace_id, _TERMS.c.term.in_(chunk)
+                )
+            )
+        ]
+    usable = sorted((df, term) for term, df in dfs if df > 0 and 2 * df <= n_docs)
+    if not usable:
+        return None
+    terms = usable[:MAX_QUERY_TERMS]
+    avg_len = total_len / n_docs
+    params: dict[str, Any] = {"ns": namespace_id, "cap": POSTINGS_PER_TERM}
+    for i, (df, term) in enumerate(terms):
+        params[f"term{i}"] = term
+        params[f"scale{i}"], params["flat"], params["per_len"] = bm25_coefficients(
+            n_docs, df, avg_len
+        )
+    return len(terms), params
+
+
+def scores(
+    conn: Connection,
+    namespace_id: int,
+    wanted: list[str],
+    n_docs: int,
+    total_len: int,
+    limit: int,
+) -> list[tuple[int, float]]:
+    """The ``limit`` best ``(fact id, BM25 score)`` for ``wanted``, best first (bounded
+    reads, as :func:`ranked`; expiry is not checked, so use it where facts never expire)."""
+    query = _query(conn, namespace_id, wanted, n_docs, total_len)
+    if query is None:
+        return []
+    n_terms, params = query
+    rows = conn.execute(_scored_statement(n_terms), {**params, "page": limit, "offset": 0})
+    return [(int(row.fact_id), float(row.score)) for row in rows]
+
+
+@functools.cache
+def _scored_statement(n_terms: int) -> Select[Any]:
+    """:func:`_best_facts_statement` with each fact's summed score beside its id."""
+    return _hits_statement(n_terms, with_score=True)
+
+
 @functools.cache
 def _best_facts_statement(n_terms: int) -> Select[Any]:
     """Fact ids by summed BM25 score over ``n_terms`` terms, best first, ties to higher ids.
@@ -151,6 +187,10 @@ def _best_facts_statement(n_terms: int) -> Select[Any]:
     Parameters: ``ns``, ``cap`` (postings per term), ``page``, ``offset``, ``flat`` and
     ``per_len`` (the BM25 length terms), and ``term<i>`` and ``scale<i>`` per term.
     """
+    return _hits_statement(n_terms, with_score=False)
+
+
+def _hits_statement(n_terms: int, *, with_score: bool) -> Select[Any]:
     tf, doc_len = _POSTINGS.c.tf, _POSTINGS.c.doc_len
     flat, per_len = bindparam("flat", type_=Float), bindparam("per_len", type_=Float)
     per_term = []
@@ -168,10 +208,12 @@ def _best_facts_statement(n_terms: int) -> Select[Any]:
         )
         per_term.append(select(newest.c.fact_id, newest.c.score))
     hits = union_all(*per_term).subquery("hits")
+    total = func.sum(hits.c.score)
+    columns = [hits.c.fact_id, total.label("score")] if with_score else [hits.c.fact_id]
     return (
-        select(hits.c.fact_id)
+        select(*columns)
         .group_by(hits.c.fact_id)
-        .order_by(func.sum(hits.c.score).desc(), hits.c.fact_id.desc())
+        .order_by(total.desc(), hits.c.fact_id.desc())
         .limit(bindparam("page"))
         .offset(bindparam("offset"))
     )

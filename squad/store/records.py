@@ -221,6 +221,8 @@ class MessageRecord:
     created_at: datetime
     seq: int
     turn: int
+    author: str | None = None
+    """Who spoke it, when known; None for the user of a chat and for the agent itself."""
 
 
 @dataclass(frozen=True)

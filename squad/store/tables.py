@@ -292,6 +292,8 @@ class MessageRow(_Table, table=True):
     role: str = Field(sa_type=String(16))
     content: str = Field(sa_type=Text)
     tool_name: str | None = Field(default=None, sa_type=String)
+    author: str | None = Field(default=None, sa_type=String)
+    """Who spoke the message, when known (a person of a replayed transcript)."""
     created_at: datetime = Field(sa_type=UTCDateTime)
     seq: int = Field(sa_type=Integer)
     turn: int = Field(sa_type=Integer)

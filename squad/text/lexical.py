@@ -6,6 +6,8 @@ indexed. Words are ``\\w`` runs (any script), casefolded, split where a Hangul, 
 meets another script (``API를`` gives ``api``) and at underscores (``user_id`` gives ``user``
 and ``id``). Korean glues particles to words (``사용자는``, ``사용자가``), so CJK words of three or
 more characters are also indexed by their character bigrams: ``사용자`` then finds both.
+English words are indexed by a light stem (:func:`stem`): ``painted``, ``painting`` and
+``paints`` are all ``paint``, so "what did she paint" finds "I painted a sunrise".
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ __all__ = [
     "bm25_coefficients",
     "idf",
     "query_terms",
+    "stem",
     "term_counts",
     "terms",
 ]
@@ -65,6 +68,38 @@ def _words(text: str) -> list[str]:
     return out
 
 
+_ASCII_WORD = re.compile(r"[a-z]+")
+_UNDOUBLED = frozenset("bdfgkmnprt")
+
+
+def stem(word: str) -> str:
+    """A light English stem of a casefolded word: plural, -ing, -ed, -ly and a final e go.
+
+    Deliberately conservative (a wrong merge costs precision everywhere): words of three
+    letters or fewer, and any word that is not plain ASCII letters, are kept as they are;
+    a stem keeps at least three letters. ``studies`` -> ``study``, ``running`` -> ``run``,
+    ``hiked`` and ``hike`` -> ``hik``, ``class``, ``status`` and ``speed`` unchanged.
+    """
+    if len(word) < 4 or _ASCII_WORD.fullmatch(word) is None:
+        return word
+    if word.endswith("ies"):
+        word = word[:-3] + "y"
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    for suffix in ("ing", "ed"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("eed"):
+            word = word[: -len(suffix)]
+            if len(word) > 3 and word[-1] == word[-2] and word[-1] in _UNDOUBLED:
+                word = word[:-1]  # running -> run, planned -> plan; spelled, passed stay
+            break
+    else:
+        if word.endswith("ly") and len(word) >= 6:
+            word = word[:-2]
+    if word.endswith("e") and len(word) >= 4:
+        word = word[:-1]
+    return word
+
+
 def _keep(word: str) -> bool:
     return 2 <= len(word) <= MAX_TERM_CHARS and word not in STOPWORDS
 
@@ -82,8 +117,9 @@ def _is_cjk(word: str) -> bool:
     return _CJK_RUN.fullmatch(word) is not None
 
 
-def term_counts(text: str) -> dict[str, int]:
-    """How often each index term occurs in ``text``: its words plus bigrams of CJK words.
+def term_counts(text: str, *, stemmed: bool = True) -> dict[str, int]:
+    """How often each index term occurs in ``text``: its words (stemmed, unless ``stemmed``
+    is False) plus bigrams of CJK words.
 
     The values add up to the document length BM25 normalises by. Order is first occurrence.
     """
@@ -91,7 +127,7 @@ def term_counts(text: str) -> dict[str, int]:
     for word in _words(text):
         if not _keep(word):
             continue
-        counts[word] += 1
+        counts[stem(word) if stemmed else word] += 1
         if len(word) > 2 and _is_cjk(word):
             counts.update(word[i : i + 2] for i in range(len(word) - 1))
     return dict(counts)

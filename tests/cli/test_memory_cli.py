@@ -75,7 +75,14 @@ def test_context_json_has_the_documented_shape(docs: Cli) -> None:
         memory.read_text() + "".join(f"- Insight {i} about the guide\n" for i in range(40))
     )
     data = docs.json("memory", "context", "docs-site", "writer", "--max-tokens", "200")
-    assert data["budget"] == {"total": 200, "experiential": 120, "project": 80, "flow": False}
+    assert data["budget"] == {
+        "total": 200,
+        "experiential": 120,
+        "project": 80,
+        "flow": False,
+        "recall": 1000,
+    }
+    assert data["recalled"] == []  # no message, nothing to recall
     assert set(data["tokens"]) >= {"experiential", "project", "total"}
     assert data["tokens"]["total"] <= 200
     assert data["dropped_lines"]["project"] > 0 and data["dropped_lines"]["experiential"] == 0

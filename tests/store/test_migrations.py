@@ -32,9 +32,9 @@ from squad.store.migrate import (
 from squad.store.tables import metadata
 
 SHA = "0" * 64
-HEAD = "0008"
+HEAD = "0009"
 """The newest shipped revision."""
-NEXT = "0009"
+NEXT = "0010"
 """The revision a newer squad would add."""
 
 REBUILD_SQUADS = f"""
@@ -482,3 +482,40 @@ def test_in_memory_sqlite_is_one_shared_database() -> None:
         store.upsert_squad("docs", workspace="/w", source=None, definition_sha256=SHA)
         run = store.update_run(store.create_run("docs").id, status=RunStatus.RUNNING)
         assert store.list_runs() == [run]
+
+
+def test_upgrading_from_0008_indexes_facts_by_stem_and_gives_messages_an_author(
+    store_url: str, tmp_path: Path
+) -> None:
+    _upgrade_with(store_url, _migrations_up_to(tmp_path, "0008"))
+    engine = make_engine(store_url)
+    try:  # facts indexed the way revision 0008's squad did: whole words, no stems
+        old = Store(engine).memory
+        namespace = old.ensure_namespace("profile:p1", "Agent Experience: Planner")
+        painted = old.add_fact(namespace.id, "Caroline painted a sunrise", squad="d", agent="a")
+        old.add_fact(namespace.id, "the logo is blue", squad="d", agent="a")
+        with engine.begin() as connection:
+            for table in ("memory_postings", "memory_terms"):
+                connection.execute(
+                    text(f"UPDATE {table} SET term = 'painted' WHERE term = 'paint'")
+                )
+            connection.execute(
+                text("UPDATE memory_postings SET term = 'sunrise' WHERE term = 'sunris'")
+            )
+            connection.execute(
+                text("UPDATE memory_terms SET term = 'sunrise' WHERE term = 'sunris'")
+            )
+            columns = {c["name"] for c in inspect(connection).get_columns("conversation_messages")}
+            assert "author" not in columns
+    finally:
+        engine.dispose()
+
+    with Store.open(store_url) as store:
+        hits = store.memory.scored_facts(namespace.id, "what did she paint?")
+        assert [f.id for f, _ in hits] == [painted.id]
+        record = store.conversation.record_message("d", "a", "user", "hello", author="Caroline")
+        assert store.conversation.messages_at("d", "a", [record.seq])[0].author == "Caroline"
+    with _connect(store_url) as connection:
+        assert current_revisions(connection) == {HEAD}
+        postings = connection.execute(text("SELECT count(*) FROM memory_postings")).scalar()
+        assert postings == 5  # caroline, paint, sunris; logo, blue

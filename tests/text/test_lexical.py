@@ -15,6 +15,7 @@ from squad.text.lexical import (
     bm25_coefficients,
     idf,
     query_terms,
+    stem,
     term_counts,
     terms,
 )
@@ -52,8 +53,32 @@ def test_runs_longer_than_the_cap_are_dropped() -> None:
 
 def test_term_counts_count_repeats_and_sum_to_the_document_length() -> None:
     counts = term_counts("Postgres pool; the postgres POOL size")
-    assert counts == {"postgres": 2, "pool": 2, "size": 1}
+    assert counts == {"postgr": 2, "pool": 2, "siz": 1}
     assert sum(counts.values()) == 5
+    assert term_counts("pools sized", stemmed=False) == {"pools": 1, "sized": 1}
+
+
+@pytest.mark.parametrize(
+    ("words", "stemmed"),
+    [
+        (["painted", "painting", "paints", "paint"], "paint"),
+        (["hiked", "hiking", "hike", "hikes"], "hik"),
+        (["running", "runs"], "run"),
+        (["studies", "study"], "study"),
+        (["researched", "research", "researching"], "research"),
+    ],
+)
+def test_inflections_of_a_word_share_one_stem(words: list[str], stemmed: str) -> None:
+    assert {stem(w) for w in words} == {stemmed}
+
+
+@pytest.mark.parametrize("word", ["class", "status", "speed", "bus", "api", "py311", "사용자는"])
+def test_short_words_non_ascii_words_and_ss_us_eed_endings_keep_their_form(word: str) -> None:
+    assert stem(word) == word
+
+
+def test_a_query_finds_another_inflection_of_an_indexed_word() -> None:
+    assert set(query_terms("what did she paint?")) & set(term_counts("I painted a sunrise"))
 
 
 def test_korean_words_are_also_indexed_by_bigrams_so_particles_do_not_hide_them() -> None:
@@ -73,7 +98,7 @@ def test_korean_words_are_also_indexed_by_bigrams_so_particles_do_not_hide_them(
 
 
 def test_query_terms_are_the_distinct_index_terms() -> None:
-    assert query_terms("pool POOL size") == ["pool", "size"]
+    assert query_terms("pool POOL size") == ["pool", "siz"]
     assert query_terms("the a of") == []
 
 
@@ -112,4 +137,5 @@ def test_terms_are_clean_for_any_text(text: str) -> None:
         assert term == term.casefold()
         assert 2 <= len(term) <= MAX_TERM_CHARS
         assert term not in STOPWORDS
-    assert set(found) <= set(term_counts(text))
+    assert set(found) <= set(term_counts(text, stemmed=False))
+    assert {stem(term) for term in found} <= set(term_counts(text))

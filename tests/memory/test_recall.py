@@ -1,0 +1,202 @@
+"""Long-term recall: the conversation archive, its ranking and the recalled block, for real
+(a SQLite store, workspace files, the offline extractor)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import date, timedelta
+
+import pytest
+
+from squad.clock import FrozenClock
+from squad.errors import UsageError
+from squad.extraction.job import AgentExtractor
+from squad.manager import SquadManager
+from squad.memory.assembly import Budget, build_memory_block, day_heading
+from squad.memory.gc import GcPolicy, run_gc
+from squad.memory.recall import RecalledLine, recall_order, speaker_line
+from squad.memory.service import AgentContext, MemoryService
+from squad.settings import Settings
+from squad.spec.loader import squad_from_text
+from squad.store import Store
+from squad.text.tokens import counter_for_model
+from tests.conftest import BASIC_YAML
+
+COUNTER = counter_for_model("offline")
+
+
+@pytest.fixture
+def store(settings: Settings, clock: FrozenClock) -> Iterator[Store]:
+    with Store.open(settings.database_url, clock=clock) as opened:
+        yield opened
+
+
+@pytest.fixture
+def service(settings: Settings, store: Store, clock: FrozenClock) -> MemoryService:
+    SquadManager(settings, store=store, clock=clock).create(squad_from_text(BASIC_YAML))
+    return MemoryService(settings, store, clock=clock)
+
+
+def writer(service: MemoryService) -> AgentContext:
+    return AgentContext.of(
+        squad_from_text(BASIC_YAML), "writer", service.settings.workspaces / "demo"
+    )
+
+
+def say(service: MemoryService, *turns: tuple[str, str], author: str | None = None) -> list[int]:
+    seqs = []
+    for role, text in turns:
+        record = service.store.conversation.record_message(
+            "demo", "writer", role, text, author=author if role == "user" else None
+        )
+        seqs.append(record.seq)
+    return seqs
+
+
+# ranking, pure
+
+
+def test_an_answer_that_repeats_no_word_is_recalled_for_the_question_before_it() -> None:
+    order = recall_order({10: 4.0, 30: 1.0})
+    assert order.index(11) < order.index(30)  # 11 gets half of 10's score: 2.0 > 1.0
+    assert order[0] == 10
+    assert set(order) == {9, 10, 11, 29, 30, 31}
+
+
+def test_recall_order_leaves_out_excluded_messages_and_ties_go_to_the_newer() -> None:
+    plain = {"from_before": 0.0, "from_after": 0.0}
+    assert recall_order({5: 1.0, 8: 1.0}, **plain)[:2] == [8, 5]
+    assert recall_order({5: 1.0, 8: 1.0}, exclude={8}, **plain) == [5, 9, 7, 6, 4]
+
+
+def test_long_recalled_messages_are_cut_to_one_line() -> None:
+    line = speaker_line("Caroline", "word\n" * 400)
+    assert line.startswith("Caroline: word word") and line.endswith("…")
+    assert "\n" not in line and len(line) < 700
+
+
+# the recalled block, pure
+
+
+def lines(*texts: str, start: date = date(2023, 5, 8)) -> list[RecalledLine]:
+    return [
+        RecalledLine(seq=i + 1, day=start + timedelta(days=i // 2), speaker="Mel", text=t)
+        for i, t in enumerate(texts)
+    ]
+
+
+def test_recalled_lines_are_shown_by_day_in_the_order_they_were_said() -> None:
+    recalled = lines("first", "second", "third")
+    best_first = [recalled[2], recalled[0], recalled[1]]
+    block = build_memory_block([], None, Budget(0), COUNTER, recall=best_first, recall_budget=200)
+    text = block.text
+    assert text.index("- Mel: first") < text.index("- Mel: second") < text.index("- Mel: third")
+    assert day_heading(date(2023, 5, 8)) == "#### 8 May 2023 (Monday)"
+    assert text.count("#### 8 May 2023") == 1 and "#### 9 May 2023 (Tuesday)" in text
+    assert block.recalled == (1, 2, 3)
+    assert block.to_dict()["tokens"]["recall"] == block.recall.tokens > 0
+
+
+def test_recall_keeps_to_its_budget_skipping_a_line_too_long_for_what_is_left() -> None:
+    recalled = lines("short one", "x " * 300, "another short one")
+    for budget in range(30, 120, 7):
+        block = build_memory_block(
+            [], None, Budget(0), COUNTER, recall=recalled, recall_budget=budget
+        )
+        assert block.recall.tokens <= budget
+    block = build_memory_block([], None, Budget(0), COUNTER, recall=recalled, recall_budget=80)
+    assert block.recalled == (1, 3)  # the long one is skipped, the next one still fits
+    empty = build_memory_block([], None, Budget(0), COUNTER, recall=recalled, recall_budget=5)
+    assert empty.text == "" and empty.recalled == ()
+
+
+def test_lent_share_of_unused_memory_layers_goes_to_recall() -> None:
+    recalled = lines(*(f"message number {i} about the garden" for i in range(40)))
+    strict = build_memory_block([], None, Budget(400), COUNTER, recall=recalled, recall_budget=100)
+    lending = build_memory_block(
+        [], None, Budget(400, flow=True), COUNTER, recall=recalled, recall_budget=100
+    )
+    assert strict.recall.tokens <= 100 < lending.recall.tokens <= 500
+
+
+# the archive and recall, against the store
+
+
+def test_the_extractor_archives_every_user_and_assistant_message_once(
+    service: MemoryService,
+) -> None:
+    ctx = writer(service)
+    for i in range(4):
+        say(service, ("user", f"note {i}: the garden needs water"), ("assistant", "ok"))
+    extractor = AgentExtractor(service, lambda c: None)
+    extractor.run(ctx, force=True)
+    archive = service.archive_id(ctx)
+    assert len(service.store.memory.facts(archive, limit=100)) == 8
+    messages = service.store.conversation.messages("demo", "writer")
+    assert service.archive(ctx, messages) == 0  # again: nothing twice
+    assert service.store.memory.get_namespace(archive).identity == "archive:demo/writer"
+
+
+def test_a_question_recalls_an_old_message_by_another_form_of_its_words(
+    service: MemoryService, clock: FrozenClock
+) -> None:
+    ctx = writer(service)
+    seqs = say(
+        service,
+        ("user", "I painted a lake sunrise last year"),
+        ("assistant", "Lovely! Do you still have it?"),
+        ("user", "What did you research for the adoption?"),
+        ("assistant", "Adoption agencies, mostly."),
+        ("user", "the weather is grey today"),
+        ("assistant", "Same here."),
+        author="Caroline",
+    )
+    service.archive(ctx, service.store.conversation.messages("demo", "writer"))
+    block = service.memory_block(ctx, message="When did Caroline paint a sunrise?")
+    assert "- Caroline: I painted a lake sunrise last year" in block.text
+    assert day_heading(clock().date()) in block.text
+    best = service.recalled(ctx, "When did Caroline paint a sunrise?")
+    assert best[0].seq == seqs[0] and best[0].speaker == "Caroline"
+    assert [line.seq for line in service.recalled(ctx, "what did she research?")][:2] == [
+        seqs[2],
+        seqs[3],  # the reply, recalled for the question it answers
+    ]
+    tight = service.memory_block(ctx, message="what did she research?", recall_tokens=60)
+    assert tight.recalled == (seqs[2], seqs[3])
+    assert f"- {ctx.agent.display_name}: Adoption agencies, mostly." in tight.text
+    older = service.memory_block(
+        ctx, message="When did Caroline paint a sunrise?", recall_before=seqs[0]
+    )
+    assert older.recalled == ()
+    off = service.memory_block(ctx, message="When did Caroline paint?", recall_tokens=0)
+    assert "Earlier conversation" not in off.text
+
+
+def test_a_message_shown_as_a_fact_is_not_recalled_again(service: MemoryService) -> None:
+    ctx = writer(service)
+    (seq,) = say(service, ("user", "I always write release notes in second person"))
+    service.archive(ctx, service.store.conversation.messages("demo", "writer"))
+    namespace = service.namespace_id(ctx)
+    service.store.memory.add_fact(
+        namespace,
+        "User writes release notes in second person",
+        squad="demo",
+        agent="writer",
+        turns=(seq,),
+    )
+    block = service.memory_block(ctx, message="how are release notes written?")
+    assert "User writes release notes in second person" in block.text
+    assert block.experience_sources == (seq,) and seq not in block.recalled
+
+
+def test_an_archive_is_never_shared_and_never_fades(
+    service: MemoryService, store: Store, clock: FrozenClock
+) -> None:
+    ctx = writer(service)
+    say(service, ("user", "the greenhouse key is under the blue pot"), ("assistant", "noted"))
+    service.archive(ctx, service.store.conversation.messages("demo", "writer"))
+    with pytest.raises(UsageError, match="conversation archive"):
+        store.memory.set_namespace_enabled(ctx.archive_identity, True)
+    run_gc(store, {"demo": ctx.workspace}, now=clock() + timedelta(days=3650), policy=GcPolicy())
+    assert len(store.memory.facts(service.archive_id(ctx), limit=10)) == 2
+    assert service.memory_block(ctx, message="where is the greenhouse key?").recalled
