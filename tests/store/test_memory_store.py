@@ -542,3 +542,48 @@ def test_enabled_namespaces_lists_only_enabled_ones_with_their_active_counts(
         store.memory.set_namespace_enabled("profile:on", True)
         (found,) = store.memory.enabled_namespaces()
         assert (found.identity, found.fact_count) == ("profile:on", 1)
+
+
+# scored retrieval and the newest fact (the conversation archive's reads)
+
+
+def test_scored_facts_match_stems_and_come_best_first_with_their_scores(
+    store: Store, ns: NamespaceRecord
+) -> None:
+    painted = _add(store, ns, "Caroline painted a sunrise over the lake")
+    paints = _add(store, ns, "Melanie paints on weekends")
+    _add(store, ns, "the logo is blue")
+    _add(store, ns, "lunch was soup")
+    hits = store.memory.scored_facts(ns.id, "when did Caroline paint a sunrise?")
+    assert [f.id for f, _ in hits] == [painted.id, paints.id]
+    assert hits[0][1] > hits[1][1] > 0
+    assert store.memory.scored_facts(ns.id, "nothing matches here") == []
+    store.memory.forget(painted.id)
+    assert [f.id for f, _ in store.memory.scored_facts(ns.id, "paint")] == [paints.id]
+    with pytest.raises(UsageError):
+        store.memory.scored_facts(10_000, "paint")
+
+
+def test_newest_fact_is_the_last_added_whatever_its_status(
+    store: Store, ns: NamespaceRecord
+) -> None:
+    assert store.memory.newest_fact(ns.id) is None
+    _add(store, ns, "first")
+    last = _add(store, ns, "second", turns=(7,))
+    store.memory.forget(last.id)
+    newest = store.memory.newest_fact(ns.id)
+    assert newest is not None and newest.id == last.id and newest.turns == (7,)
+
+
+def test_messages_at_reads_only_the_seqs_asked_for_with_their_author(store: Store) -> None:
+    for i in range(5):
+        store.conversation.record_message(
+            "d",
+            "a",
+            "user" if i % 2 == 0 else "assistant",
+            f"m{i}",
+            author="Ana" if i == 2 else None,
+        )
+    found = store.conversation.messages_at("d", "a", [5, 3, 3, 99])
+    assert [(m.seq, m.content, m.author) for m in found] == [(3, "m2", "Ana"), (5, "m4", None)]
+    assert store.conversation.messages_at("d", "other", [1]) == []
