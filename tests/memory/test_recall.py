@@ -60,13 +60,13 @@ def test_an_answer_that_repeats_no_word_is_recalled_for_the_question_before_it()
     order = recall_order({10: 4.0, 30: 1.0})
     assert order.index(11) < order.index(30)  # 11 gets half of 10's score: 2.0 > 1.0
     assert order[0] == 10
-    assert set(order) == {9, 10, 11, 29, 30, 31}
+    assert set(order) == {8, 9, 10, 11, 12, 28, 29, 30, 31, 32}
 
 
 def test_recall_order_leaves_out_excluded_messages_and_ties_go_to_the_newer() -> None:
-    plain = {"from_before": 0.0, "from_after": 0.0}
-    assert recall_order({5: 1.0, 8: 1.0}, **plain)[:2] == [8, 5]
-    assert recall_order({5: 1.0, 8: 1.0}, exclude={8}, **plain) == [5, 9, 7, 6, 4]
+    assert recall_order({5: 1.0, 8: 1.0}, shares=())[:2] == [8, 5]
+    assert recall_order({5: 1.0, 8: 1.0}, exclude={8}, shares=((1, 0.0),)) == [5, 9, 6]
+    assert recall_order({1: 1.0}, shares=((-1, 0.5), (-2, 0.1))) == [1]  # no seq 0 or -1
 
 
 def test_long_recalled_messages_are_cut_to_one_line() -> None:
