@@ -457,12 +457,8 @@ class MemoryStore:
         now = self._now()
         wanted = query_terms(query)[:_QUERY_TERMS_LOOKED_UP]
         with self._begin(f"retrieve facts of memory namespace {namespace_id!r}") as conn:
-            stats = conn.execute(_NAMESPACE_STATS, {"ns": namespace_id}).first()
-            if stats is None:
-                raise UsageError(f"no memory namespace with id {namespace_id!r}")
-            picked = ranked(
-                conn, namespace_id, wanted, stats.indexed_facts, stats.indexed_terms, limit, now
-            )
+            n_docs, total_len = _index_stats(conn, namespace_id)
+            picked = ranked(conn, namespace_id, wanted, n_docs, total_len, limit, now)
             if len(picked) < limit:
                 seen = {row.id for row in picked}
                 recent = conn.execute(
@@ -482,12 +478,8 @@ class MemoryStore:
         limit = _checked_limit(limit)
         wanted = query_terms(query)[:_QUERY_TERMS_LOOKED_UP]
         with self._begin(f"score facts of memory namespace {namespace_id!r}") as conn:
-            stats = conn.execute(_NAMESPACE_STATS, {"ns": namespace_id}).first()
-            if stats is None:
-                raise UsageError(f"no memory namespace with id {namespace_id!r}")
-            hits = scores(
-                conn, namespace_id, wanted, stats.indexed_facts, stats.indexed_terms, limit
-            )
+            n_docs, total_len = _index_stats(conn, namespace_id)
+            hits = scores(conn, namespace_id, wanted, n_docs, total_len, limit)
             rows = {
                 row.id: row
                 for chunk in chunks([fact_id for fact_id, _ in hits])
@@ -585,6 +577,14 @@ def _vector_values(fact_id: int, model: str, data: bytes, dims: int) -> dict[str
     if not model:
         raise ValueError(f"vector of fact {fact_id!r} needs the name of its model")
     return {"fact_id": int(fact_id), "model": model, "dims": dims, "vector": bytes(data)}
+
+
+def _index_stats(conn: Connection, namespace_id: int) -> tuple[int, int]:
+    """The namespace's indexed fact count and total length (BM25 needs them)."""
+    stats = conn.execute(_NAMESPACE_STATS, {"ns": namespace_id}).first()
+    if stats is None:
+        raise UsageError(f"no memory namespace with id {namespace_id!r}")
+    return int(stats.indexed_facts), int(stats.indexed_terms)
 
 
 def _checked_identity(identity: str) -> str:
