@@ -126,7 +126,9 @@ def load(path: Path) -> list[Conversation]:
                 turns.append(Turn(turn["dia_id"], turn["speaker"], text, number, when))
             number += 1
         questions = [
-            Question(q["question"], str(q["answer"]), frozenset(q["evidence"]), q["category"])
+            Question(
+                q["question"], str(q["answer"]), _dia_ids(q.get("evidence", ())), q["category"]
+            )
             for q in sample["qa"]
             if q.get("category") in CATEGORIES and "answer" in q
         ]
@@ -136,6 +138,14 @@ def load(path: Path) -> list[Conversation]:
             )
         )
     return out
+
+
+_DIA_ID = re.compile(r"D\d+:\d+")
+
+
+def _dia_ids(evidence: Sequence[str]) -> frozenset[str]:
+    """Evidence dia ids; a few LoCoMo entries pack several into one string ("D8:6; D9:17")."""
+    return frozenset(found for item in evidence for found in _DIA_ID.findall(str(item)))
 
 
 # -- scoring -----------------------------------------------------------------------------
@@ -520,6 +530,15 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
     args = parser.parse_args(argv)
     if not args.path.is_file():
         print(f"bench.locomo: no such file {args.path}", file=sys.stderr)
+        return 2
+    try:
+        load(args.path)
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        print(
+            f"bench.locomo: {args.path} is not LoCoMo data ({type(exc).__name__}: {exc}); it "
+            "needs a JSON list of samples with conversation and qa",
+            file=sys.stderr,
+        )
         return 2
     result = evaluate(args.path, args.ranking)
     if args.json:

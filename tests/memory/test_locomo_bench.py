@@ -109,5 +109,16 @@ def test_the_benchmark_finds_the_evidence_in_squads_memory_and_reports_every_fig
     assert any(line.startswith("squad        2000") for line in lines)
 
 
-def test_a_missing_file_is_refused_with_exit_code_2(tmp_path: Path) -> None:
+def test_a_missing_or_malformed_file_is_refused_with_exit_code_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert locomo.main([str(tmp_path / "nope.json")]) == 2
+    bad = tmp_path / "bad.json"
+    for text in ("{not json", '[{"sample_id": "x"}]', '{"a": 1}'):
+        bad.write_text(text, encoding="utf-8")
+        assert locomo.main([str(bad)]) == 2
+        assert "is not LoCoMo data" in capsys.readouterr().err
+
+
+def test_evidence_packed_into_one_string_is_split_into_dia_ids() -> None:
+    assert locomo._dia_ids(["D8:6; D9:17", "D1:3"]) == {"D8:6", "D9:17", "D1:3"}
