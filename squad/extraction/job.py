@@ -179,6 +179,8 @@ class AgentExtractor:
             self._log("extraction_coalesced", {"squad": squad, "agent": agent})
             return []
         reports: list[PassReport] = []
+        # History read before archives existed is archived once, at the first pass after.
+        self.memory.catch_up_archive(ctx, conversation.watermark(squad, agent).last_processed_seq)
         while True:
             processed = conversation.watermark(squad, agent).last_processed_seq
             if not control._claimed(squad, agent, processed):

@@ -222,8 +222,7 @@ class MemoryService:
         gate, as for every fact).
         """
         namespace = self.archive_id(ctx)
-        newest = self.store.memory.newest_fact(namespace)
-        after = max(newest.turns, default=0) if newest is not None else 0
+        after = self.archived_to(ctx)
         new = [
             NewFact(
                 text=f"{ctx.speaker(m)}: {m.content.strip()}",
@@ -241,6 +240,26 @@ class MemoryService:
         ]
         self.store.memory.add_facts_bulk(namespace, new)
         return len(new)
+
+    def archived_to(self, ctx: AgentContext) -> int:
+        """The seq of the newest message in the agent's archive (0 when it is empty)."""
+        newest = self.store.memory.newest_fact(self.archive_id(ctx))
+        return max(newest.turns, default=0) if newest is not None else 0
+
+    def catch_up_archive(self, ctx: AgentContext, up_to: int, *, page: int = 500) -> int:
+        """Archive the messages up to seq ``up_to`` the archive lacks (history recorded before
+        archives existed, which the extractor had already read); returns how many."""
+        after, added = self.archived_to(ctx), 0
+        while after < up_to:
+            messages = self.store.conversation.messages(
+                ctx.squad.name, ctx.agent.id, after_seq=after, limit=page
+            )
+            messages = [m for m in messages if m.seq <= up_to]
+            if not messages:
+                break
+            added += self.archive(ctx, messages)
+            after = messages[-1].seq
+        return added
 
     def recalled(
         self,

@@ -200,3 +200,20 @@ def test_an_archive_is_never_shared_and_never_fades(
     run_gc(store, {"demo": ctx.workspace}, now=clock() + timedelta(days=3650), policy=GcPolicy())
     assert len(store.memory.facts(service.archive_id(ctx), limit=10)) == 2
     assert service.memory_block(ctx, message="where is the greenhouse key?").recalled
+
+
+def test_history_read_before_archives_existed_is_archived_at_the_next_pass(
+    service: MemoryService,
+) -> None:
+    ctx = writer(service)
+    for i in range(3):  # read by an extractor of an earlier release: watermark past them
+        say(service, ("user", f"old note {i} about the orchard"), ("assistant", "ok"))
+    conversation = service.store.conversation
+    assert conversation.claim_extraction("demo", "writer")
+    conversation.finish_extraction("demo", "writer", 6)
+    assert conversation.watermark("demo", "writer").last_processed_seq == 6
+    say(service, ("user", "a new note about the orchard"), ("assistant", "fine"))
+    AgentExtractor(service, lambda c: None).run(ctx, force=True)
+    archived = service.store.memory.facts(service.archive_id(ctx), limit=100)
+    assert sorted(seq for f in archived for seq in f.turns) == list(range(1, 9))
+    assert service.catch_up_archive(ctx, 8) == 0
