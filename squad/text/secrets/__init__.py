@@ -67,6 +67,20 @@ Judgment calls, each pinned by ``tests/text/secrets_corpus.py``:
   root / toor"), neither side a field name, role, provider or environment; ``read/write``,
   ``acme/prod``, ``SSO / Okta``, ``email / password``, ``Google / GitHub``, ``staging / prod``,
   ``alice / bob / carol``, ``alice@acme.dev / bob@acme.dev`` are not.
+- In casual chat a value named only by the words around it counts when shaped like a password
+  (:func:`._values.strong_password`: password-shaped, not a tool or version with a number
+  such as ``python3``, ``arm64``, ``oauth2``, not dotted words like ``t3.large``): after "use",
+  "try" or "enter" with what it opens ("use hunter2 for the staging box"), before "as the
+  password", after "log in as USER with", "creds are USER and", "login is still USER /", "pass"
+  after a user or SSID, "the pass is", a network's "key is"; after a password word with words
+  between ("password for that box: the usual, Winter2024!", "pw hasn't changed, still ..."),
+  quoted or in parentheses right after it, or after "password? it's"; in Korean before
+  ``로 로그인`` / ``로 들어가`` / ``치시면`` / ``넣고`` and after a password word with ``…로
+  초기화`` or ``이제 …예요``. A PIN, door, alarm or unseal code counts as 4-8 digits after its
+  name ("door code: 4471", "도어락 번호 482213이에요"), and 6+ digits after ``암호`` with no copula.
+  A random token before "that's the api key" counts, and a quoted token after a secret's name
+  when it has a digit, a joiner or mixed case and no function word ('north-star-blue', not
+  'consistency' or 'less-is-more'). Each of these loses to every other kind over the same span.
 - A password glued to ``mysql``'s ``-p`` counts (``mysql -u root -pS3cret``); ``-p`` elsewhere
   is a port or a flag (``mkdir -p``, ``docker run -p8080:80``). So do ``sshpass -p``,
   ``redis-cli -a`` and ``openssl -pass pass:``.

@@ -4,7 +4,9 @@
 ...", ``curl -u user:...``, ``mysql -p...``: the value is a credential because of the words or
 the flag around it, whatever it looks like, unless it is a placeholder or a word of prose. A
 plain word of prose counts only where it ends its clause and is no state or field name ("my
-password is qwerty", not "... is expired").
+password is qwerty", not "... is expired"). Casual chat ("use hunter2 for the staging box",
+"log in as demo with Welcome2026!", "도어락 번호 482213이에요") counts only a password-shaped value
+or a PIN named as one, and loses to every other kind over the same span.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Callable, Iterator
 
 from squad.text.secrets._values import (
     CODE,
+    FUNCTION_WORDS,
     HANGUL,
     MARKER,
     NOT_A_PASSWORD,
@@ -28,9 +31,11 @@ from squad.text.secrets._values import (
     passphrase,
     passphrase_words,
     password_like,
+    pin_code,
     placeholder,
     plain_password,
     secret_value,
+    strong_password,
     userinfo,
     word_set,
 )
@@ -161,7 +166,8 @@ _PASSPHRASE_WORDS = re.compile(  # "the passphrase is correct horse battery stap
 )
 _SECRET_PROSE = re.compile(
     rf"""(?:(?i:(?<![\w-])(?:{SECRET_WORDS_EN})s?{_QUALIFIER}[ \t]*+(?:is|was|are|were)[ \t]++)
-    |(?:{SECRET_WORDS_KO})(?:은|는|이|가)?[ \t]+)['"`]?(?P<uq>{_VALUE_START}{_NOT_HANGUL}*)""",
+    |(?:{SECRET_WORDS_KO})[ \t]?(?:은|는|이|가)?[ \t]+)['"`]?
+    (?P<uq>{_VALUE_START}{_NOT_HANGUL}*)""",
     re.VERBOSE,
 )
 
@@ -213,15 +219,29 @@ def _prose(text: str) -> Iterator[Candidate]:
         if group != "uq" or tail in _COPULA:
             ok = len(value) >= 4 and not placeholder(value)
         else:
-            ok = password_like(value) and (not tail or tail in ("로", "으로"))
+            shaped = password_like(value) or (value.isdigit() and len(value) >= 6)
+            ok = shaped and (not tail or tail in ("로", "으로"))
             if not ok and not tail:
                 size = _plain_word(text, m, korean=True)  # "비번은 qwerty", not "비번은 OK"
                 ok = size > 0
         if ok:
             yield 2, m.start(group), m.start(group) + size, "password_prose"
     for m in _SECRET_PROSE.finditer(text):
-        if secret_value(m["uq"]):
+        if secret_value(m["uq"]) or _quoted_secret(text, m):
             yield 2, m.start("uq"), m.start("uq") + len(_trim(m["uq"])), "secret_prose"
+
+
+def _quoted_secret(text: str, m: re.Match[str]) -> bool:
+    """A quoted single token after a secret's name ("the shared secret is 'north-star-blue'"):
+    8+ characters with a digit, a joiner or mixed case, not "the secret is 'consistency'"."""
+    start, value = m.start("uq"), m["uq"]
+    quote = text[start - 1 : start]
+    if quote not in ("'", '"', "`") or text[start + len(value) : start + len(value) + 1] != quote:
+        return False
+    mixed = any(c.isupper() for c in value[1:]) and any(c.islower() for c in value)
+    shaped = any(c.isdigit() or c in "-_" for c in value) or mixed
+    words = {w.lower() for w in re.split(r"[-_]", value)}
+    return len(value) >= 8 and shaped and not words & FUNCTION_WORDS and not placeholder(value)
 
 
 def _trim(value: str) -> str:
@@ -380,6 +400,171 @@ def _assignments(text: str) -> Iterator[Candidate]:
             yield 3 if kind == "generic_secret" else 2, start, end, kind
 
 
+# -- casual prose: the value somewhere after its name, or named by what it opens -----------------
+# Each of these needs a value shaped like a password (:func:`strong_password`) or, for a PIN, a
+# code of digits named as one: the words around it name no field, so a plain word never counts.
+
+_QUOTED_OR_BARE = rf"""(?:"(?P<dq>[^"\s]{{4,100}})"|'(?P<sq>[^'\s]{{4,100}})'
+    |`(?P<bt>[^`\s]{{4,100}})`|(?P<uq>{_VALUE_START}{_NOT_HANGUL}*))"""
+_LATER_WORD = re.compile(rf"(?<![\w-])(?:(?i:{PASSWORD_WORDS_EN}|pwd)|{PASSWORD_WORDS_KO})")
+_LATER_WINDOW = 80
+_LATER_VALUE = re.compile(  # "password for that box: the usual, Winter2024!", "pw ..., still X"
+    rf"""(?=(?:[:,](?=[ \t])|(?i:(?<![\w'])(?:is|was|still|now|it'?s|its|use|try|one)(?![\w']))
+      |→|->|=>|(?<![{HANGUL}])(?:이제|지금은|현재는|새\ ?(?:거|것)(?:은|는)|새로)(?![{HANGUL}]))
+    [ \t]*+{_QUOTED_OR_BARE})""",
+    re.VERBOSE,
+)
+_NAMED_QUOTED = re.compile(  # "use the password 'tigerlily' when it prompts"
+    r"""[ \t]+(?:"(?P<dq>[^"\s]{4,100})"|'(?P<sq>[^'\s]{4,100})'|`(?P<bt>[^`\s]{4,100})`)"""
+)
+_NAMED_PARENTHESES = re.compile(r"[ \t]*+\((?P<uq>[^\s()]{6,100})\)")  # "비번(Marlin!88)은"
+_KO_LATER_VALUE = re.compile(  # "비번 오늘 아침에 Tempest#42로 초기화했어요"
+    rf"(?<!\S)(?P<uq>{_VALUE_START}{_NOT_HANGUL}*+)(?=[ \t]*+(?:으로|로)[ \t]*+"
+    r"(?:초기화|바꿨|바꿔|변경|설정|리셋|재설정)|(?:예요|이에요|에요|입니다|이야)(?![\w]))"
+)
+_ASKED_ITS = re.compile(  # "oh the password? it's Pa55word_staging"
+    rf"""[?？][ \t]*+(?i:it'?s|it\ is|that'?s|use|try)[ \t]+{_QUOTED_OR_BARE}""", re.VERBOSE
+)
+_SENTENCE_END = re.compile(r"[.!?;](?:\s|$)|\n")
+_USE_VALUE = re.compile(  # "use hunter2 for the staging box", "try Qwerty!23 on the admin account"
+    rf"""(?i:(?<![\w-])(?:use|try|enter|type|it'?s)[ \t]+)['"`]?
+    (?P<uq>{_VALUE_START}{_NOT_HANGUL}*+)['"`]?
+    [ \t]+(?i:(?:for|on|to|at|with|when|as|if)\b)[^\n.!?]{{0,40}}?
+    (?i:\b(?:box|server|host|machine|vm|instance|account|login|router|wi-?fi|network|vpn|admin
+      |root|db|database|tenant|portal|console|prompt|user|nas|laptop|sudo|ssh|jump\ ?host
+      |bastion|dashboard|panel|site|staging|prod)s?\b)""",
+    re.VERBOSE,
+)
+_VALUE_TO_ENTER = (
+    re.compile(  # "젠킨스 박스는 sunflower88 로 로그인하세요", "hunter2로 들어가시면 돼요"
+        rf"(?<![^\s'\"`])(?P<uq>{_VALUE_START}{_NOT_HANGUL}*+)[ \t]*+(?:으로|로)[ \t]*"
+        r"(?:로그인|들어가|들어오|접속|접근|인증|잠금\s?해제|풀)"
+    )
+)
+_LOGIN_AS = re.compile(  # "log in as demo@acme.io with Welcome2026!", "login as root with toor123"
+    rf"""(?i:(?<![\w-])(?:log(?:ged)?[ -]?in(?:to)?|sign(?:ed)?[ -]?in|ssh(?:[ \t]+in)?|connect)
+      [ \t]+(?:as|with)[ \t]+)(?P<user>[\w.@+-]{{1,64}})
+    (?i:[ \t]*,[ \t]*|[ \t]+(?:with|using|and|pw|password|pass)[ \t]+)
+    (?i:(?:pw|pass(?:word)?)[ \t]+)?{_QUOTED_OR_BARE}""",
+    re.VERBOSE,
+)
+_CREDS_AND = re.compile(  # "creds are bob and Bobby#2024", "account: root, pw Tr0ub4dor"
+    rf"""(?i:(?<![\w-])(?:creds?|credentials|log[ -]?in|account)[ \t]*+(?:is|are|:|=)?[ \t]*+)
+    (?P<user>[\w.@+-]{{1,64}})(?i:[ \t]*,[ \t]*|[ \t]+(?:and|with)[ \t]+)
+    (?i:(?:pw|pwd|pass(?:word)?)[ \t]*(?:is|:|=)?[ \t]*)?{_QUOTED_OR_BARE}""",
+    re.VERBOSE,
+)
+_PASS_IS = re.compile(  # "the pass is dolphin77": "pass" alone is a password with an article
+    rf"""(?i:(?<![\w-])(?:the|my|our|your|its|their|his|her)[ \t]+(?:[\w-]+[ \t]+){{0,2}}pass
+      [ \t]+(?:is|was|=|:)[ \t]*+){_QUOTED_OR_BARE}""",
+    re.VERBOSE,
+)
+_NETWORK_KEY = (
+    re.compile(  # "guest wifi is Acme-Guest and the key is bluebird2020", "ssid X, pass Y"
+        rf"""(?i:(?<![\w-])(?:wi-?fi|wlan|ssid|wpa2?|router|hotspot|network)\b[^\n.!?]{{0,60}}?
+      (?<![\w-])(?:key|pass|pw|code)[ \t]*+(?:is|was|:|=)?[ \t]*+){_QUOTED_OR_BARE}""",
+        re.VERBOSE,
+    )
+)
+_VALUE_AS_PASSWORD = re.compile(  # "the jump host takes tangerine42 as the password"
+    rf"""(?<![^\s'"`])['"`]?(?P<uq>{_VALUE_START}{_NOT_HANGUL}*+)['"`]?[ \t]+(?i:as|for|is)[ \t]+
+    (?i:the|my|our|your|its|a|an)[ \t]+(?:[\w-]+[ \t]+){{0,2}}
+    (?i:{PASSWORD_WORDS_EN}|pwd|passcode)\b""",
+    re.VERBOSE,
+)
+_PAIR_STILL = re.compile(  # "the router login is still admin / admin123"
+    rf"""(?i:(?<![\w-])(?:log[ -]?in|account|creds?|credentials)[ \t]+(?:is|are|was|were)[ \t]+
+      (?:still|now|just|always)[ \t]+)(?P<user>[\w.@+-]{{1,64}})[ \t]*+/[ \t]*+{_QUOTED_OR_BARE}""",
+    re.VERBOSE,
+)
+_USER_THEN_PASS = re.compile(  # "staging creds: user seed, pass Seedling2024!"
+    rf"""(?i:(?<![\w-])(?:user(?:name)?|login|creds?|credentials|account|ssid|id)\b)[^\n]{{1,60}}?
+    (?i:(?<![\w-])(?:pass|pw|pwd)[ \t]*+[:=]?[ \t]*+){_QUOTED_OR_BARE}""",
+    re.VERBOSE,
+)
+_CODE_IS = re.compile(  # "the vault unseal code is 7Hq2-Lm9X-4Rt8", "recovery key: ..."
+    rf"""(?i:(?<![\w-])(?:unseal|recovery|backup|master|activation|licen[cs]e|registration|invite
+      |2fa|mfa|otp|one-time|root)[ \t-]?(?:code|key)s?[ \t]*+(?:is|was|:|=)[ \t]*+)
+    {_QUOTED_OR_BARE}""",
+    re.VERBOSE,
+)
+_TYPE_VALUE = re.compile(  # "잠금 화면에서 Maple#771 치시면 돼요", "Pl4nkton77 넣고 로그인"
+    rf"(?<![^\s'\"`])['\"`]?(?P<uq>{_VALUE_START}{_NOT_HANGUL}*+)['\"`]?[ \t]*+(?:을|를)?[ \t]*+"
+    r"(?:치시|치면|치세요|쳐|입력하|입력해|넣고|넣으|넣어)"
+)
+_PIN = re.compile(  # "the alarm pin is 904412", "door code: 4471", "도어락 번호 482213이에요"
+    rf"""(?:(?i:(?<![\w-])(?:pin(?:[ \t]?code|[ \t]?number)?|(?:door|alarm|gate|lock|unlock|entry
+      |keypad|safe|garage)[ \t]?(?:code|pin)|passcode){_QUALIFIER}[ \t]*+(?:is|was|:|=|-)[ \t]*+)
+      |(?:핀[ \t]?번호|PIN(?:[ \t]?번호)?|도어락(?:[ \t]?(?:번호|비번|비밀번호))?
+        |현관(?:문)?[ \t]?(?:비번|번호)|출입[ \t]?(?:코드|번호)|잠금[ \t]?(?:번호|코드))
+      [ \t]*+(?:은|는|이|가)?[ \t]*+:?[ \t]*+)
+    (?P<uq>\d{{4,8}})(?![\d.:,]\d|\d)""",
+    re.VERBOSE,
+)
+_VALUE_THEN_NAME = re.compile(  # "3hd8Fk2LqZ9xWm4TyB7c, that's the api key for sandbox"
+    rf"""(?<![\w-])(?P<uq>[A-Za-z0-9_-]{{16,}}+)[,;]?[ \t]+(?:(?i:that'?s|this\ is|it'?s|is|was)
+      [ \t]+(?i:the|my|our|your|an?)[ \t]+(?:[\w-]+[ \t]+){{0,2}}(?i:{SECRET_WORDS_EN})
+      |(?:이게|이건|이거|가|이)?[ \t]*(?:{SECRET_WORDS_KO})(?:예요|이에요|입니다|야|임))""",
+    re.VERBOSE,
+)
+
+
+_CASUAL = 4
+HANGUL_RE = re.compile(f"[{HANGUL}]")
+_STRUCTURE = re.compile(r"[=:\[\]{}<>()]")
+"""A casual find loses to every other kind over the same span: those name the value better."""
+
+
+def _casual_value(m: re.Match[str]) -> tuple[int, int] | None:
+    """The span of a casual finder's value when it is shaped like a password, else None."""
+    group = _prose_group(m)
+    value = m[group]
+    if group == "uq":
+        value = _trim(value.rstrip(".,;:?)"))  # a password may end with "!"
+        if not strong_password(value) or _STRUCTURE.search(value):
+            return None  # ENC[AES256_GCM,data:...], key=value, call(...): data, not a password
+    elif placeholder(value) or not (strong_password(value) or len(value) >= 8):
+        return None
+    return m.start(group), m.start(group) + len(value)
+
+
+def _casual(text: str) -> Iterator[Candidate]:
+    for word in _LATER_WORD.finditer(text):
+        quoted = _NAMED_QUOTED.match(text, word.end())
+        if quoted is not None and not placeholder(quoted[_prose_group(quoted)]):
+            yield _CASUAL, *quoted.span(_prose_group(quoted)), "password_prose"
+        asked = _ASKED_ITS.match(text, word.end())
+        if asked is not None and (span := _casual_value(asked)) is not None:
+            yield _CASUAL, *span, "password_prose"
+        parenthesised = _NAMED_PARENTHESES.match(text, word.end())
+        if parenthesised is not None and (span := _casual_value(parenthesised)) is not None:
+            yield _CASUAL, *span, "password_prose"
+        end = _SENTENCE_END.search(text, word.end(), word.end() + _LATER_WINDOW)
+        stop = end.start() + 1 if end else min(len(text), word.end() + _LATER_WINDOW)
+        later = [_LATER_VALUE] + ([_KO_LATER_VALUE] if HANGUL_RE.match(word[0]) else [])
+        for m in (m for pattern in later for m in pattern.finditer(text, word.end(), stop)):
+            span = _casual_value(m)
+            if span is not None:
+                yield _CASUAL, *span, "password_prose"
+    casual = (_USE_VALUE, _VALUE_TO_ENTER, _PASS_IS, _NETWORK_KEY, _VALUE_AS_PASSWORD, _CODE_IS)
+    for pattern in (*casual, _TYPE_VALUE, _USER_THEN_PASS):
+        for m in pattern.finditer(text):
+            span = _casual_value(m)
+            if span is not None:
+                yield _CASUAL, *span, "password_prose"
+    for pattern in (_LOGIN_AS, _CREDS_AND, _PAIR_STILL):
+        for m in pattern.finditer(text):
+            span = _casual_value(m)
+            if span is not None and not placeholder(m["user"]):
+                yield _CASUAL, *span, "credential_pair"
+    for m in _PIN.finditer(text):
+        if pin_code(m["uq"]):
+            yield _CASUAL, *m.span("uq"), "password_prose"
+    for m in _VALUE_THEN_NAME.finditer(text):
+        if high_entropy(m["uq"]) or secret_value(m["uq"]):
+            yield _CASUAL, *m.span("uq"), "secret_prose"
+
+
 # -- public to the package ---------------------------------------------------------------
 
 KINDS: tuple[str, ...] = tuple(
@@ -399,4 +584,5 @@ def candidates(text: str) -> Iterator[Candidate]:
     yield from _commands(text)
     yield from _prose(text)
     yield from _pairs(text)
+    yield from _casual(text)
     yield from _assignments(text)

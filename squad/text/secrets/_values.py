@@ -266,3 +266,34 @@ def passphrase_words(words: list[str]) -> bool:
         and not _state(first)
         and not placeholder(" ".join(words))
     )
+
+
+_TECH_VERSION = re.compile(  # python3, node18, arm64, x86_64, oauth2, utf8mb4, ubuntu2204, es2022
+    r"(?:[a-z]{1,3}|python|node|java|jdk|jre|ruby|php|perl|rust|gcc|clang|llvm|ubuntu|debian"
+    r"|centos|rhel|alpine|fedora|windows|macos|ios|android|arm|amd|aarch|ipv|http|https|tls|ssl"
+    r"|oauth|sha|utf|ecma|ecmascript|html|mysql|postgres|postgresql|redis|mongo|mongodb|dotnet"
+    r"|vue|react|angular|django|rails|log4j|deno|gradle|maven|scala|kotlin|swift|xcode|openssl"
+    r"|openjdk|temurin|corretto|graviton|cuda|gpt|llama|webpack|vite|nextjs|nuxt|bootstrap"
+    r"|tailwind|luajit|lua|server|office|visual|studio|win|nginx|kafka|spark|hadoop|elastic"
+    r"|opensearch|jenkins|terraform|helm|docker|compose|k8s|cgroup|cgroups|ext|fat|ntfs|raid)"
+    r"[-_]?v?\d{1,4}(?:[._-]\d+)*(?:[a-z]{1,3}\d*)?",
+    re.IGNORECASE,
+)
+
+
+def strong_password(value: str) -> bool:
+    """Shaped like a password where nothing names it as one, only the words around it ("use
+    hunter2 for the staging box", "log in as demo with Welcome2026!"): :func:`password_like`,
+    and not a tool or version with a number (``python3``, ``arm64``, ``oauth2``, ``es2022``) nor
+    dotted or slashed words and numbers (``t3.large``, ``feature/x2``)."""
+    core = value.rstrip(_VALUE_PUNCTUATION)
+    if not password_like(core) or _TECH_VERSION.fullmatch(core):
+        return False
+    symbol = any(not c.isalnum() and c not in "-_./" for c in core)
+    return symbol or not ("." in core or "/" in core)
+
+
+def pin_code(value: str) -> bool:
+    """A PIN or door code named as one: 4 to 8 digits, not all one digit (``0000`` is a
+    placeholder)."""
+    return value.isdigit() and 4 <= len(value) <= 8 and not placeholder(value)
