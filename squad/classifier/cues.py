@@ -5,8 +5,12 @@ mark what they say: deixis to the project ("this repo", "our API", "이 레포",
 speaker's own preferences, identity and habits ("I prefer", "my name is", "저는 ... 선호해요"),
 scope beyond the project ("in every repo", "어느 프로젝트든"), lessons ("rule of thumb", "경험상"),
 decisions ("we decided", "하기로 했어요"), rules ("must", "반드시"), concrete project details
-(ports, paths, versions, env var names, URLs, owners, dates), and the speech acts that state no
-fact (questions, one-off requests, status updates, greetings, thanks, suggestions). A few cue
+(ports, paths, versions, env var names, URLs, owners, dates), corrections ("actually, no — it's
+8443 now", "정정할게요"), preferences stated as complaints ("another wall of text", "매번 ... 빼
+주셔도 돼요"), and the speech acts that state no fact (questions, one-off requests, status
+updates, debugging stories, greetings, thanks, suggestions). In a message of several sentences a
+speech act that holds in only some of them is its own feature (``@part_question``), so a greeting
+or a closing question does not drown the sentence that states the fact. A few cue
 *pairs* carry meaning neither cue has alone (a question that names the project's version, a
 request that says "always"). *Lexical* features (words, word pairs, Korean endings and character
 bigrams, number shapes) let the trained weights pick up phrasing the cues miss; tech names are
@@ -19,7 +23,9 @@ evaluation set.
 
 from __future__ import annotations
 
+import math
 import re
+from collections import Counter
 from itertools import combinations
 
 from squad.text.secrets import contains_secret
@@ -59,8 +65,9 @@ CUES: dict[str, str] = {
     "url": r"https?://|\b[\w-]+\.(?:io|dev|app|com|net|org|co\.kr|kr|cloud|internal|local)\b",
     "owner": r"\bowns?\b|\bowner\b|\bmaintain(?:s|ed)?\b|\b(?:tech )?lead (?:for|on)\b"
     r"|\bresponsible for\b|\bin charge of\b|\bpoint of contact\b|\bassigned to\b|\bon call\b"
-    r"|\bask \w+ about\b|\bapproves?\b|\bsigns? off\b"
-    r"|담당|맡(?:았|고|아|은)|관리해|책임지|물어보|할당|승인해|오너",
+    r"|\bask \w+ about\b|\bapproves?\b|\bsigns? off\b|\bowned by\b|\bon point for\b"
+    r"|\bthe (?:one|person) to ask\b|\b(?:his|her|their) review\b"
+    r"|담당|맡(?:았|고|아|은)|관리해|책임지|물어보|할당|승인해|오너|승인(?:이|을|해|하|받)|소유",
     "person": r"^(?!I\b|The\b|This\b|We\b|Our\b|All\b|Every\b|In\b|For\b|Our\b|Please\b)[A-Z][a-z]+"
     r" (?:is|owns|will|maintains|wrote|handles|leads|approves|reviews|runs|does|takes)\b"
     r"|[가-힣]{2,3} ?님",
@@ -69,11 +76,12 @@ CUES: dict[str, str] = {
     r"|(?:으로|로) 갑니다|(?:으로|로) 가요"
     r"|\bdecided (?:to|on|against)\b|\bdecision\b|\bwe(?:'re| are| will|'ll) (?:going with|go with"
     r"|use|be using|switch|moving|migrat\w*|drop\w*|adopt\w*|stick(?:ing)? with|not going to"
-    r"|no longer)\b|\bswitched\b|\bmoved (?:from|to)\b|\breplaced\b|\bin favou?r of\b"
+    r"|no longer)\b|\bswitched\b|\b(?:moved|switched|changed|bumped|pushed) (?:[\w-]+ ){0,3}?"
+    r"(?:from|to)\b|\breplaced\b|\bin favou?r of\b"
     r"|\binstead of\b|\bscrap\b|\bscratch\b|\bfinal call\b|\bwe won't\b|\bno more\b"
     r"|\bgoing forward\b|\bconfirmed\b"
     r"|(?:하|쓰|가|바꾸|옮기|않|안 하|안 쓰|통일하|중단하|도입하|유지하|정하|분리해서 가)기로"
-    r"|결정|확정|대신|말고|빼고|바꿨|옮겼|교체|전환|채택",
+    r"|결정|확정|대신|말고|빼고|바꿨|옮겼|교체|전환|채택|바뀌었|바뀌어|바뀐|바뀝|갈아탔",
     "rule": r"\b(?:must|mustn't|have to|has to|needs? to|required|forbidden|not allowed"
     r"|should (?:always|never))\b|\bconvention\b|\bfollow(?:s)? the pattern\b|\bnaming\b"
     r"|\b(?:all|every|each) (?:[\w-]+ )?(?:endpoints?|tables?|components?|prs?|pull requests?"
@@ -83,7 +91,9 @@ CUES: dict[str, str] = {
     r"|통일|형식으로|형태로",
     "deadline": r"\bdeadline\b|\bdue\b|\bship(?:s|ping)? (?:by|on)\b|\blaunch\w*\b|\brelease\w*\b"
     r"|\bcode freeze\b|\bgo(?:es)? live\b|\bsprint\b|\bdemo\b|\bmilestone\b|\bbeta\b"
-    r"|\bscheduled\b|마감|까지|출시|오픈|데모|배포일|릴리[스즈]|일정|스프린트|런칭|론칭",
+    r"|\bscheduled\b|\bdeploy(?:s|ments?)?\b|마감|까지|출시|오픈|데모|배포일|릴리[스즈]|일정"
+    r"|스프린트|런칭|론칭",
+    "weekday": r"[월화수목금토일]요일(?:마다|은|엔|에는|이랑)",
     "date": rf"\b(?:tomorrow|yesterday|next week|next month|{_DAYS}|january|february|march|april"
     r"|may|june|july|august|september|october|november|december|\d{4}-\d\d-\d\d)\b"
     r"|내일|모레|다음 ?주|다음 ?달|[월화수목금토일]요일|\d{1,2}월|\d{1,2}일",
@@ -95,6 +105,8 @@ CUES: dict[str, str] = {
     r"|\bbased on\b|\bgo(?:es)? (?:to|through|under|into)\b|\bis (?:at|on|in)\b"
     r"|(?:으로|로) (?:만들|되어|돼|짜여|개발|작성|구성|빌드|배포|관리|돌리|돌아|모으|수집|보내)"
     r"|기반|쓰고 있|사용하고|돌아가요|돌아요|떠요|열려|있어요|예요|이에요|입니다",
+    "ko_topic_term": r"[가-힣]+(?:은|는|이|가) (?:[가-힣]+ )?[A-Za-z][\w.+#/-]*"
+    r"(?:로|으로|예요|이에요|이고|고|를|을|에서|에)(?![가-힣])",
     "flaky": r"\bflak\w*\b|\bintermittent\w*\b|\bknown (?:issue|bug|flake)\b"
     r"|\bfails? (?:randomly|sometimes|intermittently)\b|\bunstable\b|불안정|자주 깨|랜덤하게 실패",
     "test_name": r"\btest_\w+",
@@ -120,8 +132,11 @@ CUES: dict[str, str] = {
     r"|doing|working)\b|\bI get overwhelmed\b",
     "schedule": rf"\b(?:on )?{_DAYS}\b.*\b(?:off|offline|work|don't)|\bI (?:don't|do not|never) "
     rf"work\b|\b(?:mornings|afternoons|evenings|weekends)\b|\bI take \w+ off\b|\boffline\b"
-    r"|[월화수목금토일]요일(?:마다|은|엔|에는|이랑)|주말(?:에는|엔|은)|오전(?:에는|엔)"
-    r"|오후(?:에는|엔)|밤 ?\d+시|아침 ?\d+시|재택|\d+시 (?:전|넘어)",
+    r"|주말(?:에는|엔|은)|오전(?:에는|엔)"
+    r"|오후(?:에는|엔)|밤 ?\d+시|아침 ?\d+시|재택|\d+시 (?:전|넘어)|쉬어|쉬는 날|휴무|연차|휴가"
+    r"|답장이 늦|답이 늦|출근|퇴근|근무|파트타임|자리 비워"
+    r"|\bevery other \w+day\b|\bworking hours\b|\bpart-time\b|\bmy hours\b|\bI(?:'m| am) off\b"
+    r"|\bI log off\b|\bnight owl\b|\bfocus day\b",
     "reply_style": r"\b(?:your|you) (?:replies|reply|answers?|responses?|explanations?|messages?)\b"
     r"|\b(?:reply|respond|answer|explain|speak|talk|write)\w* (?:\w+ )?(?:to me|for me"
     r"|in (?:english|korean|\w+ish|british|plain))\b"
@@ -152,9 +167,11 @@ CUES: dict[str, str] = {
     "ko_i": r"(?:^|\s)(?:저는|전|제가|저도|나는|난|내가|저한테|저에게|제게|저랑)\s|^제 "
     r"|\s제 (?:이름|취향|원칙|습관|스타일|방식|생각|경험|역할)",
     "ko_pref": r"좋아해|좋아하|선호|싫어|별로|편해요|편하|좋더라|싶어요|주의예요|편이에요|취향"
-    r"|좋겠어요|좋아요\.?$|했으면 해요|마세요|말아 주",
+    r"|좋겠어요|좋아요\.?$|했으면 해요|마세요|말아 주|편해서|편해|익숙해|잘 맞아|좋았어요"
+    r"|도움 됐어요|싫어요|별로예요|딱이에요|나아요|이해가 (?:빨|잘|쉬)",
     "ko_identity": r"제 이름|(?:이|)라고 불러|개발자|엔지니어|디자이너|기획자|CTO|학생|년 ?차"
-    r"|에서 일해|에 다녀|소속|시간대|시차|에 살아|살고 있|팀에 있|출신",
+    r"|에서 일해|에 다녀|소속|시간대|시차|에 살아|살고 있|팀에 있|출신|부를 때|불러 주|라고 해 주"
+    r"|라고 하셔도|제 배경|제 소개|팀장|리드",
     "ko_trait": r"초보|처음이라|낯설|서툴|잘 몰라|눈이|익숙하지|배우는 중",
     # -- no fact: speech acts
     "question": r"\?\s*$|^(?:what|why|how|when|where|which|who|is there|are there|any idea|does"
@@ -174,7 +191,9 @@ CUES: dict[str, str] = {
     "transient": r"\b(?:right now|at the moment|currently|just now|for a (?:sec|second|minute|bit)"
     r"|one sec|a minute|hold on|hang on|brb|be back|back in|in progress|in a meeting"
     r"|working on it|still)\b|^wait\b|\b\w+ing (?:now|again)\b|\bnow[.!]?$|\btoday\b"
-    r"|\bthis (?:morning|afternoon|evening)\b|^I'm \w+ing\b|\bI'll (?:be back|take a look|check"
+    r"|\bthis (?:morning|afternoon|evening)\b|^I'm \w+ing\b|\bgive me (?:a|an|one|two|five|ten|\d+)"
+    r" (?:sec|second|min|minute|moment|bit|hour)s?\b|\blooking into it\b|^on it\b|\bpushed\b"
+    r"|\bhave a look when\b|\d+분만|^네 바로|\bI'll (?:be back|take a look|check"
     r"|look|report)\b|\blet me\b|\bwill report back\b|\bI have updated\b|\bseems to be\b"
     r"|지금|방금|잠깐|잠시|중이에요|중입니다|하는 중|중이라|올게요|볼게요|할게요|드릴게요|오늘|아직"
     r"|자리 비울",
@@ -194,6 +213,31 @@ CUES: dict[str, str] = {
     r"|at some point|someday|not sure|it's up to you)\b|(?:면|는 게|는 것도) (?:어떨까요|어때요"
     r"|좋을 것 같|괜찮지 않을까|나을까)|볼까요|고민해 봐|나중에|언젠가|원하시면"
     r"|방법도 있|것도 방법",
+    "correction": r"\b(?:actually|correction|misspoke|scratch (?:that|what)|my bad|I was wrong"
+    r"|I meant|to correct|correct myself|wait,? no|no,? wait|no no|got (?:it|that|the \w+) wrong"
+    r"|mixed (?:it|them|that) up|the other way round|the opposite|forget what I said"
+    r"|changed my mind|not \w+ (?:anymore|any more)|I've switched|switched to|come round to"
+    r"|used to)\b|, not (?:the |in |on )?[\w.:/-]+(?:[,.;]|$)|\bnot [\w.:/-]+ but\b"
+    r"|정정|잘못 말|잘못 알려|헷갈렸|틀렸|아니라|아니고|말고요|거꾸로|반대예요|취소할게"
+    r"|번복|바꿨어요|예전엔|예전에",
+    "reply_feedback": r"\b(?:wall of text|too (?:long|verbose|wordy|much|many)|way too|next time"
+    r"|in future|drives me|(?:stop|quit) \w+ing|drop (?:it|the|them)|tone it down"
+    r"|less (?:theory|jargon|hedging|detail|text|talk|fluff)|more (?:code|examples"
+    r"|of (?:those|that))|every (?:reply|answer|message|response|time you)"
+    r"|at the (?:start|end|top|bottom) of (?:every|each|your)|skip the"
+    r"|you (?:don't|do not) (?:have|need) to|no need to|you can skip|keep doing|that's the style"
+    r"|the essay|history lesson|stopped reading|had to (?:ask|scroll)|buried the"
+    r"|I learn(?: better)?|works (?:better )?for me|how I (?:learn|think|work)|I think in)\b"
+    r"|너무 길|길어요|장황|다음부터|다음엔|다음에는|앞으로는|매번|빼 주|빼주|생략하"
+    r"|안 하셔도|안 붙이셔도|안 주셔도|않으셔도|그만하|거슬려|부담스러|답답해|하셔도 돼요"
+    r"|주셔도 돼요|그렇게 해 주세요|자주 해 주세요|저한테는|저는 그렇게|제가 물어볼게요",
+    "debug_story": r"\b(?:I(?:'ve| have)? (?:patched|fixed|found|added|updated|changed|removed"
+    r"|renamed|regenerated|rolled back|restarted|rebased|reran|looked through)"
+    r"|the (?:failing|broken|flaky|red) (?:test|assertion|job|build|step)"
+    r"|was (?:failing|timing out|crashing|skipped|out of date)"
+    r"|here's what I found|the (?:likely|root) cause|can't reproduce|couldn't reproduce)\b"
+    r"|고쳤|수정했|찾았어요|찾았습니다|추가했|재시작했|롤백|돌리는 중|돌리고 있|원인을 찾"
+    r"|재현이 안",
     "error_paste": r"\b(?:Traceback|[A-Z]\w+(?:Error|Exception)):|\bline \d+, in\b",
 }
 
@@ -204,7 +248,26 @@ _COMPILED = {
 
 _SCOPE = ("here", "ko_here", "global", "durable", "reply_style", "version", "i_pref", "ko_i")
 _ACTS = ("question", "ko_question", "request", "ko_request", "transient", "we_habit", "suggest")
-_PAIRS = frozenset((a, b) for a in _ACTS for b in _SCOPE)
+_PERSON = (
+    "i_pref", "i_habit", "i_identity", "i_trait", "ko_i", "ko_pref", "ko_identity",
+    "reply_feedback", "schedule",
+)  # fmt: skip
+_PROJECTISH = (
+    "decision", "rule", "date", "deadline", "here", "ko_here", "port", "path", "version", "stack",
+    "correction",
+)  # fmt: skip
+_PAIRS = frozenset((a, b) for a in _ACTS for b in _SCOPE) | frozenset(
+    (a, b) for a in _PERSON for b in _PROJECTISH
+)
+_LOCAL_ACTS = frozenset(
+    (
+        *("question", "ko_question", "request", "ko_request", "transient", "greeting", "thanks"),
+        *("ack", "emotive", "hedge", "suggest", "debug_story", "error_paste"),
+    )
+)
+"""Speech acts that belong to one sentence: in a message of several, "thanks!" or a closing
+question says nothing of the sentence that states the fact."""
+_SENTENCES = re.compile(r"(?<=[.!?。])\s+|\s*\n\s*")
 
 _HANGUL = re.compile(r"[\uac00-\ud7a3]")
 _WORD = re.compile(r"[A-Za-z][\w'+#.-]*[\w+#]|[A-Za-z]|\d+(?:\.\d+)*|[\uac00-\ud7a3]+")
@@ -222,11 +285,34 @@ _TECH = re.compile(
 )
 _SECRET_PROSE = re.compile(
     r"(?:password|passwd|passphrase|pass ?code|api[ _-]?key|access[ _-]?key|secret|token|비밀번호"
-    r"|패스워드|암호|토큰|키)(?: (?:for|of|on|to) (?:[\w-]+ ){0,3}?[\w-]+)?\W{0,3}"
-    r"\s*(?:is|was|=|:|은|는|이|가)\s*[:=]?\s*['\"`]?"
+    r"|패스워드|암호|토큰|키)(?: (?:for|of|on|to) (?:[\w-]+ ){0,3}?[\w-]+)?[^\w\s]{0,3}[ \t]*+"
+    r"(?:is|was|=|:|은|는|이|가)[ \t]*+[:=]?[ \t]*+['\"`]?"
     r"(?P<v>(?=[^\s'\"`]*\d)(?=[^\s'\"`]*[A-Za-z])[^\s'\"`,]{6,})",
     _I,
 )
+_PASSWORD_DIGITS = re.compile(  # "비번 1234", "the password is 4471": a short PIN given as one
+    r"(?<![\w-])(?:(?:password|passwd|pw|pwd|passcode|비밀\s?번호|비번|암호|핀\s?번호)"
+    r"(?:[ \t]*+(?:is|was|:|=|은|는|이|가))?|pin(?: ?code)?[ \t]*+(?:is|was|:|=))[ \t]*+"
+    r"(?P<v>\d{4,8})(?!\d|[.,:/%]\d|%|\s*(?:자리|글자|자|chars?|characters?|digits?|times|번|회|일"
+    r"|days?|months?|minutes?|분|초|시간|비트|bits?|바이트|bytes?|rounds?|iterations?|개))",
+    _I,
+)
+_RANDOM_TOKEN = re.compile(r"(?<![\w/+=.-])[A-Za-z0-9_-]{20,}+(?![\w/+=.-])")
+"""A run of token characters standing alone: a key or token pasted mid-sentence, no name."""
+
+
+def _random_token(value: str) -> bool:
+    """Upper case, lower case and digits mixed, no word-like runs, high entropy: a generated
+    secret rather than an identifier (hex digests and UUIDs have no capitals)."""
+    core = value.strip("_-")
+    if not all(any(test(c) for c in core) for test in (str.isupper, str.islower, str.isdigit)):
+        return False
+    runs = re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", core)
+    if not runs or sum(map(len, runs)) / len(runs) >= 3.0:
+        return False  # words and numbers: ProcessPaymentHandler2024, AcmeCorpProd01
+    counts = Counter(core)
+    entropy = -sum(n / len(core) * math.log2(n / len(core)) for n in counts.values())
+    return entropy >= 3.8
 
 
 def is_korean(text: str) -> bool:
@@ -238,7 +324,9 @@ def has_secret(text: str) -> bool:
     """A credential by :func:`contains_secret`, or a password or key spelled out in prose.
 
     The prose check ("the password is Hunter2024!") is deliberately wider than the memory
-    writer's, because a classifier that says "no fact" loses nothing but a fact.
+    writer's, because a classifier that says "no fact" loses nothing but a fact. So are two
+    more: a PIN of 4+ digits after a password word ("비번 1234"), and a generated-looking token
+    pasted with no name at all (20+ characters mixing upper case, lower case and digits).
     """
     if contains_secret(text):
         return True
@@ -246,7 +334,9 @@ def has_secret(text: str) -> bool:
         value = m["v"].rstrip(".!")
         if not re.fullmatch(r"[A-Z][A-Z0-9_]+|[\w-]+\.\w{1,5}|(?:[\w.-]+/)+[\w.-]*", value):
             return True
-    return False
+    if _PASSWORD_DIGITS.search(text):
+        return True
+    return any(_random_token(m[0]) for m in _RANDOM_TOKEN.finditer(text))
 
 
 def cues(text: str, role: str = "user") -> list[str]:
@@ -288,9 +378,28 @@ def _length(text: str) -> str:
     return "len:" + ("1" if n <= 1 else "2-3" if n <= 3 else "4-6" if n <= 6 else "7+")
 
 
+def _localised(text: str, fired: list[str]) -> tuple[list[str], int]:
+    """``fired`` with each speech act that holds in only some sentences of ``text`` renamed
+    ``part_<act>``, and the number of sentences."""
+    sentences = [p.strip() for p in _SENTENCES.split(text.strip()) if re.search(r"\w", p)]
+    if len(sentences) < 2:
+        return fired, len(sentences)
+    out = []
+    for name in fired:
+        local = name in _LOCAL_ACTS
+        if local and not all(_COMPILED[name].search(part) for part in sentences):
+            name = "part_" + name
+        out.append(name)
+    return out, len(sentences)
+
+
 def features(text: str, role: str = "user") -> list[str]:
-    """Every feature of one message: cues (``@``), cue pairs (``@a&b``), length and words."""
-    fired = cues(text, role)
+    """Every feature of one message: cues (``@``), cue pairs (``@a&b``), length and words.
+
+    In a message of several sentences a speech act that holds in only some of them is
+    ``@part_<act>``: the weights learn that a greeting before a fact does not make it chatter.
+    """
+    fired, sentences = _localised(text, cues(text, role))
     marks = ["@" + name for name in fired]
     present = set(fired)
     marks += [f"@{a}&{b}" for a, b in combinations(fired, 2) if (a, b) in _PAIRS]
@@ -298,4 +407,6 @@ def features(text: str, role: str = "user") -> list[str]:
     if not present & {"question", "ko_question", "request", "ko_request"}:
         marks.append("@statement")
     marks.append("@lang:" + ("ko" if is_korean(text) else "en"))
+    if sentences > 1:
+        marks.append("@sentences:" + ("2" if sentences == 2 else "3+"))
     return [*marks, _length(text), *_lexical(text)]
