@@ -404,8 +404,8 @@ class MemoryStore:
 
         Case-sensitive, the store's substring test is the pattern's on every backend. Ignoring
         case, it is sure on SQLite for an ASCII query: the text is casefolded (Python's
-        ``str.casefold``, registered in the engine), and a dotless ``ı``, which the pattern
-        takes for an ``I`` but casefolding keeps, is folded to ``i`` too. PostgreSQL's
+        ``str.casefold``, registered in the engine), and a dotless ``ı`` and a dotted ``İ``,
+        which the pattern takes for an ``I`` but casefolding keeps apart, are folded to ``i``. PostgreSQL's
         ``lower`` depends on the database's locale, so there every fact is returned.
         """
         dialect = self._engine.dialect.name
@@ -415,7 +415,11 @@ class MemoryStore:
             )
         if dialect != "sqlite" or not literal.isascii():
             return self.facts(namespace_id)
-        folded = func.replace(func.squad_casefold(FACTS.c.text), "\u0131", "i")
+        # The pattern takes a dotless ı, and a dotted İ (which casefolds to i and a combining
+        # dot), for an i: both are folded to a plain i, so the narrowing stays a superset.
+        folded = func.replace(
+            func.replace(func.squad_casefold(FACTS.c.text), "\u0131", "i"), "i\u0307", "i"
+        )
         statement = (
             select(FACTS)
             .where(

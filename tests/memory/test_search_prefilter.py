@@ -50,7 +50,7 @@ def _found(store: Store, query: str, case_sensitive: bool, narrowed: bool) -> li
 
 
 QUERIES = ["i", "I", "is", "IS", "s", "S", "k", "K", "kit", "KIT", "ss", "strasse", "ſ", "ı",
-           "İ", "σ", "Σ", "é", "deploy STRASSE", "ok K", "x", " "]  # fmt: skip
+           "İ", "σ", "Σ", "é", "deploy STRASSE", "ok K", "x", " ", "ix", "iI"]  # fmt: skip
 
 
 @pytest.mark.parametrize("case_sensitive", [False, True])
