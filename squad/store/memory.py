@@ -405,8 +405,9 @@ class MemoryStore:
         Case-sensitive, the store's substring test is the pattern's on every backend. Ignoring
         case, it is sure on SQLite for an ASCII query: the text is casefolded (Python's
         ``str.casefold``, registered in the engine), and a dotless ``ı`` and a dotted ``İ``,
-        which the pattern takes for an ``I`` but casefolding keeps apart, are folded to ``i``. PostgreSQL's
-        ``lower`` depends on the database's locale, so there every fact is returned.
+        which the pattern takes for an ``I`` but casefolding keeps apart, are folded to ``i``.
+        PostgreSQL's ``lower`` depends on the database's locale, so there every fact is
+        returned.
         """
         dialect = self._engine.dialect.name
         if case_sensitive:
