@@ -108,7 +108,8 @@ CUES: dict[str, str] = {
     "ko_topic_term": r"[가-힣]+(?:은|는|이|가) (?:[가-힣]+ )?[A-Za-z][\w.+#/-]*"
     r"(?:로|으로|예요|이에요|이고|고|를|을|에서|에)(?![가-힣])",
     "flaky": r"\bflak\w*\b|\bintermittent\w*\b|\bknown (?:issue|bug|flake)\b"
-    r"|\bfails? (?:randomly|sometimes|intermittently)\b|\bunstable\b|불안정|자주 깨|랜덤하게 실패",
+    r"|\bfails? (?:randomly|sometimes|intermittently)\b|\bunstable\b|불안정|랜덤하게 실패"
+    r"|알려진 (?:문제|버그|이슈)|간헐적|(?:종종|가끔|자주) (?:실패|깨|죽)",
     "test_name": r"\btest_\w+",
     # -- the person: preferences, identity, habits, lessons, scope beyond the project
     "i_pref": r"\bI(?:'d| would)? (?:really |strongly |much |generally |usually |always |never "
