@@ -67,6 +67,11 @@ def test_runs_in_flight_survive_a_postgres_restart_and_workers_listen_again(
         runs = cluster.runs()
         assert sorted(r.goal or "" for r in runs) == sorted(f"run {label}" for label in labels)
         assert {r.status.value for r in runs} == {"succeeded"}
+        # A run's record ends before its node logs run_end: wait for the log, then count.
+        cluster.wait_for(
+            lambda: {e["run_id"] for e in cluster.events("run_end")} >= {r.id for r in runs},
+            "every run_end logged",
+        )
         ends = Counter(e["run_id"] for e in cluster.events("run_end"))
         assert ends == dict.fromkeys((r.id for r in runs), 1)
         calls = cluster.model.counts()
