@@ -34,6 +34,7 @@ __all__ = [
     "LayerResult",
     "MemoryBlock",
     "SupplementaryEntry",
+    "add_recall",
     "assemble_system_prompt",
     "build_memory_block",
     "build_supplementary_block",
@@ -322,9 +323,40 @@ def build_memory_block(
             a = _fit(a_layer, budget.experiential + budget.project - b.tokens, counter)
         elif b.dropped and not a.dropped:
             b = _fit(b_layer, budget.project + budget.experiential - a.tokens, counter)
-    if budget.flow:  # what the memory layers leave unused goes to recall too
-        recall_budget += max(0, budget.total - a.tokens - b.tokens)
-    recalled, seqs = _fit_recall(recall, recall_budget, counter)
+    return add_recall(_assemble(budget, a, b, _EMPTY, recall_budget, (), counter), recall, counter)
+
+
+def add_recall(
+    block: MemoryBlock, recall: Sequence[RecalledLine], counter: TokenCounter
+) -> MemoryBlock:
+    """``block`` with ``recall`` (most relevant first) fitted into its recall budget, plus,
+    when its budget lends unused share, what the two layers leave of theirs."""
+    if not recall:
+        return block
+    share = block.recall_budget
+    if block.budget.flow:
+        share += max(0, block.budget.total - block.experiential.tokens - block.project.tokens)
+    recalled, seqs = _fit_recall(recall, share, counter)
+    return _assemble(
+        block.budget,
+        block.experiential,
+        block.project,
+        recalled,
+        block.recall_budget,
+        seqs,
+        counter,
+    )
+
+
+def _assemble(
+    budget: Budget,
+    a: LayerResult,
+    b: LayerResult,
+    recalled: LayerResult,
+    recall_budget: int,
+    seqs: tuple[int, ...],
+    counter: TokenCounter,
+) -> MemoryBlock:
     layers = [layer.text for layer in (a, b, recalled) if layer.text]
     if not layers:
         return MemoryBlock("", budget, a, b, 0, recalled, recall_budget, seqs)

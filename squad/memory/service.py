@@ -18,6 +18,7 @@ from squad.memory.assembly import (
     LayerResult,
     MemoryBlock,
     SupplementaryEntry,
+    add_recall,
     assemble_system_prompt,
     build_memory_block,
     build_supplementary_block,
@@ -376,19 +377,11 @@ class MemoryService:
         block = build_memory_block(
             [f.text for f in facts], document, budget, counter, recall_budget=recall_budget
         )
-        if recall_budget > 0 and message.strip():
-            shown = {seq for f in facts[: block.experiential.kept] for seq in f.turns}
-            lines = self.recalled(ctx, message, before_seq=recall_before, exclude=shown)
-            block = build_memory_block(
-                [f.text for f in facts],
-                document,
-                budget,
-                counter,
-                recall=lines,
-                recall_budget=recall_budget,
-            )
         shown_facts = facts[: block.experiential.kept]
         sources = tuple(sorted({seq for f in shown_facts for seq in f.turns}))
+        if recall_budget > 0 and message.strip():
+            lines = self.recalled(ctx, message, before_seq=recall_before, exclude=sources)
+            block = add_recall(block, lines, counter)
         block = replace(block, experience_sources=sources)
         if touch and shown_facts:
             self.store.memory.touch_facts(f.id for f in shown_facts)
