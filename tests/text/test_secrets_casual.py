@@ -51,6 +51,14 @@ CASUAL: list[tuple[str, str]] = [
     ("password_prose", "일단 비번(⟦Marlin!88⟧)은 티켓 설명에 적어 뒀어요"),
     ("password_prose", "집 와이파이 비번 바꿨어요, 이제 ⟦sunflower2025⟧예요"),
     ("secret_prose", "api 키 는 ⟦3hd8Fk2LqZ9xWm4TyB7c⟧ 에요"),
+    ("credential_pair", "공유기 로그인은 아직도 admin / ⟦admin123⟧이에요, 아무도 안 바꿨어요"),
+    ("password_prose", "자꾸 까먹는데 볼트 언실 코드는 ⟦7Hq2-Lm9X-4Rt8⟧이에요"),
+    ("secret_prose", "로컬 테스트는 공용 키 ⟦abcd1234EFGH5678ijkl⟧ 그냥 쓰시면 돼요"),
+    # a spaced user / password pair with no login word, a random token after "key"
+    ("credential_pair", "ssh to the box with ops / ⟦Gr4nite!Peak⟧ and then sudo -i"),
+    ("credential_pair", "SMTP 릴레이는 mailer@acme.io / ⟦Qu1ckSend⟧, 포트 587이에요"),
+    ("secret_prose", "just use the key ⟦abcd1234EFGH5678ijkl⟧ for local testing"),
+    ("secret_prose", "the key ⟦aB3x9Kq2mZ7pL4wT⟧ works for the sandbox"),
 ]
 
 PROSE: list[str] = [
@@ -94,6 +102,23 @@ PROSE: list[str] = [
     "토큰은 15분 뒤에 만료돼요",
     "비밀번호 12자리 이상이어야 해요",
     "user_id는 pass through 돼요",
+    # pairs with a slash and keys that are names, versions or ids
+    "TCP / UDP both work",
+    "we support iOS / Android12 only",
+    "staging / prod2024 are separate",
+    "GPT-4o / Claude3 comparison",
+    "we moved from Webpack5 / Babel7 to Vite",
+    "the PR by dev-ops / Release2024Q1 team",
+    "node18 / node20 matrix",
+    "로그인은 아직도 SSO / SAML이에요",
+    "the key 3f9a8b7c6d5e4f3a2b1c9d8e is the commit",
+    "the key customerIdAndRegion2024 is fine",
+    "the key user_profile_settings_v2 here",
+    "the partition key customerIdAndRegion2024 is fine",
+    "idempotency key order-2024-11-30-abcdef",
+    "uuid key 550e8400-e29b-41d4-a716-446655440000",
+    "복구 코드는 금고에 있어요",
+    "복구 키는 나중에 드릴게요",
 ]
 STRUCTURED = [  # holds no password for the memory writer; the classifier may refuse it
     "password: ENC[AES256_GCM,data:Tr4k2Q==,iv:abc,tag:def,type:str]",
@@ -178,6 +203,11 @@ HOSTILE = {
     "spaces-wifi": "wifi" + " " * 50_000 + "key x",
     "ko-later": "비번 " + "가" * 30_000,
     "tokens": "Ab1" * 10 + " " + "Ab1" * 20_000,
+    "slashes": "a / " * 10_000 + "Gr4nite!Peak",
+    "keys": "key " * 10_000 + "aB3x9Kq2mZ7pL4wT",
+    "key-word": "a" * 50_000 + " key x",
+    "ko-pair-still": "로그인은 아직도 a / " * 3_000,
+    "ko-codes": "언실 코드는 " * 5_000,
 }
 
 

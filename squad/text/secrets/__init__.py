@@ -66,7 +66,11 @@ Judgment calls, each pinned by ``tests/text/secrets_corpus.py``:
   parenthesis or "for/on/at/to" ("login is admin / sunshine", "account is root / toor", "아이디
   root / toor"), neither side a field name, role, provider or environment; ``read/write``,
   ``acme/prod``, ``SSO / Okta``, ``email / password``, ``Google / GitHub``, ``staging / prod``,
-  ``alice / bob / carol``, ``alice@acme.dev / bob@acme.dev`` are not.
+  ``alice / bob / carol``, ``alice@acme.dev / bob@acme.dev`` are not. With an adverb between
+  ("로그인은 아직도 admin / ..."), the password must be shaped like one. With no login word at
+  all ("ssh in with ops / ...", "mailer@acme.io / ..."), only a strongly shaped password
+  counts: 8+ characters with a symbol inside, or upper case, lower case and a digit not only
+  at its end, not mostly words (``iOS / Android12``, ``dev-ops / Release2024Q1`` are not).
 - In casual chat a value named only by the words around it counts when shaped like a password
   (:func:`._values.strong_password`: password-shaped, not a tool or version with a number
   such as ``python3``, ``arm64``, ``oauth2``, not dotted words like ``t3.large``): after "use",
@@ -78,9 +82,13 @@ Judgment calls, each pinned by ``tests/text/secrets_corpus.py``:
   ``로 로그인`` / ``로 들어가`` / ``치시면`` / ``넣고`` and after a password word with ``…로
   초기화`` or ``이제 …예요``. A PIN, door, alarm or unseal code counts as 4-8 digits after its
   name ("door code: 4471", "도어락 번호 482213이에요"), and 6+ digits after ``암호`` with no copula.
-  A random token before "that's the api key" counts, and a quoted token after a secret's name
-  when it has a digit, a joiner or mixed case and no function word ('north-star-blue', not
-  'consistency' or 'less-is-more'). Each of these loses to every other kind over the same span.
+  So does an unseal or recovery code in Korean ("언실 코드는 ...이에요"). A random token right
+  after "key" or "키" counts ("use the key ...", "공용 키 ..."), not hex, a UUID or camel-cased
+  words and numbers (``customerIdAndRegion2024``), nor after ``sort``, ``primary``,
+  ``partition``, ``public``... A random token before "that's the api key" counts, and a
+  quoted token after a secret's name when it has a digit, a joiner or mixed case and no
+  function word ('north-star-blue', not 'consistency' or 'less-is-more'). Each of these
+  loses to every other kind over the same span.
 - A password glued to ``mysql``'s ``-p`` counts (``mysql -u root -pS3cret``); ``-p`` elsewhere
   is a port or a flag (``mkdir -p``, ``docker run -p8080:80``). So do ``sshpass -p``,
   ``redis-cli -a`` and ``openssl -pass pass:``.

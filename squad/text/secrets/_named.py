@@ -38,6 +38,7 @@ from squad.text.secrets._values import (
     strong_password,
     userinfo,
     word_set,
+    wordish,
 )
 
 __all__ = ["KINDS", "PASSWORD_WORDS", "SECRET_WORDS", "candidates"]
@@ -482,6 +483,53 @@ _USER_THEN_PASS = re.compile(  # "staging creds: user seed, pass Seedling2024!"
     (?i:(?<![\w-])(?:pass|pw|pwd)[ \t]*+[:=]?[ \t]*+){_QUOTED_OR_BARE}""",
     re.VERBOSE,
 )
+_PAIR_STILL_KO = re.compile(  # "공유기 로그인은 아직도 admin / admin123이에요"
+    rf"""(?:로그인|계정|접속)(?:[ \t]*정보)?[ \t]*(?:은|는|이|가)[ \t]+
+    (?:아직도|아직|여전히|지금도|지금은|이제|그냥|계속)[ \t]+
+    (?P<user>[A-Za-z][\w.@+-]{{0,63}})[ \t]*+/[ \t]*+{_QUOTED_OR_BARE}""",
+    re.VERBOSE,
+)
+_SPACED_PAIR = re.compile(  # "ssh to the box with ops / Gr4nite!Peak", "mailer@acme.io / Qu1ckSend"
+    rf"(?<![\w/@.+-])(?P<user>[A-Za-z][\w.@+-]{{0,63}})[ \t]+/[ \t]+{_QUOTED_OR_BARE}"
+)
+"""A spaced ``user / password`` pair with no login word: only a strongly shaped password
+(:func:`_unnamed_pair_password`), since ``TCP / UDP`` and ``iOS / Android12`` are pairs too."""
+_CODE_IS_KO = re.compile(  # "볼트 언실 코드는 7Hq2-Lm9X-4Rt8이에요", "복구 키: ..."
+    rf"""(?:언실|복구|백업|마스터|활성화|라이선스|라이센스|등록|초대|일회용|(?i:otp|2fa|mfa))
+    [ \t]?(?:코드|키)[ \t]*+(?:은|는|이|가|:|=)?[ \t]*+{_QUOTED_OR_BARE}""",
+    re.VERBOSE,
+)
+_KEY_VALUE = re.compile(  # "just use the key abcd1234EFGH5678ijkl", "공용 키 abcd1234EFGH5678ijkl"
+    r"""(?:(?<![\w-])(?P<prev>[\w-]+)[ \t]+)?(?<![\w-])(?i:key|키)[ \t]*+(?:은|는|:)?[ \t]*+
+    ['"`]?(?P<uq>[A-Za-z0-9_-]{16,})(?![\w-])""",
+    re.VERBOSE,
+)
+"""A random token right after the word "key" with no name before it: not hex or a UUID (a
+commit, a digest, a row's id), not camel-cased words (``customerIdAndRegion2024``) and not after
+``sort``, ``primary``, ``public``..."""
+_HEXISH = re.compile(r"[0-9a-f-]+|[0-9A-F-]+")
+_CAMEL_PART = re.compile(r"(?:[a-z]+|[A-Z][a-z]+|[A-Z]+|\d+)(?:[A-Z][a-z]*|\d+)*")
+
+
+def _identifier(value: str) -> bool:
+    """Camel-cased words and numbers, joined by ``-_.`` or not: ``customerIdAndRegion2024``,
+    ``user_profile_settings_v2``; a random token has a lower-case letter after a digit."""
+    return all(_CAMEL_PART.fullmatch(part) for part in re.split(r"[-_.]", value))
+
+
+def _unnamed_pair_password(value: str) -> bool:
+    """A pair's password with no login word to vouch for it: 8+ characters shaped like a
+    password with a symbol inside, or upper case, lower case and a digit not only at its end,
+    not mostly words (``Release2024Q1``)."""
+    if len(value) < 8 or not strong_password(value):
+        return False
+    if any(not c.isalnum() and c not in "-_./" for c in value[1:-1]):
+        return True
+    inner_digit = any(c.isdigit() for c in value.rstrip("0123456789"))
+    cases = any(c.isupper() for c in value) and any(c.islower() for c in value)
+    return inner_digit and cases and not wordish(value)
+
+
 _CODE_IS = re.compile(  # "the vault unseal code is 7Hq2-Lm9X-4Rt8", "recovery key: ..."
     rf"""(?i:(?<![\w-])(?:unseal|recovery|backup|master|activation|licen[cs]e|registration|invite
       |2fa|mfa|otp|one-time|root)[ \t-]?(?:code|key)s?[ \t]*+(?:is|was|:|=)[ \t]*+)
@@ -547,16 +595,30 @@ def _casual(text: str) -> Iterator[Candidate]:
             if span is not None:
                 yield _CASUAL, *span, "password_prose"
     casual = (_USE_VALUE, _VALUE_TO_ENTER, _PASS_IS, _NETWORK_KEY, _VALUE_AS_PASSWORD, _CODE_IS)
-    for pattern in (*casual, _TYPE_VALUE, _USER_THEN_PASS):
+    for pattern in (*casual, _CODE_IS_KO, _TYPE_VALUE, _USER_THEN_PASS):
         for m in pattern.finditer(text):
             span = _casual_value(m)
             if span is not None:
                 yield _CASUAL, *span, "password_prose"
-    for pattern in (_LOGIN_AS, _CREDS_AND, _PAIR_STILL):
+    for pattern in (_LOGIN_AS, _CREDS_AND, _PAIR_STILL, _PAIR_STILL_KO):
         for m in pattern.finditer(text):
             span = _casual_value(m)
             if span is not None and not placeholder(m["user"]):
                 yield _CASUAL, *span, "credential_pair"
+    for m in _SPACED_PAIR.finditer(text):
+        span = _casual_value(m)
+        user = m["user"].lower()
+        if span is None or user in NOT_A_PASSWORD or placeholder(m["user"]):
+            continue
+        if _unnamed_pair_password(text[span[0] : span[1]]):
+            yield _CASUAL, *span, "credential_pair"
+    for m in _KEY_VALUE.finditer(text):
+        value, prev = m["uq"], (m["prev"] or "").lower()
+        if prev in _NOT_SECRET_PREV or _HEXISH.fullmatch(value) or _identifier(value):
+            continue
+        if not high_entropy(value):
+            continue
+        yield _CASUAL, *m.span("uq"), "secret_prose"
     for m in _PIN.finditer(text):
         if pin_code(m["uq"]):
             yield _CASUAL, *m.span("uq"), "password_prose"
