@@ -1084,3 +1084,57 @@ NEGATIVES += [
 POSITIVES += [
     _p("credential_pair", "username: deploy / ⟦Dep!oy2024⟧"),
 ]
+POSITIVES += [
+    # known by their context, with no name and verb between
+    _p("password_context", "the staging box is root and the usual ⟦Summer2025!⟧"),
+    _p("password_context", "Same as before: ⟦Blue2022$⟧"),
+    _p("password_context", "I changed it to ⟦L3tm3in&426⟧ after the incident, update it"),
+    _p("password_context", "passwrod for the grafana admin → ⟦1qaz2wsx12#$@⟧"),
+    _p("password_context", "creds: deploy : ⟦Xihwlsj340*⟧"),
+    _p("password_context", "로그인 정보 admin에 ⟦qwer1234!@⟧요"),
+    _p("password_context", "패스워드 예전이랑 같아요 ⟦HappyMonkey45#⟧"),
+    _p("password_context", "비번 뭐였지.. 아 ⟦rlaals1629#⟧ 맞다"),
+    _p("password_context", "메일 SMTP 앱 비밀번호 ⟦iosw oymn qxey lalu⟧"),
+    _p("secret_context", f"twilio auth token ⟦{fake(HEX, 32)}⟧"),
+    _p("secret_context", f"카카오 로그인 client secret ⟦{fake(B62, 32)}⟧"),
+    _p("secret_context", f"카카오 어드민 키 ⟦{fake(HEX, 32)}⟧ 서버에서만 쓰세요"),
+    _p("secret_context", f"cloudflare api token ⟦{fake(URLSAFE, 40)}⟧ — zone:dns edit only"),
+    _p("secret_context", f"session cookie if you want to reproduce: sessionid=⟦{fake(HEX, 32)}⟧"),
+    _p(
+        "recovery_code",
+        "my 2FA backup codes in case I get locked out: ⟦15680-d4335⟧ ⟦5535c-e3270⟧ ⟦537da-11661⟧",
+    ),
+    _p("recovery_code", "recovery code for the admin account: ⟦VWUB-3NRV-80K3-MFA9⟧"),
+    _p("recovery_code", "2차 인증 백업 코드 ⟦8003 0197⟧, ⟦3749 5334⟧ 보관해 주세요"),
+    _p("recovery_code", "TOTP seed for the shared admin: ⟦hatn qmc5 kp43 eblv 7tng biv7⟧"),
+    _p(
+        "webhook_secret",
+        f"post the alerts to https://discord.com/api/webhooks/{digits(18)}/⟦{fake(URLSAFE, 68)}⟧",
+    ),
+    _p("cli_password", "keytool -list -storepass ⟦happy-autumn70⟧ -keystore release.jks"),
+    _p("cli_password", f"docker login -u acme -p ⟦{fake(URLSAFE, 27)}⟧ registry.acme.dev"),
+]
+NEGATIVES += [
+    # credentials talked about, data and public keys next to credential words
+    "the password is in 1Password under 'staging'",
+    "login for the admin panel is SSO only, no local accounts",
+    "admin account locked after 5 tries, ask ops",
+    "root cause was issue#1234 in the ORM",
+    "ssh in as deploy@web01 and check the logs",
+    "password: ENC[AES256_GCM,data:Tr4k2Q==,iv:abc,tag:def,type:str]",
+    ".password-field { border-color: #e11d48; }",
+    "helm install pg bitnami/postgresql --set auth.existingSecret=pg-auth",
+    "client secret rotation is every 90 days",
+    "the auth token lifetime is 15 minutes",
+    "api token scopes: zone:dns edit only",
+    "backup codes are printed in the safe, not here",
+    "recovery codes: see the vault entry",
+    "sessionid=$SESSION_ID in the curl example",
+    "keytool -list -storepass $STOREPASS -keystore release.jks",
+    "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAcQbV1aiDuK+0ryLP+nD6\n"
+    "-----END PUBLIC KEY-----",
+    "로그인은 SSO로만 돼요",
+    "계정 잠기면 ops 채널에 물어보세요",
+    "비밀번호 정책은 12자 이상이에요",
+    "백업 코드는 금고에 있어요",
+]

@@ -208,6 +208,12 @@ HOSTILE = {
     "key-word": "a" * 50_000 + " key x",
     "ko-pair-still": "로그인은 아직도 a / " * 3_000,
     "ko-codes": "언실 코드는 " * 5_000,
+    "context-words": "password " * 10_000 + "Summer2025!",
+    "context-values": "login " + "Ab1!cdefg " * 5_000,
+    "named-secrets": "client secret " * 5_000 + "x",
+    "code-lists": "backup codes: " + "1234 5678 " * 5_000,
+    "docker-login": "docker login " * 5_000 + "-p x",
+    "public-blocks": "-----BEGIN PUBLIC KEY-----\n" * 3_000 + "Ab1+" * 1_000,
 }
 
 

@@ -8,8 +8,9 @@ No pattern nests quantifiers over overlapping classes and every open-ended run s
 literal or a boundary, so matching stays linear on hostile input.
 
 Modules: :mod:`._tokens` (credentials by their own shape), :mod:`._named` (by the words or
-flag around them), :mod:`._followup` (a bare value after its cue), :mod:`._values` (is this
-value a literal, a placeholder, random or words).
+flag around them), :mod:`._context` (by the context, with no name and verb: "the usual
+Summer2025!", "client secret ..."), :mod:`._followup` (a bare value after its cue),
+:mod:`._values` (is this value a literal, a placeholder, random or words).
 
 Judgment calls, each pinned by ``tests/text/secrets_corpus.py``:
 
@@ -124,7 +125,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from squad.errors import SecretInMemoryError
-from squad.text.secrets import _followup, _named, _tokens
+from squad.text.secrets import _context, _followup, _named, _tokens
 from squad.text.secrets._followup import CUE_MESSAGES, needs_previous
 from squad.text.secrets._values import ALNUM as _ALNUM
 from squad.text.secrets._values import MARKER as _MARKER
@@ -137,6 +138,7 @@ __all__ = [
     "contains_redaction",
     "contains_secret",
     "find_secrets",
+    "is_public_data",
     "needs_previous",
     "redact",
     "redact_conversation",
@@ -145,7 +147,9 @@ __all__ = [
     "refuse_secrets",
 ]
 
-KINDS: tuple[str, ...] = tuple(dict.fromkeys([*_tokens.KINDS, *_named.KINDS, *_followup.KINDS]))
+KINDS: tuple[str, ...] = tuple(
+    dict.fromkeys([*_tokens.KINDS, *_named.KINDS, *_followup.KINDS, *_context.KINDS])
+)
 """Every kind :func:`find_secrets` reports, most specific first."""
 
 
@@ -172,6 +176,13 @@ def _candidates(text: str, previous: Sequence[str]) -> Iterator[_Candidate]:
     yield from _tokens.candidates(text)
     yield from _named.candidates(text)
     yield from _followup.candidates(text, previous)
+    yield from _context.candidates(text)
+
+
+def is_public_data(text: str, pos: int) -> bool:
+    """Whether ``text[pos:]`` starts public key material: a PEM public key or certificate body,
+    an SSH public key, a fingerprint. Random-looking, and no credential."""
+    return _tokens.in_public_block(text, pos)
 
 
 def find_secrets(text: str, *, previous: Sequence[str] = ()) -> list[SecretMatch]:

@@ -321,7 +321,7 @@ _NOT_SECRET_PREV = word_set(  # sort_key, public_key, max_token, eos_token, next
     "public pub publishable sort primary foreign cache partition idempotency lookup dedup hash row "
     "routing shard group object i18n translation map dict unique composite natural gpg pgp max "
     "min eos bos pad unk sep cls mask next page continuation pagination sync cancel cancellation "
-    "stop start end special"
+    "stop start end special existing"
 )
 _QUALIFIERS = word_set(  # DB_PASSWORD_PROD is still a password
     "prod production dev development staging stage test qa local new old current primary "

@@ -24,7 +24,7 @@ from squad.text.secrets._values import (
     wordish,
 )
 
-__all__ = ["KINDS", "candidates"]
+__all__ = ["KINDS", "candidates", "in_public_block"]
 
 # -- distinctive prefixes: the body may be any run of token characters ------------------------
 
@@ -262,7 +262,31 @@ def _blobs(text: str) -> Iterator[Candidate]:
         line_start = text.rfind("\n", 0, m.start()) + 1
         if _DATA_NAME.search(text, max(line_start, m.start() - 40), m.start()):
             continue
+        if in_public_block(text, m.start()):
+            continue
         yield 3, m.start(), m.end(), "base64_token"
+
+
+_PUBLIC_BEGIN = re.compile(
+    r"-----BEGIN (?:[A-Z0-9]+ )*(?:PUBLIC KEY|CERTIFICATE(?: REQUEST)?)-----"
+)
+
+
+_PUBLIC_BEFORE = re.compile(
+    r"(?i:(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-[\w-]+|sk-ssh-[\w@.-]+)[ \t]+"
+    r"|(?:sha(?:1|256|384|512)|md5):)$"
+)
+
+
+def in_public_block(text: str, pos: int) -> bool:
+    """Whether ``pos`` starts public data: the body of a PEM public key or certificate, an SSH
+    public key, a key fingerprint (``SHA256:...``)."""
+    if _PUBLIC_BEFORE.search(text, max(0, pos - 40), pos):
+        return True
+    begin = text.rfind("-----BEGIN ", 0, pos)
+    if begin < 0 or text.find("-----END ", begin, pos) >= 0:
+        return False
+    return _PUBLIC_BEGIN.match(text, begin) is not None
 
 
 # -- public to the package ---------------------------------------------------------------

@@ -32,6 +32,7 @@ _PLACEHOLDER = re.compile(
 )
 _PLACEHOLDER_WORD = re.compile(
     r"none|null|nil|true|false|yes|no|on|off|undefined|empty|unset|required|optional|str|string"
+    r"|passphrase|passcode|pwd|pw"
     r"|bytes|int|bool|boolean|secretstr|password|passwd|secret|token|key|apikey|api_key"
     r"|credentials?|hidden|masked|todo|tbd|n/?a|default",
     re.IGNORECASE,
@@ -57,7 +58,8 @@ _ALGORITHM = re.compile(
     re.IGNORECASE,
 )
 _VALUE_PUNCTUATION = ".,;:!?"
-_ADDRESS = re.compile(r"(?:[\w.+-]+@)?(?:[\w-]+\.)+[A-Za-z]{2,}(?:/\S*)?")
+_HEX_COLOUR = re.compile(r"#(?:[0-9a-fA-F]{3,4}){1,2}")
+ADDRESS = re.compile(r"(?:[\w.+-]+@)?(?:[\w-]+\.)+[A-Za-z]{2,}(?:/\S*)?")
 """An e-mail address, a host or a URL without its scheme: ``bob@acme.dev``, ``acme.dev/x``."""
 
 
@@ -141,10 +143,12 @@ def userinfo(value: str) -> bool:
 def password_like(value: str) -> bool:
     """Shaped like a password where a bare word would more often be prose ("the password is
     wrong"): 6+ characters, a letter, and a digit or a symbol inside other than ``-_./``; not
-    lower-case words and numbers joined by ``-_./``, an algorithm, a version, a path or an
-    e-mail address."""
+    lower-case words and numbers joined by ``-_./``, an algorithm, a version, a path, an
+    e-mail address or a colour (``#e11d48``)."""
     core = value.rstrip(_VALUE_PUNCTUATION)
-    if len(core) < 6 or placeholder(core) or core[0] in "/~." or _ADDRESS.fullmatch(core):
+    if len(core) < 6 or placeholder(core) or core[0] in "/~." or ADDRESS.fullmatch(core):
+        return False
+    if _HEX_COLOUR.fullmatch(core):
         return False
     if not any(c.isalpha() for c in core) or _ALGORITHM.fullmatch(core):
         return False

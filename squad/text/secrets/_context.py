@@ -1,0 +1,150 @@
+"""Credentials known by the context around them rather than by a name and a verb. Pure.
+
+People drop credentials into chat without "is": "the staging box is root and the usual
+Summer2025!", "same as before: Blue2022$", "client secret 9QpUVRFa7x", "auth token <hex>",
+"recovery code for the admin account: VWUB-3NRV-80K3-MFA9", "앱 비밀번호 iosw oymn qxey
+lalu", a Discord webhook, a session cookie, ``keytool -storepass ...``. Each finder here
+proposes a value only in its context and only in its shape, and loses to every other kind over
+the same span (priority 5).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from squad.text.secrets._named import PASSWORD_WORDS_KO, SECRET_WORDS_EN, SECRET_WORDS_KO
+from squad.text.secrets._values import (
+    ADDRESS,
+    HANGUL,
+    WORDY,
+    Candidate,
+    placeholder,
+    varied,
+)
+
+__all__ = ["KINDS", "candidates"]
+
+KINDS = ("password_context", "secret_context", "recovery_code", "webhook_secret", "cli_password")
+_PRIORITY = 5
+
+_CONTEXT = re.compile(
+    rf"""(?i:(?<![\w-])(?:pass(?:word|wd|wrod|owrd|wor)?|pasword|pssword|pwd?|creds?|credentials
+      |log[ -]?in|account|admin|root|sudo|the\ usual|same\ (?:as\ )?(?:before|always|usual
+      |last\ time|one)|changed\ it\ to|reset\ it\ to|still)(?![\w-]))
+    |{PASSWORD_WORDS_KO}|계정|로그인|아이디|관리자|예전이랑\ 같""",
+    re.VERBOSE,
+)
+"""Words after which a password-shaped value, in the same line, is one."""
+_WINDOW = 60
+_TOKEN = re.compile(rf"[^\s'\"`,;{HANGUL}()]{{6,64}}")
+_SYMBOL = re.compile(r"[!#$%^&*+?~@]")
+_STRUCTURE = re.compile(r"[\[\]{}<>:=|\\]")
+"""``ENC[AES256_GCM,...``, ``key=value``, ``a|b``: data, not a password."""
+_ISSUE_REF = re.compile(r"[A-Za-z]+#\d+")
+
+
+def human_password(value: str) -> bool:
+    """Shaped as people make passwords: 8-64 characters with a letter, a digit and a symbol
+    (``Summer2025!``, ``qwer1234!@``, ``L3tm3in&426``); not an address, a URL, a reference,
+    an issue (``PR#482``), ``user@host`` or structured data (``ENC[...``, ``k=v``)."""
+    core = value.rstrip(".,:;)")
+    if not 8 <= len(core) <= 64 or placeholder(core) or "://" in core or ADDRESS.fullmatch(core):
+        return False
+    if not (any(c.isalpha() for c in core) and any(c.isdigit() for c in core)):
+        return False
+    symbols = _SYMBOL.findall(core)
+    if not symbols or _STRUCTURE.search(core) or _ISSUE_REF.fullmatch(core) or core[0] in "@#$%":
+        return False
+    return symbols != ["@"] or core.endswith("@")  # deploy@web01 is a user at a host
+
+
+def _passwords(text: str) -> Iterator[Candidate]:
+    for cue in _CONTEXT.finditer(text):
+        stop = text.find("\n", cue.end(), cue.end() + _WINDOW)
+        stop = stop if stop >= 0 else min(len(text), cue.end() + _WINDOW)
+        for m in _TOKEN.finditer(text, cue.end(), stop):
+            value = m[0].rstrip(".,:;)")
+            if human_password(value):
+                yield _PRIORITY, m.start(), m.start() + len(value), "password_context"
+
+
+_NAMED = re.compile(
+    rf"""(?:(?i:(?<![\w-])(?:{SECRET_WORDS_EN}|admin[ _-]?key|rest[ _-]?api[ _-]?(?:key|secret)
+      |api[ _-]?secret))|{SECRET_WORDS_KO}|어드민\ ?키|관리자\ ?키)
+    [ \t]*+:?[ \t]*+(?P<v>[A-Za-z0-9][A-Za-z0-9_-]{{9,200}}+)(?![\w-])""",
+    re.VERBOSE,
+)
+"""A secret's name and, with no verb between, its value: "client secret 9QpUVRFa7x"."""
+_HEX32 = re.compile(r"[0-9a-f]{32,}|[0-9A-F]{32,}")
+_CAMEL_PART = re.compile(r"(?:[a-z]+|[A-Z][a-z]+|[A-Z]+|\d+)(?:[A-Z][a-z]*|\d+)*")
+
+
+def _secret_shaped(value: str) -> bool:
+    """Random rather than a name: 10+ characters, hex of 32+ or two of lower, upper and digits,
+    not words joined by ``-_`` nor camel-cased words and numbers (``maxTokens2``)."""
+    if _HEX32.fullmatch(value):
+        return True
+    if not varied(value) or WORDY.fullmatch(value) or placeholder(value):
+        return False
+    return not all(_CAMEL_PART.fullmatch(part) for part in re.split(r"[-_]", value))
+
+
+_APP_PASSWORD = re.compile(  # Google's app passwords: four groups of four letters
+    r"(?:(?i:app[ -]?password)|앱\ ?(?:비밀\s?번호|비번|암호))[ \t]*+:?[ \t]*+"
+    r"(?P<v>[a-z]{4}(?: [a-z]{4}){3})(?![a-z])"
+)
+_CODES_CUE = re.compile(
+    r"(?i:(?<![\w-])(?:backup|recovery|unseal|2fa|mfa|otp)[ \t]?(?:codes?|keys?))"
+    r"|(?:백업|복구|언실)\ ?(?:코드|키)"
+)
+_CODE = re.compile(
+    r"(?<![\w-])(?:\d{4}[ -]\d{4}|[a-z0-9]{5}-[a-z0-9]{5}|[A-Z0-9]{4}(?:-[A-Z0-9]{4}){2,})"
+    r"(?![\w-])"
+)
+_SEED_CUE = re.compile(r"(?i:(?<![\w-])(?:totp|otp|2fa|mfa)[ \t]?(?:seed|secret))|OTP\ ?시드")
+_SEED = re.compile(r"(?<![\w-])(?:[A-Z2-7]{16,}|[a-z2-7]{4}(?: [a-z2-7]{4}){3,})(?![\w-])")
+_WEBHOOK = re.compile(
+    r"https://(?:discord(?:app)?\.com|[\w-]+\.webhook\.office\.com)/api/webhooks/\d+/"
+    r"(?P<v>[\w-]{30,})"
+)
+_COOKIE = re.compile(
+    r"(?i:(?<![\w-])(?:session_?id|sessid|sid|phpsessid|jsessionid|connect\.sid|_session)=)"
+    r"(?P<v>[A-Za-z0-9%._-]{16,})"
+)
+_STOREPASS = re.compile(  # keytool -storepass x, docker login -u me -p x
+    r"(?<![\w-])(?:-(?:src|dest)?(?:storepass|keypass)[ \t]+"
+    r"|(?:docker|podman|nerdctl)[ \t]+login\b[^\n]{0,120}?[ \t]-p[ \t]+)"
+    r"(?P<v>[^\s'\"-][^\s'\"]{3,})"
+)
+
+
+_LIST_WINDOW = 240
+"""Backup codes come ten at a time: the rest of the line after their name."""
+
+
+def _windowed(text: str, cue: re.Pattern[str], value: re.Pattern[str]) -> Iterator[re.Match[str]]:
+    for m in cue.finditer(text):
+        stop = text.find("\n", m.end(), m.end() + _LIST_WINDOW)
+        yield from value.finditer(text, m.end(), stop if stop >= 0 else m.end() + _LIST_WINDOW)
+
+
+def candidates(text: str) -> Iterator[Candidate]:
+    yield from _passwords(text)
+    for m in _NAMED.finditer(text):
+        if _secret_shaped(m["v"]):
+            yield _PRIORITY, *m.span("v"), "secret_context"
+    for m in _APP_PASSWORD.finditer(text):
+        yield _PRIORITY, *m.span("v"), "password_context"
+    for m in _windowed(text, _CODES_CUE, _CODE):
+        yield _PRIORITY, *m.span(), "recovery_code"
+    for m in _windowed(text, _SEED_CUE, _SEED):
+        yield _PRIORITY, *m.span(), "recovery_code"
+    for m in _WEBHOOK.finditer(text):
+        yield _PRIORITY, *m.span("v"), "webhook_secret"
+    for m in _COOKIE.finditer(text):
+        if not placeholder(m["v"]):
+            yield _PRIORITY, *m.span("v"), "secret_context"
+    for m in _STOREPASS.finditer(text):
+        if not placeholder(m["v"]):
+            yield _PRIORITY, *m.span("v"), "cli_password"
