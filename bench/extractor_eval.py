@@ -9,8 +9,11 @@ Three sets, none ever used for training: the shared dev set `../shared/data/fact
 examples of our own written before any tuning and kept out of training to show how the rules
 generalise, and `bench/data/extract_heldout_hard.jsonl`, our own harder messages written before
 the second round of tuning: facts buried in long messages, corrections, indirect preferences,
-credentials in casual forms. For every set it prints per-class figures, macro-F1 overall and per
-language, and the share of gold-"none" messages that yield any fact (``classify`` not None).
+credentials in casual forms, and `bench/data/extract_heldout_fresh.jsonl`, 240 messages written
+by someone who saw neither the training examples nor the other sets, before the third round
+(its figures before that round are in the README). For every set it prints per-class figures,
+macro-F1 overall and per language, and the share of gold-"none" messages that yield any fact
+(``classify`` not None).
 ``--errors`` lists our held-out messages it gets wrong (never the dev set's: looking at those
 one by one invites tuning to them). Also prints the extractor's throughput.
 """
@@ -31,6 +34,7 @@ REPO = Path(__file__).resolve().parent.parent
 DEV = REPO.parent / "shared" / "data" / "facts-dev.jsonl"
 HELDOUT = REPO / "bench" / "data" / "extract_heldout.jsonl"
 HELDOUT_HARD = REPO / "bench" / "data" / "extract_heldout_hard.jsonl"
+HELDOUT_FRESH = REPO / "bench" / "data" / "extract_heldout_fresh.jsonl"
 TODAY = date(2026, 11, 29)
 
 
@@ -146,7 +150,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         print(f"dev set {DEV} not found; skipped\n")
     heldout = load(HELDOUT)
-    for path in (HELDOUT, HELDOUT_HARD):
+    for path in (HELDOUT, HELDOUT_HARD, HELDOUT_FRESH):
         _report(load(path), f"held-out examples {path.relative_to(REPO)}", args.errors)
     print(f"throughput: {throughput(heldout):,.0f} messages/s")
     return 0

@@ -28,7 +28,7 @@ import re
 from collections import Counter
 from itertools import combinations
 
-from squad.text.secrets import contains_secret
+from squad.text.secrets import contains_secret, is_public_data
 
 __all__ = ["CUES", "cues", "features", "has_secret", "is_korean"]
 
@@ -120,9 +120,10 @@ CUES: dict[str, str] = {
     r"|\bI find (?:it|them|that)\b|\bstop (?:adding|using|writing|doing|suggesting)\b",
     "i_habit": r"\bI (?:always|never|usually|typically|tend to|normally|often|rarely|generally"
     r"|mostly|only|check|review|start|hold|take|sign|write|squash|do)\b",
-    "i_identity": r"\bmy name(?:'s| is)\b|\bcall me\b|\bI(?:'m| am) (?:a|an|the) (?:[\w-]+ ){0,3}"
+    "i_identity": r"\bmy name(?:'s| is)\b|\bcall me\b"
+    r"|\bI(?:'m| am|'ve been| have been|'ve worked as| worked as) (?:a|an|the) (?:[\w-]+ ){0,3}"
     r"(?:engineer|developer|dev|designer|scientist|analyst|manager|pm|lead|architect|student"
-    r"|founder|cto|sre|consultant|researcher|person)\b|\bI work (?:at|for|with|on)\b"
+    r"|founder|cto|sre|consultant|researcher|person|admin|teacher)\b|\bI work (?:at|for|with|on)\b"
     r"|\bI(?:'m| am) (?:on|in) the [\w -]+ team\b|\bmy (?:timezone|time zone|pronouns|team|company"
     r"|role|job)\b|\bI(?:'m| am) (?:based|located|living) in\b|\bI live in\b|\bI(?:'m| am) in "
     r"[A-Z]|\bI(?:'m| am) on the (?:east|west) coast\b|\bmy timezone\b|\bI(?:'m| am) the only\b"
@@ -240,6 +241,45 @@ CUES: dict[str, str] = {
     r"|고쳤|수정했|찾았어요|찾았습니다|추가했|재시작했|롤백|돌리는 중|돌리고 있|원인을 찾"
     r"|재현이 안",
     "error_paste": r"\b(?:Traceback|[A-Z]\w+(?:Error|Exception)):|\bline \d+, in\b",
+    # -- no fact: scoped to now, to someone else, to a what-if, to the chat itself
+    "one_off": r"\b(?:this time|just this once|this once|for this (?:answer|reply|one|question|task"
+    r"|message|pr|ticket|run|session)|(?:just )?for now|for the moment|temporar(?:y|ily)|this week"
+    r"|for today|only today|today only|until (?:my|the|I|we|it)\b|in the meantime)\b"
+    r"|이번(?:만| 한 번만| 답변만| 답만| 건만)|이번 (?:답변|작업|건|PR|한 번)(?:만|은|에서는)"
+    r"|오늘(?:만|은)"
+    r"|당분간|임시로|한 번만|이번 주(?:만|는|까지)|\d+분 동안|그때까지",
+    "hearsay": r"\b(?:apparently|I(?:'ve)? heard|rumou?rs?|someone (?:said|told|suggested|mentioned"
+    r"|proposed)|(?:my|a) (?:friend|colleague|cousin|manager|coworker|co-worker|buddy|boss)"
+    r"|(?:he|she|they) (?:said|says|told|swears|thinks)|told me|according to|other teams?"
+    r"|(?:another|a different|a bigger|a much bigger) (?:team|company)|at my (?:old|last|previous)"
+    r" (?:job|company|team)|the \w+ folks)\b"
+    r"|(?:는|한|했|된|쓴|간|온|이|있|없|왔|갔|났)대요|(?:이|였)래요|다던데|라던데|한다던"
+    r"|다고 (?:들었|하더라|하던데)|고 들었|소문|말로는|옆 팀|다른 팀|다른 회사"
+    r"|친구(?:네|가|는|한테)|동기",
+    "hypothetical": r"\b(?:if (?:we|I|you|they) (?:ever|were|had|did|went|moved|switched|upgraded"
+    r"|started|rewrote)|suppose|supposing|say we|let's say|imagine|hypothetical(?:ly)?"
+    r"|thought experiment|in theory|would(?:'ve| have) been|what would happen if|just curious)\b"
+    r"|만약|만일|(?:라|다)면 |한다고 치면|(?:이|라)고 치면|가정(?:하면|인데|해|이에요)|이론상"
+    r"|그냥 궁금",
+    "quoted": r"\b(?:pasted|quot(?:e|ing)|the (?:docs?|article|blog|post|ad|job ad|readme|talk"
+    r"|tweet|thread|book) (?:says?|said|claims?)|(?:read|saw|found) (?:this|an?|that) (?:article"
+    r"|post|blog|thread|tweet|talk)|this in our channel)\b|says? ['\"‘“]"
+    r"|붙여 넣|붙인 (?:거|코드|로그)|블로그에서|글을 봤|기사|라고 (?:나오|써|적혀|하던데|하더라)"
+    r"|그대로 옮기|복붙|던데 (?:ㅋ|믿|맞)",
+    "meta_chat": r"\b(?:ignore (?:that|it|this|my last|the last)|meant for (?:a different|another"
+    r"|the other)|wrong (?:chat|window|channel|tab|thread)|testing whether you|do you remember"
+    r"|scroll up|(?:new|another) chat|no need to remember|don't (?:save|store|remember) (?:this"
+    r"|that)|thinking out loud|talking to myself)\b"
+    r"|무시하(?:셔도|세요)|신경 쓰지 마|다른 채널|잘못 보냈|기억(?:하실|해 둘|할) 필요|혼잣말"
+    r"|없던 얘기|기억나세요",
+    "past_event": r"\b(?:yesterday|last (?:night|week|month|time|sprint|monday|tuesday|wednesday"
+    r"|thursday|friday)|this morning|earlier today|the other day|went (?:well|better|okay|badly"
+    r"|fine)|(?:I|we) (?:restarted|rebooted|reran|tried|lost|spent|had to)|happened)\b"
+    r"|어제|그저께|지난번|지난주|오늘 아침|새벽에|했었|었었|났었|뻗었|날렸",
+    "offer": r"\b(?:would you like|do you want me to|shall I|want me to|if you'd like|if you want"
+    r"|I can (?:also )?(?:switch|add|write|show|make|do|try|run)"
+    r"|let me know (?:if|which|whether))\b"
+    r"|드릴까요|볼까요|할까요|원하시면|알려 주시면|말씀해 주시면|정해 주시면",
 }
 
 _CASED = frozenset({"person", "env_var", "i_identity"})  # capitals carry the meaning here
@@ -248,7 +288,10 @@ _COMPILED = {
 }
 
 _SCOPE = ("here", "ko_here", "global", "durable", "reply_style", "version", "i_pref", "ko_i")
-_ACTS = ("question", "ko_question", "request", "ko_request", "transient", "we_habit", "suggest")
+_ACTS = (
+    "question", "ko_question", "request", "ko_request", "transient", "we_habit", "suggest",
+    "one_off", "hearsay", "hypothetical",
+)  # fmt: skip
 _PERSON = (
     "i_pref", "i_habit", "i_identity", "i_trait", "ko_i", "ko_pref", "ko_identity",
     "reply_feedback", "schedule",
@@ -263,7 +306,8 @@ _PAIRS = frozenset((a, b) for a in _ACTS for b in _SCOPE) | frozenset(
 _LOCAL_ACTS = frozenset(
     (
         *("question", "ko_question", "request", "ko_request", "transient", "greeting", "thanks"),
-        *("ack", "emotive", "hedge", "suggest", "debug_story", "error_paste"),
+        *("ack", "emotive", "hedge", "suggest", "debug_story", "error_paste", "one_off"),
+        *("hearsay", "hypothetical", "quoted", "meta_chat", "past_event", "offer"),
     )
 )
 """Speech acts that belong to one sentence: in a message of several, "thanks!" or a closing
@@ -333,11 +377,19 @@ def has_secret(text: str) -> bool:
         return True
     for m in _SECRET_PROSE.finditer(text):
         value = m["v"].rstrip(".!")
-        if not re.fullmatch(r"[A-Z][A-Z0-9_]+|[\w-]+\.\w{1,5}|(?:[\w.-]+/)+[\w.-]*", value):
+        reference = re.fullmatch(r"[A-Z][A-Z0-9_]+|[\w-]+\.\w{1,5}|(?:[\w.-]+/)+[\w.-]*", value)
+        if not reference and not _VAULT.fullmatch(value):
             return True
     if _PASSWORD_DIGITS.search(text):
         return True
-    return any(_random_token(m[0]) for m in _RANDOM_TOKEN.finditer(text))
+    return any(
+        _random_token(m[0]) and not is_public_data(text, m.start())
+        for m in _RANDOM_TOKEN.finditer(text)
+    )
+
+
+_VAULT = re.compile(r"(?i:1password|bitwarden|lastpass|keepass(?:xc)?|dashlane)")
+"""Where a password lives is not the password: "비밀번호는 1Password 'staging' 항목에 있어요"."""
 
 
 def cues(text: str, role: str = "user") -> list[str]:

@@ -1,0 +1,67 @@
+"""Credentials as a second writer drops them into chat, and near misses that hold none.
+
+``data/chat_credentials.jsonl.gz`` holds 220 messages (110 English, 110 Korean), each with the
+exact values a reader must remove; ``data/chat_credential_negatives.jsonl.gz`` 160 messages
+about passwords, keys and tokens, or with token-shaped strings, that hold no credential. They
+were written by someone who had seen neither the detector nor its tests, with values made at
+random then (gzipped so that secret scanners leave the repository alone). Before
+:mod:`squad.text.secrets._context` the memory writer found something in 181 of the 220 and the
+classifier refused 188; the detector was then improved on these very messages, so the shares
+below are the floor it must keep, not a measure of unseen text.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from squad.classifier.cues import has_secret
+from squad.text.secrets import find_secrets, redact
+
+DATA = Path(__file__).parent / "data"
+
+
+def _load(name: str) -> list[dict[str, Any]]:
+    with gzip.open(DATA / name, "rt", encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+CREDENTIALS = _load("chat_credentials.jsonl.gz")
+NEGATIVES = _load("chat_credential_negatives.jsonl.gz")
+
+
+def _leaks(row: dict[str, Any]) -> list[str]:
+    """The values of ``row`` still readable, whole or as a 12+ character line, after redaction."""
+    redacted, _ = redact(row["text"])
+    return [
+        value
+        for value in row["values"]
+        if value in redacted or any(len(p) >= 12 and p in redacted for p in value.split("\n"))
+    ]
+
+
+def test_the_corpus_covers_both_languages_and_every_value_is_in_its_message() -> None:
+    assert len(CREDENTIALS) >= 200 and len(NEGATIVES) >= 150
+    for rows in (CREDENTIALS, NEGATIVES):
+        assert {row["lang"] for row in rows} == {"en", "ko"}
+    assert all(value in row["text"] for row in CREDENTIALS for value in row["values"])
+
+
+def test_the_classifier_refuses_nearly_every_message_with_a_credential() -> None:
+    missed = [row["text"] for row in CREDENTIALS if not has_secret(row["text"])]
+    assert len(missed) / len(CREDENTIALS) <= 0.02, missed
+
+
+def test_the_memory_writer_removes_every_value_from_nearly_every_message() -> None:
+    leaking = [(row["form"], _leaks(row)) for row in CREDENTIALS if _leaks(row)]
+    assert len(leaking) / len(CREDENTIALS) <= 0.05, leaking
+
+
+@pytest.mark.parametrize("row", NEGATIVES, ids=lambda row: row["form"])
+def test_a_near_miss_is_no_credential(row: dict[str, Any]) -> None:
+    assert find_secrets(row["text"]) == []
+    assert not has_secret(row["text"])
