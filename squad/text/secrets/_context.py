@@ -19,6 +19,7 @@ from squad.text.secrets._values import (
     HANGUL,
     WORDY,
     Candidate,
+    identifier,
     placeholder,
     varied,
 )
@@ -77,7 +78,6 @@ _NAMED = re.compile(
 )
 """A secret's name and, with no verb between, its value: "client secret 9QpUVRFa7x"."""
 _HEX32 = re.compile(r"[0-9a-f]{32,}|[0-9A-F]{32,}")
-_CAMEL_PART = re.compile(r"(?:[a-z]+|[A-Z][a-z]+|[A-Z]+|\d+)(?:[A-Z][a-z]*|\d+)*")
 
 
 def _secret_shaped(value: str) -> bool:
@@ -87,7 +87,7 @@ def _secret_shaped(value: str) -> bool:
         return True
     if not varied(value) or WORDY.fullmatch(value) or placeholder(value):
         return False
-    return not all(_CAMEL_PART.fullmatch(part) for part in re.split(r"[-_]", value))
+    return not identifier(value)
 
 
 _APP_PASSWORD = re.compile(  # Google's app passwords: four groups of four letters

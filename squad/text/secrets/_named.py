@@ -28,6 +28,7 @@ from squad.text.secrets._values import (
     bearer,
     flag_value,
     high_entropy,
+    identifier,
     passphrase,
     passphrase_words,
     password_like,
@@ -508,13 +509,6 @@ _KEY_VALUE = re.compile(  # "just use the key abcd1234EFGH5678ijkl", "공용 키
 commit, a digest, a row's id), not camel-cased words (``customerIdAndRegion2024``) and not after
 ``sort``, ``primary``, ``public``..."""
 _HEXISH = re.compile(r"[0-9a-f-]+|[0-9A-F-]+")
-_CAMEL_PART = re.compile(r"(?:[a-z]+|[A-Z][a-z]+|[A-Z]+|\d+)(?:[A-Z][a-z]*|\d+)*")
-
-
-def _identifier(value: str) -> bool:
-    """Camel-cased words and numbers, joined by ``-_.`` or not: ``customerIdAndRegion2024``,
-    ``user_profile_settings_v2``; a random token has a lower-case letter after a digit."""
-    return all(_CAMEL_PART.fullmatch(part) for part in re.split(r"[-_.]", value))
 
 
 def _unnamed_pair_password(value: str) -> bool:
@@ -614,7 +608,7 @@ def _casual(text: str) -> Iterator[Candidate]:
             yield _CASUAL, *span, "credential_pair"
     for m in _KEY_VALUE.finditer(text):
         value, prev = m["uq"], (m["prev"] or "").lower()
-        if prev in _NOT_SECRET_PREV or _HEXISH.fullmatch(value) or _identifier(value):
+        if prev in _NOT_SECRET_PREV or _HEXISH.fullmatch(value) or identifier(value):
             continue
         if not high_entropy(value):
             continue

@@ -301,3 +301,13 @@ def pin_code(value: str) -> bool:
     """A PIN or door code named as one: 4 to 8 digits, not all one digit (``0000`` is a
     placeholder)."""
     return value.isdigit() and 4 <= len(value) <= 8 and not placeholder(value)
+
+
+_CAMEL_PART = re.compile(r"(?:[a-z]+|[A-Z][a-z]+|[A-Z]+|\d+)(?:[A-Z][a-z]*|\d+)*")
+
+
+def identifier(value: str) -> bool:
+    """Camel-cased words and numbers, joined by ``-_.`` or not: ``customerIdAndRegion2024``,
+    ``user_profile_settings_v2``, ``maxTokens2``; a random token has a lower-case letter after
+    a digit."""
+    return all(_CAMEL_PART.fullmatch(part) for part in re.split(r"[-_.]", value))
