@@ -1095,6 +1095,7 @@ POSITIVES += [
     _p("password_context", "패스워드 예전이랑 같아요 ⟦HappyMonkey45#⟧"),
     _p("password_context", "비번 뭐였지.. 아 ⟦rlaals1629#⟧ 맞다"),
     _p("password_context", "메일 SMTP 앱 비밀번호 ⟦iosw oymn qxey lalu⟧"),
+    _p("password_context", "젠킨스 admin/⟦Falcon2020#⟧"),
     _p("secret_context", f"twilio auth token ⟦{fake(HEX, 32)}⟧"),
     _p("secret_context", f"카카오 로그인 client secret ⟦{fake(B62, 32)}⟧"),
     _p("secret_context", f"카카오 어드민 키 ⟦{fake(HEX, 32)}⟧ 서버에서만 쓰세요"),
@@ -1137,4 +1138,14 @@ NEGATIVES += [
     "계정 잠기면 ops 채널에 물어보세요",
     "비밀번호 정책은 12자 이상이에요",
     "백업 코드는 금고에 있어요",
+    # versions and names with an exclamation mark after a login word, "admin" or "still"
+    "the admin page is built with React18!",
+    "still on Node20!! ugh",
+    "root cause was in v2.0-beta!",
+    "the admin dashboard uses Chart.js4!",
+    "still failing on test_login2!",
+    "account page redesign by Jin-woo#2 team!",
+    "sudo apt install python3.12-venv!",
+    "the password thing is fixed in React18!",
+    "login: see src/Main2! for details",
 ]

@@ -21,6 +21,7 @@ from squad.text.secrets._values import (
     Candidate,
     identifier,
     placeholder,
+    strong_password,
     varied,
 )
 
@@ -30,34 +31,48 @@ KINDS = ("password_context", "secret_context", "recovery_code", "webhook_secret"
 _PRIORITY = 5
 
 _CONTEXT = re.compile(
-    rf"""(?i:(?<![\w-])(?:pass(?:word|wd|wrod|owrd|wor)?|pasword|pssword|pwd?|creds?|credentials
-      |log[ -]?in|account|admin|root|sudo|the\ usual|same\ (?:as\ )?(?:before|always|usual
-      |last\ time|one)|changed\ it\ to|reset\ it\ to|still)(?![\w-]))
-    |{PASSWORD_WORDS_KO}|계정|로그인|아이디|관리자|예전이랑\ 같""",
+    rf"""(?P<strong>(?i:(?<![\w-])(?:pass(?:word|wd|wrod|owrd|wor)?|pasword|pssword|pwd?|creds?
+      |credentials|the\ usual|same\ (?:as\ )?(?:before|always|usual|last\ time|one)|changed\ it\ to
+      |reset\ it\ to)(?![\w-]))|{PASSWORD_WORDS_KO}|예전이랑\ 같)
+    |(?i:(?<![\w-])(?:log[ -]?in|account|admin|root|sudo|still)(?![\w-]))
+    |계정|로그인|아이디|관리자""",
     re.VERBOSE,
 )
-"""Words after which a password-shaped value, in the same line, is one."""
+"""Words after which a password-shaped value, in the same line, is one. After the weaker ones
+(a login word, "admin", "still"), which prose uses as often ("the admin page is built with
+React18!"), a "!" or "?" that only ends the value is punctuation, not its symbol."""
 _WINDOW = 60
 _TOKEN = re.compile(rf"[^\s'\"`,;{HANGUL}()]{{6,64}}")
 _SYMBOL = re.compile(r"[!#$%^&*+?~@]")
 _STRUCTURE = re.compile(r"[\[\]{}<>:=|\\]")
 """``ENC[AES256_GCM,...``, ``key=value``, ``a|b``: data, not a password."""
-_ISSUE_REF = re.compile(r"[A-Za-z]+#\d+")
+_ISSUE_REF = re.compile(r"#\d{1,6}$")
 
 
-def human_password(value: str) -> bool:
+def human_password(value: str, *, strong_cue: bool = True) -> bool:
     """Shaped as people make passwords: 8-64 characters with a letter, a digit and a symbol
-    (``Summer2025!``, ``qwer1234!@``, ``L3tm3in&426``); not an address, a URL, a reference,
-    an issue (``PR#482``), ``user@host`` or structured data (``ENC[...``, ``k=v``)."""
+    (``Summer2025!``, ``qwer1234!@``, ``L3tm3in&426``); not an address, a URL, a path, a
+    reference, an issue (``PR#482``), ``user@host`` or structured data (``ENC[...``, ``k=v``).
+    Without ``strong_cue`` a trailing "!" or "?" is punctuation: ``Summer2025!`` needs a
+    password word or "the usual" before it."""
     core = value.rstrip(".,:;)")
-    if not 8 <= len(core) <= 64 or placeholder(core) or "://" in core or ADDRESS.fullmatch(core):
+    if not 8 <= len(core) <= 64 or placeholder(core) or "://" in core or "/" in core:
         return False
-    if not (any(c.isalpha() for c in core) and any(c.isdigit() for c in core)):
+    if ADDRESS.fullmatch(core) or not any(c.isalpha() for c in core):
         return False
+    if not strong_cue:
+        core = core.rstrip("!?")
     symbols = _SYMBOL.findall(core)
-    if not symbols or _STRUCTURE.search(core) or _ISSUE_REF.fullmatch(core) or core[0] in "@#$%":
+    if not symbols or not any(c.isdigit() for c in core) or _STRUCTURE.search(core):
         return False
+    if _ISSUE_REF.search(core) or core[0] in "@#$%":
+        return False
+    if strong_cue and not _SYMBOL.search(core.rstrip("!?")) and not strong_password(core):
+        return False  # "React18!": a version with an exclamation mark
     return symbols != ["@"] or core.endswith("@")  # deploy@web01 is a user at a host
+
+
+_USER_SLASH = re.compile(r"[A-Za-z][\w.@+-]{0,31}/(?=[^/]+$)")
 
 
 def _passwords(text: str) -> Iterator[Candidate]:
@@ -65,9 +80,14 @@ def _passwords(text: str) -> Iterator[Candidate]:
         stop = text.find("\n", cue.end(), cue.end() + _WINDOW)
         stop = stop if stop >= 0 else min(len(text), cue.end() + _WINDOW)
         for m in _TOKEN.finditer(text, cue.end(), stop):
-            value = m[0].rstrip(".,:;)")
-            if human_password(value):
-                yield _PRIORITY, m.start(), m.start() + len(value), "password_context"
+            value, start = m[0].rstrip(".,:;)"), m.start()
+            pair = _USER_SLASH.match(value)  # "젠킨스 admin/Falcon2020#": after its user
+            if pair is not None:
+                value, start = value[pair.end() :], start + pair.end()
+            elif value.startswith("/"):  # the cue was the user: "admin" of "admin/..."
+                value, start = value[1:], start + 1
+            if human_password(value, strong_cue=cue["strong"] is not None):
+                yield _PRIORITY, start, start + len(value), "password_context"
 
 
 _NAMED = re.compile(
