@@ -1096,6 +1096,14 @@ POSITIVES += [
     _p("password_context", "비번 뭐였지.. 아 ⟦rlaals1629#⟧ 맞다"),
     _p("password_context", "메일 SMTP 앱 비밀번호 ⟦iosw oymn qxey lalu⟧"),
     _p("password_context", "젠킨스 admin/⟦Falcon2020#⟧"),
+    # laid out: a table's password column, a user and a password on the lines after a login
+    _p("password_table", "username\tpassword\nsvc_etl\t⟦mmbJNve5RnMTsv⟧"),
+    _p("password_table", "| user | pw |\n|------|----|\n| ci | ⟦Xk29!abc⟧ |\n| bot | ${BOT_PW} |"),
+    _p("password_table", "name,password,role\nalice,⟦Tr0ub4dor⟧,admin\nbob,⟦hunter22⟧,dev"),
+    _p("password_table", f"| name | token |\n| ci | ⟦{fake(B62, 24)}⟧ |"),
+    _p("password_table", "| 서비스 | 아이디 | 비밀번호 |\n| 위키 | hong | ⟦Wiki#2024⟧ |"),
+    _p("credential_pair", "login for the support inbox:\nsupport@acme.io\n⟦Love2021@⟧"),
+    _p("credential_pair", "공용 계정 정보\nqa-team\n⟦Qa!2024pass⟧"),
     _p("secret_context", f"twilio auth token ⟦{fake(HEX, 32)}⟧"),
     _p("secret_context", f"카카오 로그인 client secret ⟦{fake(B62, 32)}⟧"),
     _p("secret_context", f"카카오 어드민 키 ⟦{fake(HEX, 32)}⟧ 서버에서만 쓰세요"),
@@ -1113,6 +1121,11 @@ POSITIVES += [
         f"post the alerts to https://discord.com/api/webhooks/{digits(18)}/⟦{fake(URLSAFE, 68)}⟧",
     ),
     _p("cli_password", "keytool -list -storepass ⟦happy-autumn70⟧ -keystore release.jks"),
+    _p(
+        "url_signature",
+        "presigned link, valid 7 days: https://acme.s3.amazonaws.com/r.csv?X-Amz-Expires=604800"
+        f"&X-Amz-Signature=⟦{fake(HEX, 64)}⟧",
+    ),
     _p("cli_password", f"docker login -u acme -p ⟦{fake(URLSAFE, 27)}⟧ registry.acme.dev"),
 ]
 NEGATIVES += [
@@ -1148,4 +1161,13 @@ NEGATIVES += [
     "sudo apt install python3.12-venv!",
     "the password thing is fixed in React18!",
     "login: see src/Main2! for details",
+    # tables and lines that name a password column or a login and give none
+    "| model | token |\n|---|---|\n| gpt-4 | 8192 |",
+    "password,length\nmin,12",
+    "| step | password |\n| 1 | see vault |",
+    "| field | type |\n|---|---|\n| password | string |",
+    "Column | Meaning\npassword | the hash of it\ntoken | bearer",
+    "login steps:\nssh web01\nsudo -i now",
+    "account:\nalice\nadmin",
+    "| 항목 | 비밀번호 |\n| 위키 | 금고에 있어요 |",
 ]

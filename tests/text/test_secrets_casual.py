@@ -214,6 +214,9 @@ HOSTILE = {
     "code-lists": "backup codes: " + "1234 5678 " * 5_000,
     "docker-login": "docker login " * 5_000 + "-p x",
     "public-blocks": "-----BEGIN PUBLIC KEY-----\n" * 3_000 + "Ab1+" * 1_000,
+    "table-rows": "user\tpassword\n" + "a\tb\t" * 20_000,
+    "table-headers": "user|password\n" * 10_000,
+    "login-lines": "login\nx\n" * 10_000,
 }
 
 

@@ -5,9 +5,10 @@ exact values a reader must remove; ``data/chat_credential_negatives.jsonl.gz`` 1
 about passwords, keys and tokens, or with token-shaped strings, that hold no credential. They
 were written by someone who had seen neither the detector nor its tests, with values made at
 random then (gzipped so that secret scanners leave the repository alone). Before
-:mod:`squad.text.secrets._context` the memory writer found something in 181 of the 220 and the
-classifier refused 188; the detector was then improved on these very messages, so the shares
-below are the floor it must keep, not a measure of unseen text.
+:mod:`squad.text.secrets._context` and :mod:`._layout` the memory writer found something in 181
+of the 220 and the classifier refused 188 (after: 217, 215 with every value gone, and 219);
+the detector was then improved on these very messages, so the shares below are the floor it
+must keep, not a measure of unseen text.
 """
 
 from __future__ import annotations
@@ -53,12 +54,12 @@ def test_the_corpus_covers_both_languages_and_every_value_is_in_its_message() ->
 
 def test_the_classifier_refuses_nearly_every_message_with_a_credential() -> None:
     missed = [row["text"] for row in CREDENTIALS if not has_secret(row["text"])]
-    assert len(missed) / len(CREDENTIALS) <= 0.02, missed
+    assert len(missed) / len(CREDENTIALS) <= 0.01, missed
 
 
 def test_the_memory_writer_removes_every_value_from_nearly_every_message() -> None:
     leaking = [(row["form"], _leaks(row)) for row in CREDENTIALS if _leaks(row)]
-    assert len(leaking) / len(CREDENTIALS) <= 0.05, leaking
+    assert len(leaking) / len(CREDENTIALS) <= 0.03, leaking
 
 
 @pytest.mark.parametrize("row", NEGATIVES, ids=lambda row: row["form"])

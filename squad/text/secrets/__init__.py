@@ -9,7 +9,8 @@ literal or a boundary, so matching stays linear on hostile input.
 
 Modules: :mod:`._tokens` (credentials by their own shape), :mod:`._named` (by the words or
 flag around them), :mod:`._context` (by the context, with no name and verb: "the usual
-Summer2025!", "client secret ..."), :mod:`._followup` (a bare value after its cue),
+Summer2025!", "client secret ..."), :mod:`._layout` (a table's password column, a user and a
+password on the lines after a login word), :mod:`._followup` (a bare value after its cue),
 :mod:`._values` (is this value a literal, a placeholder, random or words).
 
 Judgment calls, each pinned by ``tests/text/secrets_corpus.py``:
@@ -90,6 +91,11 @@ Judgment calls, each pinned by ``tests/text/secrets_corpus.py``:
   quoted token after a secret's name when it has a digit, a joiner or mixed case and no
   function word ('north-star-blue', not 'consistency' or 'less-is-more'). Each of these
   loses to every other kind over the same span.
+- Under a table header that names a password column (tab, pipe or comma separated, markdown
+  too) every one-word value of 4+ characters counts, digits only from six; under a token or
+  secret column only a random-looking one (``| model | token |`` over ``8192`` is a budget).
+  After a login word, a user alone on the next line and a password-shaped value alone on the
+  one after count as a pair.
 - A password glued to ``mysql``'s ``-p`` counts (``mysql -u root -pS3cret``); ``-p`` elsewhere
   is a port or a flag (``mkdir -p``, ``docker run -p8080:80``). So do ``sshpass -p``,
   ``redis-cli -a`` and ``openssl -pass pass:``.
@@ -125,7 +131,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from squad.errors import SecretInMemoryError
-from squad.text.secrets import _context, _followup, _named, _tokens
+from squad.text.secrets import _context, _followup, _layout, _named, _tokens
 from squad.text.secrets._followup import CUE_MESSAGES, needs_previous
 from squad.text.secrets._values import ALNUM as _ALNUM
 from squad.text.secrets._values import MARKER as _MARKER
@@ -148,7 +154,9 @@ __all__ = [
 ]
 
 KINDS: tuple[str, ...] = tuple(
-    dict.fromkeys([*_tokens.KINDS, *_named.KINDS, *_followup.KINDS, *_context.KINDS])
+    dict.fromkeys(
+        [*_tokens.KINDS, *_named.KINDS, *_followup.KINDS, *_context.KINDS, *_layout.KINDS]
+    )
 )
 """Every kind :func:`find_secrets` reports, most specific first."""
 
@@ -177,6 +185,7 @@ def _candidates(text: str, previous: Sequence[str]) -> Iterator[_Candidate]:
     yield from _named.candidates(text)
     yield from _followup.candidates(text, previous)
     yield from _context.candidates(text)
+    yield from _layout.candidates(text)
 
 
 def is_public_data(text: str, pos: int) -> bool:

@@ -3,9 +3,9 @@
 People drop credentials into chat without "is": "the staging box is root and the usual
 Summer2025!", "same as before: Blue2022$", "client secret 9QpUVRFa7x", "auth token <hex>",
 "recovery code for the admin account: VWUB-3NRV-80K3-MFA9", "앱 비밀번호 iosw oymn qxey
-lalu", a Discord webhook, a session cookie, ``keytool -storepass ...``. Each finder here
-proposes a value only in its context and only in its shape, and loses to every other kind over
-the same span (priority 5).
+lalu", a Discord webhook, a presigned URL's signature, a session cookie, ``keytool -storepass
+...``. Each finder here proposes a value only in its context and only in its shape, and loses
+to every other kind over the same span (priority 5).
 """
 
 from __future__ import annotations
@@ -27,7 +27,10 @@ from squad.text.secrets._values import (
 
 __all__ = ["KINDS", "candidates"]
 
-KINDS = ("password_context", "secret_context", "recovery_code", "webhook_secret", "cli_password")
+KINDS = (
+    "password_context", "secret_context", "recovery_code", "webhook_secret", "url_signature",
+    "cli_password",
+)  # fmt: skip
 _PRIORITY = 5
 
 _CONTEXT = re.compile(
@@ -128,6 +131,9 @@ _WEBHOOK = re.compile(
     r"https://(?:discord(?:app)?\.com|[\w-]+\.webhook\.office\.com)/api/webhooks/\d+/"
     r"(?P<v>[\w-]{30,})"
 )
+_SIGNATURE = re.compile(  # a presigned URL is a key for as long as it lives
+    r"[?&](?:X-Amz-Signature|X-Goog-Signature|Signature|sig)=(?P<v>[A-Za-z0-9%+/_-]{20,}=*)"
+)
 _COOKIE = re.compile(
     r"(?i:(?<![\w-])(?:session_?id|sessid|sid|phpsessid|jsessionid|connect\.sid|_session)=)"
     r"(?P<v>[A-Za-z0-9%._-]{16,})"
@@ -162,6 +168,8 @@ def candidates(text: str) -> Iterator[Candidate]:
         yield _PRIORITY, *m.span(), "recovery_code"
     for m in _WEBHOOK.finditer(text):
         yield _PRIORITY, *m.span("v"), "webhook_secret"
+    for m in _SIGNATURE.finditer(text):
+        yield _PRIORITY, *m.span("v"), "url_signature"
     for m in _COOKIE.finditer(text):
         if not placeholder(m["v"]):
             yield _PRIORITY, *m.span("v"), "secret_context"

@@ -1,0 +1,119 @@
+"""Credentials laid out rather than said: a table with a password column, a user and a password
+on the lines after a login word. Pure.
+
+People paste accounts from a spreadsheet or a note::
+
+    username	password            | user | pw |          login for the support inbox:
+    svc_etl	mmbJNve5RnMTsv       |------|----|          support@acme.io
+                                  | ci   | x  |          Love2021@
+
+A table's header names the column, so every value under it counts whatever it looks like (as an
+assignment's name does); the lines after a login word count only with a user alone on the first
+and a password-shaped value alone on the second.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from squad.text.secrets._values import (
+    Candidate,
+    high_entropy,
+    password_like,
+    placeholder,
+    secret_value,
+)
+
+__all__ = ["KINDS", "candidates"]
+
+KINDS = ("password_table", "credential_pair")
+_PRIORITY = 5
+_PASSWORD_CELL = re.compile(
+    r"(?i:pass(?:word|wd)?|pwd?|passphrase)|비밀\s?번호|비번|암호|패스\s?워드"
+)
+_SECRET_CELL = re.compile(r"(?i:secret|token|api[ _-]?key|access[ _-]?key)|토큰|시크릿")
+_SEPARATOR = re.compile(r"[\t|]|,(?=\S)")
+_RULE_CELL = re.compile(r":?-{2,}:?")
+
+
+def _cells(line: str, sep: str) -> list[tuple[int, int]]:
+    """The spans of ``line``'s cells split by ``sep``, stripped, outer pipes dropped."""
+    spans, start = [], 0
+    for part in [*line.split(sep)]:
+        end = start + len(part)
+        lead = len(part) - len(part.lstrip())
+        spans.append((start + lead, start + len(part.rstrip())))
+        start = end + len(sep)
+    if sep == "|" and spans and spans[0][0] == spans[0][1]:
+        spans = spans[1:]
+    if sep == "|" and spans and spans[-1][0] == spans[-1][1]:
+        spans = spans[:-1]
+    return spans
+
+
+def _tables(text: str) -> Iterator[Candidate]:
+    lines, offset = [], 0
+    for line in text.split("\n"):
+        lines.append((offset, line))
+        offset += len(line) + 1
+    i = 0
+    while i < len(lines):
+        _, line = lines[i]
+        i += 1
+        sep_found = _SEPARATOR.search(line)
+        if sep_found is None:
+            continue
+        sep = sep_found[0]
+        header = _cells(line, sep)
+        columns = {
+            n: _PASSWORD_CELL.fullmatch(line[a:b]) is not None
+            for n, (a, b) in enumerate(header)
+            if _PASSWORD_CELL.fullmatch(line[a:b]) or _SECRET_CELL.fullmatch(line[a:b])
+        }
+        if len(header) < 2 or not columns:
+            continue
+        while i < len(lines):
+            row_start, row = lines[i]
+            cells = _cells(row, sep)
+            if not row.strip() or len(cells) != len(header):
+                break
+            i += 1
+            for n, password in columns.items():
+                a, b = cells[n]
+                if _cell_value(row[a:b], password=password):
+                    yield _PRIORITY, row_start + a, row_start + b, "password_table"
+
+
+def _cell_value(value: str, *, password: bool) -> bool:
+    """A value under a password column: one word of 4+ characters, not a placeholder, digits
+    only from six; under a token or secret column, random-looking (``8192`` is a budget)."""
+    if len(value) < 4 or " " in value or _RULE_CELL.fullmatch(value) or placeholder(value):
+        return False
+    if password:
+        return not value.isdigit() or len(value) >= 6
+    return secret_value(value) or high_entropy(value)
+
+
+_LOGIN = re.compile(
+    r"(?i:(?<![\w-])(?:log[ -]?in|creds?|credentials|account|sign[ -]?in))|계정|로그인|접속\s?정보"
+)
+_USER_THEN_VALUE = re.compile(
+    r"[ \t]*:?[ \t]*\n[ \t]*[A-Za-z0-9][\w.@+-]{0,63}[ \t]*\n"
+    r"[ \t]*(?P<v>[^\s'\"`]{6,64})[ \t]*(?:\n|$)"
+)
+
+
+def _lines(text: str) -> Iterator[Candidate]:
+    for cue in _LOGIN.finditer(text):
+        line_end = text.find("\n", cue.end())
+        if line_end < 0 or line_end - cue.end() > 60:
+            continue
+        m = _USER_THEN_VALUE.match(text, line_end)
+        if m is not None and password_like(m["v"]):
+            yield _PRIORITY, *m.span("v"), "credential_pair"
+
+
+def candidates(text: str) -> Iterator[Candidate]:
+    yield from _tables(text)
+    yield from _lines(text)
