@@ -144,13 +144,15 @@ def _score(text: str, role: str) -> dict[Label, float]:
 def _best_span(text: str, role: str) -> tuple[str, dict[Label, float]]:
     """The part of ``text`` most likely to state a fact, and its label probabilities.
 
-    A short message is judged whole. A long one (an assistant's answer, a pasted paragraph)
-    is judged sentence by sentence with code blocks dropped, so a fact is one sentence rather
-    than a screenful. A credential anywhere refuses the whole message.
+    Fenced code blocks are dropped first: code states no fact by itself ("Here is the
+    refactored function: ```...```" is an answer, not a stack), its prose may. A short message
+    is then judged whole; a long one (an assistant's answer, a pasted paragraph) sentence by
+    sentence, so a fact is one sentence rather than a screenful. A credential anywhere, code
+    included, refuses the whole message.
     """
     if has_secret(text):
         return "", _NO_FACT
-    prose = _FENCE.sub(" ", text) if len(text) > LONG_MESSAGE_CHARS else text
+    prose = _FENCE.sub(" ", text)
     spans = [prose]
     if len(prose) > LONG_MESSAGE_CHARS:
         spans = [s for s in _SENTENCE_BREAK.split(prose) if len(s) <= LONG_MESSAGE_CHARS]

@@ -212,9 +212,11 @@ CUES: dict[str, str] = {
     r"|것 같아요|같아요|듯해요|듯요|인 듯",
     "suggest": r"\b(?:maybe|perhaps|what if|how about|should we|could we|we could|we might"
     r"|you (?:could|might|may) (?:also )?(?:consider|try|want)|one option|if you want|if that helps"
-    r"|at some point|someday|not sure|it's up to you)\b|(?:면|는 게|는 것도) (?:어떨까요|어때요"
+    r"|at some point|someday|not sure|it's up to you|alternatively"
+    r"|(?:here are|there are) (?:\w+ )?(?:options|ways|approaches|choices|alternatives))\b"
+    r"|(?:면|는 게|는 것도) (?:어떨까요|어때요"
     r"|좋을 것 같|괜찮지 않을까|나을까)|볼까요|고민해 봐|나중에|언젠가|원하시면"
-    r"|방법도 있|것도 방법",
+    r"|방법도 있|것도 방법|선택지|방법이 (?:몇 가지|두 가지|세 가지|여러 가지)",
     "correction": r"\b(?:actually|correction|misspoke|scratch (?:that|what)|my bad|I was wrong"
     r"|I meant|to correct|correct myself|wait,? no|no,? wait|no no|got (?:it|that|the \w+) wrong"
     r"|mixed (?:it|them|that) up|the other way round|the opposite|forget what I said"

@@ -381,3 +381,37 @@ def test_penalties_the_folds_cannot_tell_apart_resolve_to_the_simpler_model() ->
     scores = [(0.912, 0.001, 0.003), (0.910, 0.003, 0.003), (0.900, 0.003, 0.01)]
     assert choose(scores) == (0.910, 0.003, 0.003)  # within 0.005 of the best, more penalised
     assert choose([(0.93, 0.001, 0.003), (0.91, 0.03, 0.1)]) == (0.93, 0.001, 0.003)
+
+
+@pytest.mark.parametrize(
+    ("text", "role"),
+    [
+        ("Here is the refactored function:\n```python\ndef total(xs):\n    return sum(xs)\n```",
+         "assistant"),
+        ("```yaml\nservices:\n  api:\n    ports: ['8080:8080']\n```", "user"),
+        ("수정한 코드예요:\n```ts\nexport const PORT = 8443;\n```", "assistant"),
+    ],
+)  # fmt: skip
+def test_code_in_a_message_states_no_fact_by_itself(text: str, role: str) -> None:
+    assert classify(text, role=role, today=date(2026, 11, 29)) is None
+
+
+def test_the_prose_around_code_can_still_state_a_fact() -> None:
+    text = (
+        "From now on this repo formats Python with ruff, never black:\n"
+        "```toml\n[tool.ruff]\nline-length = 100\n```"
+    )
+    fact = classify(text, role="user", today=date(2026, 11, 29))
+    assert fact is not None and fact.scope == "project"
+    assert "```" not in fact.text and "line-length" not in fact.text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Here are three options: Redis, Memcached, or an in-process LRU cache.",
+        "선택지는 세 가지예요: Redis, Memcached, 아니면 프로세스 내 LRU 캐시.",
+    ],
+)
+def test_options_offered_are_no_decision(text: str) -> None:
+    assert classify(text, role="assistant", today=date(2026, 11, 29)) is None
