@@ -5,7 +5,7 @@ Summer2025!", "same as before: Blue2022$", "client secret 9QpUVRFa7x", "auth tok
 "recovery code for the admin account: VWUB-3NRV-80K3-MFA9", "앱 비밀번호 iosw oymn qxey
 lalu", a Discord webhook, a presigned URL's signature, a session cookie, ``keytool -storepass
 ...``. Each finder here proposes a value only in its context and only in its shape, and loses
-to every other kind over the same span (priority 5).
+to every other kind over the same span (:data:`._values.BY_CONTEXT`).
 """
 
 from __future__ import annotations
@@ -16,13 +16,14 @@ from collections.abc import Iterator
 from squad.text.secrets._named import PASSWORD_WORDS_KO, SECRET_WORDS_EN, SECRET_WORDS_KO
 from squad.text.secrets._values import (
     ADDRESS,
+    BY_CONTEXT,
     HANGUL,
     WORDY,
     Candidate,
     identifier,
     placeholder,
+    random_token,
     strong_password,
-    varied,
 )
 
 __all__ = ["KINDS", "candidates"]
@@ -31,7 +32,6 @@ KINDS = (
     "password_context", "secret_context", "recovery_code", "webhook_secret", "url_signature",
     "cli_password",
 )  # fmt: skip
-_PRIORITY = 5
 
 _CONTEXT = re.compile(
     rf"""(?P<strong>(?i:(?<![\w-])(?:pass(?:word|wd|wrod|owrd|wor)?|pasword|pssword|pwd?|creds?
@@ -75,14 +75,18 @@ def human_password(value: str, *, strong_cue: bool = True) -> bool:
     return symbols != ["@"] or core.endswith("@")  # deploy@web01 is a user at a host
 
 
+def _line_end(text: str, start: int, width: int) -> int:
+    """Where the window of ``width`` characters after ``start`` ends: at the line's end."""
+    end = text.find("\n", start, start + width)
+    return end if end >= 0 else min(len(text), start + width)
+
+
 _USER_SLASH = re.compile(r"[A-Za-z][\w.@+-]{0,31}/(?=[^/]+$)")
 
 
 def _passwords(text: str) -> Iterator[Candidate]:
     for cue in _CONTEXT.finditer(text):
-        stop = text.find("\n", cue.end(), cue.end() + _WINDOW)
-        stop = stop if stop >= 0 else min(len(text), cue.end() + _WINDOW)
-        for m in _TOKEN.finditer(text, cue.end(), stop):
+        for m in _TOKEN.finditer(text, cue.end(), _line_end(text, cue.end(), _WINDOW)):
             value, start = m[0].rstrip(".,:;)"), m.start()
             pair = _USER_SLASH.match(value)  # "젠킨스 admin/Falcon2020#": after its user
             if pair is not None:
@@ -90,7 +94,7 @@ def _passwords(text: str) -> Iterator[Candidate]:
             elif value.startswith("/"):  # the cue was the user: "admin" of "admin/..."
                 value, start = value[1:], start + 1
             if human_password(value, strong_cue=cue["strong"] is not None):
-                yield _PRIORITY, start, start + len(value), "password_context"
+                yield BY_CONTEXT, start, start + len(value), "password_context"
 
 
 _NAMED = re.compile(
@@ -108,9 +112,7 @@ def _secret_shaped(value: str) -> bool:
     not words joined by ``-_`` nor camel-cased words and numbers (``maxTokens2``)."""
     if _HEX32.fullmatch(value):
         return True
-    if not varied(value) or WORDY.fullmatch(value) or placeholder(value):
-        return False
-    return not identifier(value)
+    return random_token(value) and not WORDY.fullmatch(value) and not identifier(value)
 
 
 _APP_PASSWORD = re.compile(  # Google's app passwords: four groups of four letters
@@ -151,28 +153,27 @@ _LIST_WINDOW = 240
 
 def _windowed(text: str, cue: re.Pattern[str], value: re.Pattern[str]) -> Iterator[re.Match[str]]:
     for m in cue.finditer(text):
-        stop = text.find("\n", m.end(), m.end() + _LIST_WINDOW)
-        yield from value.finditer(text, m.end(), stop if stop >= 0 else m.end() + _LIST_WINDOW)
+        yield from value.finditer(text, m.end(), _line_end(text, m.end(), _LIST_WINDOW))
 
 
 def candidates(text: str) -> Iterator[Candidate]:
     yield from _passwords(text)
     for m in _NAMED.finditer(text):
         if _secret_shaped(m["v"]):
-            yield _PRIORITY, *m.span("v"), "secret_context"
+            yield BY_CONTEXT, *m.span("v"), "secret_context"
     for m in _APP_PASSWORD.finditer(text):
-        yield _PRIORITY, *m.span("v"), "password_context"
+        yield BY_CONTEXT, *m.span("v"), "password_context"
     for m in _windowed(text, _CODES_CUE, _CODE):
-        yield _PRIORITY, *m.span(), "recovery_code"
+        yield BY_CONTEXT, *m.span(), "recovery_code"
     for m in _windowed(text, _SEED_CUE, _SEED):
-        yield _PRIORITY, *m.span(), "recovery_code"
+        yield BY_CONTEXT, *m.span(), "recovery_code"
     for m in _WEBHOOK.finditer(text):
-        yield _PRIORITY, *m.span("v"), "webhook_secret"
+        yield BY_CONTEXT, *m.span("v"), "webhook_secret"
     for m in _SIGNATURE.finditer(text):
-        yield _PRIORITY, *m.span("v"), "url_signature"
+        yield BY_CONTEXT, *m.span("v"), "url_signature"
     for m in _COOKIE.finditer(text):
         if not placeholder(m["v"]):
-            yield _PRIORITY, *m.span("v"), "secret_context"
+            yield BY_CONTEXT, *m.span("v"), "secret_context"
     for m in _STOREPASS.finditer(text):
         if not placeholder(m["v"]):
-            yield _PRIORITY, *m.span("v"), "cli_password"
+            yield BY_CONTEXT, *m.span("v"), "cli_password"

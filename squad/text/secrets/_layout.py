@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterator
 
 from squad.text.secrets._values import (
+    BY_CONTEXT,
     Candidate,
     high_entropy,
     password_like,
@@ -28,7 +29,6 @@ from squad.text.secrets._values import (
 __all__ = ["KINDS", "candidates"]
 
 KINDS = ("password_table", "credential_pair")
-_PRIORITY = 5
 _PASSWORD_CELL = re.compile(
     r"(?i:pass(?:word|wd)?|pwd?|passphrase)|비밀\s?번호|비번|암호|패스\s?워드"
 )
@@ -40,11 +40,10 @@ _RULE_CELL = re.compile(r":?-{2,}:?")
 def _cells(line: str, sep: str) -> list[tuple[int, int]]:
     """The spans of ``line``'s cells split by ``sep``, stripped, outer pipes dropped."""
     spans, start = [], 0
-    for part in [*line.split(sep)]:
-        end = start + len(part)
+    for part in line.split(sep):
         lead = len(part) - len(part.lstrip())
         spans.append((start + lead, start + len(part.rstrip())))
-        start = end + len(sep)
+        start += len(part) + len(sep)
     if sep == "|" and spans and spans[0][0] == spans[0][1]:
         spans = spans[1:]
     if sep == "|" and spans and spans[-1][0] == spans[-1][1]:
@@ -53,6 +52,8 @@ def _cells(line: str, sep: str) -> list[tuple[int, int]]:
 
 
 def _tables(text: str) -> Iterator[Candidate]:
+    if not (_PASSWORD_CELL.search(text) or _SECRET_CELL.search(text)):
+        return  # no header can name a password column: most messages, on every redaction
     lines, offset = [], 0
     for line in text.split("\n"):
         lines.append((offset, line))
@@ -66,8 +67,8 @@ def _tables(text: str) -> Iterator[Candidate]:
             continue
         sep = sep_found[0]
         header = _cells(line, sep)
-        columns = {
-            n: _PASSWORD_CELL.fullmatch(line[a:b]) is not None
+        columns = {  # column -> whether it holds passwords (else tokens or secrets)
+            n: bool(_PASSWORD_CELL.fullmatch(line[a:b]))
             for n, (a, b) in enumerate(header)
             if _PASSWORD_CELL.fullmatch(line[a:b]) or _SECRET_CELL.fullmatch(line[a:b])
         }
@@ -82,7 +83,7 @@ def _tables(text: str) -> Iterator[Candidate]:
             for n, password in columns.items():
                 a, b = cells[n]
                 if _cell_value(row[a:b], password=password):
-                    yield _PRIORITY, row_start + a, row_start + b, "password_table"
+                    yield BY_CONTEXT, row_start + a, row_start + b, "password_table"
 
 
 def _cell_value(value: str, *, password: bool) -> bool:
@@ -111,7 +112,7 @@ def _lines(text: str) -> Iterator[Candidate]:
             continue
         m = _USER_THEN_VALUE.match(text, line_end)
         if m is not None and password_like(m["v"]):
-            yield _PRIORITY, *m.span("v"), "credential_pair"
+            yield BY_CONTEXT, *m.span("v"), "credential_pair"
 
 
 def candidates(text: str) -> Iterator[Candidate]:

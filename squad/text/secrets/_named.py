@@ -610,9 +610,8 @@ def _casual(text: str) -> Iterator[Candidate]:
         value, prev = m["uq"], (m["prev"] or "").lower()
         if prev in _NOT_SECRET_PREV or _HEXISH.fullmatch(value) or identifier(value):
             continue
-        if not high_entropy(value):
-            continue
-        yield _CASUAL, *m.span("uq"), "secret_prose"
+        if high_entropy(value):
+            yield _CASUAL, *m.span("uq"), "secret_prose"
     for m in _PIN.finditer(text):
         if pin_code(m["uq"]):
             yield _CASUAL, *m.span("uq"), "password_prose"

@@ -270,8 +270,6 @@ def _blobs(text: str) -> Iterator[Candidate]:
 _PUBLIC_BEGIN = re.compile(
     r"-----BEGIN (?:[A-Z0-9]+ )*(?:PUBLIC KEY|CERTIFICATE(?: REQUEST)?)-----"
 )
-
-
 _PUBLIC_BEFORE = re.compile(
     r"(?i:(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-[\w-]+|sk-ssh-[\w@.-]+)[ \t]+"
     r"|(?:sha(?:1|256|384|512)|md5):)$"

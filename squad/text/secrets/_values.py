@@ -14,6 +14,9 @@ from collections import Counter
 
 Candidate = tuple[int, int, int, str]
 """``(priority, start, end, kind)``: on overlap the lower priority wins, then the longer span."""
+BY_CONTEXT = 5
+"""The priority of a value known only by its context or layout: it loses to every other kind
+over the same span, since those name the value better."""
 
 HANGUL = "\uac00-\ud7a3"
 """Hangul syllables, for character classes: a Korean particle ends an ASCII value."""
