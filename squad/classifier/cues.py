@@ -28,7 +28,7 @@ import re
 from collections import Counter
 from itertools import combinations
 
-from squad.text.secrets import contains_secret, is_public_data
+from squad.text.secrets import contains_secret, is_password_manager, is_public_data
 
 __all__ = ["CUES", "cues", "features", "has_secret", "is_korean"]
 
@@ -380,7 +380,7 @@ def has_secret(text: str) -> bool:
     for m in _SECRET_PROSE.finditer(text):
         value = m["v"].rstrip(".!")
         reference = re.fullmatch(r"[A-Z][A-Z0-9_]+|[\w-]+\.\w{1,5}|(?:[\w.-]+/)+[\w.-]*", value)
-        if not reference and not _VAULT.fullmatch(value):
+        if not reference and not is_password_manager(value):
             return True
     if _PASSWORD_DIGITS.search(text):
         return True
@@ -388,10 +388,6 @@ def has_secret(text: str) -> bool:
         _random_token(m[0]) and not is_public_data(text, m.start())
         for m in _RANDOM_TOKEN.finditer(text)
     )
-
-
-_VAULT = re.compile(r"(?i:1password|bitwarden|lastpass|keepass(?:xc)?|dashlane)")
-"""Where a password lives is not the password: "비밀번호는 1Password 'staging' 항목에 있어요"."""
 
 
 def cues(text: str, role: str = "user") -> list[str]:

@@ -131,7 +131,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from squad.errors import SecretInMemoryError
-from squad.text.secrets import _context, _followup, _layout, _named, _tokens
+from squad.text.secrets import _context, _followup, _layout, _named, _tokens, _values
 from squad.text.secrets._followup import CUE_MESSAGES, needs_previous
 from squad.text.secrets._values import ALNUM as _ALNUM
 from squad.text.secrets._values import MARKER as _MARKER
@@ -144,6 +144,7 @@ __all__ = [
     "contains_redaction",
     "contains_secret",
     "find_secrets",
+    "is_password_manager",
     "is_public_data",
     "needs_previous",
     "redact",
@@ -186,6 +187,12 @@ def _candidates(text: str, previous: Sequence[str]) -> Iterator[_Candidate]:
     yield from _followup.candidates(text, previous)
     yield from _context.candidates(text)
     yield from _layout.candidates(text)
+
+
+def is_password_manager(value: str) -> bool:
+    """Whether ``value`` names a password manager ("the password is in 1Password"): where a
+    credential lives, not the credential."""
+    return _values.password_manager(value)
 
 
 def is_public_data(text: str, pos: int) -> bool:

@@ -28,9 +28,11 @@ U = r"[A-Za-z0-9_-]"
 
 ALNUM = re.compile(r"[^\W_]")  # a letter or digit of any script
 MARKER = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
+_PASSWORD_MANAGERS = r"1password|bitwarden|lastpass|keepass(?:xc)?|dashlane"
+_PASSWORD_MANAGER = re.compile(_PASSWORD_MANAGERS, re.IGNORECASE)
 _PLACEHOLDER = re.compile(
     r"example|placeholder|change[_-]?me|redacted|dummy|x{6,}|\*\*\*|\.\.\.|…|^your[_-]|[_-]here$"
-    r"|^(.)\1*$|1password|bitwarden|lastpass|keepass|^vault:",  # where it lives is not a secret
+    rf"|^(.)\1*$|{_PASSWORD_MANAGERS}|^vault:",  # where it lives is not a secret
     re.IGNORECASE,
 )
 _PLACEHOLDER_WORD = re.compile(
@@ -77,6 +79,11 @@ REPLIES = word_set(
     "없음 나중에 잠깐 글쎄 글쎄요 네 아니 아니요 아뇨 응"
 )
 """One-word replies to a question: never the credential it asked for."""
+
+
+def password_manager(value: str) -> bool:
+    """``1Password``, ``Bitwarden``...: where a password lives, never the password."""
+    return _PASSWORD_MANAGER.fullmatch(value) is not None
 
 
 def placeholder(value: str) -> bool:
