@@ -11,7 +11,10 @@ generalise, and `bench/data/extract_heldout_hard.jsonl`, our own harder messages
 the second round of tuning: facts buried in long messages, corrections, indirect preferences,
 credentials in casual forms, and `bench/data/extract_heldout_fresh.jsonl`, 240 messages written
 by someone who saw neither the training examples nor the other sets, before the third round
-(its figures before that round are in the README). For every set it prints per-class figures,
+(its figures before that round are in the README), and `bench/data/extract_heldout_junk.jsonl`,
+356 messages (196 of them "none", most full of project words: status, questions, guesses,
+rumours, undecided proposals, one-time incidents) written the same way before the fourth round.
+For every set it prints per-class figures,
 macro-F1 overall and per language, and the share of gold-"none" messages that yield any fact
 (``classify`` not None).
 ``--errors`` lists our held-out messages it gets wrong (never the dev set's: looking at those
@@ -35,6 +38,7 @@ DEV = REPO.parent / "shared" / "data" / "facts-dev.jsonl"
 HELDOUT = REPO / "bench" / "data" / "extract_heldout.jsonl"
 HELDOUT_HARD = REPO / "bench" / "data" / "extract_heldout_hard.jsonl"
 HELDOUT_FRESH = REPO / "bench" / "data" / "extract_heldout_fresh.jsonl"
+HELDOUT_JUNK = REPO / "bench" / "data" / "extract_heldout_junk.jsonl"
 TODAY = date(2026, 11, 29)
 
 
@@ -150,7 +154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         print(f"dev set {DEV} not found; skipped\n")
     heldout = load(HELDOUT)
-    for path in (HELDOUT, HELDOUT_HARD, HELDOUT_FRESH):
+    for path in (HELDOUT, HELDOUT_HARD, HELDOUT_FRESH, HELDOUT_JUNK):
         _report(load(path), f"held-out examples {path.relative_to(REPO)}", args.errors)
     print(f"throughput: {throughput(heldout):,.0f} messages/s")
     return 0

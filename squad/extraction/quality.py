@@ -26,6 +26,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from squad.classifier.cues import has_secret
@@ -91,13 +92,16 @@ def normalise(text: str) -> str:
     return " ".join(_WORD.findall(text.casefold()))
 
 
-def _shingles(text: str) -> set[str]:
+@lru_cache(maxsize=4096)
+def _shingles(text: str) -> frozenset[str]:
+    """A text's words and Korean bigrams, cached: an echo check compares each assistant fact
+    with every earlier message of its batch."""
     words = normalise(text).split()
     grams = {w for w in words if len(w) > 2 or not w.isascii()}
     for word in words:  # Korean words change shape with particles: compare their bigrams too
         if not word.isascii() and len(word) > 1:
             grams |= {word[i : i + 2] for i in range(len(word) - 1)}
-    return grams
+    return frozenset(grams)
 
 
 def containment(part: str, whole: str) -> float:

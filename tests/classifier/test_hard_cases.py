@@ -20,6 +20,7 @@ REPO = Path(__file__).parents[2]
 HELDOUT = REPO / "bench" / "data" / "extract_heldout.jsonl"
 HELDOUT_HARD = REPO / "bench" / "data" / "extract_heldout_hard.jsonl"
 HELDOUT_FRESH = REPO / "bench" / "data" / "extract_heldout_fresh.jsonl"
+HELDOUT_JUNK = REPO / "bench" / "data" / "extract_heldout_junk.jsonl"
 
 
 def scope(text: str, role: str = "user") -> str:
@@ -183,15 +184,17 @@ def test_the_training_set_is_larger_than_the_held_out_sets_and_disjoint_from_the
     heldout = parse_examples(HELDOUT.read_text(encoding="utf-8"))
     hard = parse_examples(HELDOUT_HARD.read_text(encoding="utf-8"))
     fresh = parse_examples(HELDOUT_FRESH.read_text(encoding="utf-8"))
+    junk = parse_examples(HELDOUT_JUNK.read_text(encoding="utf-8"))
     assert len(training) >= 2500
-    assert len(training) > len(heldout) + len(hard) + len(fresh)
+    assert len(training) > len(heldout) + len(hard) + len(fresh) + len(junk)
     texts = {row.text for row in training}
     normalised = {_normalised(row.text) for row in training}
-    for rows in (heldout, hard, fresh):
+    for rows in (heldout, hard, fresh, junk):
         assert not texts & {row.text for row in rows}, "a held-out text is in the training set"
         assert not normalised & {_normalised(row.text) for row in rows}
     assert not {row.text for row in heldout} & {row.text for row in hard}
     assert not {row.text for row in fresh} & {row.text for row in heldout + hard}
+    assert not {row.text for row in junk} & {row.text for row in heldout + hard + fresh}
 
 
 def test_the_training_set_is_balanced_across_languages_and_labels() -> None:
@@ -200,6 +203,24 @@ def test_the_training_set_is_balanced_across_languages_and_labels() -> None:
         for label in LABELS:
             count = sum(row.lang == lang and row.label == label for row in training)
             assert count >= 200, f"{lang}/{label}: only {count} examples"
+
+
+def _figures(path: Path) -> tuple[float, dict[str, float], float]:
+    """Macro-F1, macro-F1 per language and the share of "none" messages yielding a fact."""
+    rows = parse_examples(path.read_text(encoding="utf-8"))
+    assert len(rows) >= 180
+    predicted = [scope(row.text, row.role) for row in rows]
+    gold = [row.label for row in rows]
+    by_lang = {
+        lang: _macro_f1(
+            [g for g, row in zip(gold, rows, strict=True) if row.lang == lang],
+            [p for p, row in zip(predicted, rows, strict=True) if row.lang == lang],
+        )
+        for lang in ("en", "ko")
+    }
+    none_with_fact = [p for g, p in zip(gold, predicted, strict=True) if g == "none"]
+    junk = sum(p != "none" for p in none_with_fact) / len(none_with_fact)
+    return _macro_f1(gold, predicted), by_lang, junk
 
 
 def _macro_f1(gold: list[str], predicted: list[str]) -> float:
@@ -214,18 +235,15 @@ def _macro_f1(gold: list[str], predicted: list[str]) -> float:
 @pytest.mark.parametrize("path", [HELDOUT_HARD, HELDOUT_FRESH], ids=["hard", "fresh"])
 def test_a_held_out_set_meets_the_targets(path: Path) -> None:
     """Macro-F1 >= 0.90, Korean within 2 points of English, <= 5% of "none" yielding a fact."""
-    rows = parse_examples(path.read_text(encoding="utf-8"))
-    assert len(rows) >= 180
-    predicted = [scope(row.text, row.role) for row in rows]
-    gold = [row.label for row in rows]
-    by_lang = {
-        lang: _macro_f1(
-            [g for g, row in zip(gold, rows, strict=True) if row.lang == lang],
-            [p for p, row in zip(predicted, rows, strict=True) if row.lang == lang],
-        )
-        for lang in ("en", "ko")
-    }
-    none_with_fact = [p for g, p in zip(gold, predicted, strict=True) if g == "none"]
-    assert _macro_f1(gold, predicted) >= 0.9
+    f1, by_lang, junk = _figures(path)
+    assert f1 >= 0.9
     assert round(abs(by_lang["en"] - by_lang["ko"]), 3) <= 0.02, by_lang  # as reported
-    assert sum(p != "none" for p in none_with_fact) / len(none_with_fact) <= 0.05
+    assert junk <= 0.05
+
+
+def test_the_junk_heavy_held_out_set_keeps_its_measured_figures() -> None:
+    """Not the targets: of its 196 "none" messages, most written to look like facts, 19 (9.7%)
+    yield one; this pins the figures the README reports so that they cannot slip."""
+    f1, by_lang, junk = _figures(HELDOUT_JUNK)
+    assert f1 >= 0.89 and min(by_lang.values()) >= 0.87, by_lang
+    assert junk <= 0.097
