@@ -346,6 +346,9 @@ _PASSWORD_DIGITS = re.compile(  # "비번 1234", "the password is 4471": a short
 )
 _RANDOM_TOKEN = re.compile(r"(?<![\w/+=.-])[A-Za-z0-9_-]{20,}+(?![\w/+=.-])")
 """A run of token characters standing alone: a key or token pasted mid-sentence, no name."""
+_OBJECT_ID = re.compile(  # Stripe's object ids: customers, subscriptions, payments, invoices...
+    r"(?:cus|sub|pi|ch|in|il|ii|price|prod|evt|acct|txn|req|pm|seti|si|cs|po|py|re|tr|ba|fee)_"
+)
 
 
 def _random_token(value: str) -> bool:
@@ -379,13 +382,15 @@ def has_secret(text: str) -> bool:
         return True
     for m in _SECRET_PROSE.finditer(text):
         value = m["v"].rstrip(".!")
+        if value[:1] in ".…*•":
+            continue  # "the key ends ...a9f3": masked, the rest of it is not here
         reference = re.fullmatch(r"[A-Z][A-Z0-9_]+|[\w-]+\.\w{1,5}|(?:[\w.-]+/)+[\w.-]*", value)
         if not reference and not is_password_manager(value):
             return True
     if _PASSWORD_DIGITS.search(text):
         return True
     return any(
-        _random_token(m[0]) and not is_public_data(text, m.start())
+        _random_token(m[0]) and not is_public_data(text, m.start()) and not _OBJECT_ID.match(m[0])
         for m in _RANDOM_TOKEN.finditer(text)
     )
 

@@ -1171,3 +1171,33 @@ NEGATIVES += [
     "account:\nalice\nadmin",
     "| 항목 | 비밀번호 |\n| 위키 | 금고에 있어요 |",
 ]
+
+# -- said rather than pasted: lock codes, one-time codes, corrections, phrases (_spoken) --------
+
+_SEED_WORDS = "harbor velvet quiet lemon fossil arrow pencil tundra mellow canyon bishop ripple"
+POSITIVES += [
+    _p("lock_code", "the server cage combo is ⟦41-07-26⟧, spin left first"),
+    _p("lock_code", "garage keypad: ⟦5 8 2 0⟧ then enter"),
+    _p("lock_code", "창고 키패드 번호 ⟦7351#⟧ 누르면 열려요"),
+    _p("lock_code", "금고 비밀번호는 ⟦2-44-19⟧ 이에요"),
+    _p("one_time_code", "the verification code is ⟦604182⟧, quick before it expires"),
+    _p("one_time_code", "인증번호 [⟦583920⟧] 입력해 주세요"),
+    _p("password_context", "pw is ⟦mesa-2291⟧, not ⟦mesa-2219⟧, my bad"),
+    _p("password_context", "공용 계정 비번은 팀명+연도라서 ⟦orbit2026⟧ 입니다"),
+    _p("password_context", "the pw has spaces in it: '⟦river stone 88⟧' exactly"),
+    _p("password_context", "diceware for the vault: ⟦amber-kettle-puzzle-lotus⟧"),
+    _p("seed_phrase", f"wallet seed phrase: ⟦{_SEED_WORDS}⟧"),
+    _p("sentry_dsn_key", f"SENTRY_DSN=https://⟦{fake(HEX, 32)}⟧@o4411.ingest.sentry.io/771"),
+]
+NEGATIVES += [
+    "the combo box lists 2048 rows",
+    "password rotation is every 90 days since 2024-06-11",
+    "the error code is 500123 on the gateway",
+    "use Python 3.12, not 3.11, for the build",
+    "deploy web-7781, not web-7718, to the canary pool",
+    "the seed phrase is the list of words you wrote down when you set up the wallet",
+    "recovery codes are stored offline by the security team",
+    "암호화 방식은 AES-256-GCM이에요",
+    "api_key: xxxx-xxxx-xxxx 부분은 본인 키로 바꿔서 쓰세요",
+    "the payload is base64 of the file name: cmVwb3J0X2ZpbmFsLnBkZg== decodes to report_final.pdf",
+]

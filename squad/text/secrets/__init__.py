@@ -11,6 +11,7 @@ Modules: :mod:`._tokens` (credentials by their own shape), :mod:`._named` (by th
 flag around them), :mod:`._context` (by the context, with no name and verb: "the usual
 Summer2025!", "client secret ..."), :mod:`._layout` (a table's password column, a user and a
 password on the lines after a login word), :mod:`._followup` (a bare value after its cue),
+:mod:`._spoken` (lock codes, corrected passwords, seed phrases, codes listed under their name),
 :mod:`._values` (is this value a literal, a placeholder, random or words).
 
 Judgment calls, each pinned by ``tests/text/secrets_corpus.py``:
@@ -131,7 +132,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from squad.errors import SecretInMemoryError
-from squad.text.secrets import _context, _followup, _layout, _named, _tokens, _values
+from squad.text.secrets import _context, _followup, _layout, _named, _spoken, _tokens, _values
 from squad.text.secrets._followup import CUE_MESSAGES, needs_previous
 from squad.text.secrets._values import ALNUM as _ALNUM
 from squad.text.secrets._values import MARKER as _MARKER
@@ -156,7 +157,14 @@ __all__ = [
 
 KINDS: tuple[str, ...] = tuple(
     dict.fromkeys(
-        [*_tokens.KINDS, *_named.KINDS, *_followup.KINDS, *_context.KINDS, *_layout.KINDS]
+        [
+            *_tokens.KINDS,
+            *_named.KINDS,
+            *_followup.KINDS,
+            *_context.KINDS,
+            *_layout.KINDS,
+            *_spoken.KINDS,
+        ]
     )
 )
 """Every kind :func:`find_secrets` reports, most specific first."""
@@ -187,6 +195,7 @@ def _candidates(text: str, previous: Sequence[str]) -> Iterator[_Candidate]:
     yield from _followup.candidates(text, previous)
     yield from _context.candidates(text)
     yield from _layout.candidates(text)
+    yield from _spoken.candidates(text)
 
 
 def is_password_manager(value: str) -> bool:

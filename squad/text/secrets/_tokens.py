@@ -8,6 +8,8 @@ provider's own length and alphabet.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from collections.abc import Callable, Iterator
 
@@ -42,7 +44,8 @@ _STRONG: tuple[tuple[str, str], ...] = (
     (  # Groq, xAI, Perplexity, Replicate, Shopify, DigitalOcean, Linear, Vault, Sentry...
         "provider_token",
         r"gsk_|xai-|pplx-|r8_|shp(?:at|ss|ca|pa)_|dop_v1_|doo_v1_|lin_api_|hv[sbr]\.|sntry[su]_"
-        r"|glsa_|figd_|ntn_|sq0(?:atp|csp)-|pat-(?:na|eu)1-|tvly-",
+        r"|glsa_|figd_|ntn_|sq0(?:atp|csp)-|pat-(?:na|eu)1-|tvly-|dckr_(?:pat|oat)_"
+        r"|AGE-SECRET-KEY-1",
     ),
 )
 _STRONG_BODY = 8
@@ -102,6 +105,7 @@ _PATTERNS = (  # (kind, pattern); the value is group "v" if the pattern has one,
         B + "[MNO]" + U + r"{23,27}\." + U + r"{6,7}\." + U + "{27,40}(?!" + U + ")",
     ),
     ("jwt", B + r"eyJ" + U + r"{5,}\.eyJ" + U + r"{5,}\." + U + "{8,}"),
+    ("sentry_dsn_key", r"https?://(?P<v>[0-9a-f]{32})(?::[0-9a-f]{32})?@[\w.-]*sentry"),
 )
 
 
@@ -117,6 +121,7 @@ _CHECKS: dict[str, Callable[[str], bool]] = {  # default: random_token
     "twilio_api_key": not_placeholder,
     "telegram_bot_token": not_placeholder,
     "jwt": not_placeholder,
+    "sentry_dsn_key": not_placeholder,
     "huggingface_token": _identifier_body,
     "npm_token": _identifier_body,
 }
@@ -193,7 +198,9 @@ def _spaced(text: str) -> Iterator[Candidate]:
 # -- private keys: PEM blocks, or their base64 body pasted without the header ---------------
 
 _PEM = re.compile(r"-----(?P<edge>BEGIN|END)[ A-Z0-9]{0,30} PRIVATE KEY(?: BLOCK)?-----")
-_PEM_TAIL = re.compile(r"[^\"'\n]*(?:\r?\n[^\"'\n\r]+)*")
+_PEM_TAIL = re.compile(  # the blank line after PGP armor's header is part of the block
+    r"[^\"'\n]*(?:\r?\n[A-Za-z-]+: [^\n]*)*(?:\r?\n(?=\r?\n))?(?:\r?\n[^\"'\n\r]+)*"
+)
 _B64 = "[A-Za-z0-9+/]"
 _DER_KEY = re.compile(  # how the DER of each private key format starts, in base64
     rf"(?<![A-Za-z0-9+/])(?:MII{_B64}{{3}}IBAAK"  # PKCS#1 RSA
@@ -205,6 +212,9 @@ _DER_KEY = re.compile(  # how the DER of each private key format starts, in base
     r"|b3BlbnNzaC1rZXktdjE)"  # OpenSSH ("openssh-key-v1")
     r"[A-Za-z0-9+/=]*(?:(?:\r?\n|\\n)[ \t]*[A-Za-z0-9+/=]{8,})*"
 )
+
+
+_JWK_PRIVATE = re.compile(r'"(?:d|p|q|dp|dq|qi|k)"[ \t]*:[ \t]*"(?P<v>[A-Za-z0-9_-]{16,})"')
 
 
 def _private_keys(text: str) -> Iterator[Candidate]:
@@ -221,6 +231,9 @@ def _private_keys(text: str) -> Iterator[Candidate]:
     if opened is not None:
         tail = _PEM_TAIL.match(text, opened.end())
         yield 0, opened.start(), tail.end() if tail else opened.end(), "private_key"
+    if '"kty"' in text:  # a JSON Web Key's private members
+        for m in _JWK_PRIVATE.finditer(text):
+            yield 0, *m.span("v"), "private_key"
     for m in _DER_KEY.finditer(text):
         if m.end() - m.start() >= 40:
             yield 0, m.start(), m.end(), "private_key"
@@ -250,9 +263,27 @@ def _base64_blob(value: str) -> bool:
         return False
     if not all(any(test(c) for c in core) for test in (str.islower, str.isupper, str.isdigit)):
         return False
-    if _NOT_SECRET_DATA.match(core) or wordish(core):
+    if _NOT_SECRET_DATA.match(core) or wordish(core) or _encodes_words(value):
         return False
     return entropy(core) >= 3.5
+
+
+_WORDS_TEXT = re.compile(r"[A-Za-z][\w .,/-]*")
+
+
+def _encodes_words(value: str) -> bool:
+    """Base64 of plain words (``cmVwb3J0X2ZpbmFsLnBkZg==``, a file name): no key, no
+    ``user:password`` pair. A key or token decodes to binary or to a random string."""
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("ascii")
+    except (binascii.Error, UnicodeDecodeError):
+        return False
+    letters = sum(c.isalpha() for c in decoded)
+    return (
+        _WORDS_TEXT.fullmatch(decoded) is not None
+        and letters >= 0.7 * len(decoded)
+        and (wordish(re.sub(r"[^A-Za-z]+", "-", decoded).strip("-")))
+    )
 
 
 def _blobs(text: str) -> Iterator[Candidate]:
@@ -268,11 +299,12 @@ def _blobs(text: str) -> Iterator[Candidate]:
 
 
 _PUBLIC_BEGIN = re.compile(
-    r"-----BEGIN (?:[A-Z0-9]+ )*(?:PUBLIC KEY|CERTIFICATE(?: REQUEST)?)-----"
+    r"-----BEGIN (?:[A-Z0-9]+ )*(?:PUBLIC KEY(?: BLOCK)?|CERTIFICATE(?: REQUEST)?)-----"
 )
 _PUBLIC_BEFORE = re.compile(
     r"(?i:(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-[\w-]+|sk-ssh-[\w@.-]+)[ \t]+"
     r"|(?:sha(?:1|256|384|512)|md5):)$"
+    r'|"(?:n|e|x|y|x5c|x5t|x5t#S256)"[ \t]*:[ \t]*\[?[ \t]*"$'  # a JWK's public members
 )
 
 

@@ -31,7 +31,8 @@ MARKER = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
 _PASSWORD_MANAGERS = r"1password|bitwarden|lastpass|keepass(?:xc)?|dashlane"
 _PASSWORD_MANAGER = re.compile(_PASSWORD_MANAGERS, re.IGNORECASE)
 _PLACEHOLDER = re.compile(
-    r"example|placeholder|change[_-]?me|redacted|dummy|x{6,}|\*\*\*|\.\.\.|…|^your[_-]|[_-]here$"
+    r"example|placeholder|change[_-]?me|redacted|dummy|x{6,}|^x{3,}(?:[-_. ]x{3,})+$|\*\*\*"
+    r"|\.\.\.|…|^your[_-]|[_-]here$"
     rf"|^(.)\1*$|{_PASSWORD_MANAGERS}|^vault:",  # where it lives is not a secret
     re.IGNORECASE,
 )
