@@ -17,8 +17,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bench.train_extractor import macro_f1
 from squad.classifier.classify import (
-    LABELS,
     OfflineFact,
     classify,
     fact_probabilities,
@@ -37,15 +37,6 @@ HELDOUT = REPO / "bench" / "data" / "extract_heldout.jsonl"
 def scope(text: str, role: str = "user") -> str:
     fact = classify(text, role=role, today=TODAY)
     return "none" if fact is None else fact.scope
-
-
-def macro_f1(gold: list[str], predicted: list[str]) -> float:
-    scores = []
-    for label in LABELS:
-        tp = sum(g == p == label for g, p in zip(gold, predicted, strict=True))
-        wrong = sum((g == label) != (p == label) for g, p in zip(gold, predicted, strict=True))
-        scores.append(2 * tp / (2 * tp + wrong) if tp else 0.0)
-    return sum(scores) / len(scores)
 
 
 # -- scope, English and Korean

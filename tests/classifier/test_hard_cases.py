@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.train_extractor import macro_f1
 from squad.classifier.classify import LABELS, classify, load_examples, parse_examples
 
 TODAY = date(2026, 11, 29)
@@ -212,7 +213,7 @@ def _figures(path: Path) -> tuple[float, dict[str, float], float]:
     predicted = [scope(row.text, row.role) for row in rows]
     gold = [row.label for row in rows]
     by_lang = {
-        lang: _macro_f1(
+        lang: macro_f1(
             [g for g, row in zip(gold, rows, strict=True) if row.lang == lang],
             [p for p, row in zip(predicted, rows, strict=True) if row.lang == lang],
         )
@@ -220,16 +221,7 @@ def _figures(path: Path) -> tuple[float, dict[str, float], float]:
     }
     none_with_fact = [p for g, p in zip(gold, predicted, strict=True) if g == "none"]
     junk = sum(p != "none" for p in none_with_fact) / len(none_with_fact)
-    return _macro_f1(gold, predicted), by_lang, junk
-
-
-def _macro_f1(gold: list[str], predicted: list[str]) -> float:
-    scores = []
-    for label in LABELS:
-        tp = sum(g == p == label for g, p in zip(gold, predicted, strict=True))
-        wrong = sum((g == label) != (p == label) for g, p in zip(gold, predicted, strict=True))
-        scores.append(2 * tp / (2 * tp + wrong) if tp else 0.0)
-    return sum(scores) / len(scores)
+    return macro_f1(gold, predicted), by_lang, junk
 
 
 @pytest.mark.parametrize("path", [HELDOUT_HARD, HELDOUT_FRESH], ids=["hard", "fresh"])

@@ -13,36 +13,16 @@ must keep, not a measure of unseen text.
 
 from __future__ import annotations
 
-import gzip
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from squad.classifier.cues import has_secret
-from squad.text.secrets import find_secrets, redact
+from squad.text.secrets import find_secrets
+from tests.text.chat_corpus import leaks, load
 
-DATA = Path(__file__).parent / "data"
-
-
-def _load(name: str) -> list[dict[str, Any]]:
-    with gzip.open(DATA / name, "rt", encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
-
-
-CREDENTIALS = _load("chat_credentials.jsonl.gz")
-NEGATIVES = _load("chat_credential_negatives.jsonl.gz")
-
-
-def _leaks(row: dict[str, Any]) -> list[str]:
-    """The values of ``row`` still readable, whole or as a 12+ character line, after redaction."""
-    redacted, _ = redact(row["text"])
-    return [
-        value
-        for value in row["values"]
-        if value in redacted or any(len(p) >= 12 and p in redacted for p in value.split("\n"))
-    ]
+CREDENTIALS = load("chat_credentials.jsonl.gz")
+NEGATIVES = load("chat_credential_negatives.jsonl.gz")
 
 
 def test_the_corpus_covers_both_languages_and_every_value_is_in_its_message() -> None:
@@ -58,7 +38,7 @@ def test_the_classifier_refuses_nearly_every_message_with_a_credential() -> None
 
 
 def test_the_memory_writer_removes_every_value_from_nearly_every_message() -> None:
-    leaking = [(row["form"], _leaks(row)) for row in CREDENTIALS if _leaks(row)]
+    leaking = [(row["form"], leaks(row)) for row in CREDENTIALS if leaks(row)]
     assert len(leaking) / len(CREDENTIALS) <= 0.03, leaking
 
 

@@ -12,41 +12,23 @@ The shares below are the floor to keep, not a measure of unseen text.
 
 from __future__ import annotations
 
-import gzip
-import json
-from pathlib import Path
-from typing import Any
-
 from squad.classifier.cues import has_secret
-from squad.text.secrets import find_secrets, redact
+from squad.text.secrets import find_secrets
+from tests.text.chat_corpus import leaks, load
 
-DATA = Path(__file__).parent / "data"
-
-
-def _load(name: str) -> list[dict[str, Any]]:
-    with gzip.open(DATA / name, "rt", encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
-
-
-CREDENTIALS = _load("chat_credentials_unseen.jsonl.gz")
-NEGATIVES = _load("chat_credential_negatives_unseen.jsonl.gz")
-
-
-def _leaks(row: dict[str, Any]) -> bool:
-    redacted, _ = redact(row["text"])
-    return any(
-        value in redacted or any(len(p) >= 12 and p in redacted for p in value.split("\n"))
-        for value in row["values"]
-    )
+CREDENTIALS = load("chat_credentials_unseen.jsonl.gz")
+NEGATIVES = load("chat_credential_negatives_unseen.jsonl.gz")
 
 
 def test_the_unseen_corpus_covers_both_languages() -> None:
     assert len(CREDENTIALS) == 200 and len(NEGATIVES) == 120
+    assert sum(row["lang"] == "ko" for row in CREDENTIALS) == 100
+    assert sum(row["lang"] == "ko" for row in NEGATIVES) == 60
     assert all(value in row["text"] for row in CREDENTIALS for value in row["values"])
 
 
 def test_the_writer_removes_every_value_from_at_least_177_of_the_200() -> None:
-    assert sum(not _leaks(row) for row in CREDENTIALS) >= 177
+    assert sum(not leaks(row) for row in CREDENTIALS) >= 177
 
 
 def test_the_classifier_refuses_at_least_184_of_the_200() -> None:

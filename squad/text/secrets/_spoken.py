@@ -107,16 +107,14 @@ def _common(a: str, b: str) -> str:
 def _corrected(text: str) -> Iterator[Candidate]:
     cue = _PASSWORD_CUE.search(text) is not None
     for m in _CORRECTION.finditer(text):
-        right, wrong = (m["a"], m["b"]) if m["a"] is not None else (m["d"], m["c"])
-        start_right, start_wrong = (m.start("a"), m.start("b")) if m["a"] is not None else (
-            m.start("d"), m.start("c"))  # fmt: skip
-        pair = [v.rstrip(".,:;)!?") if not _SYMBOL.search(v[-1:]) else v for v in (right, wrong)]
+        groups = ("a", "b") if m["a"] is not None else ("d", "c")  # (right, wrong)
+        pair = [m[g].rstrip(".,:;)") for g in groups]  # "!" and "?" may end a password
         if not all(_password_pair_value(v) for v in pair) or not _near(*pair):
             continue
         if not (cue or any(_SYMBOL.search(v) for v in pair)):
             continue  # hotspot-7781, not hotspot-7718: a host, unless a password is talked of
-        yield BY_CONTEXT, start_right, start_right + len(pair[0]), "password_context"
-        yield BY_CONTEXT, start_wrong, start_wrong + len(pair[1]), "password_context"
+        for group, value in zip(groups, pair, strict=True):
+            yield BY_CONTEXT, m.start(group), m.start(group) + len(value), "password_context"
 
 
 def _password_pair_value(value: str) -> bool:
@@ -158,11 +156,13 @@ def _korean_said(text: str) -> Iterator[Candidate]:
             yield BY_CONTEXT, m.start("v"), m.start("v") + len(value), "password_context"
 
 
+_SENTENCE_END = re.compile(r"\n|[.!?](?:\s|$)")
+
+
 def _sentence_end(text: str, start: int, width: int) -> int:
     end = min(len(text), start + width)
-    for m in re.finditer(r"\n|[.!?](?:\s|$)", text[start:end]):
-        return start + m.start()
-    return end
+    m = _SENTENCE_END.search(text, start, end)
+    return m.start() if m else end
 
 
 # -- a quoted value after a password word, words between: "pw has spaces: 'Moon Walk 1969'" ------
