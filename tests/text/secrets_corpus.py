@@ -1201,3 +1201,56 @@ NEGATIVES += [
     "api_key: xxxx-xxxx-xxxx 부분은 본인 키로 바꿔서 쓰세요",
     "the payload is base64 of the file name: cmVwb3J0X2ZpbmFsLnBkZg== decodes to report_final.pdf",
 ]
+
+# -- by the file format that holds them (_files), and their look-alikes -------------------------
+
+_NPM_AUTH = base64.b64encode(b"ci-publisher:" + fake(B62, 20).encode()).decode()
+_PUTTY_PUBLIC = "AAAAC3NzaC1lZDI1NTE5AAAAI" + fake(B64, 43)
+POSITIVES += [
+    _p("npmrc_auth", f".npmrc for the private registry:\n//npm.acme.dev/:_auth=⟦{_NPM_AUTH}⟧"),
+    _p("npmrc_auth", f"registry=https://npm.acme.dev/\n_password=⟦{fake(B64, 28)}=⟧\nemail=a@b.io"),
+    _p("pgpass_password", "pgpass entry:\nlocalhost:5432:app:app_user:⟦Wq9!xLz2Pq⟧"),
+    _p("pgpass_password", "*:*:*:replicator:⟦rep-9f3kQ2z⟧"),
+    _p("pgpass_password", "~/.pgpass 에 추가\n10.2.0.7:6432:billing:report:⟦t7Vx\\:Qm22z⟧"),
+    _p(
+        "private_key",
+        f"PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nPublic-Lines: 1\n{_PUTTY_PUBLIC}\n"
+        f"Private-Lines: 2\n⟦{fake(B64, 64)}\n{fake(B64, 20)}==⟧\nPrivate-MAC: {fake(HEX, 64)}",
+    ),
+    _p("connect_string_password", "sqlplus system/⟦Manager#77⟧@//db01:1521/XEPDB1"),
+    _p("connect_string_password", "jdbc:oracle:thin:hr/⟦hr_Passw0rd⟧@db.acme.io:1521:ORCL"),
+    _p("connect_string_password", "exp scott/⟦Tiger2024⟧ file=dump.dmp 로 덤프 떠 주세요"),
+    _p(
+        "variable_default",
+        'variable "admin_password" {\n  type    = string\n  default = "⟦Zr8#kPq2Lm⟧"\n}',
+    ),
+    _p(
+        "variable_default",
+        'variable "license" {\n  sensitive = true\n  default   = "⟦LIC-88Q2-ZZ71⟧"\n}',
+    ),
+    _p("password_context", "gmail app password for the CI mailer is ⟦qpwo eiru tyal skdj⟧"),
+    _p("recovery_code", "Authenticator 앱에 수동 입력할 키: ⟦m3kd 7hq2 pz5x wq4r⟧"),
+    _p("password_assignment", "web01 ansible_host=10.0.0.4 ansible_become_pass=⟦Sud0!rW9k⟧"),
+    _p("password_prose", "the wifi password is literally ⟦letmein42⟧ lol"),
+    _p("password_prose", "the passphrase is ⟦purple otter window lantern⟧ (all lower case)"),
+]
+NEGATIVES += [
+    "_auth=${NPM_AUTH}",
+    "set _auth in your .npmrc, never in package.json",
+    "INFO:12:main:worker:started",
+    "the format is hostname:port:database:username:password",
+    "db.internal:5432:app:alice:$PGPASSWORD",
+    f"PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nPublic-Lines: 1\n{_PUTTY_PUBLIC}",
+    "sqlplus / as sysdba",
+    "jdbc:oracle:thin:@//db01:1521/XEPDB1 with the wallet",
+    "sqlplus $DB_USER/$DB_PASS@orcl",
+    "npm install @acme/ui/button@1.2.0 again",
+    'variable "password_length" {\n  default = "16"\n}',
+    'variable "db_password" {\n  type      = string\n  sensitive = true\n}',
+    'variable "region" {\n  default = "us-east-1"\n}',
+    "app password for the CI mailer: make sure your mail host allows it",
+    "otp flow: send code then wait",
+    "ansible_become_pass={{ vault_become_pass }}",
+    "the password is just wrong, reset it",
+    "the passphrase is four random words (diceware)",
+]

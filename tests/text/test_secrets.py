@@ -308,6 +308,16 @@ PATHOLOGICAL = {
     "plain-passwords": "my password is qwerty x " * 3_000,
     "plain-pairs": "login is a / bcde x " * 3_000,
     "korean-plain": "비번은 qwerty x " * 4_000,
+    "variable-blocks": 'variable "db_password" { ' * 3_000,
+    "variable-defaults": 'variable "db_password" { default = "' * 3_000,
+    "pgpass-fields": "a.b:5432:" * 5_000,
+    "pgpass-escapes": "h.x:5432:d:u:" + "\\:" * 20_000,
+    "oracle-users": "sqlplus a/" * 5_000,
+    "oracle-flags": "sqlplus" + " -s" * 15_000,
+    "putty-lines": "Private-Lines: 99\n" + "AAAA\n" * 10_000,
+    "app-password-groups": "app password " + "abcd " * 10_000,
+    "otp-groups": "otp " + "ab2c " * 10_000,
+    "npmrc-lines": "_auth=\n" * 8_000,
 }
 
 

@@ -6,7 +6,10 @@ the exact values a reader must remove; ``data/chat_credential_negatives_unseen.j
 first corpus. First measured, the memory writer removed every value from 150 of the 200 and
 the classifier refused 162, with 3 and 7 false alarms among the 120 negatives; then
 :mod:`squad.text.secrets._spoken` and new shapes (lock codes, corrections, seed phrases,
-Docker Hub, age and Sentry keys, JWK private members) took them to 177 and 184, with none.
+Docker Hub, age and Sentry keys, JWK private members) took them to 177 and 184, with none,
+and :mod:`squad.text.secrets._files` (``.npmrc``, ``.pgpass``, PuTTY keys, Terraform variable
+defaults, Oracle connect strings) with a wider app-password and authenticator-key window, "is
+literally ..." and ``become_pass`` to 187 and 191.
 The shares below are the floor to keep, not a measure of unseen text.
 """
 
@@ -27,12 +30,12 @@ def test_the_unseen_corpus_covers_both_languages() -> None:
     assert all(value in row["text"] for row in CREDENTIALS for value in row["values"])
 
 
-def test_the_writer_removes_every_value_from_at_least_177_of_the_200() -> None:
-    assert sum(not leaks(row) for row in CREDENTIALS) >= 177
+def test_the_writer_removes_every_value_from_at_least_187_of_the_200() -> None:
+    assert sum(not leaks(row) for row in CREDENTIALS) >= 187
 
 
-def test_the_classifier_refuses_at_least_184_of_the_200() -> None:
-    assert sum(has_secret(row["text"]) for row in CREDENTIALS) >= 184
+def test_the_classifier_refuses_at_least_191_of_the_200() -> None:
+    assert sum(has_secret(row["text"]) for row in CREDENTIALS) >= 191
 
 
 def test_no_near_miss_of_the_unseen_corpus_is_a_credential() -> None:

@@ -12,6 +12,8 @@ flag around them), :mod:`._context` (by the context, with no name and verb: "the
 Summer2025!", "client secret ..."), :mod:`._layout` (a table's password column, a user and a
 password on the lines after a login word), :mod:`._followup` (a bare value after its cue),
 :mod:`._spoken` (lock codes, corrected passwords, seed phrases, codes listed under their name),
+:mod:`._files` (by the file format that holds them: ``.npmrc``, ``.pgpass``, PuTTY keys,
+Terraform variable defaults, Oracle connect strings),
 :mod:`._values` (is this value a literal, a placeholder, random or words).
 
 Judgment calls, each pinned by ``tests/text/secrets_corpus.py``:
@@ -132,7 +134,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from squad.errors import SecretInMemoryError
-from squad.text.secrets import _context, _followup, _layout, _named, _spoken, _tokens, _values
+from squad.text.secrets import (
+    _context,
+    _files,
+    _followup,
+    _layout,
+    _named,
+    _spoken,
+    _tokens,
+    _values,
+)
 from squad.text.secrets._followup import CUE_MESSAGES, needs_previous
 from squad.text.secrets._values import ALNUM as _ALNUM
 from squad.text.secrets._values import MARKER as _MARKER
@@ -160,6 +171,7 @@ KINDS: tuple[str, ...] = tuple(
         [
             *_tokens.KINDS,
             *_named.KINDS,
+            *_files.KINDS,
             *_followup.KINDS,
             *_context.KINDS,
             *_layout.KINDS,
@@ -192,6 +204,7 @@ def contains_redaction(text: str) -> bool:
 def _candidates(text: str, previous: Sequence[str]) -> Iterator[_Candidate]:
     yield from _tokens.candidates(text)
     yield from _named.candidates(text)
+    yield from _files.candidates(text)
     yield from _followup.candidates(text, previous)
     yield from _context.candidates(text)
     yield from _layout.candidates(text)

@@ -17,6 +17,7 @@ from squad.text.secrets._named import PASSWORD_WORDS_KO, SECRET_WORDS_EN, SECRET
 from squad.text.secrets._values import (
     ADDRESS,
     BY_CONTEXT,
+    FUNCTION_WORDS,
     HANGUL,
     WORDY,
     Candidate,
@@ -115,9 +116,11 @@ def _secret_shaped(value: str) -> bool:
     return random_token(value) and not WORDY.fullmatch(value) and not identifier(value)
 
 
+_APP_PASSWORD_CUE = re.compile(
+    r"(?i:(?<![\w-])app[ -]?(?:specific[ -])?password)|앱\ ?(?:비밀\s?번호|비번|암호)"
+)
 _APP_PASSWORD = re.compile(  # Google's app passwords: four groups of four letters
-    r"(?:(?i:app[ -]?password)|앱\ ?(?:비밀\s?번호|비번|암호))[ \t]*+:?[ \t]*+"
-    r"(?P<v>[a-z]{4}(?: [a-z]{4}){3})(?![a-z])"
+    r"(?<![A-Za-z])[a-z]{4}(?: [a-z]{4}){3}(?![A-Za-z])"
 )
 _CODES_CUE = re.compile(
     r"(?i:(?<![\w-])(?:backup|recovery|unseal|2fa|mfa|otp)[ \t]?(?:codes?|keys?))"
@@ -128,7 +131,10 @@ _CODE = re.compile(
     r"(?![\w-])"
 )
 _SEED_CUE = re.compile(r"(?i:(?<![\w-])(?:totp|otp|2fa|mfa)[ \t]?(?:seed|secret))|OTP\ ?시드")
+_OTP_CUE = re.compile(r"(?i:(?<![\w-])(?:authenticator|otp)(?![\w-]))")
+"""An authenticator named with no word for its seed ("구글 OTP ... 이 키 넣으세요: ...")."""
 _SEED = re.compile(r"(?<![\w-])(?:[A-Z2-7]{16,}|[a-z2-7]{4}(?: [a-z2-7]{4}){3,})(?![\w-])")
+"""A TOTP seed as apps show it: base32, whole or in groups of four."""
 _WEBHOOK = re.compile(
     r"https://(?:discord(?:app)?\.com|[\w-]+\.webhook\.office\.com)/api/webhooks/\d+/"
     r"(?P<v>[\w-]{30,})"
@@ -152,8 +158,17 @@ _LIST_WINDOW = 240
 
 
 def _windowed(text: str, cue: re.Pattern[str], value: re.Pattern[str]) -> Iterator[re.Match[str]]:
+    """The ``value`` matches that start within the window after each ``cue``, each run to its
+    own end (so a redacted copy, shorter, brings no more of it into the window)."""
+    done = 0
     for m in cue.finditer(text):
-        yield from value.finditer(text, m.end(), _line_end(text, m.end(), _LIST_WINDOW))
+        pos, window = max(m.end(), done), _line_end(text, m.end(), _LIST_WINDOW)
+        while pos < window and (found := value.search(text, pos, window)) is not None:
+            line = text.find("\n", found.start())
+            whole = value.match(text, found.start(), line if line >= 0 else len(text))
+            found = whole or found
+            yield found
+            pos = done = max(found.end(), pos + 1)
 
 
 def candidates(text: str) -> Iterator[Candidate]:
@@ -161,12 +176,16 @@ def candidates(text: str) -> Iterator[Candidate]:
     for m in _NAMED.finditer(text):
         if _secret_shaped(m["v"]):
             yield BY_CONTEXT, *m.span("v"), "secret_context"
-    for m in _APP_PASSWORD.finditer(text):
-        yield BY_CONTEXT, *m.span("v"), "password_context"
+    for m in _windowed(text, _APP_PASSWORD_CUE, _APP_PASSWORD):
+        if not set(m[0].split()) & FUNCTION_WORDS:  # "app password: make sure your mail"
+            yield BY_CONTEXT, *m.span(), "password_context"
     for m in _windowed(text, _CODES_CUE, _CODE):
         yield BY_CONTEXT, *m.span(), "recovery_code"
     for m in _windowed(text, _SEED_CUE, _SEED):
         yield BY_CONTEXT, *m.span(), "recovery_code"
+    for m in _windowed(text, _OTP_CUE, _SEED):
+        if any(c.isdigit() for c in m[0]):  # four-letter words after "otp" are prose
+            yield BY_CONTEXT, *m.span(), "recovery_code"
     for m in _WEBHOOK.finditer(text):
         yield BY_CONTEXT, *m.span("v"), "webhook_secret"
     for m in _SIGNATURE.finditer(text):

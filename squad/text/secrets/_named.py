@@ -42,7 +42,7 @@ from squad.text.secrets._values import (
     wordish,
 )
 
-__all__ = ["KINDS", "PASSWORD_WORDS", "SECRET_WORDS", "candidates"]
+__all__ = ["KINDS", "PASSWORD_WORDS", "SECRET_WORDS", "candidates", "kind_of_name"]
 
 PASSWORD_WORDS_EN = r"(?:password|passwd|passphrase|passcode|pw)"
 PASSWORD_WORDS_KO = r"(?:비밀\s?번호|비번|암호|패스\s?워드)"
@@ -124,7 +124,8 @@ _PROSE_VALUE = rf"""(?:"(?P<dq>[^"\n]{{1,100}})"|'(?P<sq>[^'\n]{{1,100}})'|`(?P<
 _PASSWORD_PROSE = re.compile(
     rf"""(?i:(?<![\w-])(?P<word>{PASSWORD_WORDS_EN}|pwd){_QUALIFIER}
     [ \t]*+(?:(?:is|was|has\ been|will\ be)[ \t]+(?:changed|reset|set|updated)[ \t]+to
-      |changed\ to|set\ to|reset\ to|(?:is|was)(?:[ \t]+(?:now|still))?:?|will\ be|would\ be|-|—)
+      |changed\ to|set\ to|reset\ to|(?:is|was)(?:[ \t]+(?:now|still|literally|just|simply))?:?
+      |will\ be|would\ be|-|—)
     [ \t]*+)
     {_PROSE_VALUE}""",
     re.VERBOSE,
@@ -163,7 +164,7 @@ _PASSPHRASE_WORDS = re.compile(  # "the passphrase is correct horse battery stap
     rf"""(?:(?i:(?<![\w-])passphrase{_QUALIFIER}[ \t]*+(?:(?:is|was)(?:[ \t]+now)?:?|[:=]|-|—))
       |패스\s?프레이즈(?:은|는|이|가)?:?)[ \t]*+
     (?P<v>[A-Za-z0-9]++(?:[ \t]++[A-Za-z0-9]++){{2,}}+)
-    (?:[ \t]*+(?P<tail>[{HANGUL}]{{1,4}}))?[ \t]*+(?:[.,;!)]|$)""",
+    (?:[ \t]*+(?P<tail>[{HANGUL}]{{1,4}}))?[ \t]*+(?:[.,;!()]|$)""",
     re.VERBOSE | re.MULTILINE,
 )
 _SECRET_PROSE = re.compile(
@@ -312,7 +313,7 @@ _KOREAN_NAMES = {"토큰": "secret_assignment", "시크릿": "secret_assignment"
 
 _PASS_PREV = word_set(
     "db user admin root smtp mail email ftp sftp proxy redis mysql pg ldap bind basic http auth "
-    "login vpn wifi"
+    "login vpn wifi become sudo"
 )
 _KEY_PREV = word_set(  # NAME_KEY is a credential whatever its value looks like
     "api private secret access signing encryption master account client auth app service admin "
@@ -344,7 +345,7 @@ def _words(name: str) -> list[str]:
     return words
 
 
-def _kind_of_name(name: str) -> str | None:
+def kind_of_name(name: str) -> str | None:
     """The kind a name gives its value, or None when the name does not hold a secret.
 
     ``password_assignment`` and ``secret_assignment`` names vouch for any literal value;
@@ -375,7 +376,7 @@ def _kind_of_name(name: str) -> str | None:
 def _assignments(text: str) -> Iterator[Candidate]:
     for m in _ASSIGN.finditer(text):
         name = m["name"]
-        kind = _kind_of_name(name)
+        kind = kind_of_name(name)
         group = next(g for g in ("dq", "sq", "bt", "cb", "uq") if m[g] is not None)
         start, end = m.span(group)
         if group == "uq":

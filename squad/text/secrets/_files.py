@@ -1,0 +1,102 @@
+"""Credentials known by the file format that holds them, pasted into chat whole or a line. Pure.
+
+A ``.npmrc``'s ``_auth`` / ``_password`` (base64 of the login), a ``.pgpass`` line
+(``host:port:db:user:password``), the private lines of a PuTTY key file, a Terraform variable
+whose name or ``sensitive = true`` says it is secret and whose ``default`` holds a literal,
+and Oracle's ``user/password@db`` connect string (``sqlplus``, ``jdbc:oracle:thin:``). Each
+format names its credential by position, so no password word is needed; each needs the
+format's own marks, so prose that merely resembles one passes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from squad.text.secrets._named import kind_of_name
+from squad.text.secrets._values import Candidate, high_entropy, placeholder
+
+__all__ = ["KINDS", "candidates"]
+
+KINDS = ("npmrc_auth", "pgpass_password", "connect_string_password", "variable_default")
+
+_NPMRC = re.compile(  # _auth=..., //registry.example/:_password=...
+    r"^[ \t]*+(?://[^\s=]{1,200}:)?_(?:auth|password)[ \t]*+=[ \t]*+[\"']?(?P<v>[^\s\"']{4,})",
+    re.MULTILINE,
+)
+_PGPASS = re.compile(  # one line of ~/.pgpass: hostname:port:database:username:password
+    r"^[ \t]*+(?P<host>\*|[A-Za-z0-9][\w.-]{0,252}|\[[0-9A-Fa-f:]+\])"
+    r":(?:\d{2,5}|\*):(?:[^:\s\\]|\\.){1,63}:(?:[^:\s\\]|\\.){1,63}"
+    r":(?P<v>(?:[^:\s\\]|\\.){4,})[ \t]*$",
+    re.MULTILINE,
+)
+_HOST = re.compile(r"\*|localhost|.*[.\[]")
+"""A ``.pgpass`` host: ``*``, ``localhost``, a dotted name or an address; ``INFO`` is a log."""
+_PGPASS_NAMED = re.compile(r"(?i:pgpass)")
+_PUTTY = re.compile(r"^Private-Lines:[ \t]*+(?P<n>\d{1,2})[ \t]*\r?\n", re.MULTILINE)
+_BASE64_LINE = re.compile(r"[A-Za-z0-9+/]{4,}={0,2}[ \t]*(?:\r?\n|$)")
+_ORACLE = re.compile(  # sqlplus scott/tiger@ORCL, jdbc:oracle:thin:scott/tiger@//host:1521/x
+    r"(?:(?i:jdbc:oracle:(?:thin|oci8?):)|(?<![\w-])(?i:sqlplus|sqlldr|expdp|impdp|rman|exp|imp)"
+    r"(?:[ \t]+-\w+)*[ \t]+)[\"']?(?P<user>[A-Za-z][\w$#]{0,127})/(?P<v>[^\s/@\"']{2,128})"
+    r"(?=@|[\"']|[ \t]|$)",
+    re.MULTILINE,
+)
+_VARIABLE = re.compile(  # variable "db_password" { type = string  default = "..." }
+    r"(?<![\w-])variable[ \t]+\"(?P<name>[\w-]{1,100})\"[ \t]*\{(?P<body>[^{}]{0,2000}?)"
+    r"(?<![\w-])default[ \t]*=[ \t]*\"(?P<v>[^\"\n]{1,200})\"(?P<rest>[^{}]{0,2000}?)\}"
+)
+_SENSITIVE = re.compile(r"(?<![\w-])sensitive[ \t]*=[ \t]*true\b")
+
+
+def _npmrc(text: str) -> Iterator[Candidate]:
+    for m in _NPMRC.finditer(text):
+        if not placeholder(m["v"]):
+            yield 1, *m.span("v"), "npmrc_auth"
+
+
+def _pgpass(text: str) -> Iterator[Candidate]:
+    for m in _PGPASS.finditer(text):
+        host_ok = _HOST.match(m["host"]) is not None or _PGPASS_NAMED.search(text) is not None
+        if host_ok and not placeholder(m["v"]):
+            yield 1, *m.span("v"), "pgpass_password"
+
+
+def _putty(text: str) -> Iterator[Candidate]:
+    for m in _PUTTY.finditer(text):
+        pos = end = m.end()
+        for _ in range(int(m["n"])):
+            line = _BASE64_LINE.match(text, pos)
+            if line is None:
+                break
+            pos, end = line.end(), line.start() + len(line[0].rstrip())
+        if end > m.end():
+            yield 0, m.end(), end, "private_key"
+
+
+def _oracle(text: str) -> Iterator[Candidate]:
+    for m in _ORACLE.finditer(text):
+        if not placeholder(m["v"]) and not placeholder(m["user"]):
+            yield 1, *m.span("v"), "connect_string_password"
+
+
+def _variables(text: str) -> Iterator[Candidate]:
+    for m in _VARIABLE.finditer(text):
+        value, kind = m["v"], kind_of_name(m["name"])
+        sensitive = _SENSITIVE.search(m["body"] + m["rest"]) is not None
+        if placeholder(value) or (kind is None and not sensitive):
+            continue
+        if sensitive or kind != "generic_secret" or high_entropy(value):
+            yield 1, *m.span("v"), "variable_default"
+
+
+def candidates(text: str) -> Iterator[Candidate]:
+    if "_auth" in text or "_password" in text:
+        yield from _npmrc(text)
+    if ":" in text:
+        yield from _pgpass(text)
+    if "Private-Lines" in text:
+        yield from _putty(text)
+    if "/" in text:
+        yield from _oracle(text)
+    if "variable" in text:
+        yield from _variables(text)
