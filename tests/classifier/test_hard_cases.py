@@ -22,6 +22,7 @@ HELDOUT = REPO / "bench" / "data" / "extract_heldout.jsonl"
 HELDOUT_HARD = REPO / "bench" / "data" / "extract_heldout_hard.jsonl"
 HELDOUT_FRESH = REPO / "bench" / "data" / "extract_heldout_fresh.jsonl"
 HELDOUT_JUNK = REPO / "bench" / "data" / "extract_heldout_junk.jsonl"
+HELDOUT_MIXED = REPO / "bench" / "data" / "extract_heldout_mixed.jsonl"
 
 
 def scope(text: str, role: str = "user") -> str:
@@ -186,16 +187,19 @@ def test_the_training_set_is_larger_than_the_held_out_sets_and_disjoint_from_the
     hard = parse_examples(HELDOUT_HARD.read_text(encoding="utf-8"))
     fresh = parse_examples(HELDOUT_FRESH.read_text(encoding="utf-8"))
     junk = parse_examples(HELDOUT_JUNK.read_text(encoding="utf-8"))
+    mixed = parse_examples(HELDOUT_MIXED.read_text(encoding="utf-8"))
     assert len(training) >= 2500
-    assert len(training) > len(heldout) + len(hard) + len(fresh) + len(junk)
+    assert len(training) > len(heldout) + len(hard) + len(fresh) + len(junk) + len(mixed)
     texts = {row.text for row in training}
     normalised = {_normalised(row.text) for row in training}
-    for rows in (heldout, hard, fresh, junk):
+    for rows in (heldout, hard, fresh, junk, mixed):
         assert not texts & {row.text for row in rows}, "a held-out text is in the training set"
         assert not normalised & {_normalised(row.text) for row in rows}
     assert not {row.text for row in heldout} & {row.text for row in hard}
     assert not {row.text for row in fresh} & {row.text for row in heldout + hard}
     assert not {row.text for row in junk} & {row.text for row in heldout + hard + fresh}
+    earlier = {_normalised(row.text) for row in heldout + hard + fresh + junk}
+    assert not {_normalised(row.text) for row in mixed} & earlier
 
 
 def test_the_training_set_is_balanced_across_languages_and_labels() -> None:
