@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from squad.text.secrets._named import kind_of_name
-from squad.text.secrets._values import Candidate, high_entropy, placeholder
+from squad.text.secrets._named import kind_of_name, vouches
+from squad.text.secrets._values import Candidate, placeholder
 
 __all__ = ["KINDS", "candidates"]
 
@@ -55,9 +55,10 @@ def _npmrc(text: str) -> Iterator[Candidate]:
 
 
 def _pgpass(text: str) -> Iterator[Candidate]:
-    for m in _PGPASS.finditer(text):
-        host_ok = _HOST.match(m["host"]) is not None or _PGPASS_NAMED.search(text) is not None
-        if host_ok and not placeholder(m["v"]):
+    lines = list(_PGPASS.finditer(text))
+    named = bool(lines) and _PGPASS_NAMED.search(text) is not None
+    for m in lines:
+        if (named or _HOST.match(m["host"])) and not placeholder(m["v"]):
             yield 1, *m.span("v"), "pgpass_password"
 
 
@@ -83,9 +84,7 @@ def _variables(text: str) -> Iterator[Candidate]:
     for m in _VARIABLE.finditer(text):
         value, kind = m["v"], kind_of_name(m["name"])
         sensitive = _SENSITIVE.search(m["body"] + m["rest"]) is not None
-        if placeholder(value) or (kind is None and not sensitive):
-            continue
-        if sensitive or kind != "generic_secret" or high_entropy(value):
+        if not placeholder(value) and (sensitive or (kind is not None and vouches(kind, value))):
             yield 1, *m.span("v"), "variable_default"
 
 

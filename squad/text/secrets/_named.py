@@ -42,7 +42,7 @@ from squad.text.secrets._values import (
     wordish,
 )
 
-__all__ = ["KINDS", "PASSWORD_WORDS", "SECRET_WORDS", "candidates", "kind_of_name"]
+__all__ = ["KINDS", "PASSWORD_WORDS", "SECRET_WORDS", "candidates", "kind_of_name", "vouches"]
 
 PASSWORD_WORDS_EN = r"(?:password|passwd|passphrase|passcode|pw)"
 PASSWORD_WORDS_KO = r"(?:비밀\s?번호|비번|암호|패스\s?워드)"
@@ -373,6 +373,17 @@ def kind_of_name(name: str) -> str | None:
     )
 
 
+def vouches(kind: str, value: str) -> bool:
+    """Whether a name of ``kind`` (:func:`kind_of_name`) makes the literal ``value`` a credential:
+    any value for a password or secret name, but digits only from six and only for a password;
+    a random-looking one for a generic name; a password-shaped one for ``pass`` alone."""
+    if kind == _WEAK:
+        return password_like(value)
+    if value.isdigit():
+        return kind == "password_assignment" and len(value) >= 6
+    return kind != "generic_secret" or high_entropy(value)
+
+
 def _assignments(text: str) -> Iterator[Candidate]:
     for m in _ASSIGN.finditer(text):
         name = m["name"]
@@ -393,13 +404,8 @@ def _assignments(text: str) -> Iterator[Candidate]:
         )
         if group == "uq" and (CODE.match(value) or prose):
             continue  # a variable, a call or a word of prose, not a literal
-        if kind == _WEAK:
-            ok, kind = password_like(value), "password_assignment"
-        elif value.isdigit():
-            ok = kind == "password_assignment" and len(value) >= 6
-        else:
-            ok = kind != "generic_secret" or high_entropy(value)
-        if ok:
+        if vouches(kind, value):
+            kind = "password_assignment" if kind == _WEAK else kind
             yield 3 if kind == "generic_secret" else 2, start, end, kind
 
 
