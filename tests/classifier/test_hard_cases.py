@@ -243,3 +243,12 @@ def test_the_junk_heavy_held_out_set_keeps_its_measured_figures() -> None:
     f1, by_lang, junk = _figures(HELDOUT_JUNK)
     assert f1 >= 0.89 and min(by_lang.values()) >= 0.87, by_lang
     assert junk <= 0.097
+
+
+def test_the_mixed_held_out_set_keeps_its_measured_figures() -> None:
+    """Written from the labelling guide alone after the last training round: macro-F1 0.921
+    (English 0.909, Korean 0.934) and 6 of its 180 "none" messages (3.3%) yielding a fact;
+    this pins the figures the README reports so that they cannot slip."""
+    f1, by_lang, junk = _figures(HELDOUT_MIXED)
+    assert f1 >= 0.92 and min(by_lang.values()) >= 0.905, by_lang
+    assert junk <= 0.034
