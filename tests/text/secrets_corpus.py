@@ -1233,6 +1233,10 @@ POSITIVES += [
     _p("password_assignment", "web01 ansible_host=10.0.0.4 ansible_become_pass=⟦Sud0!rW9k⟧"),
     _p("password_prose", "the wifi password is literally ⟦letmein42⟧ lol"),
     _p("password_prose", "the passphrase is ⟦purple otter window lantern⟧ (all lower case)"),
+    _p("password_context", "oops, the vpn pw is ⟦relay-5521⟧, not ⟦relay-5512⟧"),
+    _p("password_context", "it's ⟦Hunter2024!⟧ not ⟦Hunter2023!⟧—the old one expired"),
+    _p("lock_code", "gate keypad is fussy, key in ⟦550913⟧ and wait for the beep"),
+    _p("lock_code", "공동현관 ⟦0427#⟧ 누르고 올라오세요"),
 ]
 NEGATIVES += [
     "_auth=${NPM_AUTH}",
@@ -1253,4 +1257,8 @@ NEGATIVES += [
     "ansible_become_pass={{ vault_become_pass }}",
     "the password is just wrong, reset it",
     "the passphrase is four random words (diceware)",
+    "the tag is release-2024, not release-2023",
+    "Enter 3 for the menu on the alarm panel",
+    "on the door sign-up form enter 2024 as the year",
+    "type in 8080 as the port. the door sensor needs its own panel",
 ]

@@ -9,7 +9,9 @@ the classifier refused 162, with 3 and 7 false alarms among the 120 negatives; t
 Docker Hub, age and Sentry keys, JWK private members) took them to 177 and 184, with none,
 and :mod:`squad.text.secrets._files` (``.npmrc``, ``.pgpass``, PuTTY keys, Terraform variable
 defaults, Oracle connect strings) with a wider app-password and authenticator-key window, "is
-literally ..." and ``become_pass`` to 187 and 191.
+literally ..." and ``become_pass`` to 187 and 191; a correction whose values are joined words
+and digits ("hotspot-7781, not hotspot-7718") and a code keyed into a lock ("the alarm panel
+... punch in 0913") to 189 and 192.
 The shares below are the floor to keep, not a measure of unseen text.
 """
 
@@ -30,12 +32,12 @@ def test_the_unseen_corpus_covers_both_languages() -> None:
     assert all(value in row["text"] for row in CREDENTIALS for value in row["values"])
 
 
-def test_the_writer_removes_every_value_from_at_least_187_of_the_200() -> None:
-    assert sum(not leaks(row) for row in CREDENTIALS) >= 187
+def test_the_writer_removes_every_value_from_at_least_189_of_the_200() -> None:
+    assert sum(not leaks(row) for row in CREDENTIALS) >= 189
 
 
-def test_the_classifier_refuses_at_least_191_of_the_200() -> None:
-    assert sum(has_secret(row["text"]) for row in CREDENTIALS) >= 191
+def test_the_classifier_refuses_at_least_192_of_the_200() -> None:
+    assert sum(has_secret(row["text"]) for row in CREDENTIALS) >= 192
 
 
 def test_no_near_miss_of_the_unseen_corpus_is_a_credential() -> None:

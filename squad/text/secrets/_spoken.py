@@ -1,11 +1,11 @@
 """Credentials people say rather than paste: lock codes, corrected passwords, phrases. Pure.
 
-"the safe combo is 32-17-08", "키패드 번호 2468#", "it's Hunter2024! not Hunter2023!",
-"tjdnf2024! 가 아니라 tjdnf2025! 에요", "비번은 회사명+연도라서 acme2024 입니다", "pw has spaces:
-'Moon Walk 1969'", a 12-word seed phrase, "diceware one: glacier-mango-velvet-anchor", a list of
-recovery codes under their name, "인증번호 [739105]". Each finder proposes a value only in its
-context and its shape, and loses to every other kind over the same span
-(:data:`._values.BY_CONTEXT`).
+"the safe combo is 32-17-08", "키패드 번호 2468#", "if the alarm beeps, punch in 0913",
+"it's Hunter2024! not Hunter2023!", "tjdnf2024! 가 아니라 tjdnf2025! 에요", "비번은 회사명+연도라서
+acme2024 입니다", "pw has spaces: 'Moon Walk 1969'", a 12-word seed phrase, "diceware one:
+glacier-mango-velvet-anchor", a list of recovery codes under their name, "인증번호 [739105]".
+Each finder proposes a value only in its context and its shape, and loses to every other kind
+over the same span (:data:`._values.BY_CONTEXT`).
 """
 
 from __future__ import annotations
@@ -62,6 +62,30 @@ def _lock_code(value: str) -> bool:
     )
 
 
+# -- a code keyed into a lock: "if the alarm panel beeps, punch in 0913", "현관 0427# 누르고" ------
+
+_LOCK_WORD = re.compile(
+    r"(?i:(?<![\w-])(?:alarm|keypad|door|gate|panel|safe|lockbox|lock|garage)s?(?![\w-]))"
+    r"|도어락|키패드|현관|경보기|금고|출입문"
+)
+_KEYED = re.compile(
+    r"(?i:(?<![\w-])(?:(?:punch|key|tap|type)(?:ed|ing)?[ \t]+in|enter)[ \t]+)"
+    r"(?P<v>\d{4,8})(?P<hash>\#)?(?![\d.,:/-]?\d)"
+    r"|(?<![\w-])(?P<kv>\d{4,8})(?P<khash>\#)?[ \t]*(?:을|를)?[ \t]*(?:누르|눌러|입력|치고|찍)"
+)
+
+
+def _keyed(text: str) -> Iterator[Candidate]:
+    for m in _KEYED.finditer(text):
+        group, mark = ("v", "hash") if m["v"] is not None else ("kv", "khash")
+        before = text[max(0, m.start() - _KO_WINDOW) : m.start()]
+        sentence = re.split(r"[.!?](?:\s|$)|\n", before)[-1]
+        if re.fullmatch(r"(?:19|20)\d\d", m[group]):
+            continue  # "enter 2024 as the year": keyed, but a year
+        if _LOCK_WORD.search(sentence) and _lock_code(m[group]):
+            yield BY_CONTEXT, m.start(group), m.end(mark) if m[mark] else m.end(group), "lock_code"
+
+
 # -- one-time codes: "인증번호 [739105]", "they texted me the code: 482913" ----------------
 
 _ONE_TIME = re.compile(
@@ -73,12 +97,12 @@ _ONE_TIME = re.compile(
 
 # -- a correction: "X, not Y", "Y 가 아니라 X": near-identical values, one mistyped -----------
 
-_VALUE = rf"[^\s'\"`,;(){HANGUL}]{{6,64}}"
+_VALUE = rf"[^\s'\"`,;()—{HANGUL}]{{6,64}}"
 _CORRECTION = re.compile(
     rf"(?<![^\s'\"`(])['\"`]?(?P<a>{_VALUE}?)['\"`]?,?[ \t]+(?i:not|instead\ of|rather\ than)"
-    rf"[ \t]+['\"`]?(?P<b>{_VALUE}?)['\"`]?(?=[\s,.;:!?)—-]|$)"
+    rf"[ \t]+['\"`]?(?P<b>{_VALUE})['\"`]?"
     rf"|(?<![^\s'\"`(])['\"`]?(?P<c>{_VALUE}?)['\"`]?[ \t]*+(?:가|이)?[ \t]*+아니(?:라|고)[ \t,]*+"
-    rf"['\"`]?(?P<d>{_VALUE}?)['\"`]?(?=[\s,.;:!?)]|[{HANGUL}]|$)"
+    rf"['\"`]?(?P<d>{_VALUE})['\"`]?"
 )
 _PASSWORD_CUE = re.compile(
     rf"(?i:(?<![\w-])(?:{PASSWORD_WORDS_EN}|pwd|creds?|login|rotated|typo)(?![\w-]))"
@@ -268,6 +292,7 @@ def candidates(text: str) -> Iterator[Candidate]:
     for m in _ONE_TIME.finditer(text):
         if len(set(m["v"])) > 1:
             yield BY_CONTEXT, *m.span("v"), "one_time_code"
+    yield from _keyed(text)
     yield from _corrected(text)
     yield from _korean_said(text)
     yield from _quoted(text)
