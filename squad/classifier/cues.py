@@ -346,9 +346,21 @@ _PASSWORD_DIGITS = re.compile(  # "비번 1234", "the password is 4471": a short
 )
 _RANDOM_TOKEN = re.compile(r"(?<![\w/+=.-])[A-Za-z0-9_-]{20,}+(?![\w/+=.-])")
 """A run of token characters standing alone: a key or token pasted mid-sentence, no name."""
+_BARE_PASSWORD = re.compile(
+    r"(?<![^\s`'\"(])(?P<v>[A-Za-z0-9@._-]+[!#$^~][A-Za-z0-9@!#$^~._-]*[A-Za-z0-9@!#$^~])"
+    r"(?![^\s`'\").,;:?])"
+)
+"""A password with no name at all ("try `Wint3r!sComing`", "it's Marble#Falcon61, not ..."):
+8-40 characters of upper case, lower case and digits with ! # $ ^ or ~ inside, not an email."""
 _OBJECT_ID = re.compile(  # Stripe's object ids: customers, subscriptions, payments, invoices...
     r"(?:cus|sub|pi|ch|in|il|ii|price|prod|evt|acct|txn|req|pm|seti|si|cs|po|py|re|tr|ba|fee)_"
 )
+
+
+def _bare_password(value: str) -> bool:
+    if not 8 <= len(value) <= 40 or re.search(r"@[\w-]+\.", value):
+        return False
+    return all(any(test(c) for c in value) for test in (str.isupper, str.islower, str.isdigit))
 
 
 def _random_token(value: str) -> bool:
@@ -375,8 +387,10 @@ def has_secret(text: str) -> bool:
 
     The prose check ("the password is Hunter2024!") is deliberately wider than the memory
     writer's, because a classifier that says "no fact" loses nothing but a fact. So are two
-    more: a PIN of 4+ digits after a password word ("비번 1234"), and a generated-looking token
-    pasted with no name at all (20+ characters mixing upper case, lower case and digits).
+    more: a PIN of 4+ digits after a password word ("비번 1234"), a password-shaped word with
+    no name at all (upper case, lower case, digits and a symbol inside: "try Wint3r!sComing"),
+    and a generated-looking token pasted with no name at all (20+ characters mixing upper
+    case, lower case and digits).
     """
     if contains_secret(text):
         return True
@@ -388,6 +402,8 @@ def has_secret(text: str) -> bool:
         if not reference and not is_password_manager(value):
             return True
     if _PASSWORD_DIGITS.search(text):
+        return True
+    if any(_bare_password(m["v"]) for m in _BARE_PASSWORD.finditer(text)):
         return True
     return any(
         _random_token(m[0]) and not is_public_data(text, m.start()) and not _OBJECT_ID.match(m[0])

@@ -1262,3 +1262,34 @@ NEGATIVES += [
     "on the door sign-up form enter 2024 as the year",
     "type in 8080 as the port. the door sensor needs its own panel",
 ]
+
+# -- found on a third blind corpus: provider shapes, Go DSNs, htpasswd, codes said in chat ------
+
+_ATLASSIAN = "ATATT3x" + fake(URLSAFE, 170) + "=" + fake("0123456789ABCDEF", 8)
+_MAPBOX = "sk." + "eyJ1Ijoi" + fake(URLSAFE, 40) + "." + fake(URLSAFE, 22)
+_FCM = "AAAA" + fake(URLSAFE, 7) + ":APA91b" + fake(URLSAFE, 134)
+_AZURE_SECRET = fake(B62, 3) + "8Q~" + fake(URLSAFE + "~.", 34)
+POSITIVES += [
+    _p("atlassian_api_token", f"jira token for the release bot: ⟦{_ATLASSIAN}⟧"),
+    _p("mapbox_secret_token", f"MAPBOX_DOWNLOADS_TOKEN=⟦{_MAPBOX}⟧"),
+    _p("firebase_server_key", f"FCM legacy key ⟦{_FCM}⟧ (being retired)"),
+    _p("azure_client_secret", f"app registration secret value ⟦{_AZURE_SECRET}⟧ copy it now"),
+    _p("provider_token", f"토스 라이브 키 ⟦live_sk_{fake(B62, 24)}⟧ 로 교체"),
+    _p("url_password", 'sql.Open("mysql", "svc:⟦Qv7!mLp2x⟧@tcp(10.0.0.9:3306)/shop")'),
+    _p("cli_password", "htpasswd -bc /etc/nginx/.htpasswd ops ⟦St4tus#Board⟧"),
+    _p("recovery_code", "github recovery codes:\n⟦k2vd-9qpe⟧\n⟦m0xa-77tr⟧"),
+    _p("seed_phrase", f"dev wallet seed: ⟦{_SEED_WORDS}⟧"),
+    _p("one_time_code", "backup code ⟦58210394⟧ is the last one left"),
+    _p("one_time_code", "OTP 코드 ⟦482 917⟧ 입력해 주세요"),
+    _p("lock_code", "비상구 도어 번호 ⟦4172*⟧ 누르면 열려요"),
+    _p("password_context", "운영 DB 암호가 뭐였지... 아 ⟦Prd-Db-7731⟧ 이었어요"),
+]
+NEGATIVES += [
+    "pk.eyJ1IjoiYWNtZSIsImEiOiJjbHh5ejEyMzQifQ.mapbox_public_token_is_fine",
+    "htpasswd -c /etc/nginx/.htpasswd ops",
+    'sql.Open("mysql", dsn) // dsn := os.Getenv("MYSQL_DSN")',
+    "the OTP code is 6 digits and arrives by SMS",
+    "backup code flow: generate ten, show once",
+    "비상구 도어 번호 바뀌었대요, 경비실에 물어보세요",
+    "seed the dev database with make seed",
+]

@@ -335,3 +335,13 @@ def test_a_50kb_realistic_document_is_scanned() -> None:
     assert len(matches) > 100
     assert all(a.end <= b.start for a, b in pairwise(matches))
     assert redact(redacted) == (redacted, [])
+
+
+def test_a_long_run_after_a_space_is_not_another_group_of_the_key() -> None:
+    """Found by the property above: "glpat-<20> 0000..." took the next word into the key."""
+    token = "glpat-HufSBsBfpa141X1Wkgxu"
+    redacted, _ = redact(f"{token} 00000000000000000000 and {token} Ab12Cd34Ef56Gh78Ij90")
+    assert redacted == (
+        "[REDACTED:gitlab_token] 00000000000000000000 and [REDACTED:gitlab_token] "
+        "Ab12Cd34Ef56Gh78Ij90"
+    )

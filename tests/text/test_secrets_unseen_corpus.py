@@ -11,7 +11,9 @@ and :mod:`squad.text.secrets._files` (``.npmrc``, ``.pgpass``, PuTTY keys, Terra
 defaults, Oracle connect strings) with a wider app-password and authenticator-key window, "is
 literally ..." and ``become_pass`` to 187 and 191; a correction whose values are joined words
 and digits ("hotspot-7781, not hotspot-7718") and a code keyed into a lock ("the alarm panel
-... punch in 0913") to 189 and 192.
+... punch in 0913") to 189 and 192; a PIN said with a copula right after its name ("법인카드
+비밀번호 4829 에요") and, for the classifier, a password-shaped word with no name ("try this one
+instead: Blue$Monkey77") to 190 and 194.
 The shares below are the floor to keep, not a measure of unseen text.
 """
 
@@ -32,12 +34,12 @@ def test_the_unseen_corpus_covers_both_languages() -> None:
     assert all(value in row["text"] for row in CREDENTIALS for value in row["values"])
 
 
-def test_the_writer_removes_every_value_from_at_least_189_of_the_200() -> None:
-    assert sum(not leaks(row) for row in CREDENTIALS) >= 189
+def test_the_writer_removes_every_value_from_at_least_190_of_the_200() -> None:
+    assert sum(not leaks(row) for row in CREDENTIALS) >= 190
 
 
-def test_the_classifier_refuses_at_least_192_of_the_200() -> None:
-    assert sum(has_secret(row["text"]) for row in CREDENTIALS) >= 192
+def test_the_classifier_refuses_at_least_194_of_the_200() -> None:
+    assert sum(has_secret(row["text"]) for row in CREDENTIALS) >= 194
 
 
 def test_no_near_miss_of_the_unseen_corpus_is_a_credential() -> None:

@@ -85,6 +85,15 @@ _PATTERNS = (  # (kind, pattern); the value is group "v"
         "url_password",
         r"[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/?#@\"'<>]{0,64}:(?P<v>[^\s/?#\"'<>]{1,256})@",
     ),
+    (  # Go's MySQL DSN: "svc:pass@tcp(10.1.2.3:3306)/app"
+        "url_password",
+        r"(?<![\w./:-])[\w.-]{1,64}:(?P<v>[^\s:/@\"'<>]{1,128})@(?:tcp|unix)\(",
+    ),
+    (  # htpasswd -b(c) FILE USER PASSWORD: batch mode takes the password as an argument
+        "cli_password",
+        r"(?<![\w-])htpasswd(?:[ \t]+-[A-Za-z]*b[A-Za-z]*)(?:[ \t]+-[A-Za-z]+)*[ \t]+[^\s-]\S*"
+        r"[ \t]+[^\s-]\S*[ \t]+[\"']?(?P<v>[^\s\"']+)",
+    ),
 )
 _CHECKS: dict[str, Callable[[str], bool]] = {
     "bearer_token": bearer,

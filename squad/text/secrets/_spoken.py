@@ -43,9 +43,10 @@ _LOCK = re.compile(
       (?:[ \t]+(?:for|of|on|in|at|to)[ \t]+(?:the[ \t]+)?[\w-]+(?:[ \t]+[\w-]+)?)?
       [ \t]*+(?:(?:is|was)(?:[ \t]+(?:now|still|literally|just))?|:|=|-)?)
     |(?:핀[ \t]?번호|도어락(?:[ \t]?번호)?|키패드(?:[ \t]?번호)?
-      |금고(?:[ \t]?(?:비밀번호|비번|번호))?|현관(?:문)?[ \t]?(?:비번|번호))
+      |금고(?:[ \t]?(?:비밀번호|비번|번호))?|현관(?:문)?[ \t]?(?:비번|번호)
+      |(?:도어|출입문|비상구)[ \t]?(?:비번|번호))
       (?:은|는|이|가)?[ \t]*+:?)
-    [ \t]*+\[?(?P<v>\d{{1,4}}(?:[ -]\d{{1,4}}){{1,5}}|\d{{4,8}})\]?(?P<hash>\#)?
+    [ \t]*+\[?(?P<v>\d{{1,4}}(?:[ -]\d{{1,4}}){{1,5}}|\d{{4,8}})\]?(?P<hash>[\#*])?
     (?![\d.:,/-]?\d|[ \t]*(?:{_UNITS})(?![A-Za-z{HANGUL}]))""",
     re.VERBOSE,
 )
@@ -90,9 +91,9 @@ def _keyed(text: str) -> Iterator[Candidate]:
 
 _ONE_TIME = re.compile(
     r"(?:(?i:(?<![\w-])(?:(?:verification|login|sign[ -]?in|one[ -]time|otp|2fa|mfa|sms|security"
-    r"|auth(?:entication)?|confirmation)[ \t]?code|texted\ me\ the\ code|the\ code\ (?:they|it)"
-    r"\ (?:sent|texted)))|인증[ \t]?(?:번호|코드)|OTP[ \t]?(?:번호|코드)?)"
-    r"[^\n\d]{0,12}?[\[(]?(?P<v>\d{4,8})(?!\d)"
+    r"|auth(?:entication)?|confirmation|backup|recovery)[ \t]?code|texted\ me\ the\ code"
+    r"|the\ code\ (?:they|it)\ (?:sent|texted)))|인증[ \t]?(?:번호|코드)|OTP[ \t]?(?:번호|코드)?)"
+    r"[^\n\d]{0,12}?[\[(]?(?P<v>\d{3}[ -]\d{3}(?![ -]?\d)|\d{4,8})(?!\d)"
 )
 
 # -- a correction: "X, not Y", "Y 가 아니라 X": near-identical values, one mistyped -----------
@@ -159,7 +160,8 @@ _KO_PASSWORD_WORD = re.compile(
 )
 _KO_VALUE = re.compile(
     rf"(?<![^\s'\"`(/])(?P<v>[A-Za-z0-9!@#$%^&*?~_+.-]{{4,64}}?)[ \t]*+"
-    rf"(?:입니다|이에요|예요|에요|이고요|이요|래요|래|이래요|라고|이라고|야|이야|임|요)(?![{HANGUL}])"
+    rf"(?:입니다|이에요|예요|에요|이고요|이요|래요|래|이래요|라고|이라고|야|이야|임|요"
+    rf"|이었어요|였어요|이었습니다|였습니다|이었음|였음)(?![{HANGUL}])"
 )
 _KO_WINDOW = 80
 
@@ -171,16 +173,18 @@ def _korean_said(text: str) -> Iterator[Candidate]:
             value = m["v"].rstrip(".")
             letters = any(c.isalpha() for c in value)
             digits = sum(c.isdigit() for c in value)
-            if not (digits and (letters or _SYMBOL.search(value) or digits >= 6)):
-                continue
+            between = text[cue.end() : m.start("v")].strip()
+            pin = value.isdigit() and len(value) >= 4 and between in ("", "은", "는", "이", "가")
+            if not (digits and (letters or _SYMBOL.search(value) or digits >= 6 or pin)):
+                continue  # "택배함 비번 8023 이에요": a PIN right after its name, said as one
             if placeholder(value) or ADDRESS.fullmatch(value) or value.lower() in NOT_A_PASSWORD:
                 continue
-            if re.fullmatch(r"v?\d+(?:\.\d+)+|[A-Z][A-Z0-9_]+|\d{1,5}", value):
+            if not pin and re.fullmatch(r"v?\d+(?:\.\d+)+|[A-Z][A-Z0-9_]+|\d{1,5}", value):
                 continue  # a version, a constant's name, a length or a port
             yield BY_CONTEXT, m.start("v"), m.start("v") + len(value), "password_context"
 
 
-_SENTENCE_END = re.compile(r"\n|[.!?](?:\s|$)")
+_SENTENCE_END = re.compile(r"\n|(?<!\.)[.!?](?:\s|$)")  # "..." trails off, it does not end
 
 
 def _sentence_end(text: str, start: int, width: int) -> int:
@@ -227,7 +231,8 @@ def _quoted(text: str) -> Iterator[Candidate]:
 
 _SEED_CUE = re.compile(
     r"(?i:(?<![\w-])(?:(?:seed|recovery|backup|mnemonic|secret|wallet)[ \t]?(?:phrase|words)"
-    r"|mnemonic|bip-?39)(?![\w-]))|니모닉|시드[ \t]?(?:문구|구문|단어)|복구[ \t]?(?:문구|구문|단어)"
+    r"|wallet[ \t]seed|mnemonic|bip-?39)(?![\w-]))"
+    r"|니모닉|시드[ \t]?(?:문구|구문|단어)|복구[ \t]?(?:문구|구문|단어)"
 )
 _SEED = re.compile(r"(?<![\w-])[a-z]{3,8}(?:[ \t]+[a-z]{3,8}){11,23}(?![\w-])")
 _DICEWARE_CUE = re.compile(
@@ -261,7 +266,7 @@ _LIST_CUE = re.compile(
     r"|(?:백업|복구)[ \t]?(?:코드|키)"
 )
 _LISTED = re.compile(
-    r"[ \t]*(?:\d{1,2}[.)][ \t]*|[-*•][ \t]*)?(?P<v>\d{4}[ -]\d{4}|[a-z0-9]{5}-[a-z0-9]{5}"
+    r"[ \t]*(?:\d{1,2}[.)][ \t]*|[-*•][ \t]*)?(?P<v>\d{4}[ -]\d{4}|[a-z0-9]{4,5}-[a-z0-9]{4,5}"
     r"|[A-Z0-9]{4}(?:-[A-Z0-9]{4}){1,}|[a-z0-9]{8,10}|\d{6}(?:-\d{6}){7})[ \t]*"
 )
 _UNSEAL = re.compile(r"(?i:unseal[ \t]key[ \t]?\d*)[ \t]*:[ \t]*(?P<v>[A-Za-z0-9+/]{40,}={0,2})")
@@ -290,7 +295,7 @@ def candidates(text: str) -> Iterator[Candidate]:
         if _lock_code(m["v"]):
             yield BY_CONTEXT, m.start("v"), m.end("hash") if m["hash"] else m.end("v"), "lock_code"
     for m in _ONE_TIME.finditer(text):
-        if len(set(m["v"])) > 1:
+        if len(set(m["v"].replace(" ", "").replace("-", ""))) > 1:
             yield BY_CONTEXT, *m.span("v"), "one_time_code"
     yield from _keyed(text)
     yield from _corrected(text)

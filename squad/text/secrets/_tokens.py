@@ -45,7 +45,7 @@ _STRONG: tuple[tuple[str, str], ...] = (
         "provider_token",
         r"gsk_|xai-|pplx-|r8_|shp(?:at|ss|ca|pa)_|dop_v1_|doo_v1_|lin_api_|hv[sbr]\.|sntry[su]_"
         r"|glsa_|figd_|ntn_|sq0(?:atp|csp)-|pat-(?:na|eu)1-|tvly-|dckr_(?:pat|oat)_"
-        r"|AGE-SECRET-KEY-1",
+        r"|AGE-SECRET-KEY-1|(?:live|test)_g?sk_",  # ... and Toss Payments
     ),
 )
 _STRONG_BODY = 8
@@ -106,6 +106,13 @@ _PATTERNS = (  # (kind, pattern); the value is group "v" if the pattern has one,
     ),
     ("jwt", B + r"eyJ" + U + r"{5,}\.eyJ" + U + r"{5,}\." + U + "{8,}"),
     ("sentry_dsn_key", r"https?://(?P<v>[0-9a-f]{32})(?::[0-9a-f]{32})?@[\w.-]*sentry"),
+    ("atlassian_api_token", B + r"ATATT3x[A-Za-z0-9_=-]{100,}"),
+    ("mapbox_secret_token", B + r"sk\.eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{10,}"),
+    ("firebase_server_key", B + r"AAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{100,}"),
+    (  # an Entra ID (Azure AD) client secret: three characters, a digit, "Q~", then 31-34
+        "azure_client_secret",
+        r"(?<![\w~.-])[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![\w~.-])",
+    ),
 )
 
 
@@ -122,6 +129,9 @@ _CHECKS: dict[str, Callable[[str], bool]] = {  # default: random_token
     "telegram_bot_token": not_placeholder,
     "jwt": not_placeholder,
     "sentry_dsn_key": not_placeholder,
+    "firebase_server_key": not_placeholder,
+    "atlassian_api_token": not_placeholder,
+    "mapbox_secret_token": not_placeholder,
     "huggingface_token": _identifier_body,
     "npm_token": _identifier_body,
 }
@@ -145,6 +155,9 @@ _SPACED_START = re.compile(
 _CHUNK = re.compile(r"[A-Za-z0-9_-]+")
 _SEPARATOR = " \u00a0\u200b\u200c\u200d\u2060\t"
 _SPACED_MIN = 16
+_GROUP_MAX = 12
+"""Groups written for reading are short: a longer run after a visible space is the next word,
+or a whole key of its own; after a zero-width character it is the rest of the key."""
 
 
 def _random_chunk(chunk: str) -> bool:
@@ -155,7 +168,8 @@ def _random_chunk(chunk: str) -> bool:
 def _grouped(text: str, end: int, first: str) -> tuple[str, int]:
     """The body continued past single separators in groups of one width, as keys are written
     for reading ("Ab12 Cd34 Ef56 Gh7"): the first group sets the width, at least as long as
-    the part before the first gap; a shorter group ends it."""
+    the part before the first gap (and, after a visible space, at most :data:`_GROUP_MAX`); a
+    shorter group ends it."""
     body, width = first, 0
     while end < len(text) and text[end] in _SEPARATOR:
         chunk = _CHUNK.match(text, end + 1)
@@ -163,7 +177,8 @@ def _grouped(text: str, end: int, first: str) -> tuple[str, int]:
             break
         size = len(chunk[0])
         if not width:
-            if size < 4 or size < len(first):
+            long = size > _GROUP_MAX and text[end] in " \t\u00a0"
+            if size < 4 or size < len(first) or (first and long):
                 break
             width = size
         elif size > width:
