@@ -263,7 +263,10 @@ class ConversationStore:
             free = or_(free, WATERMARKS.c.claimed_at < now - stale_after)
         with transaction(self._engine, f"claim extraction for agent {agent!r}") as conn:
             _ensure_watermark(conn, squad, agent, now)
-            # On Postgres a concurrent claimer waits on the row lock, then re-checks `free`.
+            # Lock the row first: on Postgres an update whose WHERE fails takes no lock, so a
+            # finisher could commit between it and the "pending" update below, read pending
+            # as False and stop, and this trigger would be lost with its message unread.
+            conn.execute(select(WATERMARKS.c.in_flight).where(where).with_for_update())
             won = conn.execute(
                 update(WATERMARKS)
                 .where(where, free)

@@ -6,9 +6,11 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from datetime import timedelta
+from typing import Any
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import event, text
+from sqlalchemy.engine import Engine
 
 from squad.clock import FrozenClock
 from squad.errors import StoreError
@@ -192,6 +194,37 @@ def test_exactly_one_of_concurrent_claims_wins(store: Store) -> None:
     _in_threads(8, lambda _: won.append(store.conversation.claim_extraction("d", "a")))
     assert sorted(won) == [False] * 7 + [True]
     assert store.conversation.watermark("d", "a").pending is True
+
+
+def test_a_trigger_while_an_extraction_finishes_is_never_lost(store: Store) -> None:
+    """A claim that finds one in flight, and a finish between its two statements: the finish
+    must wait for the claim and see its trigger, or the message behind it stays unread."""
+    conversation = store.conversation
+    assert conversation.claim_extraction("d", "a")
+    checked, finished = threading.Event(), threading.Event()
+
+    def pause_the_losing_claim(_conn: Any, cursor: Any, statement: str, *_: Any) -> None:
+        losing = statement.lstrip().upper().startswith("UPDATE") and cursor.rowcount == 0
+        if threading.current_thread().name == "claimer" and losing and not checked.is_set():
+            checked.set()
+            finished.wait(1.0)  # a finisher that is not held back finishes now
+
+    results: dict[str, bool] = {}
+    claimer = threading.Thread(
+        target=lambda: results.update(claimed=conversation.claim_extraction("d", "a")),
+        name="claimer",
+    )
+    event.listen(Engine, "after_cursor_execute", pause_the_losing_claim)
+    try:
+        claimer.start()
+        assert checked.wait(10)
+        results["again"] = conversation.finish_extraction("d", "a", 1)
+        finished.set()
+        claimer.join(10)
+    finally:
+        event.remove(Engine, "after_cursor_execute", pause_the_losing_claim)
+    assert results == {"claimed": False, "again": True}
+    assert conversation.watermark("d", "a").pending is False
 
 
 def test_no_message_is_left_unextracted_and_extractions_never_overlap(store: Store) -> None:
