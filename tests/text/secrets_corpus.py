@@ -1283,6 +1283,10 @@ POSITIVES += [
     _p("one_time_code", "OTP 코드 ⟦482 917⟧ 입력해 주세요"),
     _p("lock_code", "비상구 도어 번호 ⟦4172*⟧ 누르면 열려요"),
     _p("password_context", "운영 DB 암호가 뭐였지... 아 ⟦Prd-Db-7731⟧ 이었어요"),
+    _p(
+        "credential_pair",
+        "which account does the kiosk use?\nfound it: kiosk@shop.io / ⟦Till-Open-42⟧",
+    ),
 ]
 NEGATIVES += [
     "pk.eyJ1IjoiYWNtZSIsImEiOiJjbHh5ejEyMzQifQ.mapbox_public_token_is_fine",
@@ -1292,4 +1296,5 @@ NEGATIVES += [
     "backup code flow: generate ten, show once",
     "비상구 도어 번호 바뀌었대요, 경비실에 물어보세요",
     "seed the dev database with make seed",
+    "what's the login flow?\nit goes web / Mobile-2 then the SSO page",
 ]

@@ -13,7 +13,8 @@ literally ..." and ``become_pass`` to 187 and 191; a correction whose values are
 and digits ("hotspot-7781, not hotspot-7718") and a code keyed into a lock ("the alarm panel
 ... punch in 0913") to 189 and 192; a PIN said with a copula right after its name ("법인카드
 비밀번호 4829 에요") and, for the classifier, a password-shaped word with no name ("try this one
-instead: Blue$Monkey77") to 190 and 194.
+instead: Blue$Monkey77") to 190 and 194; a ``user / password`` pair after a login question on
+the line above to 191 and 195.
 The shares below are the floor to keep, not a measure of unseen text.
 """
 
@@ -34,12 +35,12 @@ def test_the_unseen_corpus_covers_both_languages() -> None:
     assert all(value in row["text"] for row in CREDENTIALS for value in row["values"])
 
 
-def test_the_writer_removes_every_value_from_at_least_190_of_the_200() -> None:
-    assert sum(not leaks(row) for row in CREDENTIALS) >= 190
+def test_the_writer_removes_every_value_from_at_least_191_of_the_200() -> None:
+    assert sum(not leaks(row) for row in CREDENTIALS) >= 191
 
 
-def test_the_classifier_refuses_at_least_194_of_the_200() -> None:
-    assert sum(has_secret(row["text"]) for row in CREDENTIALS) >= 194
+def test_the_classifier_refuses_at_least_195_of_the_200() -> None:
+    assert sum(has_secret(row["text"]) for row in CREDENTIALS) >= 195
 
 
 def test_no_near_miss_of_the_unseen_corpus_is_a_credential() -> None:

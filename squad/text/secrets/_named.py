@@ -510,7 +510,14 @@ _SPACED_PAIR = re.compile(  # "ssh to the box with ops / Gr4nite!Peak", "mailer@
     rf"(?<![\w/@.+-])(?P<user>[A-Za-z][\w.@+-]{{0,63}})[ \t]+/[ \t]+{_QUOTED_OR_BARE}"
 )
 """A spaced ``user / password`` pair with no login word: only a strongly shaped password
-(:func:`_unnamed_pair_password`), since ``TCP / UDP`` and ``iOS / Android12`` are pairs too."""
+(:func:`_unnamed_pair_password`), since ``TCP / UDP`` and ``iOS / Android12`` are pairs too;
+any password-shaped one when a login word came shortly before, on this line or the one above
+("what's the login for figma?\nnvm found it, design@studio.io / Pixel-Perfect-22")."""
+_LOGIN_BEFORE = re.compile(
+    r"(?i:(?<![\w-])(?:log[ -]?in|sign[ -]?in|creds?|credentials|account)(?![\w-]))"
+    r"|계정|로그인|접속\s?정보"
+)
+_LOGIN_REACH = 120
 _CODE_IS_KO = re.compile(  # "볼트 언실 코드는 7Hq2-Lm9X-4Rt8이에요", "복구 키: ..."
     rf"""(?:언실|복구|백업|마스터|활성화|라이선스|라이센스|등록|초대|일회용|(?i:otp|2fa|mfa))
     [ \t]?(?:코드|키)[ \t]*+(?:은|는|이|가|:|=)?[ \t]*+{_QUOTED_OR_BARE}""",
@@ -620,7 +627,9 @@ def _casual(text: str) -> Iterator[Candidate]:
         user = m["user"].lower()
         if span is None or user in NOT_A_PASSWORD or placeholder(m["user"]):
             continue
-        if _unnamed_pair_password(text[span[0] : span[1]]):
+        value = text[span[0] : span[1]]
+        asked = _LOGIN_BEFORE.search(text, max(0, m.start() - _LOGIN_REACH), m.start())
+        if _unnamed_pair_password(value) or (asked and password_like(value)):
             yield _CASUAL, *span, "credential_pair"
     for m in _KEY_VALUE.finditer(text):
         value, prev = m["uq"], (m["prev"] or "").lower()
