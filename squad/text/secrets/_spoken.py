@@ -74,12 +74,14 @@ _KEYED = re.compile(
     r"(?P<v>\d{4,8})(?P<hash>\#)?(?![\d.,:/-]?\d)"
     r"|(?<![\w-])(?P<kv>\d{4,8})(?P<khash>\#)?[ \t]*(?:을|를)?[ \t]*(?:누르|눌러|입력|치고|찍)"
 )
+_KEYED_REACH = 80
+"""How far back the lock word may be, within the code's sentence."""
 
 
 def _keyed(text: str) -> Iterator[Candidate]:
     for m in _KEYED.finditer(text):
         group, mark = ("v", "hash") if m["v"] is not None else ("kv", "khash")
-        before = text[max(0, m.start() - _KO_WINDOW) : m.start()]
+        before = text[max(0, m.start() - _KEYED_REACH) : m.start()]
         sentence = re.split(r"[.!?](?:\s|$)|\n", before)[-1]
         if re.fullmatch(r"(?:19|20)\d\d", m[group]):
             continue  # "enter 2024 as the year": keyed, but a year
