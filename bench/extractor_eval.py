@@ -15,7 +15,9 @@ by someone who saw neither the training examples nor the other sets, before the 
 356 messages (196 of them "none", most full of project words: status, questions, guesses,
 rumours, undecided proposals, one-time incidents) written the same way before the fourth round,
 and `bench/data/extract_heldout_mixed.jsonl`, 360 messages (half "none", a tenth of those with a
-credential said in chat) written the same way, from the labelling guide alone, before the fifth.
+credential said in chat) written the same way, from the labelling guide alone, before the fifth,
+and `bench/data/extract_heldout_sixth.jsonl`, 237 messages from projects that are not web apps
+(lab pipelines, firmware, modding, accounting, robotics...) written so after the fifth round.
 For every set it prints per-class figures,
 macro-F1 overall and per language, and the share of gold-"none" messages that yield any fact
 (``classify`` not None).
@@ -42,6 +44,7 @@ HELDOUT_HARD = REPO / "bench" / "data" / "extract_heldout_hard.jsonl"
 HELDOUT_FRESH = REPO / "bench" / "data" / "extract_heldout_fresh.jsonl"
 HELDOUT_JUNK = REPO / "bench" / "data" / "extract_heldout_junk.jsonl"
 HELDOUT_MIXED = REPO / "bench" / "data" / "extract_heldout_mixed.jsonl"
+HELDOUT_SIXTH = REPO / "bench" / "data" / "extract_heldout_sixth.jsonl"
 TODAY = date(2026, 11, 29)
 
 
@@ -157,7 +160,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         print(f"dev set {DEV} not found; skipped\n")
     heldout = load(HELDOUT)
-    for path in (HELDOUT, HELDOUT_HARD, HELDOUT_FRESH, HELDOUT_JUNK, HELDOUT_MIXED):
+    sets = (HELDOUT, HELDOUT_HARD, HELDOUT_FRESH, HELDOUT_JUNK, HELDOUT_MIXED, HELDOUT_SIXTH)
+    for path in sets:
         _report(load(path), f"held-out examples {path.relative_to(REPO)}", args.errors)
     print(f"throughput: {throughput(heldout):,.0f} messages/s")
     return 0

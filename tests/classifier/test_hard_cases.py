@@ -23,6 +23,7 @@ HELDOUT_HARD = REPO / "bench" / "data" / "extract_heldout_hard.jsonl"
 HELDOUT_FRESH = REPO / "bench" / "data" / "extract_heldout_fresh.jsonl"
 HELDOUT_JUNK = REPO / "bench" / "data" / "extract_heldout_junk.jsonl"
 HELDOUT_MIXED = REPO / "bench" / "data" / "extract_heldout_mixed.jsonl"
+HELDOUT_SIXTH = REPO / "bench" / "data" / "extract_heldout_sixth.jsonl"
 
 
 def scope(text: str, role: str = "user") -> str:
@@ -196,11 +197,12 @@ def test_the_training_set_is_larger_than_the_held_out_sets_and_disjoint_from_the
     fresh = parse_examples(HELDOUT_FRESH.read_text(encoding="utf-8"))
     junk = parse_examples(HELDOUT_JUNK.read_text(encoding="utf-8"))
     mixed = parse_examples(HELDOUT_MIXED.read_text(encoding="utf-8"))
+    sixth = parse_examples(HELDOUT_SIXTH.read_text(encoding="utf-8"))
     assert len(training) >= 2500
-    assert len(training) > len(heldout) + len(hard) + len(fresh) + len(junk) + len(mixed)
+    assert len(training) > sum(map(len, (heldout, hard, fresh, junk, mixed, sixth)))
     texts = {row.text for row in training}
     normalised = {_normalised(row.text) for row in training}
-    for rows in (heldout, hard, fresh, junk, mixed):
+    for rows in (heldout, hard, fresh, junk, mixed, sixth):
         assert not texts & {row.text for row in rows}, "a held-out text is in the training set"
         assert not normalised & {_normalised(row.text) for row in rows}
     assert not {row.text for row in heldout} & {row.text for row in hard}
@@ -208,6 +210,8 @@ def test_the_training_set_is_larger_than_the_held_out_sets_and_disjoint_from_the
     assert not {row.text for row in junk} & {row.text for row in heldout + hard + fresh}
     earlier = {_normalised(row.text) for row in heldout + hard + fresh + junk}
     assert not {_normalised(row.text) for row in mixed} & earlier
+    earlier |= {_normalised(row.text) for row in mixed}
+    assert not {_normalised(row.text) for row in sixth} & earlier
 
 
 def test_the_training_set_is_balanced_across_languages_and_labels() -> None:
