@@ -266,3 +266,13 @@ def test_the_mixed_held_out_set_keeps_its_measured_figures() -> None:
     assert f1 >= 0.93 and min(by_lang.values()) >= 0.925, by_lang
     assert round(abs(by_lang["en"] - by_lang["ko"]), 3) <= 0.02, by_lang
     assert junk <= 0.034
+
+
+def test_the_sixth_held_out_set_keeps_its_measured_figures() -> None:
+    """Not the targets: projects that are not web apps (lab pipelines, firmware, modding,
+    accounting...), written after the fifth round; macro-F1 0.887 (English 0.887, Korean 0.887),
+    2 of its 97 "none" messages (2.1%) yielding a fact, but 21 of its 80 project facts none.
+    Two rounds of domain-varied examples did not lift it (README); this pins the figures."""
+    f1, by_lang, junk = _figures(HELDOUT_SIXTH)
+    assert f1 >= 0.885 and min(by_lang.values()) >= 0.885, by_lang
+    assert junk <= 0.021
