@@ -350,6 +350,7 @@ def test_no_dev_message_leaked_into_our_examples() -> None:
         "extract_heldout_junk.jsonl",
         "extract_heldout_mixed.jsonl",
         "extract_heldout_sixth.jsonl",
+        "extract_heldout_domains.jsonl",
     ):
         ours += parse_examples((REPO / "bench" / "data" / name).read_text(encoding="utf-8"))
     assert not dev & {_normalised(row.text) for row in ours}

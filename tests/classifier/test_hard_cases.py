@@ -24,6 +24,7 @@ HELDOUT_FRESH = REPO / "bench" / "data" / "extract_heldout_fresh.jsonl"
 HELDOUT_JUNK = REPO / "bench" / "data" / "extract_heldout_junk.jsonl"
 HELDOUT_MIXED = REPO / "bench" / "data" / "extract_heldout_mixed.jsonl"
 HELDOUT_SIXTH = REPO / "bench" / "data" / "extract_heldout_sixth.jsonl"
+HELDOUT_DOMAINS = REPO / "bench" / "data" / "extract_heldout_domains.jsonl"
 
 
 def scope(text: str, role: str = "user") -> str:
@@ -198,11 +199,12 @@ def test_the_training_set_is_larger_than_the_held_out_sets_and_disjoint_from_the
     junk = parse_examples(HELDOUT_JUNK.read_text(encoding="utf-8"))
     mixed = parse_examples(HELDOUT_MIXED.read_text(encoding="utf-8"))
     sixth = parse_examples(HELDOUT_SIXTH.read_text(encoding="utf-8"))
+    domains = parse_examples(HELDOUT_DOMAINS.read_text(encoding="utf-8"))
     assert len(training) >= 2500
-    assert len(training) > sum(map(len, (heldout, hard, fresh, junk, mixed, sixth)))
+    assert len(training) > sum(map(len, (heldout, hard, fresh, junk, mixed, sixth, domains)))
     texts = {row.text for row in training}
     normalised = {_normalised(row.text) for row in training}
-    for rows in (heldout, hard, fresh, junk, mixed, sixth):
+    for rows in (heldout, hard, fresh, junk, mixed, sixth, domains):
         assert not texts & {row.text for row in rows}, "a held-out text is in the training set"
         assert not normalised & {_normalised(row.text) for row in rows}
     assert not {row.text for row in heldout} & {row.text for row in hard}
@@ -212,6 +214,8 @@ def test_the_training_set_is_larger_than_the_held_out_sets_and_disjoint_from_the
     assert not {_normalised(row.text) for row in mixed} & earlier
     earlier |= {_normalised(row.text) for row in mixed}
     assert not {_normalised(row.text) for row in sixth} & earlier
+    earlier |= {_normalised(row.text) for row in sixth}
+    assert not {_normalised(row.text) for row in domains} & earlier
 
 
 def test_the_training_set_is_balanced_across_languages_and_labels() -> None:
@@ -276,3 +280,14 @@ def test_the_sixth_held_out_set_keeps_its_measured_figures() -> None:
     f1, by_lang, junk = _figures(HELDOUT_SIXTH)
     assert f1 >= 0.885 and min(by_lang.values()) >= 0.885, by_lang
     assert junk <= 0.021
+
+
+def test_the_domains_held_out_set_keeps_its_measured_figures() -> None:
+    """679 messages from 28 domains that are not web apps, written as training examples for a
+    round that was left out, so the shipped model never saw them: macro-F1 0.917 (English
+    0.914, Korean 0.919), 8 of its 359 "none" messages (2.2%) yielding a fact, 205 of its 240
+    project facts found (85%, against the sixth set's 74%)."""
+    f1, by_lang, junk = _figures(HELDOUT_DOMAINS)
+    assert f1 >= 0.915 and min(by_lang.values()) >= 0.91, by_lang
+    assert round(abs(by_lang["en"] - by_lang["ko"]), 3) <= 0.02, by_lang
+    assert junk <= 0.023
