@@ -163,11 +163,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         print(f"dev set {DEV} not found; skipped\n")
     heldout = load(HELDOUT)
-    sets = (
-        *(HELDOUT, HELDOUT_HARD, HELDOUT_FRESH, HELDOUT_JUNK, HELDOUT_MIXED),
-        *(HELDOUT_SIXTH, HELDOUT_DOMAINS),
-    )
-    for path in sets:
+    sets = (HELDOUT, HELDOUT_HARD, HELDOUT_FRESH, HELDOUT_JUNK, HELDOUT_MIXED)
+    for path in (*sets, HELDOUT_SIXTH, HELDOUT_DOMAINS):
         _report(load(path), f"held-out examples {path.relative_to(REPO)}", args.errors)
     print(f"throughput: {throughput(heldout):,.0f} messages/s")
     return 0

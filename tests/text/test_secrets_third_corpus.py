@@ -16,9 +16,7 @@ below are the floor to keep, not a measure of unseen text.
 
 from __future__ import annotations
 
-from squad.classifier.cues import has_secret
-from squad.text.secrets import find_secrets
-from tests.text.chat_corpus import leaks, load
+from tests.text.chat_corpus import false_alarms, load, refused, removed
 
 CREDENTIALS = load("chat_credentials_third.jsonl.gz")
 NEGATIVES = load("chat_credential_negatives_third.jsonl.gz")
@@ -32,13 +30,12 @@ def test_the_third_corpus_covers_both_languages() -> None:
 
 
 def test_the_writer_removes_every_value_from_at_least_147_of_the_160() -> None:
-    assert sum(not leaks(row) for row in CREDENTIALS) >= 147
+    assert removed(CREDENTIALS) >= 147
 
 
 def test_the_classifier_refuses_at_least_153_of_the_160() -> None:
-    assert sum(has_secret(row["text"]) for row in CREDENTIALS) >= 153
+    assert refused(CREDENTIALS) >= 153
 
 
 def test_no_near_miss_of_the_third_corpus_is_a_credential() -> None:
-    assert [row["form"] for row in NEGATIVES if find_secrets(row["text"])] == []
-    assert [row["form"] for row in NEGATIVES if has_secret(row["text"])] == []
+    assert false_alarms(NEGATIVES) == []

@@ -20,9 +20,7 @@ The shares below are the floor to keep, not a measure of unseen text.
 
 from __future__ import annotations
 
-from squad.classifier.cues import has_secret
-from squad.text.secrets import find_secrets
-from tests.text.chat_corpus import leaks, load
+from tests.text.chat_corpus import false_alarms, load, refused, removed
 
 CREDENTIALS = load("chat_credentials_unseen.jsonl.gz")
 NEGATIVES = load("chat_credential_negatives_unseen.jsonl.gz")
@@ -36,13 +34,12 @@ def test_the_unseen_corpus_covers_both_languages() -> None:
 
 
 def test_the_writer_removes_every_value_from_at_least_191_of_the_200() -> None:
-    assert sum(not leaks(row) for row in CREDENTIALS) >= 191
+    assert removed(CREDENTIALS) >= 191
 
 
 def test_the_classifier_refuses_at_least_195_of_the_200() -> None:
-    assert sum(has_secret(row["text"]) for row in CREDENTIALS) >= 195
+    assert refused(CREDENTIALS) >= 195
 
 
 def test_no_near_miss_of_the_unseen_corpus_is_a_credential() -> None:
-    assert [row["form"] for row in NEGATIVES if find_secrets(row["text"])] == []
-    assert [row["form"] for row in NEGATIVES if has_secret(row["text"])] == []
+    assert false_alarms(NEGATIVES) == []

@@ -19,6 +19,8 @@ from collections.abc import Iterator
 
 from squad.text.secrets._values import (
     BY_CONTEXT,
+    LOGIN_WORDS_EN,
+    LOGIN_WORDS_KO,
     Candidate,
     high_entropy,
     password_like,
@@ -96,9 +98,7 @@ def _cell_value(value: str, *, password: bool) -> bool:
     return secret_value(value) or high_entropy(value)
 
 
-_LOGIN = re.compile(
-    r"(?i:(?<![\w-])(?:log[ -]?in|creds?|credentials|account|sign[ -]?in))|계정|로그인|접속\s?정보"
-)
+_LOGIN = re.compile(rf"(?i:(?<![\w-])(?:{LOGIN_WORDS_EN}))|{LOGIN_WORDS_KO}")
 _USER_THEN_VALUE = re.compile(
     r"[ \t]*:?[ \t]*\n[ \t]*[A-Za-z0-9][\w.@+-]{0,63}[ \t]*\n"
     r"[ \t]*(?P<v>[^\s'\"`]{6,64})[ \t]*(?:\n|$)"

@@ -18,6 +18,8 @@ from squad.text.secrets._values import (
     CODE,
     FUNCTION_WORDS,
     HANGUL,
+    LOGIN_WORDS_EN,
+    LOGIN_WORDS_KO,
     MARKER,
     NOT_A_PASSWORD,
     PROSE_AFTER,
@@ -513,10 +515,7 @@ _SPACED_PAIR = re.compile(  # "ssh to the box with ops / Gr4nite!Peak", "mailer@
 (:func:`_unnamed_pair_password`), since ``TCP / UDP`` and ``iOS / Android12`` are pairs too;
 any password-shaped one when a login word came shortly before, on this line or the one above
 ("what's the login for figma?\nnvm found it, design@studio.io / Pixel-Perfect-22")."""
-_LOGIN_BEFORE = re.compile(
-    r"(?i:(?<![\w-])(?:log[ -]?in|sign[ -]?in|creds?|credentials|account)(?![\w-]))"
-    r"|계정|로그인|접속\s?정보"
-)
+_LOGIN_BEFORE = re.compile(rf"(?i:(?<![\w-])(?:{LOGIN_WORDS_EN})(?![\w-]))|{LOGIN_WORDS_KO}")
 _LOGIN_REACH = 120
 _CODE_IS_KO = re.compile(  # "볼트 언실 코드는 7Hq2-Lm9X-4Rt8이에요", "복구 키: ..."
     rf"""(?:언실|복구|백업|마스터|활성화|라이선스|라이센스|등록|초대|일회용|(?i:otp|2fa|mfa))

@@ -81,11 +81,10 @@ _KEYED_REACH = 80
 def _keyed(text: str) -> Iterator[Candidate]:
     for m in _KEYED.finditer(text):
         group, mark = ("v", "hash") if m["v"] is not None else ("kv", "khash")
-        before = text[max(0, m.start() - _KEYED_REACH) : m.start()]
-        sentence = re.split(r"[.!?](?:\s|$)|\n", before)[-1]
         if re.fullmatch(r"(?:19|20)\d\d", m[group]):
             continue  # "enter 2024 as the year": keyed, but a year
-        if _LOCK_WORD.search(sentence) and _lock_code(m[group]):
+        start = _sentence_start(text, m.start(), _KEYED_REACH)
+        if _LOCK_WORD.search(text, start, m.start()) and _lock_code(m[group]):
             yield BY_CONTEXT, m.start(group), m.end(mark) if m[mark] else m.end(group), "lock_code"
 
 
@@ -193,6 +192,14 @@ def _sentence_end(text: str, start: int, width: int) -> int:
     end = min(len(text), start + width)
     m = _SENTENCE_END.search(text, start, end)
     return m.start() if m else end
+
+
+def _sentence_start(text: str, end: int, width: int) -> int:
+    """Where the sentence holding ``end`` starts, at most ``width`` back."""
+    start = max(0, end - width)
+    for m in _SENTENCE_END.finditer(text, start, end):
+        start = m.end()
+    return start
 
 
 # -- a quoted value after a password word, words between: "pw has spaces: 'Moon Walk 1969'" ------

@@ -28,6 +28,9 @@ U = r"[A-Za-z0-9_-]"
 
 ALNUM = re.compile(r"[^\W_]")  # a letter or digit of any script
 MARKER = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
+LOGIN_WORDS_EN = r"log[ -]?in|creds?|credentials|account|sign[ -]?in"
+LOGIN_WORDS_KO = r"계정|로그인|접속\s?정보"
+"""Words that announce an account's user and password (case-insensitive in English)."""
 _PASSWORD_MANAGERS = r"1password|bitwarden|lastpass|keepass(?:xc)?|dashlane"
 _PASSWORD_MANAGER = re.compile(_PASSWORD_MANAGERS, re.IGNORECASE)
 _PLACEHOLDER = re.compile(
