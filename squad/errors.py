@@ -9,7 +9,9 @@ code the CLI returns for it, so the CLI maps errors to exit codes in one place::
     │   ├── SquadBusy               exit 2: another process is running this squad (its run id)
     │   └── NotFound                exit 2: no squad, agent, run, task, fact or file of that name
     ├── WorkspaceError              exit 1: a workspace cannot be read or written
-    │   └── PathEscapeError         exit 2: a path would leave its workspace (or the root)
+    │   ├── PathEscapeError         exit 2: a path would leave its workspace (or the root)
+    │   └── HistoryUnavailable      exit 1: the workspace's history cannot be written now
+    │                                       (corrupt or foreign .git): paused, work goes on
     ├── StoreError                  exit 1: the state database failed or is out of date
     ├── ModelError                  exit 1: a model call failed for good (after any retries)
     ├── AnswerError                 exit 1: a model's answer is not what was asked for
@@ -35,6 +37,7 @@ __all__ = [
     "AnswerError",
     "ConfigError",
     "ExtractionFailed",
+    "HistoryUnavailable",
     "LimitReached",
     "MemoryError_",
     "MemoryFileError",
@@ -153,6 +156,16 @@ class PathEscapeError(WorkspaceError):
     """A name, path or symbolic link would lead outside the folder it must stay in."""
 
     exit_code = 2
+
+
+class HistoryUnavailable(WorkspaceError):
+    """The workspace's history (its ``.git``) cannot be written: corrupt, foreign (not made
+    by squad), or unreadable. History is paused for that workspace, loudly; runs and memory
+    writes go on. ``state`` is ``broken`` or ``foreign``."""
+
+    def __init__(self, message: str, *, state: str = "broken") -> None:
+        super().__init__(message)
+        self.state = state
 
 
 class StoreError(SquadError):

@@ -52,6 +52,18 @@ class _MemorySettings(BaseModel):
     more of them."""
 
 
+class HistorySettings(BaseModel):
+    """Each workspace's history: a git repository in its ``.git`` (docs/design/history.md)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, use_attribute_docstrings=True)
+
+    enabled: bool = True
+    """Keep a commit per run and per memory change in every workspace; ``false`` stops
+    writing history (what is there stays)."""
+    max_file_mb: Annotated[int, Field(ge=1, le=10_240)] = 20
+    """Files larger than this (MiB) stay out of commits, and the commit says so."""
+
+
 def _check_cron(value: str) -> str:
     from squad.spec.schedule import parse_cron
 
@@ -273,6 +285,8 @@ class SettingsFile(BaseModel):
     """OpenTelemetry traces of runs, turns, model calls and tool calls (off by default)."""
     cluster: ClusterSettings = ClusterSettings()
     """Many daemons and workers on one PostgreSQL (off by default)."""
+    history: HistorySettings = HistorySettings()
+    """Each workspace's history (git): on by default."""
 
 
 @dataclass(frozen=True)
@@ -297,6 +311,8 @@ class Settings:
     """The ``telemetry:`` section of settings.yaml, with the ``OTEL_*`` variables applied."""
     cluster: ClusterSettings = field(default_factory=ClusterSettings)
     """The ``cluster:`` section of settings.yaml (SQUAD_NODE names the node)."""
+    history: HistorySettings = field(default_factory=HistorySettings)
+    """The ``history:`` section of settings.yaml (SQUAD_HISTORY=off turns it off)."""
 
     @property
     def squads_dir(self) -> Path:
@@ -354,6 +370,9 @@ class Settings:
             cluster = cluster.model_copy(update={"node": env["SQUAD_NODE"]})
         if cluster.enabled:
             _require_postgres(database_url, settings_path, positions)
+        history = file_settings.history
+        if env.get("SQUAD_HISTORY", "").strip().lower() in ("off", "0", "false", "no"):
+            history = history.model_copy(update={"enabled": False})
         return cls(
             home=home,
             workspaces=workspaces,
@@ -365,6 +384,7 @@ class Settings:
             daemon=file_settings.daemon,
             telemetry=file_settings.telemetry.from_environment(env),
             cluster=cluster,
+            history=history,
         )
 
     @property

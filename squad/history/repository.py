@@ -1,0 +1,464 @@
+"""One workspace's history: the ``.git`` inside it, written by squad alone, under its lock.
+
+Every write happens under the workspace's history lock (:mod:`squad.history.lock`), and a
+commit is made in steps a kill cannot tear:
+
+1. an *intent* (``.git/squad/intent.json``: author, message, what to stage) is written;
+2. the objects are written (libgit2 writes each to a temporary file and renames it);
+3. the intent gets the new commit's id;
+4. ``refs/heads/main`` moves to it (a lock file renamed over the ref);
+5. the index is written (likewise), and the intent removed.
+
+A process killed at any step leaves a repository git reads as it was before the commit, or
+after it; the next holder of the lock finds the intent and completes the commit (moves the
+ref, rebuilds the index), or makes it again from the working tree when its objects never got
+written, and removes the lock files the killed process left. A ``.git`` that cannot be opened,
+whose ``HEAD`` cannot be read, or that squad did not make (no ``squad.workspace`` in its
+config) raises :class:`~squad.errors.HistoryUnavailable`: history is paused for that
+workspace, never the work.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import secrets
+import shutil
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from squad.clock import Clock, utc_now
+from squad.errors import HistoryUnavailable
+from squad.fsutil import atomic_write
+from squad.history import lock
+from squad.history.engine import blob_at, git
+from squad.history.ignore import GITIGNORE, GITIGNORE_NAME
+from squad.history.message import Kind, compose
+
+if TYPE_CHECKING:
+    import pygit2
+
+__all__ = [
+    "BRANCH",
+    "Author",
+    "CommitResult",
+    "HistoryState",
+    "Repository",
+    "StageFilter",
+]
+
+BRANCH = "main"
+REF = f"refs/heads/{BRANCH}"
+OWNER_KEY = "squad.workspace"
+INTENT = "squad/intent.json"
+_GIT_LOCKS = ("index.lock", "HEAD.lock", f"{REF}.lock", "config.lock", "packed-refs.lock")
+_EMAIL_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+StateName = Literal["ok", "absent", "off", "foreign", "broken"]
+
+
+@dataclass(frozen=True)
+class Author:
+    """Who made a change, as git records it: ``extractor``, ``cli``, ``web``,
+    ``mcp:<client>``, ``agent:<id>``, ``run``, ``unattributed``, ``squad``."""
+
+    name: str
+
+    @property
+    def email(self) -> str:
+        return f"{_EMAIL_UNSAFE.sub('-', self.name).strip('-') or 'squad'}@squad"
+
+
+SQUAD = Author("squad")
+UNATTRIBUTED = Author("unattributed")
+
+
+@dataclass(frozen=True)
+class HistoryState:
+    """Whether a workspace's history can be written, and if not, why."""
+
+    state: StateName
+    detail: str | None = None
+    head: str | None = None
+
+    @property
+    def paused(self) -> bool:
+        """History exists (or should) but cannot be written: corrupt or not squad's."""
+        return self.state in ("foreign", "broken")
+
+
+@dataclass(frozen=True)
+class CommitResult:
+    sha: str
+    left_out: tuple[str, ...] = ()
+    """Paths kept out of the commit (a credential in them, or over the size cap), and why."""
+
+
+StageFilter = Callable[[str, bytes | None, bytes], str | None]
+"""``(path, committed bytes or None, new bytes) -> why it stays out, or None``."""
+
+
+class Repository:
+    """The history of the workspace at ``workspace`` (squad ``squad``)."""
+
+    def __init__(
+        self,
+        workspace: Path,
+        squad: str,
+        *,
+        clock: Clock = utc_now,
+        committer: str = "squad",
+        stage_filter: StageFilter | None = None,
+    ) -> None:
+        self.workspace = workspace
+        self.squad = squad
+        self._clock = clock
+        self._committer = committer
+        self._filter = stage_filter
+
+    @property
+    def git_dir(self) -> Path:
+        return self.workspace / ".git"
+
+    # -- state ---------------------------------------------------------------------------
+
+    def state(self) -> HistoryState:
+        """What the history is like now (reads only; no lock)."""
+        if not os.path.lexists(self.git_dir):
+            return HistoryState("absent")
+        try:
+            repo = self._open()
+        except HistoryUnavailable as exc:
+            return HistoryState(exc.state, str(exc))  # type: ignore[arg-type]
+        if repo.head_is_unborn:
+            return HistoryState("ok", "no commit yet")
+        return HistoryState("ok", head=str(repo.head.target))
+
+    def open(self) -> pygit2.Repository:
+        """The repository for reading (HistoryUnavailable when there is none to read)."""
+        if not os.path.lexists(self.git_dir):
+            raise HistoryUnavailable(
+                f"{self.workspace} has no history yet (it starts at the next run)", state="absent"
+            )
+        return self._open()
+
+    def _open(self) -> pygit2.Repository:
+        pygit2 = git()
+        from pygit2.enums import RepositoryOpenFlag
+
+        where = self.git_dir
+        if where.is_symlink() or not where.is_dir():
+            raise HistoryUnavailable(
+                f"{where} is not a folder squad made (a link or a file); history is paused "
+                "for this workspace: move it aside to let squad start its own",
+                state="foreign",
+            )
+        try:
+            repo = pygit2.Repository(str(self.workspace), RepositoryOpenFlag.NO_SEARCH)
+        except (pygit2.GitError, KeyError, ValueError, OSError) as exc:
+            raise HistoryUnavailable(
+                f"{where} cannot be opened ({_reason(exc)}); history is paused for this "
+                "workspace: `squad ws health` says more, move it aside to start afresh"
+            ) from None
+        try:
+            owner = repo.config[OWNER_KEY]
+        except KeyError:
+            owner = None
+        except (pygit2.GitError, ValueError) as exc:
+            raise HistoryUnavailable(f"{where}/config cannot be read ({_reason(exc)})") from None
+        if owner != self.squad:
+            whose = f"squad {owner!r}'s" if owner else "not made by squad"
+            raise HistoryUnavailable(
+                f"{where} is {whose}; squad does not write to a repository it did not make "
+                f"for squad {self.squad!r}, so history is paused for this workspace (move "
+                ".git aside to let squad start its own)",
+                state="foreign",
+            )
+        if not repo.head_is_unborn:
+            try:
+                commit = repo[repo.head.target]
+                commit.tree  # noqa: B018 - reading it is the check
+            except (pygit2.GitError, KeyError, ValueError) as exc:
+                raise HistoryUnavailable(
+                    f"{where} is damaged: its HEAD cannot be read ({_reason(exc)}); history is "
+                    "paused for this workspace (`git fsck` in it says more; move it aside to "
+                    "start afresh)"
+                ) from None
+        return repo  # type: ignore[no-any-return]
+
+    # -- writing -------------------------------------------------------------------------
+
+    def ensure(self) -> pygit2.Repository:
+        """The repository, made (with a first commit, ``history starts``) when there is none,
+        and an interrupted commit completed; call it holding the lock."""
+        assert lock.holds(self.workspace), "ensure() needs the history lock"
+        if not os.path.lexists(self.git_dir):
+            self._init()
+        repo = self._open()
+        self._recover(repo)
+        self._put_gitignore()
+        if repo.head_is_unborn:
+            self.commit_all(
+                SQUAD,
+                compose(
+                    f"history starts: {self.squad}",
+                    ["The workspace as it was when squad began keeping its history."],
+                    [("Squad-Kind", Kind.START.value)],
+                ),
+                repo=repo,
+            )
+        return repo
+
+    def _init(self) -> None:
+        """Make ``.git`` in a folder beside it, then rename it into place: a kill leaves
+        either no repository or a whole one that says it is squad's."""
+        pygit2 = git()
+        staging = self.workspace / f".squad-git-init-{secrets.token_hex(4)}"
+        try:
+            repo = pygit2.init_repository(str(staging), initial_head=BRANCH)
+            config = repo.config
+            config[OWNER_KEY] = self.squad
+            config["core.autocrlf"] = "false"
+            config["core.logAllRefUpdates"] = "false"
+            config["gc.auto"] = "0"
+            del repo
+            (staging / ".git").rename(self.git_dir)
+        except (pygit2.GitError, OSError) as exc:
+            raise HistoryUnavailable(
+                f"cannot start the history of {self.workspace}: {_reason(exc)}"
+            ) from None
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+    def _put_gitignore(self) -> None:
+        path = self.workspace / GITIGNORE_NAME
+        try:
+            current = path.read_bytes() if path.is_file() and not path.is_symlink() else None
+        except OSError:
+            current = None
+        if current != GITIGNORE.encode():
+            with contextlib.suppress(FileNotFoundError):
+                if path.is_symlink() or path.is_dir():
+                    return  # not squad's to replace; what it ignores is then the person's
+            atomic_write(path, GITIGNORE.encode(), durable=False)
+
+    def commit_all(
+        self,
+        author: Author,
+        message: str | Callable[[tuple[str, ...]], str],
+        *,
+        repo: pygit2.Repository | None = None,
+        paths: Iterable[str] | None = None,
+    ) -> CommitResult:
+        """Commit every change of the working tree (or only ``paths``), always (a commit with
+        no change still records what happened); call it holding the lock. ``message`` may be
+        a function of the paths left out (see :data:`StageFilter`)."""
+        assert lock.holds(self.workspace), "commit_all() needs the history lock"
+        repo = repo or self.ensure()
+        wanted = None if paths is None else set(paths)
+        draft = message if isinstance(message, str) else message(())
+        self._write_intent(
+            {
+                "mode": "all",
+                "author": author.name,
+                "message": draft,
+                "paths": sorted(wanted) if wanted is not None else None,
+            }
+        )
+        index = repo.index
+        left_out = tuple(self._stage(repo, index, wanted))
+        text = message if isinstance(message, str) else message(left_out)
+        tree = index.write_tree()
+        sha = self._commit(repo, author, text, tree)
+        index.write()
+        self._drop_intent()
+        return CommitResult(sha, left_out)
+
+    def commit_blobs(
+        self, author: Author, message: str, blobs: dict[str, bytes | None]
+    ) -> CommitResult:
+        """Commit exactly ``blobs`` (path -> new bytes, None removes it) on top of HEAD, the
+        rest of the tree as committed; the index follows for paths whose working file is
+        those bytes. Holding the lock."""
+        assert lock.holds(self.workspace), "commit_blobs() needs the history lock"
+        pygit2 = git()
+        from pygit2.enums import FileMode
+
+        repo = self.ensure()
+        self._write_intent(
+            {"mode": "paths", "author": author.name, "message": message, "paths": sorted(blobs)}
+        )
+        staged = pygit2.Index()
+        head = None if repo.head_is_unborn else repo[repo.head.target]
+        if head is not None:
+            staged.read_tree(head.tree)
+        index = repo.index
+        for path, data in blobs.items():
+            if data is None:
+                with contextlib.suppress(KeyError, OSError, pygit2.GitError):
+                    staged.remove(path)
+                with contextlib.suppress(KeyError, OSError, pygit2.GitError):
+                    index.remove(path)
+                continue
+            oid = repo.create_blob(data)
+            staged.add(pygit2.IndexEntry(path, oid, FileMode.BLOB))
+            if self._working_bytes(path) == data:
+                index.add(path)
+            else:
+                index.add(pygit2.IndexEntry(path, oid, FileMode.BLOB))
+        tree = staged.write_tree(repo)
+        sha = self._commit(repo, author, message, tree)
+        index.write()
+        self._drop_intent()
+        return CommitResult(sha)
+
+    def dirty(self, repo: pygit2.Repository) -> list[str]:
+        """Paths whose working file differs from the index (new, changed, removed)."""
+        from pygit2.enums import FileStatus
+
+        wt = (
+            FileStatus.WT_NEW
+            | FileStatus.WT_MODIFIED
+            | FileStatus.WT_DELETED
+            | FileStatus.WT_TYPECHANGE
+            | FileStatus.WT_RENAMED
+            | FileStatus.INDEX_NEW
+            | FileStatus.INDEX_MODIFIED
+            | FileStatus.INDEX_DELETED
+        )
+        return sorted(path for path, flags in repo.status().items() if flags & wt)
+
+    def _stage(self, repo: pygit2.Repository, index: Any, wanted: set[str] | None) -> list[str]:
+        from pygit2.enums import FileStatus
+
+        left_out = []
+        head_tree = None if repo.head_is_unborn else repo[repo.head.target].tree
+        for path, flags in sorted(repo.status().items()):
+            if wanted is not None and path not in wanted:
+                continue
+            if flags & (FileStatus.WT_DELETED | FileStatus.INDEX_DELETED) and not os.path.lexists(
+                self.workspace / path
+            ):
+                with contextlib.suppress(KeyError, OSError):
+                    index.remove(path)
+                continue
+            data = self._working_bytes(path)
+            if data is None:
+                continue  # gone since the status, or not a regular file
+            why = None
+            if self._filter is not None:
+                before = blob_at(repo, head_tree, path)
+                why = self._filter(path, before, data)
+            if why is not None:
+                left_out.append(f"{path} ({why})")
+                continue
+            index.add(path)
+        return left_out
+
+    def _working_bytes(self, path: str) -> bytes | None:
+        full = self.workspace / path
+        try:
+            if full.is_symlink() or not full.is_file():
+                return None
+            return full.read_bytes()
+        except OSError:
+            return None
+
+    def _commit(self, repo: pygit2.Repository, author: Author, message: str, tree: Any) -> str:
+        pygit2 = git()
+        now = self._clock()
+        parents = [] if repo.head_is_unborn else [repo.head.target]
+        oid = repo.create_commit(
+            None,
+            _signature(pygit2, author, now),
+            _signature(pygit2, Author(self._committer), now),
+            message,
+            tree,
+            parents,
+        )
+        self._update_intent(str(oid), str(parents[0]) if parents else None)
+        repo.references.create(REF, oid, force=True)
+        return str(oid)
+
+    # -- interrupted commits -------------------------------------------------------------
+
+    def _intent_path(self) -> Path:
+        return self.git_dir / INTENT
+
+    def _write_intent(self, intent: dict[str, Any]) -> None:
+        path = self._intent_path()
+        path.parent.mkdir(exist_ok=True)
+        intent = {**intent, "time": self._clock().isoformat(), "pid": os.getpid()}
+        atomic_write(path, json.dumps(intent).encode(), durable=False)
+        self._intent = intent
+
+    def _update_intent(self, commit: str, parent: str | None) -> None:
+        self._write_intent({**self._intent, "commit": commit, "parent": parent})
+
+    def _drop_intent(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self._intent_path().unlink()
+
+    def _recover(self, repo: pygit2.Repository) -> None:
+        """Complete a commit a killed process left (see the module docstring)."""
+        path = self._intent_path()
+        try:
+            intent = json.loads(path.read_bytes())
+        except FileNotFoundError:
+            return
+        except (OSError, ValueError):
+            intent = {}
+        for name in _GIT_LOCKS:  # the killed committer's: the history lock was its alone
+            with contextlib.suppress(FileNotFoundError, IsADirectoryError):
+                (self.git_dir / name).unlink()
+        commit, parent = intent.get("commit"), intent.get("parent")
+        head = None if repo.head_is_unborn else str(repo.head.target)
+        if isinstance(commit, str) and _has(repo, commit):
+            if head == parent:
+                repo.references.create(REF, git().Oid(hex=commit), force=True)
+            head = None if repo.head_is_unborn else str(repo.head.target)
+            if head is not None:
+                index = repo.index
+                index.read_tree(repo[repo.head.target].tree)
+                index.write()  # no stat data: the next status re-reads each file once
+            self._drop_intent()
+            return
+        self._drop_intent()
+        message = intent.get("message")
+        if not isinstance(message, str) or (head is None and intent.get("mode") != "all"):
+            return
+        paths = intent.get("paths")
+        self.commit_all(
+            Author(str(intent.get("author") or SQUAD.name)),
+            _completed(message),
+            repo=repo,
+            paths=paths if isinstance(paths, list) else None,
+        )
+
+
+def _completed(message: str) -> str:
+    subject, _, rest = message.partition("\n")
+    return f"{subject} (completed after an interruption)\n{rest}"
+
+
+def _has(repo: pygit2.Repository, sha: str) -> bool:
+    try:
+        return sha in repo
+    except (ValueError, KeyError):
+        return False
+
+
+def _signature(pygit2: Any, author: Author, when: datetime) -> Any:
+    offset = when.utcoffset()
+    minutes = int(offset.total_seconds() // 60) if offset is not None else 0
+    return pygit2.Signature(author.name, author.email, int(when.timestamp()), minutes)
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

@@ -1,0 +1,431 @@
+"""A workspace's history: what each commit holds, who it names, and what a fault leaves."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pygit2
+import pytest
+
+from squad.clock import FrozenClock
+from squad.history import lock
+from squad.history.history import History
+from squad.history.ignore import GITIGNORE
+from squad.history.log import commits, run_entries
+from squad.history.message import RunNote, TaskNote, parse_trailers
+from squad.history.repository import INTENT, SQUAD
+
+GIT = shutil.which("git")
+MEMORY = "agents/writer/memory.md"
+SEED = "# Project Context\n\n# Coding Rules\n\n# Decisions\n\n# Insights\n"
+
+
+def write(root: Path, relative: str, text: str) -> None:
+    path = root / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "docs-site"
+    write(root, ".squad-config.json", '{"squad": "docs-site"}\n')
+    write(root, MEMORY, SEED)
+    write(root, "tasks/draft/output.md", "first draft\n")
+    write(root, "logs/run-1.jsonl", '{"event": "run_start"}\n')
+    write(root, "agents/writer/.memory.md.lock", "")
+    return root
+
+
+class Events(list[tuple[str, dict[str, Any]]]):
+    def __call__(self, event: str, fields: dict[str, Any]) -> None:
+        self.append((event, fields))
+
+
+@pytest.fixture
+def events() -> Events:
+    return Events()
+
+
+@pytest.fixture
+def history(workspace: Path, events: Events) -> History:
+    return History(workspace, "docs-site", clock=FrozenClock(), report=events)
+
+
+def repo_of(workspace: Path) -> pygit2.Repository:
+    return pygit2.Repository(str(workspace))
+
+
+def log(workspace: Path) -> list[tuple[str, str]]:
+    """(author, subject) of every commit, newest first."""
+    return [(c.author.name, c.message.split("\n", 1)[0]) for c in commits(repo_of(workspace))]
+
+
+def tracked(workspace: Path) -> set[str]:
+    return {entry.path for entry in repo_of(workspace).index}
+
+
+def clean(workspace: Path) -> bool:
+    return repo_of(workspace).status() == {}
+
+
+def note(run_id: str = "r1", status: str = "succeeded") -> RunNote:
+    return RunNote(
+        run_id,
+        "docs-site",
+        status,
+        "schedule",
+        tasks=(TaskNote("draft", "writer", "done"),),
+        tokens_in=120,
+        tokens_out=30,
+        cost_usd=0.0125,
+    )
+
+
+def append_as_extractor(history: History, line: str) -> None:
+    path = history.workspace / MEMORY
+    with history.writing("extractor") as wrote:
+        before = path.read_bytes()
+        after = before + line.encode()
+        path.write_bytes(after)
+        wrote(MEMORY, before, after)
+
+
+def test_history_starts_with_the_workspace_as_it_is_and_keeps_logs_and_locks_out(
+    history: History, workspace: Path
+) -> None:
+    head = history.start()
+    assert head is not None
+    assert log(workspace) == [("squad", "history starts: docs-site")]
+    assert (workspace / ".gitignore").read_text() == GITIGNORE
+    assert tracked(workspace) == {
+        ".gitignore",
+        ".squad-config.json",
+        MEMORY,
+        "tasks/draft/output.md",
+    }
+    assert clean(workspace)
+    config = repo_of(workspace).config
+    assert config["squad.workspace"] == "docs-site"
+    assert history.start() == head, "starting again changes nothing"
+
+
+def test_a_run_commit_holds_what_the_run_wrote_and_its_figures(
+    history: History, workspace: Path
+) -> None:
+    history.start()
+    history.begin_run("r1")
+    write(workspace, "tasks/draft/output.md", "second draft\n")
+    write(workspace, "tasks/draft/status.json", '{"status": "done"}\n')
+    write(workspace, "logs/run-r1.jsonl", "{}\n")
+    result = history.commit_run(note())
+    assert result is not None
+    assert log(workspace)[0] == ("run", "run r1 succeeded: docs-site (schedule)")
+    assert clean(workspace)
+    entry = run_entries(repo_of(workspace))[0]
+    assert (entry.run_id, entry.status, entry.trigger) == ("r1", "succeeded", "schedule")
+    assert (entry.tokens_in, entry.tokens_out, entry.cost_usd) == (120, 30, 0.0125)
+    assert entry.tasks == (("draft", "writer", "done"),)
+    assert entry.commit == result.sha
+    assert "logs/run-r1.jsonl" not in tracked(workspace)
+
+
+def test_a_memory_change_made_during_a_run_commits_its_own_line_and_the_run_the_rest(
+    history: History, workspace: Path
+) -> None:
+    history.start()
+    history.begin_run("r1")
+    write(workspace, MEMORY, SEED + "- the agent's line\n")  # written inside the run
+    append_as_extractor(history, "- the extractor's line\n")
+    repo = repo_of(workspace)
+    pass_commit = repo[repo.head.target]
+    committed = repo[pass_commit.tree[MEMORY].id].data.decode()
+    assert committed == SEED + "- the extractor's line\n"
+    assert pass_commit.author.name == "extractor"
+    history.commit_run(note())
+    repo = repo_of(workspace)
+    run_commit = repo[repo.head.target]
+    diff = repo.diff(pass_commit, run_commit).patch
+    assert "+- the agent's line" in diff
+    assert (
+        "extractor's line"
+        not in diff.replace("- the extractor's line\n", "", 1).split("+- the agent")[1]
+    )
+    assert clean(workspace)
+
+
+def test_hand_edits_are_committed_as_unattributed_before_the_next_run(
+    history: History, workspace: Path
+) -> None:
+    history.start()
+    write(workspace, MEMORY, SEED + "- typed by a person\n")
+    history.begin_run("r1")
+    assert log(workspace)[0] == ("unattributed", "changes made by hand: 1 file")
+    write(workspace, "tasks/draft/output.md", "run output\n")
+    history.commit_run(note())
+    repo = repo_of(workspace)
+    run_commit = repo[repo.head.target]
+    changed = {p.delta.new_file.path for p in repo.diff(run_commit.parents[0], run_commit)}
+    assert changed == {"tasks/draft/output.md"}, "the person's edit is not the run's"
+
+
+def test_no_hand_edit_commit_while_a_run_is_live(history: History, workspace: Path) -> None:
+    history.start()
+    write(workspace, "tasks/draft/output.md", "a run's partial output\n")
+    assert history.record_hand_edits(run_live=True) is None
+    assert len(log(workspace)) == 1
+
+
+def test_what_a_killed_run_left_becomes_its_partial_commit_before_the_next_run(
+    history: History, workspace: Path
+) -> None:
+    history.start()
+    history.begin_run("dead")
+    write(workspace, "tasks/draft/output.md", "half of the dead run's work\n")
+    # the process died here: no commit_run
+    history.begin_run("next")
+    author, subject = log(workspace)[0]
+    assert author == "run"
+    assert subject.startswith("run dead interrupted (partial")
+
+
+def test_a_resumed_run_keeps_its_own_leftovers_for_its_commit(
+    history: History, workspace: Path
+) -> None:
+    history.start()
+    history.begin_run("r1")
+    write(workspace, "tasks/draft/output.md", "before the crash\n")
+    history.begin_run("r1")  # resumed after a crash
+    assert len(log(workspace)) == 1
+    history.commit_run(note())
+    assert log(workspace)[0][1] == "run r1 succeeded: docs-site (schedule)"
+
+
+def test_a_file_holding_a_credential_stays_out_of_the_commit_and_the_commit_says_so(
+    history: History, workspace: Path
+) -> None:
+    history.start()
+    history.begin_run("r1")
+    secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    write(workspace, "tasks/draft/output.md", f"deploy with token {secret}\n")
+    write(workspace, "tasks/draft/notes.md", "nothing secret here\n")
+    result = history.commit_run(note())
+    assert result is not None
+    assert result.left_out and result.left_out[0].startswith("tasks/draft/output.md")
+    repo = repo_of(workspace)
+    head = repo[repo.head.target]
+    assert repo[head.tree["tasks/draft/output.md"].id].data == b"first draft\n"
+    assert "tasks/draft/notes.md" in {e.path for e in repo.index}
+    assert "left out: tasks/draft/output.md" in head.message
+    assert secret not in head.message
+    for commit in commits(repo):
+        for blob in _blobs(repo, commit.tree):
+            assert secret.encode() not in blob
+
+
+def _blobs(repo: pygit2.Repository, tree: Any) -> list[bytes]:
+    out = []
+    for entry in tree:
+        obj = repo[entry.id]
+        out += _blobs(repo, obj) if isinstance(obj, pygit2.Tree) else [obj.data]
+    return out
+
+
+def test_a_file_over_the_size_cap_stays_out(workspace: Path) -> None:
+    from squad.history.staging import StagingPolicy
+
+    history = History(workspace, "docs-site", staging=StagingPolicy(max_file_bytes=1000))
+    history.start()
+    history.begin_run("r1")
+    write(workspace, "tasks/draft/big.csv", "x" * 5000)
+    result = history.commit_run(note())
+    assert result is not None and result.left_out[0].startswith("tasks/draft/big.csv")
+    assert "tasks/draft/big.csv" not in tracked(workspace)
+
+
+def test_a_git_folder_squad_did_not_make_pauses_history_and_is_never_written(
+    tmp_path: Path, workspace: Path, events: Events
+) -> None:
+    theirs = pygit2.init_repository(str(workspace), initial_head="main")
+    sig = pygit2.Signature("someone", "someone@example.com")
+    theirs.index.add(".squad-config.json")
+    theirs.index.write()
+    before = theirs.create_commit("HEAD", sig, sig, "their commit", theirs.index.write_tree(), [])
+    history = History(workspace, "docs-site", report=events)
+    assert history.state().state == "foreign"
+    assert history.start() is None
+    history.begin_run("r1")
+    write(workspace, "tasks/draft/output.md", "the run goes on\n")
+    assert history.commit_run(note()) is None
+    assert repo_of(workspace).head.target == before
+    assert not (workspace / ".gitignore").exists()
+    paused = [fields for event, fields in events if event == "history_paused"]
+    assert paused and "not made by squad" in paused[0]["reason"]
+
+
+def test_a_corrupt_git_folder_pauses_history_loudly_and_the_work_goes_on(
+    history: History, workspace: Path, events: Events
+) -> None:
+    history.start()
+    head = str(repo_of(workspace).head.target)
+    obj = workspace / ".git" / "objects" / head[:2] / head[2:]
+    obj.chmod(0o644)
+    obj.write_bytes(b"not a git object")
+    assert history.state().state == "broken"
+    history.begin_run("r1")
+    assert history.commit_run(note()) is None
+    reasons = [fields["reason"] for event, fields in events if event == "history_paused"]
+    assert reasons and all("damaged" in r or "cannot" in r for r in reasons)
+
+
+def test_an_interrupted_commit_whose_ref_never_moved_is_completed(
+    history: History, workspace: Path
+) -> None:
+    history.start()
+    repo = repo_of(workspace)
+    parent = repo.head.target
+    write(workspace, "tasks/draft/output.md", "made by the killed commit\n")
+    repo.index.add("tasks/draft/output.md")
+    tree = repo.index.write_tree()
+    sig = pygit2.Signature("run", "run@squad", 1, 0)
+    orphan = repo.create_commit(
+        None, sig, sig, "run r9 succeeded: docs-site (manual)\n", tree, [parent]
+    )
+    (workspace / ".git" / "index.lock").write_bytes(b"")
+    (workspace / ".git" / INTENT).write_text(
+        json.dumps(
+            {
+                "mode": "all",
+                "author": "run",
+                "message": "x",
+                "commit": str(orphan),
+                "parent": str(parent),
+            }
+        )
+    )
+    with lock.exclusive(workspace):
+        history.repository.ensure()
+    repo = repo_of(workspace)
+    assert repo.head.target == orphan
+    assert not (workspace / ".git" / "index.lock").exists()
+    assert not (workspace / ".git" / INTENT).exists()
+    assert clean(workspace)
+
+
+def test_an_interrupted_commit_with_no_objects_is_made_again_from_the_working_tree(
+    history: History, workspace: Path
+) -> None:
+    history.start()
+    write(workspace, "tasks/draft/output.md", "written before the kill\n")
+    message = "run r9 succeeded: docs-site (manual)\n\nSquad-Kind: run\nSquad-Run: r9\n"
+    (workspace / ".git" / INTENT).write_text(
+        json.dumps({"mode": "all", "author": "run", "message": message, "paths": None})
+    )
+    with lock.exclusive(workspace):
+        history.repository.ensure()
+    author, subject = log(workspace)[0]
+    assert (author, subject) == (
+        "run",
+        "run r9 succeeded: docs-site (manual) (completed after an interruption)",
+    )
+    assert (
+        parse_trailers(repo_of(workspace)[repo_of(workspace).head.target].message).get("Squad-Run")
+        == "r9"
+    )
+    assert clean(workspace)
+
+
+KILLER = textwrap.dedent(
+    """
+    import sys, time
+    from pathlib import Path
+    from squad.history.history import History
+    from squad.history.message import RunNote
+    ws = Path(sys.argv[1])
+    h = History(ws, "docs-site")
+    n = 0
+    while True:
+        n += 1
+        h.begin_run(f"r{n}")
+        out = ws / "tasks" / "draft" / "output.md"
+        out.write_text(f"draft {n}\\n" * 50)
+        h.commit_run(RunNote(f"r{n}", "docs-site", "succeeded", "manual"))
+        path = ws / "agents" / "writer" / "memory.md"
+        with h.writing("extractor") as wrote:
+            before = path.read_bytes()
+            after = before + f"- fact {n}\\n".encode()
+            path.write_bytes(after)
+            wrote("agents/writer/memory.md", before, after)
+    """
+)
+
+
+def test_kills_at_any_moment_leave_a_repository_git_reads_and_the_next_writer_completes(
+    history: History, workspace: Path, tmp_path: Path
+) -> None:
+    history.start()
+    script = tmp_path / "killer.py"
+    script.write_text(KILLER)
+    kills = 25
+    for attempt in range(kills):
+        proc = subprocess.Popen([sys.executable, str(script), str(workspace)])
+        time.sleep(0.3 + (attempt % 7) * 0.037)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        history.record_hand_edits()  # the next holder: completes, then commits leftovers
+        repo = repo_of(workspace)
+        assert not repo.head_is_unborn
+        assert clean(workspace), repo.status()
+        for commit in commits(repo):
+            commit.tree  # noqa: B018 - every commit and tree readable
+    if GIT is not None:
+        fsck = subprocess.run(
+            [GIT, "fsck", "--no-dangling"],
+            cwd=workspace,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "HOME": str(tmp_path)},
+        )
+        assert fsck.returncode == 0, fsck.stderr
+    assert len(log(workspace)) > kills
+
+
+@pytest.mark.skipif(GIT is None, reason="no git command on this machine")
+def test_plain_git_reads_the_history(history: History, workspace: Path, tmp_path: Path) -> None:
+    history.start()
+    history.begin_run("r1")
+    write(workspace, "tasks/draft/output.md", "second\n")
+    history.commit_run(note())
+    env = {**os.environ, "HOME": str(tmp_path)}
+    shown = subprocess.run(
+        [GIT, "log", "--format=%an|%s|%(trailers:key=Squad-Run,valueonly)"],
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    ).stdout.split("\n")
+    assert shown[0] == "run|run r1 succeeded: docs-site (schedule)|r1"
+    status = subprocess.run(
+        [GIT, "status", "--porcelain"],
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    assert status.stdout == ""
+
+
+def test_the_squad_author_is_named(history: History, workspace: Path) -> None:
+    history.start()
+    assert repo_of(workspace)[repo_of(workspace).head.target].author.name == SQUAD.name
