@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from squad.clock import Clock, utc_now
 from squad.model.factory import ModelFactory, model_for
@@ -27,11 +28,13 @@ if TYPE_CHECKING:
 
     from squad.checkpoints import Checkpoints
     from squad.extraction.background import BackgroundExtractor
+    from squad.history.history import History
     from squad.jobqueue.client import ClusterClient
     from squad.manager import SquadManager
     from squad.memory.decisions import DecisionLog
     from squad.memory.embeddings import Embedder
     from squad.memory.service import AgentContext, MemoryService
+    from squad.run_history import Runs
     from squad.runtime.runner import SquadRunner
     from squad.settings import Settings
     from squad.store import Store
@@ -42,6 +45,7 @@ __all__ = ["App"]
 TELEMETRY_FLUSH_S = 5.0
 """How long closing the app waits at most for queued spans to reach the OTLP receiver."""
 ExtractionErrors = Callable[["AgentContext", BaseException], None]
+HistoryEvents = Callable[[str, dict[str, Any]], None]
 
 
 class App:
@@ -64,6 +68,8 @@ class App:
         """Builds each agent's model from its spec (offline in-process, else litellm)."""
         self._given_store = store
         self._extraction_errors: list[ExtractionErrors] = []
+        self._history_handlers: list[HistoryEvents] = []
+        self._histories: dict[tuple[Path, str], History] = {}
         self._lock = threading.RLock()
         self._squads: SquadManager | None = None
         self._memory: MemoryService | None = None
@@ -102,7 +108,10 @@ class App:
                 from squad.manager import SquadManager
 
                 self._squads = SquadManager(
-                    self.settings, store=self._given_store, clock=self.clock
+                    self.settings,
+                    store=self._given_store,
+                    clock=self.clock,
+                    histories=self.history,
                 )
             return self._squads
 
@@ -123,9 +132,67 @@ class App:
                 from squad.memory.service import MemoryService
 
                 self._memory = MemoryService(
-                    self.settings, self.store, clock=self.clock, embedder=self._embedder()
+                    self.settings,
+                    self.store,
+                    clock=self.clock,
+                    embedder=self._embedder(),
+                    histories=self.history,
                 )
             return self._memory
+
+    def history(self, workspace: Path, squad: str) -> History:
+        """The history of ``squad``'s workspace (a git repository in its ``.git``), as
+        ``history:`` in settings.yaml asks; ``history_paused`` and other events go to the
+        handlers of :meth:`on_history_event`."""
+        key = (workspace, squad)
+        with self._lock:
+            found = self._histories.get(key)
+            if found is None:
+                from squad.history.history import History
+                from squad.history.staging import StagingPolicy
+
+                found = History(
+                    workspace,
+                    squad,
+                    clock=self.clock,
+                    enabled=self.settings.history.enabled,
+                    committer=self._committer(),
+                    report=self._history_event,
+                    staging=StagingPolicy(self.settings.history.max_file_mb * 1024 * 1024),
+                )
+                self._histories[key] = found
+            return found
+
+    @property
+    def runs(self) -> Runs:
+        """Runs as the workspaces' histories record them (``squad runs``); the store is
+        read only for squads whose history is off or paused."""
+        from squad.run_history import Runs
+
+        return Runs(
+            self.settings,
+            self.history,
+            store=lambda: self.store if self.database_exists() else None,
+        )
+
+    def _committer(self) -> str:
+        if not self.settings.clustered:
+            return "squad"
+        import socket
+
+        return f"squad on {self.settings.cluster.node or socket.gethostname()}"
+
+    def on_history_event(self, handler: HistoryEvents) -> None:
+        """Also tell ``handler`` of history events (``history_paused``: a workspace whose
+        history cannot be written; its work goes on)."""
+        with self._lock:
+            self._history_handlers.append(handler)
+
+    def _history_event(self, event: str, fields: dict[str, Any]) -> None:
+        with self._lock:
+            handlers = list(self._history_handlers)
+        for handler in handlers:
+            handler(event, fields)
 
     @property
     def decisions(self) -> DecisionLog:
@@ -134,7 +201,7 @@ class App:
             if self._decisions is None:
                 from squad.memory.decisions import DecisionLog
 
-                self._decisions = DecisionLog(self.store, clock=self.clock)
+                self._decisions = DecisionLog(self.store, clock=self.clock, histories=self.history)
             return self._decisions
 
     def _embedder(self) -> Embedder | None:
@@ -266,6 +333,7 @@ class App:
             decisions=self.decisions,
             task_slots=self.task_slots,
             telemetry=self.telemetry,
+            history=self.history,
         )
 
     # -- the end -----------------------------------------------------------------------------

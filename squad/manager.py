@@ -7,12 +7,14 @@ operations that write, so reading commands never create a database as a side eff
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from squad.clock import Clock, utc_now
 from squad.errors import NotFound, SquadError
+from squad.history.message import Kind, compose
 from squad.settings import Settings
 from squad.spec.loader import squad_from_file
 from squad.spec.models import SquadSpec
@@ -21,6 +23,7 @@ from squad.workspace.manager import CreateReport, WorkspaceManager
 from squad.workspace.manifest import definition_sha256
 
 if TYPE_CHECKING:
+    from squad.history.history import History
     from squad.store import Store
 
 __all__ = ["SquadManager", "SquadWorkspace"]
@@ -41,7 +44,11 @@ class SquadManager:
         *,
         store: Store | None = None,
         clock: Clock = utc_now,
+        histories: Callable[[Path, str], History] | None = None,
     ) -> None:
+        """``histories`` gives each workspace's history: a created workspace starts one,
+        and an updated definition is committed."""
+        self._histories = histories
         self.settings = settings
         self._store = store
         self._owns_store = store is None
@@ -77,6 +84,7 @@ class SquadManager:
         """Create or update the squad's workspace and register it in the store."""
         report = self.workspaces.create(spec, source=source)
         self._register(spec, report.path, source)
+        self._record(spec.name, report)
         return report
 
     def restore(self, path: Path) -> tuple[SquadSpec, CreateReport]:
@@ -85,7 +93,33 @@ class SquadManager:
         manifest = self.workspaces.read_manifest(report.path)
         source = Path(manifest.source_path) if manifest.source_path else None
         self._register(spec, report.path, source)
+        self._record(spec.name, report)
         return spec, report
+
+    def _record(self, squad: str, report: CreateReport) -> None:
+        """The workspace's history started (``history starts``, for an existing workspace
+        too), and what this create changed committed as squad's."""
+        if self._histories is None:
+            return
+        history = self._histories(report.path, squad)
+        if not history.enabled:
+            return
+        history.start()
+        paths = [p for p in report.created if not p.endswith("/")]
+        if report.manifest == "updated":
+            paths.append(MANIFEST_NAME)
+        if not paths:
+            return
+        what = "definition updated" if report.manifest == "updated" else "workspace updated"
+        history.record_paths(
+            "squad",
+            compose(
+                f"{what}: {squad}",
+                [f"  {p}" for p in paths],
+                [("Squad-Kind", Kind.WORKSPACE.value), ("Squad-Actor", "squad")],
+            ),
+            paths,
+        )
 
     def definition(self, squad_or_path: str) -> tuple[SquadSpec, Path]:
         """A squad's definition, as its workspace manifest holds it, and its workspace folder."""

@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 
 from squad.errors import PathEscapeError
 
-__all__ = ["check_name", "contained", "is_within", "resolve_inside"]
+__all__ = ["check_name", "contained", "is_within", "resolve_inside", "run_lock"]
 
 
 def check_name(name: str, *, what: str = "name") -> str:
@@ -81,3 +81,9 @@ def resolve_inside(base: Path, relative: str) -> Path:
     if not is_within(target, root):
         raise PathEscapeError(f"path {relative!r} leads outside the workspace (through a link)")
     return target
+
+
+def run_lock(locks: Path, squad: str) -> Path:
+    """``squad``'s run lock in the folder of cross-process locks (``Settings.locks_dir``): its
+    live run holds it (:mod:`squad.runtime.runlock`), so probing it says whether one is live."""
+    return locks / f"{check_name(squad, what='squad name')}.lock"

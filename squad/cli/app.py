@@ -15,6 +15,7 @@ from squad.cli.mcp import register as register_mcp_commands
 from squad.cli.memory import memory_app
 from squad.cli.output import Output, report_error
 from squad.cli.run import register as register_run_commands
+from squad.cli.runs import runs_app
 from squad.cli.ws import ws_app
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ app = typer.Typer(
 app.add_typer(ws_app, name="ws")
 app.add_typer(memory_app, name="memory")
 app.add_typer(decisions_app, name="decisions")
+app.add_typer(runs_app, name="runs")
 register_run_commands(app)
 register_daemon_commands(app)
 register_mcp_commands(app)

@@ -329,6 +329,11 @@ def _render(out: Output, status: dict[str, Any], *, login: str | None = None) ->
             )
         for warning in squad.get("warnings") or []:
             out.line(f"  {'':<{width}}  {_warning_line(warning)}", style="yellow")
+    for paused in status.get("history_paused") or []:
+        out.line(
+            f"history paused for {paused['squad']} ({paused['state']}): {paused['reason']}",
+            style="red",
+        )
     if status["failed_files"]:
         out.line(f"files that failed to load ({len(status['failed_files'])}):", style="red")
         for failed in status["failed_files"]:

@@ -14,6 +14,7 @@ from squad.cli.output import Output, skip_notes
 from squad.errors import UsageError
 
 if TYPE_CHECKING:
+    from squad.history.log import MemoryEntry
     from squad.memory.search import MemoryHit
 
 __all__ = ["memory_app"]
@@ -516,12 +517,15 @@ def edit(
 ) -> None:
     """Edit a boot memory file (SOUL.md, USER.md, AGENTS.md) in $EDITOR, from a file or stdin."""
     from squad.errors import UsageError
+    from squad.history.history import NO_HISTORY
     from squad.memory.boot import boot_path, write_boot_file
 
     which = which.lower()
-    with open_app() as app:
-        settings = app.settings
-        workspace = None if squad is None else app.squads.locate(squad).path
+    app = open_app()
+    settings = app.settings
+    found = None if squad is None else app.squads.locate(squad)
+    workspace = None if found is None else found.path
+    history = None if found is None else app.history(found.path, found.squad)
     path = boot_path(settings.home, which, workspace)
     if file == "-" or (file is None and not sys.stdin.isatty()):
         text = sys.stdin.read()
@@ -532,9 +536,17 @@ def edit(
             raise UsageError(f"cannot read {file}: {exc}") from None
     else:
         text = _edit_in_editor(path)
-    written = write_boot_file(
-        settings.home, which, text, cap_bytes=settings.memory_file_cap_bytes, workspace=workspace
-    )
+    try:
+        written = write_boot_file(
+            settings.home,
+            which,
+            text,
+            cap_bytes=settings.memory_file_cap_bytes,
+            workspace=workspace,
+            history=history if history is not None and history.enabled else NO_HISTORY,
+        )
+    finally:
+        app.close()
     Output(stream=sys.stderr).line(
         f"saved {written} ({len(text.encode()):,} bytes); agents read it at their next turn"
     )
@@ -571,3 +583,94 @@ def _edit_in_editor(path: Path) -> str:
             raise UsageError(
                 f"the edited text is not valid UTF-8 (byte offset {exc.start}); nothing was saved"
             ) from None
+
+
+def _entry_dict(entry: MemoryEntry) -> dict[str, object]:
+    return {
+        "id": entry.id,
+        "commit": entry.commit,
+        "time": entry.time.isoformat(),
+        "who": entry.who,
+        "kind": entry.kind,
+        "subject": entry.subject,
+        "run": entry.run_id,
+        "pass": entry.pass_id,
+        "reverts": entry.reverts,
+        "removed": list(entry.removed),
+        "added": list(entry.added),
+        "facts": [{"op": f.op.value, "fact_id": f.fact_id, "text": f.text} for f in entry.facts],
+    }
+
+
+@memory_app.command()
+def history(
+    squad: SquadArg,
+    agent: AgentArg,
+    limit: Annotated[
+        int | None, typer.Option("--limit", "-n", min=1, help="At most this many, newest first.")
+    ] = None,
+    json_output: JsonFlag = False,
+) -> None:
+    """Every change to an agent's memory: who, when, which run or pass, and the text.
+
+    memory.md lines and experiential facts alike, from the workspace's history; each has an
+    id that `squad memory revert` takes.
+    """
+    out = Output(json_mode=json_output)
+    with open_app() as app:
+        entries = app.memory.history_of(app.agent(squad, agent), limit=limit)
+    if json_output:
+        out.json([_entry_dict(e) for e in entries])
+        return
+    if not entries:
+        out.line(f"no memory changes of {agent} yet", style="dim")
+        return
+    for entry in entries:
+        where = f"run {entry.run_id[:12]}" if entry.run_id else ""
+        if entry.pass_id:
+            where = f"pass {entry.pass_id}" + (f" of {where}" if where else "")
+        stamp = entry.time.astimezone().strftime("%Y-%m-%d %H:%M:%S")
+        out.line(f"{entry.id}  {stamp}  {entry.who}  {where}".rstrip(), style="bold")
+        out.line(f"    {entry.subject}", style="dim")
+        for line in entry.removed:
+            out.line(f"    - {line}", style="red")
+        for line in entry.added:
+            out.line(f"    + {line}", style="green")
+        for fact in entry.facts:
+            out.line(f"    fact {fact.fact_id} {fact.op.value}: {fact.text}", style="cyan")
+
+
+@memory_app.command()
+def revert(
+    squad: SquadArg,
+    agent: AgentArg,
+    change: Annotated[str, typer.Argument(help="The change's id (see `squad memory history`).")],
+    json_output: JsonFlag = False,
+) -> None:
+    """Undo one change to an agent's memory, as a new change (history is never rewritten).
+
+    The memory.md lines it added are removed and those it removed put back; facts it added
+    are forgotten, facts it forgot or superseded come back. Reverting a revert redoes it.
+    """
+    out = Output(json_mode=json_output)
+    with open_app() as app:
+        done = app.memory.revert(app.agent(squad, agent), change, actor="cli")
+    if json_output:
+        out.json(
+            {
+                "reverted": _entry_dict(done.change),
+                "removed": list(done.removed),
+                "restored": list(done.restored),
+                "facts": [
+                    {"op": f.op.value, "fact_id": f.fact_id, "text": f.text} for f in done.facts
+                ],
+            }
+        )
+        return
+    out.line(f"reverted {done.change.id} ({done.change.subject})", style="green")
+    for line in done.removed:
+        out.line(f"  - {line}")
+    for line in done.restored:
+        out.line(f"  + {line}")
+    for fact in done.facts:
+        out.line(f"  fact {fact.fact_id} {fact.op.value}: {fact.text}")

@@ -13,6 +13,7 @@ from squad.cli.options import TimeoutOption
 from squad.cli.output import Output, human_size, skip_notes
 
 if TYPE_CHECKING:
+    from squad.history.history import HistoryHealth
     from squad.workspace.inspect import Health, TreeEntry
     from squad.workspace.search import SearchResult
 
@@ -246,14 +247,33 @@ def health(
         squads = app.squads
         targets = [squads.locate(squad)] if squad else squads.all_workspaces()
         cap = app.settings.memory_file_cap_bytes
+        histories = {t.squad: app.history(t.path, t.squad).health() for t in targets}
     reports = [(t.squad, measure(t.path, memory_cap_bytes=cap)) for t in targets]
     if json_output:
-        out.json([{"squad": name, **report.to_dict()} for name, report in reports])
+        out.json(
+            [
+                {"squad": name, **report.to_dict(), "history": histories[name].to_dict()}
+                for name, report in reports
+            ]
+        )
         return
     if not reports:
         out.line("no workspaces yet; create one with `squad create FILE`")
     for name, report in reports:
         _print_health(out, name, report)
+        _print_history(out, histories[name])
+
+
+def _print_history(out: Output, history: HistoryHealth) -> None:
+    if history.paused:
+        out.line(f"  history: PAUSED ({history.state}): {history.detail}", style="red")
+    elif history.state == "ok":
+        out.line(
+            f"  history: {history.commits:,} commits, {human_size(history.size_bytes)}, "
+            f"newest {history.head} at {_when(history.last_commit_at)}"
+        )
+    else:
+        out.line(f"  history: {history.state}" + (f" ({history.detail})" if history.detail else ""))
 
 
 def _print_health(out: Output, name: str, report: Health) -> None:

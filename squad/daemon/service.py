@@ -304,6 +304,7 @@ class Daemon:
         self._beat()
         self._prepare_checkpoints()
         self.app.on_extraction_error(self._extraction_error)
+        self.app.on_history_event(self._history_event)
         if not self.exit_when_idle:
             self._scheduler = JobScheduler(
                 anchored=self.settings.clustered,
@@ -482,6 +483,10 @@ class Daemon:
                 using=checkpoints.where,
                 note=kept.describe(),
             )
+
+    def _history_event(self, event: str, fields: dict[str, Any]) -> None:
+        """``history_paused``: a workspace whose history cannot be written, in the log."""
+        self.log.emit(event, **fields)
 
     def _extraction_error(self, ctx: AgentContext, exc: BaseException) -> None:
         self.log.emit(

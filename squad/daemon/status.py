@@ -19,6 +19,7 @@ The JSON shape (``squad status --json``)::
      "extraction_backlog": [{"squad", "agent", "messages"}],
      "checkpoints": {"backend": "sqlite" | "postgres", "where",
                      "left_behind": {"file", "runs", "note"} | null},
+     "history_paused": [{"squad", "workspace", "state": "foreign" | "broken", "reason"}],
      "http": {"url", "host", "port"} | null,   (the daemon's dashboard, when it serves one)
      "cluster": {"nodes": [...], "queue": {...}, "running": [...], "stalled": [...],
                  "stall_timeout_s"}}   (only in cluster mode; see squad.jobqueue.view)
@@ -246,9 +247,28 @@ def collect_status(app: App, *, now: datetime, squads_dir: Path | None = None) -
             "left_behind": None if kept is None else {**kept.to_dict(), "note": kept.describe()},
         },
     )
+    report["history_paused"] = _paused_histories(app)
     if settings.clustered:
         report["cluster"] = _cluster(app, now)
     return report
+
+
+def _paused_histories(app: App) -> list[dict[str, Any]]:
+    """Workspaces whose history cannot be written (corrupt or foreign ``.git``): their runs
+    go on uncommitted until a person fixes it."""
+    paused = []
+    for ref in app.runs.workspaces():
+        state = app.history(ref.path, ref.squad).state()
+        if state.paused:
+            paused.append(
+                {
+                    "squad": ref.squad,
+                    "workspace": str(ref.path),
+                    "state": state.state,
+                    "reason": state.detail,
+                }
+            )
+    return paused
 
 
 def _cluster(app: App, now: datetime) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from squad.errors import MemoryError_, MemoryFullError, SecretInMemoryError, Sta
 from squad.extraction.candidates import Candidate, Existing
 from squad.extraction.lines import parse_line, render_line, struck
 from squad.extraction.quality import Decision
+from squad.history.message import FactOp
 from squad.memory.audit import AuditLog, AuditRecord
 from squad.memory.files import MemoryFile
 from squad.memory.service import AgentContext, MemoryService
@@ -257,8 +258,10 @@ def _write_experiential(
     except SecretInMemoryError as exc:
         applied.dropped.append(_entry(c, f"not written: {exc}"))
         return
+    memory.note_fact(ctx, FactOp.ADDED, fact.id, c.text)
     if d.target is not None and d.target.fact_id is not None:
         store.supersede(d.target.fact_id, fact.id)
+        memory.note_fact(ctx, FactOp.SUPERSEDED, d.target.fact_id, d.target.text)
     AuditLog(ctx.workspace).append(
         AuditRecord(
             time=now.isoformat(),

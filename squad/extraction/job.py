@@ -179,6 +179,7 @@ class AgentExtractor:
             self._log("extraction_coalesced", {"squad": squad, "agent": agent})
             return []
         reports: list[PassReport] = []
+        self._settle_hand_edits(ctx)
         # History read before archives existed is archived once, at the first pass after.
         self.memory.catch_up_archive(ctx, conversation.watermark(squad, agent).last_processed_seq)
         while True:
@@ -197,6 +198,19 @@ class AgentExtractor:
                 squad, agent, stale_after=STALE_CLAIM
             ):
                 return reports
+
+    def _settle_hand_edits(self, ctx: AgentContext) -> None:
+        """Before a pass: a person's edits of the workspace committed as theirs, unless a run
+        of the squad is going (its own writes are not committed yet; edits made meanwhile go
+        into its commit)."""
+        history = self.memory.history(ctx.workspace, ctx.squad.name)
+        if history is None:
+            return
+        from squad import flock
+        from squad.paths import run_lock
+
+        live = flock.probe(run_lock(self.memory.settings.locks_dir, ctx.squad.name)).held
+        history.record_hand_edits(run_live=live)
 
     def _drain(
         self,
@@ -295,37 +309,51 @@ class AgentExtractor:
             existing,
             min_confidence=MODEL_MIN_CONFIDENCE if result.extractor == "model" else 0.0,
         )
-        applied = apply_decisions(
-            self.memory,
-            ctx,
-            decisions,
-            now=started,
-            source=_source(talk),
-            seqs={m.index: m.seq for m in batch},
-            run_id=_run_of(talk),
-        )
-        file_decisions(
-            self.decisions,
-            ctx,
-            decisions,
-            batch,
-            written=applied.written,
-            on_error=lambda text, exc: self._log(
-                "decision_not_filed",
-                {"squad": ctx.squad.name, "agent": ctx.agent.id, "text": text, "error": str(exc)},
-            ),
-        )
-        return self._record(
-            ctx,
-            started,
-            "done",
-            result.extractor,
-            processed,
-            last,
-            talk,
-            applied,
-            reason=result.fallback,
-        )
+        run_id = _run_of(talk)
+        with self.memory.change(ctx, "extractor") as change:  # one commit: what the pass wrote
+            applied = apply_decisions(
+                self.memory,
+                ctx,
+                decisions,
+                now=started,
+                source=_source(talk),
+                seqs={m.index: m.seq for m in batch},
+                run_id=run_id,
+            )
+            file_decisions(
+                self.decisions,
+                ctx,
+                decisions,
+                batch,
+                written=applied.written,
+                on_error=lambda text, exc: self._log(
+                    "decision_not_filed",
+                    {
+                        "squad": ctx.squad.name,
+                        "agent": ctx.agent.id,
+                        "text": text,
+                        "error": str(exc),
+                    },
+                ),
+            )
+            report = self._record(
+                ctx,
+                started,
+                "done",
+                result.extractor,
+                processed,
+                last,
+                talk,
+                applied,
+                reason=result.fallback,
+            )
+            if change is not None:
+                change.subject = f"memory: extractor pass {report.record_id} for {ctx.agent.id}"
+                change.trailers.append(("Squad-Pass", str(report.record_id)))
+                if run_id is not None:
+                    change.trailers.append(("Squad-Run", run_id))
+                    change.notes.append(f"from the conversation of run {run_id}")
+            return report
 
     def _skip(self, ctx: AgentContext, processed: int, last: int, reason: str) -> PassReport:
         self._log(

@@ -165,17 +165,21 @@ def extract_transcript(
             ),
         ]
     if not dry_run and memory is not None and ctx is not None:
-        result.applied = apply_decisions(
-            memory, ctx, result.decisions, now=now, source=source, seqs={}
-        )
-        record_pass(
-            memory,
-            ctx,
-            started=now,
-            status="done",
-            extractor=result.extractor,
-            read=MessagesRead(0, 0, tuple(f"{source}#{m.index}" for m in talk)),
-            applied=result.applied,
-            reason=source,
-        )
+        with memory.change(ctx, "extractor") as change:
+            result.applied = apply_decisions(
+                memory, ctx, result.decisions, now=now, source=source, seqs={}
+            )
+            pass_id = record_pass(
+                memory,
+                ctx,
+                started=now,
+                status="done",
+                extractor=result.extractor,
+                read=MessagesRead(0, 0, tuple(f"{source}#{m.index}" for m in talk)),
+                applied=result.applied,
+                reason=source,
+            )
+            if change is not None:
+                change.subject = f"memory: extractor pass {pass_id} over {source}"
+                change.trailers.append(("Squad-Pass", str(pass_id)))
     return result

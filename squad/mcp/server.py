@@ -224,11 +224,31 @@ def build_server(
         )
 
     def run_status(run_id: RunId | None = None, squad: SquadName | None = None) -> dict[str, Any]:
-        """One run (tasks, outputs, spend, the task awaiting approval) by run_id, or the
+        """One run (tasks, outputs, spend, the task awaiting approval, its commit in the
+        workspace's history and the diff against the squad's previous run) by run_id, or the
         recent runs of a squad."""
         return tools.run_status(run_id, squad)
 
-    for read in (squads, memory_search, memory_read, memory_context, decision_search, run_status):
+    def memory_history(
+        squad: SquadName,
+        agent: AgentId,
+        limit: Annotated[int, Field(ge=1, le=1000)] = 50,
+    ) -> dict[str, Any]:
+        """Every change to an agent's memory, newest first: who made it (an agent in a run,
+        the extractor, a person, an MCP client), when, which run or extraction pass, the
+        memory.md lines removed and added and the facts changed; each id can be reverted."""
+        return tools.memory_history(squad, agent, limit)
+
+    reads = (
+        squads,
+        memory_search,
+        memory_read,
+        memory_context,
+        memory_history,
+        decision_search,
+        run_status,
+    )
+    for read in reads:
         server.add(read, read_only=True)
     if scope.read_only:
         return server
@@ -298,6 +318,19 @@ def build_server(
         """Approve, or reject with a reason, the task a paused run waits on."""
         return tools.run_approve(run_id, task, approved, reason, actor=client_actor(ctx))
 
-    for write in (remember, forget, decision_record, run_start, run_approve):
+    def memory_revert(
+        squad: SquadName,
+        agent: AgentId,
+        change: Annotated[
+            str, Field(pattern=r"^[0-9a-f]{4,40}$", description="The id memory_history gives.")
+        ],
+        ctx: Context[Any, Any],
+    ) -> dict[str, Any]:
+        """Undo one change to an agent's memory, as a new change that names you: lines it
+        added are removed, lines it removed put back, facts it added forgotten and facts it
+        took out brought back. History is never rewritten."""
+        return tools.memory_revert(squad, agent, change, actor=client_actor(ctx))
+
+    for write in (remember, forget, memory_revert, decision_record, run_start, run_approve):
         server.add(write, read_only=False)
     return server

@@ -27,6 +27,8 @@ __all__ = ["ReadOnly", "Scope", "SquadTools"]
 
 Layer = Literal["project", "experiential"]
 RECENT_RUNS = 10
+MAX_DIFF_CHARS = 50_000
+"""The longest diff run_status returns (a model reads it; the API has the whole)."""
 
 
 class ReadOnly(UsageError):
@@ -217,11 +219,45 @@ class SquadTools:
             for task in detail["tasks"]:
                 if task.get("output"):
                     task["output"] = _shown(task["output"])
+            detail.update(self._history_of_run(run.id))
             return detail
         assert squad is not None
         self.app.squads.locate(self.scope.check(squad))
         runs = self.app.store.list_runs(squad, RECENT_RUNS) if self.app.database_exists() else []
         return {"squad": squad, "runs": [run_row(r) for r in runs]}
+
+    def _history_of_run(self, run_id: str) -> dict[str, Any]:
+        """The run's commit and its diff against the squad's previous run (the patch cut
+        at :data:`MAX_DIFF_CHARS`), or why there is none."""
+        from squad.errors import HistoryUnavailable
+        from squad.web.history import run_diff
+
+        try:
+            diff = run_diff(self.app, run_id)
+        except (UsageError, HistoryUnavailable) as exc:
+            return {"commit": None, "diff": None, "history": str(exc)}
+        patch = diff.patch or ""
+        return {
+            "commit": diff.new_commit,
+            "previous_run": diff.old_run,
+            "previous_commit": diff.old_commit,
+            "changes": [c.model_dump() for c in diff.stat],
+            "diff": patch[:MAX_DIFF_CHARS],
+            "diff_truncated": len(patch) > MAX_DIFF_CHARS or diff.truncated,
+        }
+
+    def memory_history(self, squad: str, agent: str, limit: int) -> dict[str, Any]:
+        from squad.web.history import memory_history
+
+        entries = memory_history(self.app, self.scope.check(squad), agent, limit=limit)
+        return {"squad": squad, "agent": agent, "changes": [e.model_dump() for e in entries]}
+
+    def memory_revert(self, squad: str, agent: str, change: str, *, actor: str) -> dict[str, Any]:
+        from squad.web.history import memory_revert
+
+        self.scope.check_write("memory_revert")
+        done = memory_revert(self.app, self.scope.check(squad), agent, change, actor=actor)
+        return done.model_dump()
 
     def _run(self, run_id: str) -> Any:
         from squad.paths import check_name

@@ -19,6 +19,7 @@ from typing import Literal
 from squad.clock import Clock, utc_now
 from squad.errors import MemoryError_, MemoryFullError, StaleWriteError, UsageError
 from squad.fsutil import atomic_write, create_new
+from squad.history.history import NO_HISTORY, WriteHook
 from squad.memory.assembly import BootFile
 from squad.memory.audit import AuditLog, AuditRecord, sha256_text
 from squad.memory.document import BOM, line_ending
@@ -103,8 +104,10 @@ def write_boot_file(
     workspace: Path | None = None,
     clock: Clock = utc_now,
     expected_version: str | None = None,
+    history: WriteHook = NO_HISTORY,
 ) -> Path:
-    """Replace a boot file atomically, refusing credentials and anything over ``cap_bytes``.
+    """Replace a boot file atomically, refusing credentials and anything over ``cap_bytes``;
+    a workspace's ``AGENTS.md`` change is committed to its ``history``.
 
     With ``expected_version`` (:func:`boot_version` of what the writer read), a file changed
     since is a :class:`StaleWriteError` and nothing is written: an editor never overwrites an
@@ -112,10 +115,14 @@ def write_boot_file(
     path = boot_path(home, name, workspace)
     refuse_unencodable(text, what=f"text for {path.name}")
     path.parent.mkdir(parents=True, exist_ok=True)
-    with locked(path):
-        return _write_locked(
+    with history.writing(actor) as wrote, locked(path):
+        old = read_file_bytes(path, str(path))
+        written = _write_locked(
             path, text, cap_bytes, actor, workspace or home, clock, expected_version
         )
+        if workspace is not None:
+            wrote(path.relative_to(workspace).as_posix(), old, path.read_bytes())
+        return written
 
 
 def boot_version(data: bytes | None) -> str:

@@ -52,6 +52,7 @@ class DecisionTools:
                 alternatives=_lines(alternatives),
                 decided_by=self._actor,
                 supersedes=supersedes,
+                run_id=self._ctx.run_id,
             )
             replaced = (
                 f"; it supersedes decision {recorded.supersedes}"

@@ -17,7 +17,7 @@ import builtins
 import contextlib
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,6 +26,7 @@ from filelock import Timeout
 from squad.clock import Clock, utc_now
 from squad.errors import MemoryError_, NotFound, StoreError, UsageError, WorkspaceError
 from squad.fsutil import atomic_write
+from squad.history.history import NO_HISTORY, History, RunWrites, WriteHook
 from squad.memory.audit import AuditLog, AuditRecord, sha256_text
 from squad.memory.files import locked, refuse_read_only, refuse_unencodable
 from squad.paths import contained
@@ -64,9 +65,26 @@ Decision = DecisionRecord
 class DecisionLog:
     """Records, finds and mirrors squads' decisions; thread-safe, like the store it wraps."""
 
-    def __init__(self, store: Store, *, clock: Clock = utc_now) -> None:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        clock: Clock = utc_now,
+        histories: Callable[[Path, str], History] | None = None,
+    ) -> None:
+        """``histories`` gives each workspace's history: decisions.md changes are then
+        committed (alone outside a run, with the run inside one)."""
         self._store = store
         self._clock = clock
+        self._histories = histories
+
+    def _hook(self, squad: str, workspace: Path, run_id: str | None) -> WriteHook:
+        if self._histories is None:
+            return NO_HISTORY
+        history = self._histories(workspace, squad)
+        if not history.enabled:
+            return NO_HISTORY
+        return RunWrites(workspace) if run_id is not None else history
 
     def record(
         self,
@@ -79,8 +97,10 @@ class DecisionLog:
         alternatives: Sequence[str] = (),
         decided_by: str,
         supersedes: int | None = None,
+        run_id: str | None = None,
     ) -> Decision:
-        """Record a decision of ``squad`` and rewrite the ``decisions.md`` of ``workspace``.
+        """Record a decision of ``squad`` and rewrite the ``decisions.md`` of ``workspace``
+        (``run_id``: the run recording it, whose commit then takes the change).
 
         UsageError for text that cannot be a decision (empty, over a cap, no reason, a title
         on several lines), SecretInMemoryError for a credential in any field, NotFound or
@@ -98,6 +118,7 @@ class DecisionLog:
             decided_by=decided_by,
             supersedes=supersedes,
             once=False,
+            run_id=run_id,
         )[0]
 
     def record_once(
@@ -111,6 +132,7 @@ class DecisionLog:
         alternatives: Sequence[str] = (),
         decided_by: str,
         supersedes: int | None = None,
+        run_id: str | None = None,
     ) -> tuple[Decision, bool]:
         """:meth:`record`, unless the squad already holds the same decision text (spacing,
         case and final punctuation aside): then that one, and False (nothing written)."""
@@ -124,6 +146,7 @@ class DecisionLog:
             decided_by=decided_by,
             supersedes=supersedes,
             once=True,
+            run_id=run_id,
         )
 
     def get(self, decision_id: int) -> Decision:
@@ -181,11 +204,13 @@ class DecisionLog:
         """Rewrite ``decisions.md`` from the store (after a hand edit or a failed write)."""
         path = _file_of(workspace)
         try:
-            with locked(path):
+            with self._hook(squad, workspace, None).writing("squad") as wrote, locked(path):
                 refuse_read_only(path, DECISIONS_FILE)
+                before = _current(path)
                 records = self._store.decisions.of_squad(squad)
                 text = render_decisions(squad, list(records))
                 _write(path, text, outcome="it is left as it was")
+                wrote(DECISIONS_FILE, before, text.encode())
         except Timeout:
             raise MemoryError_(_locked_message()) from None
         return path
@@ -202,6 +227,7 @@ class DecisionLog:
         decided_by: str,
         supersedes: int | None,
         once: bool,
+        run_id: str | None = None,
     ) -> tuple[Decision, bool]:
         new = self._checked(squad, title, decision, reasons, alternatives, decided_by, supersedes)
         path = _file_of(workspace)
@@ -212,9 +238,11 @@ class DecisionLog:
             _write(path, text)
             written.append(text.encode())
 
+        hook = self._hook(squad, workspace, run_id)
         try:
-            with locked(path):
+            with hook.writing(decided_by) as wrote, locked(path):
                 refuse_read_only(path, DECISIONS_FILE)
+                before = _current(path)
                 try:
                     record, created = self._store.decisions.add(new, mirror=mirror, once=once)
                 except StoreError:
@@ -223,6 +251,8 @@ class DecisionLog:
                             records = self._store.decisions.of_squad(squad)
                             _write(path, render_decisions(squad, list(records)))
                     raise
+                if written:
+                    wrote(DECISIONS_FILE, before, written[-1])
         except Timeout:
             raise MemoryError_(_locked_message()) from None
         if created:
@@ -454,6 +484,15 @@ def _file_of(workspace: Path) -> Path:
             "`squad restore FOLDER` makes it"
         )
     return contained(workspace, DECISIONS_FILE)
+
+
+def _current(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except (FileNotFoundError, IsADirectoryError):
+        return None
+    except OSError as exc:
+        raise MemoryError_(f"cannot read {DECISIONS_FILE}: {exc.strerror or exc}") from None
 
 
 def _write(path: Path, text: str, *, outcome: str = "nothing was recorded") -> None:

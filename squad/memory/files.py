@@ -28,6 +28,7 @@ from filelock import FileLock, Timeout
 from squad.clock import Clock, utc_now
 from squad.errors import MemoryError_, MemoryFileError, MemoryFullError, StaleWriteError
 from squad.fsutil import atomic_write
+from squad.history.history import NO_HISTORY, WriteHook
 from squad.memory.audit import AuditLog, AuditRecord, sha256_text
 from squad.memory.document import (
     BOM,
@@ -65,6 +66,8 @@ class Snapshot:
     problem: str | None = None
     """Why the file must not be rewritten as it is (bytes that are not UTF-8, shown as U+FFFD
     in ``document``); a write refuses with this message."""
+    raw: bytes | None = None
+    """The bytes read (None: no file)."""
 
 
 @dataclass(frozen=True)
@@ -91,12 +94,16 @@ class _AgentFile:
         *,
         cap_bytes: int = DEFAULT_CAP_BYTES,
         clock: Clock = utc_now,
+        history: WriteHook = NO_HISTORY,
     ) -> None:
+        """``history`` is held around each write and told its bytes (the workspace's
+        history: committed alone outside a run, with the run inside one)."""
         self.workspace = workspace
         self.agent = check_name(agent, what="agent id")
         self.cap_bytes = cap_bytes
         self._clock = clock
         self._audit = AuditLog(workspace)
+        self._history = history
 
 
 class MemoryFile(_AgentFile):
@@ -111,12 +118,13 @@ class MemoryFile(_AgentFile):
         return f"agents/{self.agent}/{MEMORY_FILE}"
 
     def snapshot(self) -> Snapshot:
-        raw = read_file_bytes(self.path, self.relative) or b""
+        found = read_file_bytes(self.path, self.relative)
+        raw = found or b""
         try:
             text, problem = raw.decode("utf-8"), None
         except UnicodeDecodeError as exc:
             text, problem = raw.decode("utf-8", "replace"), _not_utf8(raw, exc, self.relative)
-        return Snapshot(MemoryDocument.parse(text), _version(raw), len(raw), problem)
+        return Snapshot(MemoryDocument.parse(text), _version(raw), len(raw), problem, found)
 
     def read(self, section: str | None = None) -> str:
         document = self.snapshot().document
@@ -143,6 +151,43 @@ class MemoryFile(_AgentFile):
             "replace", section, text, actor=actor, automatic=automatic, expected=expected_version
         )
 
+    def undo(self, before: bytes | None, after: bytes | None, *, actor: str) -> WriteResult:
+        """Undo the change ``before -> after`` on the file as it is now: lines it added and
+        the file still has are removed, lines it removed that the file lacks are put back
+        after the line above them (a revert, itself a change). Undoing twice changes
+        nothing the second time: UsageError, nothing to undo."""
+        from squad.errors import UsageError
+        from squad.history.describe import line_changes
+
+        removed, added = line_changes(before, after)
+        refuse_secrets("\n".join(removed), what=f"text restored to {self.relative}")
+        try:
+            with self._history.writing(actor) as wrote, locked(self.path):
+                current = self.snapshot()
+                if current.problem is not None:
+                    raise MemoryFileError(current.problem)
+                refuse_read_only(self.path, self.relative)
+                raw = current.raw or b""
+                target = _undo_lines(raw, before or b"", removed, added)
+                if target == raw:
+                    raise UsageError(
+                        f"nothing to undo in {self.relative}: the lines that change added are "
+                        "gone and the lines it removed are back"
+                    )
+                try:
+                    document = MemoryDocument.parse(target.decode("utf-8"))
+                    document.render()
+                except (StructureError, UnicodeDecodeError) as exc:
+                    raise MemoryError_(
+                        f"undoing that change would leave {self.relative} unreadable ({exc}); "
+                        "nothing was written"
+                    ) from None
+                result, data = self._commit_bytes(target, current, "revert", actor)
+                wrote(self.relative, current.raw, data)
+                return result
+        except Timeout:
+            raise MemoryError_(f"{self.relative} is locked by another writer; try again") from None
+
     def _edit(
         self,
         operation: str,
@@ -156,7 +201,7 @@ class MemoryFile(_AgentFile):
         refuse_secrets(text, what=f"text for {self.relative}")
         refuse_unencodable(section + text, what=f"text for {self.relative}")
         try:
-            with locked(self.path):
+            with self._history.writing(actor) as wrote, locked(self.path):
                 current = self.snapshot()
                 if current.problem is not None:
                     raise MemoryFileError(current.problem)
@@ -188,14 +233,25 @@ class MemoryFile(_AgentFile):
                     # A line number means the file, not the text, is what needs fixing.
                     error = MemoryError_ if exc.line is None else MemoryFileError
                     raise error(f"{self.relative}: {exc}") from None
-                return self._commit(document, current, section, operation, actor)
+                result, data = self._commit(document, current, section, operation, actor)
+                wrote(self.relative, current.raw, data)
+                return result
         except Timeout:
             raise MemoryError_(f"{self.relative} is locked by another writer; try again") from None
 
     def _commit(
         self, document: MemoryDocument, current: Snapshot, section: str, operation: str, actor: str
-    ) -> WriteResult:
-        data = document.render().encode()
+    ) -> tuple[WriteResult, bytes]:
+        return self._commit_bytes(document.render().encode(), current, operation, actor, section)
+
+    def _commit_bytes(
+        self,
+        data: bytes,
+        current: Snapshot,
+        operation: str,
+        actor: str,
+        section: str | None = None,
+    ) -> tuple[WriteResult, bytes]:
         if len(data) > self.cap_bytes:
             # Recorded so maintenance knows this file needs consolidating.
             self._audit.append(
@@ -236,7 +292,35 @@ class MemoryFile(_AgentFile):
                 bytes=len(data),
             )
         )
-        return result
+        return result, data
+
+
+def _undo_lines(raw: bytes, before: bytes, removed: list[str], added: list[str]) -> bytes:
+    """``raw`` with one occurrence of each ``added`` line taken out (the last) and each
+    ``removed`` line put back after the nearest line above it in ``before`` that ``raw``
+    still has (at the top when none is)."""
+    nl = line_ending(raw.decode("latin-1")) if raw else "\n"
+    ended = not raw or raw.endswith((b"\n", b"\r"))
+    lines = raw.decode("utf-8").splitlines()
+    kept = list(lines)
+    for line in added:
+        if line in lines:
+            del lines[len(lines) - 1 - lines[::-1].index(line)]
+    old = before.decode("utf-8", "replace").splitlines()
+    for line in removed:
+        if line in lines:
+            continue
+        at = 0
+        if line in old:
+            for above in reversed(old[: old.index(line)]):
+                if above in lines:
+                    at = lines.index(above) + 1
+                    break
+        lines.insert(at, line)
+    if lines == kept:
+        return raw
+    text = nl.join(lines)
+    return (text + (nl if ended else "")).encode() if lines else b""
 
 
 class DailyLog(_AgentFile):
@@ -257,7 +341,7 @@ class DailyLog(_AgentFile):
         path = self.path_for(day)
         relative = self.relative(day)
         try:
-            with _mkdir_lock(path):
+            with self._history.writing(actor) as wrote, _mkdir_lock(path):
                 existing = read_file_bytes(path, relative)
                 if existing is not None:
                     refuse_read_only(path, relative)
@@ -273,6 +357,7 @@ class DailyLog(_AgentFile):
                         "start a new file or raise memory.file_cap_kb"
                     )
                 atomic_write(path, data)
+                wrote(relative, existing, data)
         except Timeout:
             raise MemoryError_(f"{relative} is locked; try again") from None
         except OSError as exc:

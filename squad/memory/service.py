@@ -6,13 +6,17 @@ namespace, its memory.md and boot files, and builds exactly the memory block a p
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from squad.clock import Clock, utc_now
 from squad.errors import NotFound, UsageError
+from squad.history.change import Change
+from squad.history.history import NO_HISTORY, History, RunWrites, WriteHook
+from squad.history.message import FactChange, FactOp
 from squad.memory.assembly import (
     Budget,
     LayerResult,
@@ -37,12 +41,16 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
+    from squad.history.log import MemoryEntry
     from squad.memory.embeddings import Embedder
     from squad.settings import Settings
     from squad.store import Store
     from squad.store.records import FactRecord, NamespaceRecord
 
-__all__ = ["AgentContext", "MemoryService", "Remembered"]
+__all__ = ["AgentContext", "HistoryFactory", "MemoryService", "Remembered", "Reverted"]
+
+HistoryFactory = Callable[[Path, str], History]
+"""A workspace's history by folder and squad name (``App.history``)."""
 
 Layer = Literal["project", "experiential"]
 EXPERIENCE_LIMIT = 200
@@ -61,11 +69,15 @@ class AgentContext:
     squad: SquadSpec
     agent: AgentSpec
     workspace: Path
+    run_id: str | None = None
+    """The run the agent works in; its memory writes are then committed with the run."""
 
     @classmethod
-    def of(cls, squad: SquadSpec, agent_id: str, workspace: Path) -> AgentContext:
+    def of(
+        cls, squad: SquadSpec, agent_id: str, workspace: Path, *, run_id: str | None = None
+    ) -> AgentContext:
         try:
-            return cls(squad, squad.agent(agent_id), workspace)
+            return cls(squad, squad.agent(agent_id), workspace, run_id)
         except KeyError:
             known = ", ".join(a.id for a in squad.agents)
             raise NotFound(
@@ -112,6 +124,18 @@ class AgentContext:
 
 
 @dataclass(frozen=True)
+class Reverted:
+    """What a revert did: the change it undid, and how."""
+
+    change: MemoryEntry
+    removed: tuple[str, ...]
+    """memory.md lines taken out (the change had added them)."""
+    restored: tuple[str, ...]
+    """memory.md lines put back (the change had removed them)."""
+    facts: tuple[FactChange, ...]
+
+
+@dataclass(frozen=True)
 class Remembered:
     layer: Layer
     where: str
@@ -127,12 +151,16 @@ class MemoryService:
         *,
         clock: Clock = utc_now,
         embedder: Embedder | None = None,
+        histories: HistoryFactory | None = None,
     ) -> None:
-        """``embedder`` ranks Layer A semantically (``load_embedder``); None: lexically."""
+        """``embedder`` ranks Layer A semantically (``load_embedder``); None: lexically.
+        ``histories`` gives each workspace's history (None: memory changes are not
+        committed, as in a home with ``history.enabled: false``)."""
         self.settings = settings
         self.store = store
         self._clock = clock
         self.embedder = embedder
+        self._histories = histories
         self._namespace_ids: dict[tuple[str, str], int] = {}
 
     # -- layers ----------------------------------------------------------------------------
@@ -162,6 +190,7 @@ class MemoryService:
             ctx.agent.id,
             cap_bytes=self.settings.memory_file_cap_bytes,
             clock=self._clock,
+            history=self._hook(ctx),
         )
 
     def daily_log(self, ctx: AgentContext) -> DailyLog:
@@ -170,7 +199,140 @@ class MemoryService:
             ctx.agent.id,
             cap_bytes=self.settings.memory_file_cap_bytes,
             clock=self._clock,
+            history=self._hook(ctx),
         )
+
+    # -- history ---------------------------------------------------------------------------
+
+    def history(self, workspace: Path, squad: str) -> History | None:
+        """The workspace's history, None when history is off."""
+        if self._histories is None:
+            return None
+        history = self._histories(workspace, squad)
+        return history if history.enabled else None
+
+    def _hook(self, ctx: AgentContext) -> WriteHook:
+        history = self.history(ctx.workspace, ctx.squad.name)
+        if history is None:
+            return NO_HISTORY
+        return RunWrites(ctx.workspace) if ctx.run_id is not None else history
+
+    @contextmanager
+    def change(
+        self, ctx: AgentContext, actor: str, *, subject: str | None = None
+    ) -> Iterator[Change | None]:
+        """A memory change of ``ctx``'s agent outside a run, committed as one (None when
+        history is off, or inside a run, whose commit takes the change)."""
+        if ctx.run_id is not None:
+            yield None
+            return
+        with self._change(ctx.workspace, ctx.squad.name, ctx.agent.id, actor, subject) as change:
+            yield change
+
+    @contextmanager
+    def _change(
+        self, workspace: Path | None, squad: str, agent: str, actor: str, subject: str | None
+    ) -> Iterator[Change | None]:
+        history = None if workspace is None else self.history(workspace, squad)
+        if history is None:
+            yield None
+            return
+        with history.change(actor, agent=agent, subject=subject) as change:
+            yield change
+
+    def history_of(self, ctx: AgentContext, *, limit: int | None = None) -> list[MemoryEntry]:
+        """Every change to the agent's memory (memory.md lines and Layer A facts) in its
+        workspace's history, newest first."""
+        from squad.history.log import memory_entries
+
+        return memory_entries(self._history_repo(ctx), ctx.agent.id, limit=limit)
+
+    def revert(self, ctx: AgentContext, change_id: str, *, actor: str = "cli") -> Reverted:
+        """Undo one change of :meth:`history_of` as a new change (committed, audited): the
+        memory.md lines it added removed and those it removed put back, the facts it added
+        forgotten and those it forgot, superseded or purged brought back. History is never
+        rewritten; a revert of a revert does the change again."""
+        from squad.errors import HistoryUnavailable
+        from squad.history.engine import blob_at
+        from squad.history.log import memory_entry, memory_path
+        from squad.history.message import Kind
+
+        repo = self._history_repo(ctx)
+        entry = memory_entry(repo, ctx.agent.id, change_id)
+        commit = repo[entry.commit]
+        if entry.kind == Kind.START.value or not commit.parent_ids:
+            raise UsageError(
+                f"{entry.id} is where the history starts, not a change; revert the changes "
+                "after it instead"
+            )
+        path = memory_path(ctx.agent.id)
+        before = blob_at(repo, repo[commit.parent_ids[0]].tree, path)
+        after = blob_at(repo, commit.tree, path)
+        undone: list[FactChange] = []
+        subject = f"memory: {actor} reverted {entry.id} for {ctx.agent.id}"
+        with self.change(ctx, actor, subject=subject) as change:
+            if change is None:
+                raise HistoryUnavailable("history is off for this workspace")
+            change.trailers.append(("Squad-Reverts", entry.commit))
+            change.notes.append(f"undoes {entry.id}: {entry.subject}")
+            if before != after:
+                self.memory_file(ctx).undo(before, after, actor=actor)
+            for fact in entry.facts:
+                done = self._undo_fact(ctx, fact, actor)
+                if done is not None:
+                    undone.append(done)
+                    change.fact(done)
+            if before == after and not undone:
+                raise UsageError(
+                    f"nothing to undo: the facts {entry.id} changed are already as they were "
+                    "before it"
+                )
+        removed, added = (list(entry.added), list(entry.removed)) if before != after else ([], [])
+        return Reverted(entry, tuple(removed), tuple(added), tuple(undone))
+
+    def _undo_fact(self, ctx: AgentContext, fact: FactChange, actor: str) -> FactChange | None:
+        """Undo what happened to one fact; the change made (None: nothing left to undo)."""
+        from squad.store.records import FactStatus
+
+        op = fact.op.undo()
+        if fact.op is FactOp.PURGED:
+            made = self._remember_fact(ctx, fact.text, actor).fact
+            return (
+                None if made is None else FactChange(FactOp.ADDED, made.id, ctx.agent.id, fact.text)
+            )
+        record = self.store.memory.get_fact(fact.fact_id)
+        if record is None:
+            return None
+        if op is FactOp.FORGOTTEN:
+            if record.status is FactStatus.FORGOTTEN:
+                return None
+            self.store.memory.forget(fact.fact_id)
+        else:
+            if record.status is FactStatus.ACTIVE:
+                return None
+            self.store.maintenance.revive(fact.fact_id, any_status=True)
+        self._audit(ctx.workspace, actor, f"revert:{op.value}", f"fact:{fact.fact_id}", None)
+        return FactChange(op, fact.fact_id, ctx.agent.id, record.text)
+
+    def _history_repo(self, ctx: AgentContext) -> Any:
+        from squad.errors import HistoryUnavailable
+
+        history = self.history(ctx.workspace, ctx.squad.name)
+        if history is None:
+            raise HistoryUnavailable(
+                "history is off (history.enabled in settings.yaml), so memory changes are not kept",
+                state="off",
+            )
+        return history.open()
+
+    def note_fact(self, ctx: AgentContext, op: FactOp, fact_id: int, text: str) -> None:
+        """Tell the memory change open for ``ctx``'s workspace (if any) what happened to a
+        Layer A fact, so its commit records it."""
+        from squad.history.change import active
+
+        change = active(ctx.workspace)
+        if change is not None:
+            change.fact(FactChange(op, fact_id, ctx.agent.id, text))
 
     def counter(self, ctx: AgentContext) -> TokenCounter:
         return counter_for_model(ctx.model)
@@ -194,10 +356,20 @@ class MemoryService:
         if layer == "project":
             target = section or "Insights"
             day = self._clock().date().isoformat()
-            self.memory_file(ctx).append(target, f"- {text} ({day})", actor=actor)
+            with self.change(ctx, actor, subject=f"memory: {actor} remembered for {ctx.agent.id}"):
+                self.memory_file(ctx).append(target, f"- {text} ({day})", actor=actor)
             return Remembered("project", f"agents/{ctx.agent.id}/memory.md#{target}")
         if section is not None:
             raise UsageError("--section applies to project memory only")
+        with self.change(
+            ctx, actor, subject=f"memory: {actor} remembered for {ctx.agent.id}"
+        ) as change:
+            remembered = self._remember_fact(ctx, text, actor)
+            if change is not None and remembered.fact is not None:
+                change.fact(FactChange(FactOp.ADDED, remembered.fact.id, ctx.agent.id, text))
+            return remembered
+
+    def _remember_fact(self, ctx: AgentContext, text: str, actor: str) -> Remembered:
         namespace = self.namespace(ctx)
         embedder = self.embedder
         vector = b""
@@ -317,14 +489,38 @@ class MemoryService:
         fact = self.store.memory.get_fact(fact_id)
         if fact is None:
             raise NotFound(f"no experiential fact with id {fact_id}; see `squad memory show`")
-        if purge:
-            self.store.memory.purge(fact_id)
-        else:
-            fact = self.store.memory.forget(fact_id)
-        if workspace is not None:
-            operation = "purge" if purge else "forget"
-            self._audit(workspace, actor, operation, f"fact:{fact_id}", reason)
+        verb = "purged" if purge else "forgot"
+        subject = f"memory: {actor} {verb} fact {fact_id}"
+        with self._change(workspace, fact.squad, fact.agent, actor, subject) as change:
+            if purge:
+                self.store.memory.purge(fact_id)
+            else:
+                fact = self.store.memory.forget(fact_id)
+            if workspace is not None:
+                operation = "purge" if purge else "forget"
+                self._audit(workspace, actor, operation, f"fact:{fact_id}", reason)
+            if change is not None:
+                op = FactOp.PURGED if purge else FactOp.FORGOTTEN
+                change.fact(FactChange(op, fact_id, fact.agent, fact.text))
+                if reason:
+                    change.notes.append(f"why: {reason}")
         return None if purge else fact
+
+    def revive(
+        self, fact_id: int, *, actor: str = "cli", workspace: Path | None = None
+    ) -> FactRecord:
+        """Bring a dormant fact back into retrieval (audited, and committed as a change)."""
+        fact = self.store.memory.get_fact(fact_id)
+        if fact is None:
+            raise NotFound(f"no experiential fact with id {fact_id}; see `squad memory show`")
+        subject = f"memory: {actor} revived fact {fact_id}"
+        with self._change(workspace, fact.squad, fact.agent, actor, subject) as change:
+            revived = self.store.maintenance.revive(fact_id)
+            if workspace is not None:
+                self._audit(workspace, actor, "revive", f"fact:{fact_id}", None)
+            if change is not None and revived.status != fact.status:
+                change.fact(FactChange(FactOp.REVIVED, fact_id, fact.agent, fact.text))
+        return revived
 
     def _audit(
         self, workspace: Path, actor: str, operation: str, where: str, note: str | None

@@ -143,8 +143,12 @@ class RunExecutor:
         task_slots: threading.BoundedSemaphore | None = None,
         telemetry: Telemetry = NO_TELEMETRY,
         trace_parent: Span | None = None,
+        outputs: str = "tasks",
     ) -> None:
         self.spec = spec
+        self.outputs = outputs
+        """Where the run's task outputs go: ``tasks``, or ``runs/<run-id>/tasks`` for a run
+        approved after newer runs of its squad finished (theirs are kept)."""
         self.workspace = workspace
         self.run_id = run_id
         self.goal = goal
@@ -294,10 +298,10 @@ class RunExecutor:
         self.log.emit("node_start", node=task.id, agent=task.agent)
         self._progress(f"{task.id}: {task.agent} working")
         text = self._turn(task.agent, self._task_prompt(task, feedback), task_id=task.id)
-        output = contained(self.workspace, "tasks", task.id, "output.md")
+        output = self._task_file(task.id, "output.md")
         output.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(output, (text.rstrip() + "\n").encode())
-        relative = f"tasks/{task.id}/output.md"
+        relative = f"{self.outputs}/{task.id}/output.md"
         self.log.emit("node_end", node=task.id, agent=task.agent, output=relative)
         return relative
 
@@ -310,6 +314,8 @@ class RunExecutor:
         if reviewer is None:
             return True, ""
         self._check_running()
+        if self.outputs != "tasks" and output.startswith("tasks/"):
+            output = f"{self.outputs}/{output.removeprefix('tasks/')}"  # its own, not newer runs'
         work = contained(self.workspace, *output.split("/")).read_text(
             encoding="utf-8",
             errors="replace",  # a hand-edited output may hold any bytes
@@ -361,7 +367,7 @@ class RunExecutor:
             "rounds": rounds,
             "updated_at": self._clock().isoformat(),
         }
-        path = contained(self.workspace, "tasks", task.id, "status.json")
+        path = self._task_file(task.id, "status.json")
         path.parent.mkdir(parents=True, exist_ok=True)
         # A view of the store's task state: atomic, but not worth an fsync per change.
         atomic_write(path, (json.dumps(record, indent=2) + "\n").encode(), durable=False)
@@ -451,12 +457,12 @@ class RunExecutor:
         task_id: str | None = None,
         response_format: Mapping[str, Any] | None = None,
     ) -> str:
-        ctx = AgentContext.of(self.spec, agent_id, self.workspace)
+        ctx = AgentContext.of(self.spec, agent_id, self.workspace, run_id=self.run_id)
         model, spec = self.model_for(agent_id)
         offered: list[Tool] = []
         if tools:
             memory_tools = MemoryTools(self.memory, ctx) if ctx.memory_enabled else None
-            files = WorkspaceFiles(self.workspace, task_id or "notes")
+            files = WorkspaceFiles(self.workspace, task_id or "notes", outputs=self.outputs)
             functions: list[Callable[..., str]] = [
                 files.write_file,
                 files.read_file,
@@ -510,16 +516,16 @@ class RunExecutor:
         if self.goal:
             parts.append(f"Goal: {self.goal.strip()}")
         for dep in task.depends_on:
-            path = contained(self.workspace, "tasks", dep, "output.md")
+            path = self._task_file(dep, "output.md")
             if path.is_file():
                 parts.append(
-                    f"Work from task {dep} (tasks/{dep}/output.md):\n"
+                    f"Work from task {dep} ({self.outputs}/{dep}/output.md):\n"
                     f"{path.read_text(encoding='utf-8', errors='replace')[:CONTEXT_CHARS]}"
                 )
         if feedback:
             parts.append(f"Review feedback on your previous attempt: {feedback}")
         parts.append(
-            f"Your answer is saved as tasks/{task.id}/output.md; write the deliverable "
+            f"Your answer is saved as {self.outputs}/{task.id}/output.md; write the deliverable "
             "itself. Use write_file for extra files."
         )
         return "\n\n".join(parts)
@@ -531,6 +537,9 @@ class RunExecutor:
             if "review" in agent.id or "review" in agent.role.lower():
                 return agent.id
         return None
+
+    def _task_file(self, task_id: str, name: str) -> Path:
+        return contained(self.workspace, *self.outputs.split("/"), task_id, name)
 
     def _next_plan_path(self) -> Path:
         plans = contained(self.workspace, "plans")

@@ -1,14 +1,17 @@
 """The agents' file tool: read anywhere in the workspace, write only into the task's folder.
 
 Paths are resolved strictly inside the workspace (no '..', no absolute paths, no link out of
-it); writes go to ``tasks/<task-id>/`` and are atomic, so a killed run never leaves half a
+it); writes go to ``tasks/<task-id>/`` (or, for a run approved after newer runs finished,
+``runs/<run-id>/tasks/<task-id>/``) and are atomic, so a killed run never leaves half a
 file. Manifest, logs and memory files are not reachable for writing here (memory has its
-own tools with their own safeguards).
+own tools with their own safeguards), and the workspace's history (``.git``) is neither
+listed nor read.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import stat
 from pathlib import Path, PurePosixPath
 
@@ -25,10 +28,12 @@ MAX_READ_BYTES = 200_000
 class WorkspaceFiles:
     """File access for one agent working on one task."""
 
-    def __init__(self, workspace: Path, task_id: str) -> None:
+    def __init__(self, workspace: Path, task_id: str, *, outputs: str = "tasks") -> None:
+        """``outputs`` is the folder of the run's task outputs, relative to the workspace."""
         self.workspace = workspace
         self.task_id = check_name(task_id, what="task id")
-        self.task_dir = contained(workspace, "tasks", task_id)
+        self._outputs = tuple(outputs.split("/"))
+        self.task_dir = contained(workspace, *self._outputs, task_id)
 
     def write_file(self, path: str, content: str) -> str:
         """Write ``content`` to ``path`` inside this task's folder (tasks/<task-id>/...)."""
@@ -50,6 +55,8 @@ class WorkspaceFiles:
 
     def read_file(self, path: str) -> str:
         """Read a text file anywhere in the workspace (relative path)."""
+        if PurePosixPath(path.replace("\\", "/")).parts[:1] == (".git",):
+            return f"{path!r} is in the workspace's history folder, which is not for reading"
         target = resolve_inside(self.workspace, path)
         if not target.is_file():
             return f"no file {path!r} in the workspace"
@@ -66,20 +73,27 @@ class WorkspaceFiles:
         if not base.is_dir():
             return f"no folder {folder!r} in the workspace"
         root = self.workspace.resolve()
-        found = sorted(
-            p.relative_to(root).as_posix()
-            for p in base.rglob("*")
-            if p.is_file() and not p.is_symlink() and not p.name.startswith(".")
-        )
+        found = []
+        for folder_path, folders, files in os.walk(base):  # hidden folders (.git) pruned
+            folders[:] = [f for f in folders if not f.startswith(".")]
+            here = Path(folder_path)
+            for name in files:
+                p = here / name
+                relative = p.relative_to(root).as_posix()
+                if not name.startswith(".") and p.is_file() and not p.is_symlink():
+                    found.append(relative)
+        found.sort()
         return "\n".join(found[:500]) or "(empty)"
 
     def _task_path(self, path: str) -> Path:
         pure = PurePosixPath(path.replace("\\", "/"))
         parts = pure.parts
-        if parts[:2] == ("tasks", self.task_id):
+        prefix = (*self._outputs, self.task_id)
+        if parts[: len(prefix)] == prefix:
+            parts = parts[len(prefix) :]
+        elif parts[:2] == ("tasks", self.task_id):
             parts = parts[2:]
+        folder = "/".join(prefix)
         if not parts or pure.is_absolute() or ".." in parts:
-            raise PathEscapeError(
-                f"path {path!r} must be a relative path inside tasks/{self.task_id}/"
-            )
-        return contained(self.workspace, "tasks", self.task_id, *parts)
+            raise PathEscapeError(f"path {path!r} must be a relative path inside {folder}/")
+        return contained(self.workspace, *prefix, *parts)

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from squad import flock
 from squad.clock import Clock, utc_now
 from squad.errors import SquadBusy
+from squad.paths import run_lock
 
 if TYPE_CHECKING:
     from squad.store import Store
@@ -46,7 +47,7 @@ class Holder:
 
 def lock_path(locks: Path, squad: str) -> Path:
     """``squad``'s run lock in the folder of cross-process locks (``Settings.locks_dir``)."""
-    return locks / f"{squad}.lock"
+    return run_lock(locks, squad)
 
 
 def _holder(note: str) -> Holder:

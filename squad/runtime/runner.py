@@ -37,7 +37,8 @@ from squad.telemetry import NO_TELEMETRY, Span, Telemetry
 if TYPE_CHECKING:
     from squad.checkpoints import Checkpoints
     from squad.extraction.background import BackgroundExtractor
-    from squad.memory.service import MemoryService
+    from squad.history.history import History
+    from squad.memory.service import HistoryFactory, MemoryService
     from squad.settings import Settings
     from squad.store import Store
 
@@ -90,7 +91,10 @@ class SquadRunner:
         decisions: DecisionLog | None = None,
         task_slots: threading.BoundedSemaphore | None = None,
         telemetry: Telemetry = NO_TELEMETRY,
+        history: HistoryFactory | None = None,
     ) -> None:
+        """``history`` gives each workspace's history (a commit per run); None: none."""
+        self._histories = history
         self.settings = settings
         self.store = store
         self.memory = memory
@@ -154,6 +158,7 @@ class SquadRunner:
         model: str | None,
         trigger: str,
     ) -> RunResult:
+        self._begin(spec.name, workspace, run_id)
         state: RunState = {"tasks": [], "status": {}}
         if spec.process == "sequential":
             nodes = [
@@ -198,7 +203,9 @@ class SquadRunner:
                 if not app.get_state(config).values:
                     raise UsageError(self._no_checkpoint(run_id))
             command: Any = Command(resume=decision) if decision is not None else None
+            self._begin(run.squad, workspace, run_id)
             with RunLog(workspace, run_id, clock=self._clock) as log:
+                outputs = self._outputs(run, workspace, log)
                 log.emit("run_resume", decision=decision)
                 return self._drive(
                     spec,
@@ -210,6 +217,7 @@ class SquadRunner:
                     command,
                     trigger=run.trigger,
                     resumed=True,
+                    outputs=outputs,
                 )
 
     def has_checkpoint(self, run_id: str) -> bool:
@@ -288,9 +296,11 @@ class SquadRunner:
         *,
         trigger: str,
         resumed: bool = False,
+        outputs: str = "tasks",
     ) -> RunResult:
         """Run the graph with the squad's MCP servers up (when it has any) until it stops,
-        in the run's span (``invoke_workflow {squad}``)."""
+        in the run's span (``invoke_workflow {squad}``); the run's task outputs go to the
+        folder ``outputs``."""
         attributes = run_attributes(spec, run_id, trigger=trigger, resumed=resumed)
         with self.telemetry.span(run_span_name(spec), attributes) as span:
             try:
@@ -300,7 +310,7 @@ class SquadRunner:
                 raise
             try:
                 result = self._drive_graph(
-                    spec, workspace, run_id, goal, model, log, payload, mcp, span
+                    spec, workspace, run_id, goal, model, log, payload, mcp, span, outputs
                 )
             finally:
                 if mcp is not None:
@@ -320,6 +330,7 @@ class SquadRunner:
         payload: Any,
         mcp: McpTools | None,
         span: Span,
+        outputs: str = "tasks",
     ) -> RunResult:
         from squad.store.records import RunStatus
 
@@ -346,6 +357,7 @@ class SquadRunner:
             task_slots=self.task_slots,
             telemetry=self.telemetry,
             trace_parent=span,
+            outputs=outputs,
         )
         self.store.update_run(run_id, status=RunStatus.RUNNING)
         with self._graph_for(run_id, executor, spec) as (app, config):
@@ -363,12 +375,13 @@ class SquadRunner:
                     f"fix that, then `squad resume {run_id}`"
                 ) from None
             except (RunInterrupted, KeyboardInterrupt, CancelledError):
-                log.emit("run_end", status="interrupted")
                 self.store.update_run(
                     run_id,
                     status=RunStatus.INTERRUPTED,
                     error="interrupted; `squad resume` continues it",
                 )
+                commit = self._commit(spec, workspace, run_id, outputs, log)
+                log.emit("run_end", status="interrupted", commit=commit)
                 self._progress("interrupted: the run stops at its last checkpoint")
                 return self._result(run_id, spec, workspace, "interrupted", budget)
             except self.checkpoints.backend_errors() as exc:
@@ -387,7 +400,7 @@ class SquadRunner:
                 # checkpoint was not written, so a resume redoes exactly that step.
                 self._record_broken(run_id, log, exc)
                 raise
-        return self._finish(run_id, spec, workspace, result, budget, log)
+        return self._finish(run_id, spec, workspace, result, budget, log, outputs)
 
     def _record_broken(self, run_id: str, log: RunLog, exc: BaseException) -> None:
         from squad.store.records import RunStatus
@@ -416,6 +429,7 @@ class SquadRunner:
         result: dict[str, Any],
         budget: RunBudget,
         log: RunLog,
+        outputs: str = "tasks",
     ) -> RunResult:
         from squad.store.records import RunStatus
 
@@ -457,6 +471,7 @@ class SquadRunner:
             cost_usd=totals.cost_usd,
             summary=summary,
         )
+        commit = self._commit(spec, workspace, run_id, outputs, log, tasks=tasks)
         log.emit(
             "run_end",
             status=status.value,
@@ -465,6 +480,7 @@ class SquadRunner:
             prompt_tokens=totals.prompt_tokens,
             completion_tokens=totals.completion_tokens,
             cost_usd=totals.cost_usd,
+            commit=commit,
         )
         return self._result(
             run_id,
@@ -476,6 +492,100 @@ class SquadRunner:
             error=error,
             awaiting=awaiting,
         )
+
+    # -- history ---------------------------------------------------------------------------
+
+    def _history(self, squad: str, workspace: Path) -> History | None:
+        if self._histories is None:
+            return None
+        history = self._histories(workspace, squad)
+        return history if history.enabled else None
+
+    def _begin(self, squad: str, workspace: Path, run_id: str) -> None:
+        """Before the run works: earlier changes committed by whoever made them (a person's
+        edits as ``unattributed``), and the run marked as the one writing."""
+        history = self._history(squad, workspace)
+        if history is not None:
+            history.begin_run(run_id)
+
+    def _commit(
+        self,
+        spec: SquadSpec,
+        workspace: Path,
+        run_id: str,
+        outputs: str,
+        log: RunLog,
+        *,
+        tasks: dict[str, str] | None = None,
+    ) -> str | None:
+        """The run's commit, its id recorded on the run; None when history is off or paused
+        (the run log then says why), or files were left out (the log names them)."""
+        history = self._history(spec.name, workspace)
+        if history is None:
+            return None
+        from squad.history.message import RunNote, TaskNote
+
+        run = self.store.get_run(run_id)
+        if run is None:
+            return None
+        records = {t.task_id: t for t in self.store.runs.tasks(run_id)}
+        agents = {t.id: t.agent for t in spec.tasks}
+        statuses = tasks if tasks is not None else {k: str(v.status) for k, v in records.items()}
+        notes = tuple(
+            TaskNote(
+                task,
+                records[task].agent if task in records else agents.get(task, "?"),
+                str(state),
+                records[task].error if task in records else None,
+            )
+            for task, state in statuses.items()
+        )
+        note = RunNote(
+            run_id=run_id,
+            squad=spec.name,
+            status=str(run.status),
+            trigger=run.trigger,
+            started_at=run.started_at,
+            ended_at=run.ended_at or self._clock(),
+            tasks=notes,
+            tokens_in=run.tokens_in,
+            tokens_out=run.tokens_out,
+            cost_usd=run.cost_usd,
+            outputs=outputs,
+        )
+        result = history.commit_run(note)
+        if result is None:
+            log.emit("history_paused", reason="the run's commit could not be made")
+            self._progress("history paused for this workspace: the run is not committed")
+            return None
+        self.store.update_run(run_id, commit=result.sha)
+        if result.left_out:
+            log.emit("history_left_out", files=list(result.left_out))
+        return result.sha
+
+    def _outputs(self, run: Any, workspace: Path, log: RunLog) -> str:
+        """Where a resumed run's task outputs go: ``tasks``, unless a newer run of its squad
+        has got past its start meanwhile; then ``runs/<run-id>/tasks``, so this run never
+        writes over theirs, with what it wrote before it paused copied there from its own
+        commit (its later tasks read them as their inputs)."""
+        from squad.store.records import RunStatus
+
+        own = f"runs/{run.id}/tasks"
+        if (workspace / "runs" / run.id).is_dir():
+            return own
+        newer = [
+            other
+            for other in self.store.list_runs(run.squad, limit=100)
+            if other.created_at > run.created_at and other.status is not RunStatus.PENDING
+        ]
+        if not newer:
+            return "tasks"
+        history = self._history(run.squad, workspace)
+        copied = history.restore_tasks(run.commit, own) if history and run.commit else []
+        log.emit("outputs_redirected", outputs=own, newer_runs=len(newer), restored=copied)
+        self._progress(f"newer runs of {run.squad} have finished: this run's outputs go to {own}/")
+        (workspace / own).mkdir(parents=True, exist_ok=True)
+        return own
 
     def _result(
         self,

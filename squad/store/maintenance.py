@@ -134,11 +134,12 @@ class MaintenanceStore:
             ids, _unused(unused_since), FactStatus.DORMANT, "make memory facts dormant"
         )
 
-    def revive(self, fact_id: int) -> FactRecord:
+    def revive(self, fact_id: int, *, any_status: bool = False) -> FactRecord:
         """Bring a dormant fact back into retrieval (active, indexed, ``updated_at`` now).
 
         Reviving an active fact changes nothing; an unknown id is a NotFound, any other
-        status a MemoryError_ (forgotten, superseded and expired facts stay out).
+        status a MemoryError_ (forgotten, superseded and expired facts stay out), unless
+        ``any_status``: a revert of the change that forgot or superseded it brings it back.
         """
         now = self._now()
         with transaction(self._engine, f"revive memory fact {fact_id!r}") as conn:
@@ -149,7 +150,7 @@ class MaintenanceStore:
                 )
             if row.status == _ACTIVE:
                 return _fact_record(row)
-            if row.status != FactStatus.DORMANT.value:
+            if row.status != FactStatus.DORMANT.value and not any_status:
                 raise MemoryError_(
                     f"fact {fact_id!r} is {row.status}, not dormant; only dormant facts can be "
                     "revived (remember the fact again instead)"
@@ -157,7 +158,14 @@ class MaintenanceStore:
             conn.execute(
                 update(FACTS)
                 .where(FACTS.c.id == fact_id)
-                .values(status=_ACTIVE, updated_at=now, last_accessed_at=now)
+                .values(
+                    status=_ACTIVE,
+                    updated_at=now,
+                    last_accessed_at=now,
+                    superseded_by=None,
+                    superseded_at=None,
+                    forgotten_at=None,
+                )
             )
             fact = NewFact(text=row.text, squad=row.squad, agent=row.agent, subject=row.subject)
             counts = term_counts(_indexed_text(fact))

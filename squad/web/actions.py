@@ -14,8 +14,9 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from squad.web import schemas
-from squad.web.api import ERRORS, SLUG, FactId, NamespaceId, RunId, SquadName, _web
+from squad.web.api import ERRORS, SLUG, AgentId, FactId, NamespaceId, RunId, SquadName, _web
 from squad.web.control import RunRequest
+from squad.web.history import MemoryRevert
 
 __all__ = ["Accepted", "ApprovalAnswer", "BootEdit", "NamespaceSwitch", "RunStart", "router"]
 
@@ -46,6 +47,11 @@ class BootEdit(_Body):
     text: Annotated[str, Field(max_length=10_000_000)]
     version: Annotated[str, Field(max_length=64)]
     """The version the editor read (``""`` for a file that did not exist)."""
+
+
+class RevertRequest(_Body):
+    change: Annotated[str, Field(pattern=r"^[0-9a-f]{4,40}$")]
+    """The id of the change to undo (the memory history lists them)."""
 
 
 class Accepted(BaseModel):
@@ -176,3 +182,13 @@ def revive_fact(request: Request, fact_id: FactId) -> dict[str, Any]:
     from squad.web.memory import fact_action
 
     return fact_action(_web(request).app, fact_id, "revive")
+
+
+@router.post("/squads/{squad}/agents/{agent}/memory/revert", response_model=MemoryRevert)
+def revert_memory(request: Request, squad: SquadName, agent: AgentId, body: RevertRequest) -> Any:
+    """Undo one change to the agent's memory as a new change (committed as ``web``): lines
+    it added removed, lines it removed put back, facts it added forgotten and those it took
+    out brought back. 404 for an unknown change, 422 when nothing is left to undo."""
+    from squad.web.history import memory_revert
+
+    return memory_revert(_web(request).app, squad, agent, body.change, actor="web")

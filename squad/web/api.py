@@ -14,6 +14,10 @@ from fastapi import APIRouter, Path, Query, Request
 from pydantic import BaseModel, ConfigDict
 
 from squad.web import schemas
+from squad.web.history import HistoryRun as RunsListItem
+from squad.web.history import MemoryChange
+from squad.web.history import RunChangesView as RunChanges
+from squad.web.history import RunDiffView as RunDiff
 
 __all__ = ["ERRORS", "SLUG", "Problem", "router"]
 
@@ -124,6 +128,63 @@ def get_run(request: Request, run_id: RunId) -> dict[str, Any]:
     from squad.web.runs import run_detail
 
     return run_detail(_web(request).app, run_id)
+
+
+@router.get("/runs", response_model=list[RunsListItem])
+def list_runs(
+    request: Request,
+    squad: Annotated[str | None, Query(pattern=SLUG, description="Only this squad's")] = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 20,
+) -> list[Any]:
+    """The newest runs, from the workspaces' histories (each with its commit)."""
+    from squad.web.history import recent_runs
+
+    return recent_runs(_web(request).app, squad, limit=limit)
+
+
+@router.get("/runs/{run_id}/changes", response_model=RunChanges)
+def get_run_changes(request: Request, run_id: RunId) -> Any:
+    """The run's commit, and the files it changed since the squad's previous run."""
+    from squad.web.history import run_changes
+
+    return run_changes(_web(request).app, run_id)
+
+
+@router.get("/runs/{run_id}/diff", response_model=RunDiff)
+def get_run_diff(
+    request: Request,
+    run_id: RunId,
+    against: Annotated[
+        str | None,
+        Query(pattern=RUN_ID, description="Another run of the squad (default: the previous)"),
+    ] = None,
+    path: Annotated[list[str] | None, Query(max_length=20, description="Only these paths")] = None,
+    stat: Annotated[bool, Query(description="Only files and counts, no patch")] = False,
+) -> Any:
+    """What the run changed in its workspace: the unified diff against the squad's previous
+    run (or ``against``), limited to ``path``s."""
+    from squad.web.history import run_diff
+
+    for one in path or []:
+        if len(one) > MAX_PATH_CHARS:
+            from squad.errors import UsageError
+
+            raise UsageError(f"a path is at most {MAX_PATH_CHARS} characters")
+    return run_diff(_web(request).app, run_id, against, paths=path, stat_only=stat)
+
+
+@router.get("/squads/{squad}/agents/{agent}/memory/history", response_model=list[MemoryChange])
+def get_memory_history(
+    request: Request,
+    squad: SquadName,
+    agent: AgentId,
+    limit: Annotated[int, Query(ge=1, le=10_000)] = 50,
+) -> list[Any]:
+    """Every change to the agent's memory (memory.md lines and facts), newest first, each
+    with the id a revert takes."""
+    from squad.web.history import memory_history
+
+    return memory_history(_web(request).app, squad, agent, limit=limit)
 
 
 @router.get("/approvals", response_model=list[schemas.Approval])

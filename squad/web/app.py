@@ -23,6 +23,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from squad.errors import (
     ConfigError,
+    HistoryUnavailable,
     MemoryFileError,
     MemoryFullError,
     NotFound,
@@ -76,6 +77,7 @@ def status_of(exc: SquadError) -> int:
         (MemoryFileError, 409),
         (ConfigError, 422),
         (UsageError, 422),
+        (HistoryUnavailable, 409),
         (WorkspaceError, 400),
         (StoreError, 503),
     )

@@ -159,11 +159,14 @@ def save_boot_file(
 ) -> dict[str, Any]:
     """Replace a boot file (with ``squad``: its workspace ``AGENTS.md``) if it is still at
     ``version`` (else StaleWriteError)."""
+    from squad.history.history import NO_HISTORY
     from squad.memory.boot import BOOT_FILES, write_boot_file
 
     if name not in BOOT_FILES:
         raise NotFound(f"no boot file {name!r}; they are: {', '.join(BOOT_FILES)}")
-    workspace = None if squad is None else app.squads.locate(squad).path
+    found = None if squad is None else app.squads.locate(squad)
+    workspace = None if found is None else found.path
+    history = None if found is None else app.history(found.path, found.squad)
     write_boot_file(
         app.settings.home,
         name,
@@ -173,6 +176,7 @@ def save_boot_file(
         workspace=workspace,
         clock=app.clock,
         expected_version=version,
+        history=history if history is not None and history.enabled else NO_HISTORY,
     )
     return boot_file(app, name, squad)
 

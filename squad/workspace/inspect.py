@@ -22,6 +22,7 @@ from typing import Any, Literal
 from squad.errors import NotFound, UsageError, WorkspaceError
 from squad.fsutil import read_up_to
 from squad.paths import resolve_inside
+from squad.workspace.layout import HIDDEN_AT_ROOT
 
 __all__ = [
     "FolderStats",
@@ -212,6 +213,8 @@ def _children(folder: Path, rel: str) -> list[_Node]:
         raise WorkspaceError(f"cannot read folder {str(folder)!r}: {exc.strerror}") from exc
     nodes = []
     for entry in entries:
+        if not rel and entry.name in HIDDEN_AT_ROOT:
+            continue
         try:
             st = entry.stat(follow_symlinks=False)
         except FileNotFoundError:

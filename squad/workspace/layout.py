@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 __all__ = [
+    "HIDDEN_AT_ROOT",
     "MANIFEST_NAME",
     "MEMORY_FILE",
     "MEMORY_SECTIONS",
@@ -11,6 +12,10 @@ __all__ = [
 ]
 
 MANIFEST_NAME = ".squad-config.json"
+HIDDEN_AT_ROOT = frozenset({".git", ".squad-history.lock"})
+"""Names at a workspace's root that the explorer, tree, search and health leave out: the
+history's git folder (read with ``squad runs`` / ``squad memory history`` or plain git) and
+its lock. ``squad ws health`` reports the history's size on its own line."""
 STANDARD_FOLDERS = ("plans", "tasks", "agents", "logs")
 MEMORY_FILE = "memory.md"
 MEMORY_SECTIONS = ("Project Context", "Coding Rules", "Decisions", "Insights")

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from squad.errors import NotFound, PathEscapeError, WorkspaceError
 from squad.paths import contained
+from squad.workspace.layout import HIDDEN_AT_ROOT
 
 __all__ = ["FolderEntry", "FolderListing", "list_folder"]
 
@@ -86,6 +87,8 @@ def list_folder(root: Path, relative: str = "") -> FolderListing:
     try:
         with os.scandir(folder) as scan:
             for entry in scan:
+                if not prefix and entry.name in HIDDEN_AT_ROOT:
+                    continue
                 try:
                     st = entry.stat(follow_symlinks=False)
                 except FileNotFoundError:

@@ -42,6 +42,7 @@ from squad.errors import StoreError, WorkspaceError
 from squad.text.search import SearchPattern
 from squad.workspace.index_store import BINARY, TEXT, UNREADABLE, IndexStore, Row
 from squad.workspace.inspect import _read_text
+from squad.workspace.layout import HIDDEN_AT_ROOT
 
 __all__ = [
     "INDEX_MAX_BYTES",
@@ -101,11 +102,13 @@ def stat_walk(root: Path) -> list[Entry]:
             continue  # it vanished since it was listed
         try:
             for entry in _entries(folder, handle):
+                name = entry.name
+                if not prefix and name in HIDDEN_AT_ROOT:
+                    continue
                 try:
                     st = entry.stat(follow_symlinks=False)
                 except FileNotFoundError:
                     continue
-                name = entry.name
                 if st.st_mode & _S_IFMT == _S_IFDIR:
                     below = os.path.join(folder, name)  # noqa: PTH118  # a Path costs more
                     folders.append((below, f"{prefix}{name}/"))

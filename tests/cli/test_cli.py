@@ -158,7 +158,8 @@ def test_create_then_explore_a_workspace(cli: Cli) -> None:
 
     assert [row["squad"] for row in cli.json("ws", "list")] == ["docs-site"]
     tree = cli.json("ws", "tree", "docs-site", "--depth", "1")
-    assert {e["name"] for e in tree["entries"]} == {
+    assert {e["name"] for e in tree["entries"]} == {  # the history's .git is not shown
+        ".gitignore",
         ".squad-config.json",
         "agents",
         "logs",
@@ -179,6 +180,8 @@ def test_create_then_explore_a_workspace(cli: Cli) -> None:
     (health,) = cli.json("ws", "health", "docs-site")
     assert health["file_count"] >= 5
     assert {m["agent"] for m in health["memory_files"]} == {"planner", "writer", "reviewer"}
+    assert (health["history"]["state"], health["history"]["commits"]) == ("ok", 1)
+    assert not any(path.startswith(".git/") for path, _ in health["largest_files"])
 
     again = cli.json("create", docs)
     assert again[0]["manifest"] == "unchanged" and again[0]["created"] == []

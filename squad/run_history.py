@@ -1,0 +1,420 @@
+"""Runs as the workspaces' histories record them: listed, shown and diffed.
+
+A run's commit (made when it ends, or pauses for an approval) carries its figures in
+trailers, so listing runs reads git, not the state database: it stays as quick with 10,000
+runs behind it as with ten (the newest are read first), needs no store, and outlives any
+pruning of the store. Runs that have no commit say so from where they are:
+
+- a run going on now: its squad's run lock names it (``running``);
+- a run killed before its commit: the history's run marker names it (``interrupted``; its
+  partial commit is made before the squad's next run);
+- a squad whose history is off or paused: its runs come from the store.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from squad import flock
+from squad.errors import HistoryUnavailable, NotFound, UsageError
+from squad.history.log import (
+    FileChange,
+    RunEntry,
+    diff_patch,
+    diff_stat,
+    find_run,
+    previous_run,
+    run_entries,
+)
+from squad.history.repository import OWNER_KEY
+from squad.paths import run_lock
+from squad.workspace.layout import MANIFEST_NAME
+
+if TYPE_CHECKING:
+    import pygit2
+
+    from squad.history.history import History
+    from squad.settings import Settings
+    from squad.store import Store
+    from squad.store.records import RunRecord
+
+__all__ = ["RunChanges", "RunDiff", "RunView", "Runs", "WorkspaceRef"]
+
+Source = Literal["history", "store", "live", "marker"]
+
+
+@dataclass(frozen=True)
+class RunView:
+    """One run as ``squad runs list`` shows it."""
+
+    run_id: str
+    squad: str
+    status: str
+    trigger: str
+    started_at: datetime | None
+    ended_at: datetime | None
+    tokens_in: int
+    tokens_out: int
+    cost_usd: float
+    commit: str | None
+    source: Source
+    """Where the figures come from: its commit, the store, its live lock, the run marker."""
+    tasks: tuple[tuple[str, str, str], ...] = ()
+    outputs: str = "tasks"
+
+    @property
+    def duration_s(self) -> float | None:
+        if self.started_at is None or self.ended_at is None:
+            return None
+        return max(0.0, (self.ended_at - self.started_at).total_seconds())
+
+    @property
+    def sort_key(self) -> datetime:
+        return self.started_at or self.ended_at or datetime.min.replace(tzinfo=None)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["started_at"] = self.started_at.isoformat() if self.started_at else None
+        data["ended_at"] = self.ended_at.isoformat() if self.ended_at else None
+        data["duration_s"] = self.duration_s
+        data["tasks"] = [{"task": t, "agent": a, "status": s} for t, a, s in self.tasks]
+        return data
+
+    @classmethod
+    def of_entry(cls, entry: RunEntry) -> RunView:
+        return cls(
+            entry.run_id,
+            entry.squad,
+            entry.status,
+            entry.trigger,
+            entry.started_at,
+            entry.ended_at or entry.committed_at,
+            entry.tokens_in,
+            entry.tokens_out,
+            entry.cost_usd,
+            entry.commit,
+            "history",
+            entry.tasks,
+            entry.outputs,
+        )
+
+    @classmethod
+    def of_record(cls, record: RunRecord) -> RunView:
+        tasks: tuple[tuple[str, str, str], ...] = ()
+        summary = record.summary or {}
+        if isinstance(summary.get("tasks"), dict):
+            tasks = tuple((str(t), "", str(s)) for t, s in summary["tasks"].items())
+        return cls(
+            record.id,
+            record.squad,
+            str(record.status),
+            record.trigger,
+            record.started_at or record.created_at,
+            record.ended_at,
+            record.tokens_in,
+            record.tokens_out,
+            record.cost_usd,
+            record.commit,
+            "store",
+            tasks,
+        )
+
+
+@dataclass(frozen=True)
+class WorkspaceRef:
+    squad: str
+    path: Path
+
+
+@dataclass(frozen=True)
+class RunChanges:
+    """A run with what changed in its workspace since the squad's previous run."""
+
+    run: RunView
+    previous: str | None
+    """The previous run's id (None: the run's commit is compared with history's start)."""
+    previous_commit: str | None
+    changes: tuple[FileChange, ...] = field(default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **self.run.to_dict(),
+            "previous_run": self.previous,
+            "previous_commit": self.previous_commit,
+            "changes": [asdict(c) for c in self.changes],
+        }
+
+
+@dataclass(frozen=True)
+class RunDiff:
+    squad: str
+    old_run: str | None
+    old_commit: str | None
+    new_run: str
+    new_commit: str
+    stat: tuple[FileChange, ...]
+    patch: str | None
+    """The unified diff (None when only the stat was asked for)."""
+
+
+class Runs:
+    """The runs of one home's squads, read from their workspaces' histories."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        history: Callable[[Path, str], History],
+        *,
+        store: Callable[[], Store | None] | None = None,
+    ) -> None:
+        """``store`` opens the state database when a squad's runs must come from it (history
+        off or paused), or returns None when there is none."""
+        self.settings = settings
+        self._history = history
+        self._store = store or (lambda: None)
+
+    # -- finding workspaces --------------------------------------------------------------
+
+    def workspaces(self, squad: str | None = None) -> list[WorkspaceRef]:
+        """Workspaces under the root, by squad (their git config or manifest says which),
+        without validating any manifest: a quick look that scales with the squads."""
+        root = self.settings.workspaces
+        found: list[WorkspaceRef] = []
+        try:
+            entries = sorted(os.scandir(root), key=lambda e: e.name)
+        except OSError:
+            return []
+        for entry in entries:
+            if not entry.is_dir(follow_symlinks=False) or entry.name.startswith("."):
+                continue
+            path = Path(entry.path)
+            name = _owner(path) or _manifest_squad(path)
+            if name is not None and (squad is None or name == squad):
+                found.append(WorkspaceRef(name, path))
+        return found
+
+    def workspace(self, squad: str) -> WorkspaceRef:
+        found = self.workspaces(squad)
+        if found:
+            return found[0]
+        known = ", ".join(w.squad for w in self.workspaces()) or "none yet"
+        raise NotFound(
+            f"no squad named {squad!r} under {self.settings.workspaces} (known: {known})"
+        )
+
+    # -- listing -------------------------------------------------------------------------
+
+    def recent(self, squad: str | None = None, *, limit: int = 20) -> list[RunView]:
+        """The newest ``limit`` runs, of one squad or of all, newest first."""
+        if limit < 1:
+            raise UsageError(f"--limit must be at least 1, got {limit}")
+        spaces = [self.workspace(squad)] if squad is not None else self.workspaces()
+        views: list[RunView] = []
+        for ref in spaces:
+            views += self._of_workspace(ref, limit)
+        views.sort(key=lambda v: _stamp(v), reverse=True)
+        return views[:limit]
+
+    def _of_workspace(self, ref: WorkspaceRef, limit: int) -> list[RunView]:
+        history = self._history(ref.path, ref.squad)
+        views: list[RunView] = []
+        repo = self._repo(history)
+        if repo is None:
+            store = self._store()
+            if store is not None:
+                views = [RunView.of_record(r) for r in store.list_runs(ref.squad, limit=limit)]
+            return views
+        entries = run_entries(repo, limit=limit)
+        views = [RunView.of_entry(e) for e in entries]
+        known = {v.run_id for v in views}
+        live = self._live(ref.squad)
+        if live is not None and live.run_id not in known:
+            views.insert(0, live)
+            known.add(live.run_id)
+        marker = _marker(ref.path)
+        if marker is not None and marker not in known and find_run(repo, marker) is None:
+            left = RunView(
+                marker, ref.squad, "interrupted", "unknown", None, None, 0, 0, 0.0, None, "marker"
+            )
+            views.insert(0, left)
+        return views
+
+    def _live(self, squad: str) -> RunView | None:
+        probe = flock.probe(run_lock(self.settings.locks_dir, squad))
+        if not probe.held:
+            return None
+        try:
+            note = json.loads(probe.note) if probe.note else {}
+        except ValueError:
+            return None
+        run_id, since = note.get("run_id"), note.get("since")
+        if not isinstance(run_id, str):
+            return None
+        started = None
+        if isinstance(since, str):
+            try:
+                started = datetime.fromisoformat(since)
+            except ValueError:
+                started = None
+        return RunView(run_id, squad, "running", "unknown", started, None, 0, 0, 0.0, None, "live")
+
+    @staticmethod
+    def _repo(history: History) -> pygit2.Repository | None:
+        if not history.enabled:
+            return None
+        try:
+            return history.open()
+        except HistoryUnavailable:
+            return None
+
+    # -- one run -------------------------------------------------------------------------
+
+    def find(self, run_id: str) -> tuple[WorkspaceRef, RunEntry]:
+        """A run's workspace and latest commit, by its id (or a unique prefix of it)."""
+        run_id = run_id.strip()
+        if len(run_id) < 4:
+            raise UsageError(f"run id {run_id!r} is too short: give at least 4 characters")
+        store = self._store()
+        record = store.get_run(run_id) if store is not None else None
+        refs = self.workspaces(record.squad) if record is not None else self.workspaces()
+        matches: list[tuple[WorkspaceRef, RunEntry]] = []
+        for ref in refs:
+            repo = self._repo(self._history(ref.path, ref.squad))
+            if repo is None:
+                continue
+            for entry in run_entries(repo):
+                if entry.run_id.startswith(run_id):
+                    matches.append((ref, entry))
+        ids = {entry.run_id for _, entry in matches}
+        if len(ids) > 1:
+            raise UsageError(
+                f"run id {run_id!r} is ambiguous: {', '.join(sorted(ids)[:5])}; give more of it"
+            )
+        if not matches:
+            if record is not None:
+                raise UsageError(
+                    f"run {record.id} of {record.squad!r} has no commit in its workspace's "
+                    f"history (status {record.status}; a run is committed when it ends or "
+                    "pauses, and history may be off or paused for its workspace)"
+                )
+            raise NotFound(
+                f"no run {run_id!r} in any workspace's history; `squad runs list` lists runs"
+            )
+        return matches[0]
+
+    def show(self, run_id: str) -> RunChanges:
+        ref, entry = self.find(run_id)
+        repo = self._history(ref.path, ref.squad).open()
+        before = previous_run(repo, entry)
+        old = before.commit if before is not None else _root_commit(repo, entry.commit)
+        changes = tuple(diff_stat(repo, old, entry.commit)) if old != entry.commit else ()
+        view = RunView.of_entry(entry)
+        store = self._store()
+        record = store.get_run(entry.run_id) if store is not None else None
+        if record is not None:  # the store's view is the live one (a run resumed since)
+            view = RunView(
+                view.run_id,
+                view.squad,
+                str(record.status),
+                record.trigger,
+                record.started_at or view.started_at,
+                record.ended_at or view.ended_at,
+                record.tokens_in,
+                record.tokens_out,
+                record.cost_usd,
+                view.commit,
+                "history",
+                view.tasks,
+                view.outputs,
+            )
+        return RunChanges(view, before.run_id if before else None, old, changes)
+
+    def diff(
+        self,
+        run_id: str,
+        other: str | None = None,
+        *,
+        paths: Sequence[str] = (),
+        stat_only: bool = False,
+    ) -> RunDiff:
+        """What changed from ``other`` (default: the squad's previous run) to ``run_id``."""
+        ref, entry = self.find(run_id)
+        repo = self._history(ref.path, ref.squad).open()
+        if other is None:
+            before = previous_run(repo, entry)
+            old_run = before.run_id if before is not None else None
+            old = before.commit if before is not None else _root_commit(repo, entry.commit)
+        else:
+            other_ref, other_entry = self.find(other)
+            if other_ref.path != ref.path:
+                raise UsageError(
+                    f"runs {entry.run_id} ({ref.squad}) and {other_entry.run_id} "
+                    f"({other_ref.squad}) are of different squads; diff runs of one squad"
+                )
+            old_run, old = other_entry.run_id, other_entry.commit
+        stat = tuple(diff_stat(repo, old, entry.commit, paths))
+        patch = None if stat_only else diff_patch(repo, old, entry.commit, paths)
+        return RunDiff(ref.squad, old_run, old, entry.run_id, entry.commit, stat, patch)
+
+
+def _stamp(view: RunView) -> float:
+    when = view.started_at or view.ended_at
+    if view.source in ("live", "marker") and when is None:
+        return float("inf")
+    return when.timestamp() if when is not None else 0.0
+
+
+def _root_commit(repo: pygit2.Repository, sha: str) -> str | None:
+    """The first commit of the history (``history starts``), if it is not ``sha`` itself."""
+    from squad.history.log import commits
+
+    last = None
+    for commit in commits(repo, start=sha):
+        last = str(commit.id)
+    return None if last == sha else last
+
+
+def _owner(path: Path) -> str | None:
+    """The squad a workspace's history belongs to, from its ``.git/config`` (a quick read)."""
+    config = path / ".git" / "config"
+    try:
+        text = config.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    section, key = OWNER_KEY.split(".")
+    current = None
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("["):
+            current = stripped.strip("[]").strip().lower()
+        elif current == section and "=" in stripped:
+            name, _, value = stripped.partition("=")
+            if name.strip().lower() == key:
+                return value.strip().strip('"') or None
+    return None
+
+
+def _manifest_squad(path: Path) -> str | None:
+    try:
+        data = json.loads((path / MANIFEST_NAME).read_bytes())
+    except (OSError, ValueError):
+        return None
+    squad = data.get("squad") if isinstance(data, dict) else None
+    return squad if isinstance(squad, str) else None
+
+
+def _marker(path: Path) -> str | None:
+    from squad.history.history import RUN_MARKER
+
+    try:
+        data = json.loads((path / ".git" / RUN_MARKER).read_bytes())
+    except (OSError, ValueError):
+        return None
+    run = data.get("run_id") if isinstance(data, dict) else None
+    return run if isinstance(run, str) else None
