@@ -21,7 +21,7 @@ LAYERS: list[set[str]] = [
     {"settings", "classifier", "telemetry"},
     {"model", "store", "workspace", "history"},
     {"memory", "checkpoints", "manager", "run_history"},
-    {"extraction"},
+    {"extraction", "transfer"},
     {"runtime", "jobqueue"},
     {"chat"},
     {"app"},

@@ -16,6 +16,7 @@ from squad.cli.memory import memory_app
 from squad.cli.output import Output, report_error
 from squad.cli.run import register as register_run_commands
 from squad.cli.runs import runs_app
+from squad.cli.transfer import register as register_transfer_commands
 from squad.cli.ws import ws_app
 
 if TYPE_CHECKING:
@@ -41,6 +42,7 @@ register_run_commands(app)
 register_daemon_commands(app)
 register_mcp_commands(app)
 register_cluster_commands(app)
+register_transfer_commands(app)
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
 Files = Annotated[list[Path], typer.Argument(help="Squad YAML files.", show_default=False)]

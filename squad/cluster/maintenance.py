@@ -33,7 +33,7 @@ def maintain(app: App, name: str) -> dict[str, Any]:
 def _retain(app: App) -> dict[str, Any]:
     from pathlib import Path
 
-    from squad.daemon.jobs import run_retention
+    from squad.daemon.jobs import pack_histories, run_retention
     from squad.store.records import RunStatus
 
     store = app.store
@@ -49,7 +49,10 @@ def _retain(app: App) -> dict[str, Any]:
         policy=app.settings.daemon.retention,
     )
     forgotten = store.cluster.forget(stopped_before=now - NODES_KEPT)
-    return {**report.to_dict(), "nodes_forgotten": forgotten}
+    histories = pack_histories(
+        app, [(record.name, Path(record.workspace)) for record in store.list_squads()]
+    )
+    return {**report.to_dict(), **histories, "nodes_forgotten": forgotten}
 
 
 def _sweep_extraction(app: App) -> dict[str, Any]:

@@ -611,10 +611,11 @@ class Daemon:
         return {"checked": checked}
 
     def _retain(self) -> dict[str, Any]:
-        from squad.daemon.jobs import run_retention
+        from squad.daemon.jobs import pack_histories, run_retention
 
         assert self._catalog is not None and self._runs is not None
-        workspaces = sorted({squad.workspace for squad in self._catalog.squads().values()})
+        loaded = self._catalog.squads()
+        workspaces = sorted({squad.workspace for squad in loaded.values()})
         busy = self._runs.running_since()
         running = {run.id for squad in busy for run in self.store.list_runs(squad, limit=1)}
         report = run_retention(
@@ -625,7 +626,8 @@ class Daemon:
             keep_runs=running,
             policy=self.config.retention,
         )
-        return report.to_dict()
+        idle = [(name, squad.workspace) for name, squad in loaded.items() if name not in busy]
+        return {**report.to_dict(), **pack_histories(self.app, idle)}
 
     # -- watching --------------------------------------------------------------------------
 

@@ -58,6 +58,7 @@ __all__ = [
     "History",
     "HistoryEvents",
     "HistoryHealth",
+    "PackReport",
     "RunWrites",
     "WriteHook",
     "Wrote",
@@ -107,6 +108,18 @@ class RunWrites:
             return
         with lock.shared(self.workspace):
             yield _ignore
+
+
+MAX_PACKS = 16
+"""Past this many packs, the next pack repacks everything into one."""
+
+
+@dataclass(frozen=True)
+class PackReport:
+    objects: int
+    bytes_before: int
+    bytes_after: int
+    full: bool
 
 
 @dataclass(frozen=True)
@@ -248,6 +261,15 @@ class History:
 
             return self._safely(commit) or None
 
+    def record_all(self, author: str, message: str) -> str | None:
+        """Commit everything changed in the working tree under ``message`` (always, even
+        with no change: an ``import`` says where the squad came from)."""
+        if not self.enabled or not self.workspace.is_dir():
+            return None
+        with lock.exclusive(self.workspace):
+            result = self._safely(lambda: self.repository.commit_all(Author(author), message))
+            return None if result is None else result.sha
+
     @contextmanager
     def change(
         self, author: str, *, agent: str | None = None, subject: str | None = None
@@ -300,6 +322,53 @@ class History:
             return made
 
         return self._safely(restore) or []
+
+    def pack(self, *, full: bool = False) -> PackReport | None:
+        """Pack loose objects (delta-compressed, like ``git gc``): new ones into a pack of
+        their own, or, every :data:`MAX_PACKS` packs (or ``full``), everything reachable into
+        one pack and the rest dropped. Never prunes history; None when paused or off."""
+        if not self.enabled or not self.workspace.is_dir():
+            return None
+        with lock.exclusive(self.workspace):
+            return self._safely(lambda: self._pack(full))
+
+    def _pack(self, full: bool) -> PackReport:
+        from squad.history.log import commits
+
+        repo = self.repository.ensure()
+        objects = self.repository.git_dir / "objects"
+        loose = _loose_objects(objects)
+        packs = sorted((objects / "pack").glob("*.pack"))
+        before = _folder_bytes(self.repository.git_dir)
+        full = full or len(packs) >= MAX_PACKS
+        if not loose and not (full and len(packs) > 1):
+            return PackReport(0, before, before, full=False)
+
+        def everything(builder: Any) -> None:
+            for commit in commits(repo):
+                builder.add(commit.id)
+                builder.add_recur(commit.tree_id)
+
+        def new_ones(builder: Any) -> None:
+            for oid in loose:
+                builder.add(git().Oid(hex=oid))
+
+        written = repo.pack(None, everything if full else new_ones, 0)
+        for oid in loose:
+            with contextlib.suppress(FileNotFoundError):
+                (objects / oid[:2] / oid[2:]).unlink()
+        if full:
+            keep = set((objects / "pack").glob("*.pack")) - set(packs)
+            for old in packs:
+                if old in keep:
+                    continue
+                for suffix in (".pack", ".idx", ".rev", ".keep", ".mtimes"):
+                    with contextlib.suppress(FileNotFoundError):
+                        old.with_suffix(suffix).unlink()
+        for folder in objects.glob("[0-9a-f][0-9a-f]"):
+            with contextlib.suppress(OSError):
+                folder.rmdir()  # only empty ones go
+        return PackReport(written, before, _folder_bytes(self.repository.git_dir), full=full)
 
     # -- internals -----------------------------------------------------------------------
 
@@ -421,3 +490,13 @@ def _folder_bytes(folder: Path) -> int:
             with contextlib.suppress(OSError):
                 total += os.lstat(os.path.join(path, name)).st_size  # noqa: PTH118
     return total
+
+
+def _loose_objects(objects: Path) -> list[str]:
+    found = []
+    for folder in objects.glob("[0-9a-f][0-9a-f]"):
+        for entry in folder.iterdir():
+            name = entry.name
+            if len(name) == 38 and all(c in "0123456789abcdef" for c in name):
+                found.append(folder.name + name)
+    return found

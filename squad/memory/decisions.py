@@ -211,6 +211,7 @@ class DecisionLog:
                 text = render_decisions(squad, list(records))
                 _write(path, text, outcome="it is left as it was")
                 wrote(DECISIONS_FILE, before, text.encode())
+                _describe(workspace, "decisions.md written again from the state database")
         except Timeout:
             raise MemoryError_(_locked_message()) from None
         return path
@@ -253,6 +254,7 @@ class DecisionLog:
                     raise
                 if written:
                     wrote(DECISIONS_FILE, before, written[-1])
+                    _describe(workspace, f"decision {record.id} recorded: {record.title}")
         except Timeout:
             raise MemoryError_(_locked_message()) from None
         if created:
@@ -484,6 +486,15 @@ def _file_of(workspace: Path) -> Path:
             "`squad restore FOLDER` makes it"
         )
     return contained(workspace, DECISIONS_FILE)
+
+
+def _describe(workspace: Path, subject: str) -> None:
+    """Name the memory change open for ``workspace`` (its commit's first line), if any."""
+    from squad.history.change import active
+
+    change = active(workspace)
+    if change is not None and change.subject is None:
+        change.subject = subject
 
 
 def _current(path: Path) -> bytes | None:
