@@ -31,6 +31,7 @@ from squad.history.log import (
     find_run,
     previous_run,
     run_entries,
+    run_ids,
 )
 from squad.history.repository import OWNER_KEY
 from squad.paths import run_lock
@@ -120,7 +121,7 @@ class RunView:
             record.tokens_in,
             record.tokens_out,
             record.cost_usd,
-            record.commit,
+            None,
             "store",
             tasks,
         )
@@ -288,9 +289,13 @@ class Runs:
             repo = self._repo(self._history(ref.path, ref.squad))
             if repo is None:
                 continue
-            for entry in run_entries(repo):
-                if entry.run_id.startswith(run_id):
-                    matches.append((ref, entry))
+            named = run_ids(repo, run_id)  # refs/runs/<id>: no walk of the history
+            for full in named:
+                found = find_run(repo, full)
+                if found is not None:
+                    matches.append((ref, found))
+            if not named:  # a history made before runs had refs
+                matches += [(ref, e) for e in run_entries(repo) if e.run_id.startswith(run_id)]
         ids = {entry.run_id for _, entry in matches}
         if len(ids) > 1:
             raise UsageError(

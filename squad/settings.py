@@ -330,9 +330,6 @@ class Settings:
     @classmethod
     def load(cls, environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> Settings:
         """Build settings from ``environ`` (default: the process environment) and files."""
-        from squad.spec.loader import read_text_file, validate_document
-        from squad.spec.yaml_source import parse_yaml
-
         env = os.environ if environ is None else environ
         base = (cwd or Path.cwd()).resolve()
         home = _path(env.get("SQUAD_HOME") or "~/.squad", base)
@@ -341,7 +338,10 @@ class Settings:
         file_settings = SettingsFile()
         found: Path | None = None
         positions = None
-        if _present(settings_path):
+        if _present(settings_path):  # the YAML machinery is loaded only for a file to read
+            from squad.spec.loader import read_text_file, validate_document
+            from squad.spec.yaml_source import parse_yaml
+
             source = str(settings_path)
             document = parse_yaml(read_text_file(settings_path), source=source)
             if document.data is not None:

@@ -240,6 +240,7 @@ class History:
                     Author("run"),
                     lambda left_out: run_message(_with_left_out(note, left_out)),
                 )
+                self.repository.mark_run(note.run_id, result.sha)
                 self._drop_marker()
                 return result
 
@@ -300,6 +301,22 @@ class History:
         with self.change(actor) as change:
             yield change.wrote
 
+    def run_commit(self, run_id: str) -> str | None:
+        """The latest commit of run ``run_id`` (its ``refs/runs/`` ref), if it has one."""
+        if not self.enabled:
+            return None
+
+        def find() -> str | None:
+            from squad.history.log import find_run
+
+            entry = find_run(self.repository.open(), run_id)
+            return entry.commit if entry is not None else None
+
+        try:
+            return find()
+        except (HistoryUnavailable, git().GitError, KeyError, ValueError):
+            return None
+
     def restore_tasks(self, commit: str, into: str) -> list[str]:
         """Copy the ``tasks/`` folder as commit ``commit`` has it into the folder ``into``
         (relative), for a run that resumes after newer runs wrote over it; the paths made."""
@@ -346,14 +363,14 @@ class History:
 
         def everything(builder: Any) -> None:
             for commit in commits(repo):
-                builder.add(commit.id)
-                builder.add_recur(commit.tree_id)
+                builder.add_recur(commit.id)  # with its trees' paths: better deltas
 
         def new_ones(builder: Any) -> None:
             for oid in loose:
                 builder.add(git().Oid(hex=oid))
 
         written = repo.pack(None, everything if full else new_ones, 0)
+        repo.compress_references()  # refs/runs/* into packed-refs: one file, not 10,000
         for oid in loose:
             with contextlib.suppress(FileNotFoundError):
                 (objects / oid[:2] / oid[2:]).unlink()
@@ -415,6 +432,7 @@ class History:
                 " interrupted: ", " interrupted (partial: what it wrote before it died): ", 1
             )
             result = self.repository.commit_all(Author("run"), message, repo=repo)
+            self.repository.mark_run(marker, result.sha)
             self._drop_marker()
             return result.sha
         shown = dirty[:20] + ([f"... and {len(dirty) - 20} more"] if len(dirty) > 20 else [])

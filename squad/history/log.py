@@ -33,7 +33,9 @@ __all__ = [
     "memory_entries",
     "previous_run",
     "resolve",
+    "run_at",
     "run_entries",
+    "run_ids",
 ]
 
 SHORT = 10
@@ -197,8 +199,23 @@ def run_entries(repo: pygit2.Repository, *, limit: int | None = None) -> list[Ru
     return found
 
 
+def run_ids(repo: pygit2.Repository, prefix: str = "") -> list[str]:
+    """Ids of the runs with a ``refs/runs/`` ref starting with ``prefix``."""
+    from squad.history.repository import RUN_REFS
+
+    start = RUN_REFS + prefix
+    return [name.removeprefix(RUN_REFS) for name in repo.references if name.startswith(start)]
+
+
 def find_run(repo: pygit2.Repository, run_id: str) -> RunEntry | None:
-    """The latest commit of run ``run_id``."""
+    """The latest commit of run ``run_id`` (its ``refs/runs/`` ref, else a walk)."""
+    from squad.history.repository import RUN_REFS
+
+    ref = repo.references.get(RUN_REFS + run_id)
+    if ref is not None:
+        found = run_at(repo, str(ref.target), run_id)
+        if found is not None:
+            return found
     needle = f"Squad-Run: {run_id}".encode()
     for commit in commits(repo):
         if needle in commit.raw_message:
@@ -206,6 +223,16 @@ def find_run(repo: pygit2.Repository, run_id: str) -> RunEntry | None:
             if entry is not None and entry.run_id == run_id:
                 return entry
     return None
+
+
+def run_at(repo: pygit2.Repository, sha: str, run_id: str) -> RunEntry | None:
+    """Run ``run_id`` as its commit ``sha`` records it (None if that commit is not its)."""
+    try:
+        commit = repo[sha]
+    except (KeyError, ValueError):
+        return None
+    entry = _run_entry(_info(commit))
+    return entry if entry is not None and entry.run_id == run_id else None
 
 
 def previous_run(repo: pygit2.Repository, entry: RunEntry) -> RunEntry | None:

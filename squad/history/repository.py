@@ -3,16 +3,16 @@
 Every write happens under the workspace's history lock (:mod:`squad.history.lock`), and a
 commit is made in steps a kill cannot tear:
 
-1. an *intent* (``.git/squad/intent.json``: author, message, what to stage) is written;
+1. an *intent* (``.git/squad/intent.json``: author, message, what to stage, the commit it
+   goes on) is written;
 2. the objects are written (libgit2 writes each to a temporary file and renames it);
-3. the intent gets the new commit's id;
-4. ``refs/heads/main`` moves to it (a lock file renamed over the ref);
-5. the index is written (likewise), and the intent removed.
+3. ``refs/heads/main`` moves to the new commit (a lock file renamed over the ref);
+4. the index is written (likewise), and the intent removed.
 
 A process killed at any step leaves a repository git reads as it was before the commit, or
-after it; the next holder of the lock finds the intent and completes the commit (moves the
-ref, rebuilds the index), or makes it again from the working tree when its objects never got
-written, and removes the lock files the killed process left. A ``.git`` that cannot be opened,
+after it; the next holder of the lock finds the intent and completes the commit (the ref
+moved: the index is rebuilt from it), or makes it again from the working tree (the ref did
+not move), and removes the lock files the killed process left. A ``.git`` that cannot be opened,
 whose ``HEAD`` cannot be read, or that squad did not make (no ``squad.workspace`` in its
 config) raises :class:`~squad.errors.HistoryUnavailable`: history is paused for that
 workspace, never the work.
@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BRANCH",
+    "RUN_REFS",
     "Author",
     "CommitResult",
     "HistoryState",
@@ -54,6 +55,9 @@ __all__ = [
 
 BRANCH = "main"
 REF = f"refs/heads/{BRANCH}"
+RUN_REFS = "refs/runs/"
+"""``refs/runs/<run-id>``: each run's latest commit."""
+RUN_REF_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 OWNER_KEY = "squad.workspace"
 INTENT = "squad/intent.json"
 _GIT_LOCKS = ("index.lock", "HEAD.lock", f"{REF}.lock", "config.lock", "packed-refs.lock")
@@ -317,6 +321,13 @@ class Repository:
         self._drop_intent()
         return CommitResult(sha)
 
+    def mark_run(self, run_id: str, sha: str, repo: pygit2.Repository | None = None) -> None:
+        """Point ``refs/runs/<run-id>`` at the run's latest commit: runs are found without
+        walking the history (and by plain git: ``git diff runs/<a> runs/<b>``)."""
+        if RUN_REF_NAME.match(run_id):
+            repo = repo or self.open()
+            repo.references.create(f"{RUN_REFS}{run_id}", git().Oid(hex=sha), force=True)
+
     def dirty(self, repo: pygit2.Repository) -> list[str]:
         """Paths whose working file differs from the index (new, changed, removed)."""
         from pygit2.enums import FileStatus
@@ -381,7 +392,6 @@ class Repository:
             tree,
             parents,
         )
-        self._update_intent(str(oid), str(parents[0]) if parents else None)
         repo.references.create(REF, oid, force=True)
         return str(oid)
 
@@ -391,14 +401,26 @@ class Repository:
         return self.git_dir / INTENT
 
     def _write_intent(self, intent: dict[str, Any]) -> None:
+        """What the commit about to be made is (a torn intent is read as none: the next
+        holder then commits what it finds as a person's edits)."""
         path = self._intent_path()
-        path.parent.mkdir(exist_ok=True)
-        intent = {**intent, "time": self._clock().isoformat(), "pid": os.getpid()}
-        atomic_write(path, json.dumps(intent).encode(), durable=False)
-        self._intent = intent
+        intent = {**intent, "parent": self._head(), "time": self._clock().isoformat()}
+        data = json.dumps(intent).encode()
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        except FileNotFoundError:
+            path.parent.mkdir(exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
 
-    def _update_intent(self, commit: str, parent: str | None) -> None:
-        self._write_intent({**self._intent, "commit": commit, "parent": parent})
+    def _head(self) -> str | None:
+        try:
+            return (self.git_dir / REF).read_text(encoding="ascii").strip() or None
+        except (OSError, UnicodeDecodeError):
+            return None
 
     def _drop_intent(self) -> None:
         with contextlib.suppress(FileNotFoundError):
@@ -416,20 +438,17 @@ class Repository:
         for name in _GIT_LOCKS:  # the killed committer's: the history lock was its alone
             with contextlib.suppress(FileNotFoundError, IsADirectoryError):
                 (self.git_dir / name).unlink()
-        commit, parent = intent.get("commit"), intent.get("parent")
+        parent = intent.get("parent")
         head = None if repo.head_is_unborn else str(repo.head.target)
-        if isinstance(commit, str) and _has(repo, commit):
-            if head == parent:
-                repo.references.create(REF, git().Oid(hex=commit), force=True)
-            head = None if repo.head_is_unborn else str(repo.head.target)
-            if head is not None:
-                index = repo.index
-                index.read_tree(repo[repo.head.target].tree)
-                index.write()  # no stat data: the next status re-reads each file once
+        message = intent.get("message")
+        if head is not None and head != parent:
+            # The ref moved: the commit was made; only the index may lag behind it.
+            index = repo.index
+            index.read_tree(repo[repo.head.target].tree)
+            index.write()  # no stat data: the next status re-reads each file once
             self._drop_intent()
             return
         self._drop_intent()
-        message = intent.get("message")
         if not isinstance(message, str) or (head is None and intent.get("mode") != "all"):
             return
         paths = intent.get("paths")
@@ -444,13 +463,6 @@ class Repository:
 def _completed(message: str) -> str:
     subject, _, rest = message.partition("\n")
     return f"{subject} (completed after an interruption)\n{rest}"
-
-
-def _has(repo: pygit2.Repository, sha: str) -> bool:
-    try:
-        return sha in repo
-    except (ValueError, KeyError):
-        return False
 
 
 def _signature(pygit2: Any, author: Author, when: datetime) -> Any:

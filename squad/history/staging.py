@@ -34,8 +34,8 @@ class StagingPolicy:
                 f"{len(after):,} bytes, over the history's {self.max_file_bytes:,}-byte cap "
                 "(history.max_file_mb)"
             )
-        if b"\0" in after[:_BINARY_PROBE]:
-            return None  # binary: the detector reads text
+        if b"\0" in after[:_BINARY_PROBE] or _squads_own(path):
+            return None  # binary (the detector reads text), or written by squad from its data
         text = added_text(before, after)
         if not text.strip():
             return None
@@ -46,6 +46,15 @@ class StagingPolicy:
             kinds = ", ".join(dict.fromkeys(m.kind for m in found))
             return f"holds a credential: {kinds}"
         return None
+
+
+def _squads_own(path: str) -> bool:
+    """Files squad writes from its own records (a task's state, the manifest, the ignore
+    rules): no model and no person wrote their text."""
+    name = path.rsplit("/", 1)[-1]
+    if path in (".squad-config.json", ".gitignore"):
+        return True
+    return name == "status.json" and (path.startswith(("tasks/", "runs/")))
 
 
 def added_text(before: bytes | None, after: bytes) -> str:

@@ -140,7 +140,7 @@ class SquadRunner:
         was lost while it started): the same record, so the run is not counted twice."""
         run = self.store.get_run(run_id)
         if run is None:
-            raise NotFound(f"no run {run_id!r}; `squad logs SQUAD` lists recent runs")
+            raise NotFound(f"no run {run_id!r}; `squad runs list` lists recent runs")
         spec, workspace = self.squad_of(run.squad)
         require_prices(spec, self.model_factory, override=run.model)
         with run_slot(self.settings.locks_dir, run.squad, run_id, clock=self._clock):
@@ -189,7 +189,7 @@ class SquadRunner:
 
         run = self.store.get_run(run_id)
         if run is None:
-            raise NotFound(f"no run {run_id!r}; `squad logs SQUAD` lists recent runs")
+            raise NotFound(f"no run {run_id!r}; `squad runs list` lists recent runs")
         if str(run.status) in ("succeeded", "failed", "stopped"):
             raise UsageError(
                 f"run {run_id!r} already ended ({run.status}); start a new one with `squad run`"
@@ -558,7 +558,6 @@ class SquadRunner:
             log.emit("history_paused", reason="the run's commit could not be made")
             self._progress("history paused for this workspace: the run is not committed")
             return None
-        self.store.update_run(run_id, commit=result.sha)
         if result.left_out:
             log.emit("history_left_out", files=list(result.left_out))
         return result.sha
@@ -581,7 +580,8 @@ class SquadRunner:
         if not newer:
             return "tasks"
         history = self._history(run.squad, workspace)
-        copied = history.restore_tasks(run.commit, own) if history and run.commit else []
+        commit = history.run_commit(run.id) if history is not None else None
+        copied = history.restore_tasks(commit, own) if history is not None and commit else []
         log.emit("outputs_redirected", outputs=own, newer_runs=len(newer), restored=copied)
         self._progress(f"newer runs of {run.squad} have finished: this run's outputs go to {own}/")
         (workspace / own).mkdir(parents=True, exist_ok=True)

@@ -91,8 +91,6 @@ class RunRecord:
     """What the runtime reported at the end (tasks done and failed, turns, tokens, cost)."""
     job: str | None = None
     """The cluster job that runs it; None outside a cluster."""
-    commit: str | None = None
-    """Its latest commit in the workspace's history (made when it ended or paused)."""
 
 
 class FactStatus(StrEnum):

@@ -247,7 +247,6 @@ class Store:
         cost_usd: float | None = None,
         summary: dict[str, Any] | None = None,
         only_if: RunStatus | None = None,
-        commit: str | None = None,
     ) -> RunRecord:
         """Change the given fields (None leaves a field alone; numbers replace, not add).
 
@@ -278,7 +277,6 @@ class Store:
             ("tokens_out", tokens_out),
             ("cost_usd", cost_usd),
             ("summary", summary),
-            ("commit", commit),
         ):
             if value is not None:
                 values[key] = value
@@ -454,5 +452,4 @@ def _run_record(row: RunRow) -> RunRecord:
         model=row.model,
         summary=row.summary,
         job=row.job,
-        commit=row.commit,
     )

@@ -141,8 +141,6 @@ class RunRow(_Table, table=True):
     job: str | None = Field(default=None, sa_type=String, index=True)
     """The cluster job that runs it (procrastinate's job id); None outside a cluster. Its
     liveness is the cluster's to judge (worker heartbeats), not the home's run lock."""
-    commit: str | None = Field(default=None, sa_type=String(64))
-    """The run's latest commit in its workspace's history (None before its first)."""
 
 
 # experiential memory (Layer A)

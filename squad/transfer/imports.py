@@ -141,7 +141,7 @@ def _check(app: App, staging: Path, name: str | None, merge: bool) -> _Plan:
 
 
 _GIT_KEPT = re.compile(
-    r"^(HEAD|packed-refs|description|info/exclude|refs/heads/[^/]+|refs/tags/[^/]+"
+    r"^(HEAD|packed-refs|description|info/exclude|refs/(heads|tags|runs)/[^/]+"
     r"|objects/[0-9a-f]{2}/[0-9a-f]{38}|objects/pack/pack-[0-9a-f]{40,64}\.(pack|idx|rev))$"
 )
 
@@ -168,7 +168,7 @@ def _sanitize_git(git_dir: Path, squad: str) -> None:
         f"[squad]\n\tworkspace = {squad}\n",
         encoding="utf-8",
     )
-    for folder in ("refs/heads", "refs/tags", "objects/pack", "objects/info", "info"):
+    for folder in ("refs/heads", "refs/tags", "refs/runs", "objects/pack", "objects/info", "info"):
         (git_dir / folder).mkdir(parents=True, exist_ok=True)
 
 

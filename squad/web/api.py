@@ -62,6 +62,9 @@ router = APIRouter(prefix="/api/v1", tags=["api"], responses=ERRORS)
 SquadName = Annotated[str, Path(pattern=SLUG, description="Squad name")]
 AgentId = Annotated[str, Path(pattern=SLUG, description="Agent id")]
 RunId = Annotated[str, Path(pattern=RUN_ID, description="Run id")]
+HistoryRunId = Annotated[
+    str, Path(pattern=r"^[A-Za-z0-9_-]{4,64}$", description="Run id, or its first 4+ characters")
+]
 NamespaceId = Annotated[int, Path(ge=1, le=2**31 - 1, description="Namespace id")]
 FactId = Annotated[int, Path(ge=1, le=2**62, description="Experiential fact id")]
 MAX_PATH_CHARS = 1024
@@ -143,7 +146,7 @@ def list_runs(
 
 
 @router.get("/runs/{run_id}/changes", response_model=RunChanges)
-def get_run_changes(request: Request, run_id: RunId) -> Any:
+def get_run_changes(request: Request, run_id: HistoryRunId) -> Any:
     """The run's commit, and the files it changed since the squad's previous run."""
     from squad.web.history import run_changes
 
@@ -153,7 +156,7 @@ def get_run_changes(request: Request, run_id: RunId) -> Any:
 @router.get("/runs/{run_id}/diff", response_model=RunDiff)
 def get_run_diff(
     request: Request,
-    run_id: RunId,
+    run_id: HistoryRunId,
     against: Annotated[
         str | None,
         Query(pattern=RUN_ID, description="Another run of the squad (default: the previous)"),

@@ -287,35 +287,34 @@ def test_a_corrupt_git_folder_pauses_history_loudly_and_the_work_goes_on(
     assert reasons and all("damaged" in r or "cannot" in r for r in reasons)
 
 
-def test_an_interrupted_commit_whose_ref_never_moved_is_completed(
+def test_an_interrupted_commit_whose_ref_moved_gets_its_index_back(
     history: History, workspace: Path
 ) -> None:
     history.start()
     repo = repo_of(workspace)
     parent = repo.head.target
     write(workspace, "tasks/draft/output.md", "made by the killed commit\n")
-    repo.index.add("tasks/draft/output.md")
-    tree = repo.index.write_tree()
-    sig = pygit2.Signature("run", "run@squad", 1, 0)
-    orphan = repo.create_commit(
-        None, sig, sig, "run r9 succeeded: docs-site (manual)\n", tree, [parent]
-    )
-    (workspace / ".git" / "index.lock").write_bytes(b"")
-    (workspace / ".git" / INTENT).write_text(
-        json.dumps(
-            {
-                "mode": "all",
-                "author": "run",
-                "message": "x",
-                "commit": str(orphan),
-                "parent": str(parent),
-            }
+    staged = pygit2.Index()
+    staged.read_tree(repo[parent].tree)
+    staged.add(
+        pygit2.IndexEntry(
+            "tasks/draft/output.md",
+            repo.create_blob(b"made by the killed commit\n"),
+            pygit2.enums.FileMode.BLOB,
         )
     )
+    tree = staged.write_tree(repo)
+    sig = pygit2.Signature("run", "run@squad", 1, 0)
+    made = repo.create_commit("refs/heads/main", sig, sig, "run r9 succeeded\n", tree, [parent])
+    (workspace / ".git" / "index.lock").write_bytes(b"")  # killed while writing the index
+    (workspace / ".git" / INTENT).write_text(
+        json.dumps({"mode": "all", "author": "run", "message": "x", "parent": str(parent)})
+    )
+    assert not clean(workspace)
     with lock.exclusive(workspace):
         history.repository.ensure()
     repo = repo_of(workspace)
-    assert repo.head.target == orphan
+    assert repo.head.target == made, "the commit stands; nothing is made twice"
     assert not (workspace / ".git" / "index.lock").exists()
     assert not (workspace / ".git" / INTENT).exists()
     assert clean(workspace)
@@ -327,8 +326,11 @@ def test_an_interrupted_commit_with_no_objects_is_made_again_from_the_working_tr
     history.start()
     write(workspace, "tasks/draft/output.md", "written before the kill\n")
     message = "run r9 succeeded: docs-site (manual)\n\nSquad-Kind: run\nSquad-Run: r9\n"
+    head = str(repo_of(workspace).head.target)
     (workspace / ".git" / INTENT).write_text(
-        json.dumps({"mode": "all", "author": "run", "message": message, "paths": None})
+        json.dumps(
+            {"mode": "all", "author": "run", "message": message, "paths": None, "parent": head}
+        )
     )
     with lock.exclusive(workspace):
         history.repository.ensure()

@@ -71,8 +71,8 @@ def test_each_run_is_a_commit_named_on_the_run_with_its_tasks_and_figures(
         f"run {first.run_id} succeeded: weekly (manual)",
         "history starts: weekly",
     ]
-    record = app.store.get_run(second.run_id)
-    assert record is not None and record.commit == str(repo(workspace).head.target)
+    head = str(repo(workspace).head.target)
+    assert str(repo(workspace).references[f"refs/runs/{second.run_id}"].target) == head
     trailers = parse_trailers(repo(workspace)[repo(workspace).head.target].message)
     assert trailers.get("Squad-Tokens-In") == str(second.prompt_tokens)
     assert trailers.all("Squad-Task") == ["audit auditor done"]
@@ -80,7 +80,7 @@ def test_each_run_is_a_commit_named_on_the_run_with_its_tasks_and_figures(
 
     listed = app.runs.recent("weekly")
     assert [v.run_id for v in listed] == [second.run_id, first.run_id]
-    assert listed[0].commit == record.commit and listed[0].source == "history"
+    assert listed[0].commit == head and listed[0].source == "history"
 
     diff = app.runs.diff(second.run_id)
     assert diff.old_run == first.run_id
@@ -171,4 +171,4 @@ def test_history_off_keeps_no_repository_and_lists_runs_from_the_store(
         listed = app.runs.recent("weekly")
         assert [(v.run_id, v.source) for v in listed] == [(result.run_id, "store")]
         record = app.store.get_run(result.run_id)
-        assert record is not None and record.commit is None and record.status is RunStatus.SUCCEEDED
+        assert record is not None and record.status is RunStatus.SUCCEEDED
