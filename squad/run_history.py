@@ -26,7 +26,7 @@ from squad.errors import HistoryUnavailable, NotFound, UsageError
 from squad.history.log import (
     FileChange,
     RunEntry,
-    diff_patch,
+    diff_both,
     diff_stat,
     find_run,
     previous_run,
@@ -281,20 +281,21 @@ class Runs:
         run_id = run_id.strip()
         if len(run_id) < 4:
             raise UsageError(f"run id {run_id!r} is too short: give at least 4 characters")
-        store = self._store()
-        record = store.get_run(run_id) if store is not None else None
-        refs = self.workspaces(record.squad) if record is not None else self.workspaces()
         matches: list[tuple[WorkspaceRef, RunEntry]] = []
-        for ref in refs:
+        for ref in self.workspaces():  # refs/runs/<id> first: no store, no walk
             repo = self._repo(self._history(ref.path, ref.squad))
             if repo is None:
                 continue
-            named = run_ids(repo, run_id)  # refs/runs/<id>: no walk of the history
+            exact = find_run(repo, run_id) if len(run_id) >= 32 else None
+            if exact is not None:  # a whole id: its ref, no listing of the others
+                matches.append((ref, exact))
+                continue
+            named = run_ids(repo, run_id)
             for full in named:
                 found = find_run(repo, full)
                 if found is not None:
                     matches.append((ref, found))
-            if not named:  # a history made before runs had refs
+            if not named and not run_ids(repo):  # a history made before runs had refs
                 matches += [(ref, e) for e in run_entries(repo) if e.run_id.startswith(run_id)]
         ids = {entry.run_id for _, entry in matches}
         if len(ids) > 1:
@@ -302,6 +303,8 @@ class Runs:
                 f"run id {run_id!r} is ambiguous: {', '.join(sorted(ids)[:5])}; give more of it"
             )
         if not matches:
+            store = self._store()
+            record = store.get_run(run_id) if store is not None else None
             if record is not None:
                 raise UsageError(
                     f"run {record.id} of {record.squad!r} has no commit in its workspace's "
@@ -363,9 +366,8 @@ class Runs:
                     f"({other_ref.squad}) are of different squads; diff runs of one squad"
                 )
             old_run, old = other_entry.run_id, other_entry.commit
-        stat = tuple(diff_stat(repo, old, entry.commit, paths))
-        patch = None if stat_only else diff_patch(repo, old, entry.commit, paths)
-        return RunDiff(ref.squad, old_run, old, entry.run_id, entry.commit, stat, patch)
+        stat, patch = diff_both(repo, old, entry.commit, paths, patch=not stat_only)
+        return RunDiff(ref.squad, old_run, old, entry.run_id, entry.commit, tuple(stat), patch)
 
 
 def _stamp(view: RunView) -> float:

@@ -112,6 +112,9 @@ class RunWrites:
 
 MAX_PACKS = 16
 """Past this many packs, the next pack repacks everything into one."""
+AUTO_PACK_OBJECTS = 6700
+"""Loose objects (estimated, as git does, from one of the 256 fan-out folders) past which a
+run's start packs them (git's ``gc.auto``)."""
 
 
 @dataclass(frozen=True)
@@ -390,7 +393,7 @@ class History:
     # -- internals -----------------------------------------------------------------------
 
     def _commit_change(self, change: Change) -> CommitResult | None:
-        repo = self.repository.open()
+        repo = self.repository.ensure()
         head = None if repo.head_is_unborn else repo[repo.head.target].tree
         blobs: dict[str, bytes | None] = {}
         before_of: dict[str, bytes | None] = {}
@@ -413,11 +416,15 @@ class History:
         if not blobs and not change.facts:
             return None
         message = memory_message(change, before_of, blobs, mixed)
-        return self.repository.commit_blobs(Author(change.author), message, blobs)
+        return self.repository.commit_blobs(Author(change.author), message, blobs, repo=repo)
 
     def _settle(self, run_id: str | None) -> str | None:
-        """Commit leftovers of the working tree (holding the lock); see :meth:`begin_run`."""
+        """Commit leftovers of the working tree (holding the lock); see :meth:`begin_run`.
+        A history with many loose objects is packed first (squad with no daemon to pack it
+        nightly still stays small), as git's own ``gc.auto`` does."""
         repo = self.repository.ensure()
+        if _loose_estimate(self.repository.git_dir / "objects") > AUTO_PACK_OBJECTS:
+            self._pack(False)
         marker = self._read_marker()
         if marker is not None and marker == run_id:
             return None  # the same run again (a resume): its leftovers are its own
@@ -508,6 +515,14 @@ def _folder_bytes(folder: Path) -> int:
             with contextlib.suppress(OSError):
                 total += os.lstat(os.path.join(path, name)).st_size  # noqa: PTH118
     return total
+
+
+def _loose_estimate(objects: Path) -> int:
+    """About how many loose objects there are: 256 times those in ``objects/17``."""
+    try:
+        return 256 * sum(1 for _ in os.scandir(objects / "17"))
+    except OSError:
+        return 0
 
 
 def _loose_objects(objects: Path) -> list[str]:

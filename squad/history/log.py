@@ -27,6 +27,7 @@ __all__ = [
     "MemoryEntry",
     "RunEntry",
     "commits",
+    "diff_both",
     "diff_patch",
     "diff_stat",
     "find_run",
@@ -300,6 +301,31 @@ def diff_stat(
             )
         )
     return out
+
+
+def diff_both(
+    repo: pygit2.Repository,
+    old: str | None,
+    new: str,
+    paths: Sequence[str] = (),
+    *,
+    patch: bool = True,
+    context: int = 3,
+) -> tuple[list[FileChange], str | None]:
+    """:func:`diff_stat` and (with ``patch``) :func:`diff_patch` from one diff."""
+    changes: list[FileChange] = []
+    parts: list[str] = []
+    for one in _diff(repo, old, new, context if patch else 0):
+        delta = one.delta
+        path = delta.new_file.path if delta.status_char() != "D" else delta.old_file.path
+        if not matches(path, paths):
+            continue
+        _, added, removed = one.line_stats
+        status = _STATUS.get(delta.status_char(), "modified")
+        changes.append(FileChange(path, status, added, removed, delta.is_binary))
+        if patch:
+            parts.append(one.text or "")
+    return changes, "".join(parts) if patch else None
 
 
 def diff_patch(

@@ -284,38 +284,40 @@ class Repository:
         return CommitResult(sha, left_out)
 
     def commit_blobs(
-        self, author: Author, message: str, blobs: dict[str, bytes | None]
+        self,
+        author: Author,
+        message: str,
+        blobs: dict[str, bytes | None],
+        *,
+        repo: pygit2.Repository | None = None,
     ) -> CommitResult:
         """Commit exactly ``blobs`` (path -> new bytes, None removes it) on top of HEAD, the
         rest of the tree as committed; the index follows for paths whose working file is
-        those bytes. Holding the lock."""
+        those bytes. Holding the lock. Only the trees on the changed paths are rewritten."""
         assert lock.holds(self.workspace), "commit_blobs() needs the history lock"
         pygit2 = git()
         from pygit2.enums import FileMode
 
-        repo = self.ensure()
+        repo = repo or self.ensure()
         self._write_intent(
             {"mode": "paths", "author": author.name, "message": message, "paths": sorted(blobs)}
         )
-        staged = pygit2.Index()
         head = None if repo.head_is_unborn else repo[repo.head.target]
-        if head is not None:
-            staged.read_tree(head.tree)
         index = repo.index
+        changes: dict[tuple[str, ...], Any] = {}
         for path, data in blobs.items():
             if data is None:
-                with contextlib.suppress(KeyError, OSError, pygit2.GitError):
-                    staged.remove(path)
+                changes[tuple(path.split("/"))] = None
                 with contextlib.suppress(KeyError, OSError, pygit2.GitError):
                     index.remove(path)
                 continue
             oid = repo.create_blob(data)
-            staged.add(pygit2.IndexEntry(path, oid, FileMode.BLOB))
+            changes[tuple(path.split("/"))] = oid
             if self._working_bytes(path) == data:
                 index.add(path)
             else:
                 index.add(pygit2.IndexEntry(path, oid, FileMode.BLOB))
-        tree = staged.write_tree(repo)
+        tree = _tree_with(repo, head.tree if head is not None else None, changes)
         sha = self._commit(repo, author, message, tree)
         index.write()
         self._drop_intent()
@@ -474,3 +476,31 @@ def _signature(pygit2: Any, author: Author, when: datetime) -> Any:
 def _reason(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _tree_with(repo: Any, tree: Any, changes: dict[tuple[str, ...], Any]) -> Any:
+    """The id of ``tree`` with ``changes`` (path parts -> blob id, None to remove) made: a
+    new tree for each folder on a changed path, the others shared (an empty folder goes)."""
+    from pygit2.enums import FileMode
+
+    builder = repo.TreeBuilder(tree) if tree is not None else repo.TreeBuilder()
+    below: dict[str, dict[tuple[str, ...], Any]] = {}
+    for parts, oid in changes.items():
+        if len(parts) == 1:
+            if oid is None:
+                if builder.get(parts[0]) is not None:
+                    builder.remove(parts[0])
+            else:
+                builder.insert(parts[0], oid, FileMode.BLOB)
+        else:
+            below.setdefault(parts[0], {})[parts[1:]] = oid
+    for name, sub in below.items():
+        entry = builder.get(name)
+        subtree = repo[entry.id] if entry is not None and entry.type_str == "tree" else None
+        new = _tree_with(repo, subtree, sub)
+        if len(repo[new]) == 0:
+            if entry is not None:
+                builder.remove(name)
+        else:
+            builder.insert(name, new, FileMode.TREE)
+    return builder.write()

@@ -431,3 +431,52 @@ def test_plain_git_reads_the_history(history: History, workspace: Path, tmp_path
 def test_the_squad_author_is_named(history: History, workspace: Path) -> None:
     history.start()
     assert repo_of(workspace)[repo_of(workspace).head.target].author.name == SQUAD.name
+
+
+def _loose(workspace: Path) -> int:
+    objects = workspace / ".git" / "objects"
+    return sum(1 for d in objects.glob("[0-9a-f][0-9a-f]") for _ in d.iterdir())
+
+
+def test_packing_keeps_every_commit_and_run_ref_and_drops_the_loose_objects(
+    history: History, workspace: Path, tmp_path: Path
+) -> None:
+    history.start()
+    for n in range(30):
+        history.begin_run(f"r{n}")
+        write(workspace, "tasks/draft/output.md", f"draft {n}\n" + "same line\n" * 40)
+        history.commit_run(note(f"r{n}"))
+    subjects_before = log(workspace)
+    assert _loose(workspace) > 30
+    report = history.pack(full=True)
+    assert report is not None and report.full and report.bytes_after < report.bytes_before
+    assert _loose(workspace) == 0
+    assert log(workspace) == subjects_before
+    repo = repo_of(workspace)
+    assert len([r for r in repo.references if r.startswith("refs/runs/")]) == 30
+    assert repo.status() == {}
+    if GIT is not None:
+        fsck = subprocess.run(
+            [GIT, "fsck", "--strict", "--no-dangling"],
+            cwd=workspace,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "HOME": str(tmp_path)},
+        )
+        assert fsck.returncode == 0, fsck.stderr
+
+
+def test_a_run_start_packs_a_history_grown_past_the_auto_pack_size(
+    history: History, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import squad.history.history as module
+
+    history.start()
+    for n in range(40):
+        write(workspace, f"tasks/t{n}/output.md", f"output {n}\n")
+    history.record_hand_edits()
+    monkeypatch.setattr(module, "AUTO_PACK_OBJECTS", 0)
+    monkeypatch.setattr(module, "_loose_estimate", lambda objects: _loose(workspace))
+    history.begin_run("r1")
+    assert _loose(workspace) == 0
+    assert list((workspace / ".git" / "objects" / "pack").glob("*.pack"))
