@@ -128,3 +128,35 @@ def test_an_agents_memory_writes_in_a_run_are_the_runs_and_a_pass_meanwhile_its_
     assert run_entry.added == ("- the agent's own line",)
     assert pass_entry.who == "extractor"
     assert pass_entry.added == (f"- A fact from a pass ({day})",)
+
+
+def test_an_extraction_pass_is_one_commit_naming_its_pass_with_its_lines_and_facts(
+    app: App, ctx: AgentContext
+) -> None:
+    from squad.extraction.transcript import extract_transcript
+
+    messages = [
+        ("user", "In this repo we build the docs with MkDocs Material."),
+        ("assistant", "Noted."),
+        ("user", "I prefer short answers with the code first."),
+        ("assistant", "Understood."),
+    ]
+    before = len(app.memory.history_of(ctx))
+    result = extract_transcript(
+        messages,
+        now=app.clock(),
+        model=None,
+        memory=app.memory,
+        ctx=ctx,
+        dry_run=False,
+        source="transcript:chat.jsonl",
+    )
+    assert result.applied is not None and result.applied.written
+    history = app.memory.history_of(ctx)
+    assert len(history) == before + 1, "one pass, one commit"
+    entry = history[0]
+    assert entry.who == "extractor" and entry.pass_id is not None
+    assert entry.subject.startswith(f"memory: extractor pass {entry.pass_id} over transcript")
+    written = {w["text"] for w in result.applied.written}
+    shown = {line for line in entry.added} | {f.text for f in entry.facts}
+    assert all(any(text in s for s in shown) for text in written)

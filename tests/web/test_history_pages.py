@@ -231,3 +231,53 @@ def test_reverting_a_remembered_line_takes_it_out_once_and_a_second_time_undoes_
 
     bad = browser.post("/squads/weekly/agents/auditor/revert", {"change": "../HEAD"}, **csrf)
     assert bad.status_code == 422 and "change" in bad.text
+
+
+# -- the JSON API ------------------------------------------------------------------------------
+
+
+def test_the_api_lists_runs_with_their_commits_and_gives_a_runs_changes_and_diff(
+    served: Served, runs: TwoRuns
+) -> None:
+    client = served.client
+    listed = client.get("/api/v1/runs", params={"squad": "weekly", "limit": 5})
+    assert listed.status_code == 200
+    rows = listed.json()
+    assert [r["run_id"] for r in rows] == [runs.second, runs.first]
+    assert all(r["commit"] and r["source"] == "history" for r in rows)
+
+    changes = client.get(f"/api/v1/runs/{runs.second[:8]}/changes").json()
+    assert changes["previous_run"] == runs.first
+    assert changes["run"]["commit"] == rows[0]["commit"]
+    assert {c["path"] for c in changes["changes"]} == {
+        "tasks/audit/output.md",
+        "tasks/audit/status.json",
+    }
+    diff = client.get(
+        f"/api/v1/runs/{runs.second}/diff", params={"path": "tasks/audit/output.md"}
+    ).json()
+    assert diff["old_run"] == runs.first and not diff["truncated"]
+    assert "+" in diff["patch"] and "status.json" not in diff["patch"]
+    stat = client.get(f"/api/v1/runs/{runs.second}/diff", params={"stat": "true"}).json()
+    assert stat["patch"] is None and len(stat["stat"]) == 2
+    assert client.get("/api/v1/runs/feedfacefeed/changes").status_code == 404
+    assert client.get("/api/v1/runs/ab/changes").status_code == 422
+
+
+def test_the_api_gives_an_agents_memory_history_and_reverts_a_change(
+    served: Served, runs: TwoRuns
+) -> None:
+    ctx = served.app.agent("weekly", "auditor")
+    served.app.memory.remember(ctx, "Audits run on Mondays", layer="project", actor="cli")
+    client = served.client
+    history = client.get("/api/v1/squads/weekly/agents/auditor/memory/history").json()
+    change = history[0]
+    assert change["who"] == "cli" and any("Mondays" in a for a in change["added"])
+    url = "/api/v1/squads/weekly/agents/auditor/memory/revert"
+    done = client.post(url, json={"change": change["id"]})
+    assert done.status_code == 200, done.text
+    assert done.json()["reverted"]["id"] == change["id"]
+    again = client.post(url, json={"change": change["id"]})
+    assert again.status_code == 422 and "nothing to undo" in again.json()["detail"]
+    assert client.post(url, json={"change": "not-hex"}).status_code == 422
+    assert client.post(url, json={"change": "0000000000"}).status_code == 404
