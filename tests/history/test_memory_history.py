@@ -160,3 +160,38 @@ def test_an_extraction_pass_is_one_commit_naming_its_pass_with_its_lines_and_fac
     written = {w["text"] for w in result.applied.written}
     shown = {line for line in entry.added} | {f.text for f in entry.facts}
     assert all(any(text in s for s in shown) for text in written)
+
+
+def test_a_decision_and_a_workspace_rules_edit_are_commits_of_their_authors(
+    app: App, ctx: AgentContext
+) -> None:
+    import pygit2
+
+    from squad.history.log import commits
+    from squad.memory.boot import write_boot_file
+
+    recorded = app.decisions.record(
+        "demo",
+        ctx.workspace,
+        title="Ship on Fridays",
+        decision="We ship on Fridays.",
+        reasons=["the team is in"],
+        decided_by="person:alice",
+    )
+    write_boot_file(
+        app.settings.home,
+        "agents",
+        "Answer in English.\n",
+        cap_bytes=50_000,
+        actor="web",
+        workspace=ctx.workspace,
+        history=app.history(ctx.workspace, "demo"),
+    )
+    repo = pygit2.Repository(str(ctx.workspace))
+    rules, decision = list(commits(repo))[:2]
+    assert decision.author.name == "person:alice"
+    assert decision.message.startswith(f"decision {recorded.id} recorded: Ship on Fridays")
+    assert rules.author.name == "web"
+    changed = {p.delta.new_file.path for p in repo.diff(rules.parents[0], rules)}
+    assert changed == {"AGENTS.md"}
+    assert repo.status() == {}

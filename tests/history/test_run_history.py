@@ -172,3 +172,31 @@ def test_history_off_keeps_no_repository_and_lists_runs_from_the_store(
         assert [(v.run_id, v.source) for v in listed] == [(result.run_id, "store")]
         record = app.store.get_run(result.run_id)
         assert record is not None and record.status is RunStatus.SUCCEEDED
+
+
+def test_a_corrupt_history_never_blocks_a_run_and_is_reported_by_status_and_health(
+    app: App, make_spec: MakeSpec
+) -> None:
+    from squad.daemon.status import collect_status
+    from squad.eventlines import read_events
+    from squad.runtime.runlog import run_log_path
+
+    spec = make_spec(PLAIN)
+    workspace = app.squads.create(spec).path
+    (workspace / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (workspace / ".git" / "refs" / "heads" / "main").write_text("0" * 40 + "\n")
+    events: list[tuple[str, dict[str, object]]] = []
+    app.on_history_event(lambda event, fields: events.append((event, fields)))
+
+    result = app.runner().run(spec, workspace)
+
+    assert result.succeeded
+    assert (workspace / "tasks" / "audit" / "output.md").is_file()
+    log = read_events(run_log_path(workspace, result.run_id))
+    assert any(e["event"] == "history_paused" for e in log)
+    assert events and events[0][0] == "history_paused"
+    assert "damaged" in str(events[0][1]["reason"])
+    status = collect_status(app, now=app.clock())
+    assert [(p["squad"], p["state"]) for p in status["history_paused"]] == [("weekly", "broken")]
+    health = app.history(workspace, "weekly").health()
+    assert health.paused and health.state == "broken"

@@ -15,10 +15,11 @@ READS = {
     "memory_search",
     "memory_read",
     "memory_context",
+    "memory_history",
     "decision_search",
     "run_status",
 }
-WRITES = {"remember", "forget", "decision_record", "run_start", "run_approve"}
+WRITES = {"remember", "forget", "memory_revert", "decision_record", "run_start", "run_approve"}
 CLIENT = Implementation(name="claude-code", version="2.1")
 
 
@@ -459,3 +460,39 @@ def test_decisions_of_another_squad_stay_out_of_reach_of_a_limited_client(home: 
     found, named = with_client(home, body, squads=frozenset({"code-review"}))
     assert found["decisions"] == []
     assert "no squad 'docs-site'" in error_text(named)
+
+
+def test_memory_history_and_revert_over_mcp_name_the_client(home: App) -> None:
+    memory = home.squads.locate("docs-site").path / "agents" / "writer" / "memory.md"
+    args = {"squad": "docs-site", "agent": "writer"}
+
+    async def body(client: Any) -> Any:
+        await ok(client, "remember", **args, text="Docs build with Zensical", layer="project")
+        history = await ok(client, "memory_history", **args)
+        change = history["changes"][0]
+        reverted = await ok(client, "memory_revert", **args, change=change["id"])
+        again = await call(client, "memory_revert", **args, change=change["id"])
+        unknown = await call(client, "memory_revert", **args, change="0000000000")
+        after = await ok(client, "memory_history", **args, limit=1)
+        return change, reverted, again, unknown, after
+
+    change, reverted, again, unknown, after = _client_named(home, body)
+    assert change["who"] == "mcp:claude-code"
+    assert any("Zensical" in line for line in change["added"])
+    assert reverted["reverted"]["id"] == change["id"]
+    assert "Zensical" not in memory.read_text()
+    assert "nothing to undo" in error_text(again)
+    assert "no commit" in error_text(unknown)
+    newest = after["changes"][0]
+    assert newest["who"] == "mcp:claude-code" and newest["reverts"] == change["commit"]
+
+
+def test_run_status_gives_a_runs_commit_and_its_diff(home: App) -> None:
+    async def body(client: Any) -> Any:
+        runs = await ok(client, "run_status", squad="code-review")
+        return await ok(client, "run_status", run_id=runs["runs"][0]["id"])
+
+    one = with_client(home, body)
+    assert one["commit"] and len(one["commit"]) == 40
+    assert one["changes"] and all("path" in c for c in one["changes"])
+    assert one["diff"].startswith("diff --git")
