@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import asdict, dataclass
@@ -40,6 +39,13 @@ from squad.history.describe import memory_message
 from squad.history.engine import blob_at, git
 from squad.history.merge import carry_over
 from squad.history.message import Kind, RunNote, compose, run_message
+from squad.history.pack import (
+    AUTO_PACK_OBJECTS,
+    PackReport,
+    folder_bytes,
+    loose_estimate,
+    pack_repository,
+)
 from squad.history.repository import (
     UNATTRIBUTED,
     Author,
@@ -58,7 +64,6 @@ __all__ = [
     "History",
     "HistoryEvents",
     "HistoryHealth",
-    "PackReport",
     "RunWrites",
     "WriteHook",
     "Wrote",
@@ -108,21 +113,6 @@ class RunWrites:
             return
         with lock.shared(self.workspace):
             yield _ignore
-
-
-MAX_PACKS = 16
-"""Past this many packs, the next pack repacks everything into one."""
-AUTO_PACK_OBJECTS = 6700
-"""Loose objects (estimated, as git does, from one of the 256 fan-out folders) past which a
-run's start packs them (git's ``gc.auto``)."""
-
-
-@dataclass(frozen=True)
-class PackReport:
-    objects: int
-    bytes_before: int
-    bytes_after: int
-    full: bool
 
 
 @dataclass(frozen=True)
@@ -184,7 +174,7 @@ class History:
     def health(self) -> HistoryHealth:
         """The history's state, size on disk, commits and newest commit (``ws health``)."""
         state = self.state()
-        size = _folder_bytes(self.repository.git_dir)
+        size = folder_bytes(self.repository.git_dir)
         if state.state != "ok" or state.head is None:
             return HistoryHealth(state.state, state.detail, size_bytes=size)
         from squad.history.log import commits
@@ -350,45 +340,7 @@ class History:
         if not self.enabled or not self.workspace.is_dir():
             return None
         with lock.exclusive(self.workspace):
-            return self._safely(lambda: self._pack(full))
-
-    def _pack(self, full: bool) -> PackReport:
-        from squad.history.log import commits
-
-        repo = self.repository.ensure()
-        objects = self.repository.git_dir / "objects"
-        loose = _loose_objects(objects)
-        packs = sorted((objects / "pack").glob("*.pack"))
-        before = _folder_bytes(self.repository.git_dir)
-        full = full or len(packs) >= MAX_PACKS
-        if not loose and not (full and len(packs) > 1):
-            return PackReport(0, before, before, full=False)
-
-        def everything(builder: Any) -> None:
-            for commit in commits(repo):
-                builder.add_recur(commit.id)  # with its trees' paths: better deltas
-
-        def new_ones(builder: Any) -> None:
-            for oid in loose:
-                builder.add(git().Oid(hex=oid))
-
-        written = repo.pack(None, everything if full else new_ones, 0)
-        repo.compress_references()  # refs/runs/* into packed-refs: one file, not 10,000
-        for oid in loose:
-            with contextlib.suppress(FileNotFoundError):
-                (objects / oid[:2] / oid[2:]).unlink()
-        if full:
-            keep = set((objects / "pack").glob("*.pack")) - set(packs)
-            for old in packs:
-                if old in keep:
-                    continue
-                for suffix in (".pack", ".idx", ".rev", ".keep", ".mtimes"):
-                    with contextlib.suppress(FileNotFoundError):
-                        old.with_suffix(suffix).unlink()
-        for folder in objects.glob("[0-9a-f][0-9a-f]"):
-            with contextlib.suppress(OSError):
-                folder.rmdir()  # only empty ones go
-        return PackReport(written, before, _folder_bytes(self.repository.git_dir), full=full)
+            return self._safely(lambda: pack_repository(self.repository, full=full))
 
     # -- internals -----------------------------------------------------------------------
 
@@ -423,8 +375,8 @@ class History:
         A history with many loose objects is packed first (squad with no daemon to pack it
         nightly still stays small), as git's own ``gc.auto`` does."""
         repo = self.repository.ensure()
-        if _loose_estimate(self.repository.git_dir / "objects") > AUTO_PACK_OBJECTS:
-            self._pack(False)
+        if loose_estimate(self.repository.git_dir / "objects") > AUTO_PACK_OBJECTS:
+            pack_repository(self.repository, full=False)
         marker = self._read_marker()
         if marker is not None and marker == run_id:
             return None  # the same run again (a resume): its leftovers are its own
@@ -506,30 +458,3 @@ def _files(repo: pygit2.Repository, tree: Any, prefix: str) -> Iterator[tuple[st
             yield from _files(repo, obj, path + "/")
         elif isinstance(obj, git().Blob):
             yield path, obj.data
-
-
-def _folder_bytes(folder: Path) -> int:
-    total = 0
-    for path, _, files in os.walk(folder):
-        for name in files:
-            with contextlib.suppress(OSError):
-                total += os.lstat(os.path.join(path, name)).st_size  # noqa: PTH118
-    return total
-
-
-def _loose_estimate(objects: Path) -> int:
-    """About how many loose objects there are: 256 times those in ``objects/17``."""
-    try:
-        return 256 * sum(1 for _ in os.scandir(objects / "17"))
-    except OSError:
-        return 0
-
-
-def _loose_objects(objects: Path) -> list[str]:
-    found = []
-    for folder in objects.glob("[0-9a-f][0-9a-f]"):
-        for entry in folder.iterdir():
-            name = entry.name
-            if len(name) == 38 and all(c in "0123456789abcdef" for c in name):
-                found.append(folder.name + name)
-    return found

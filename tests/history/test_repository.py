@@ -470,13 +470,15 @@ def test_a_run_start_packs_a_history_grown_past_the_auto_pack_size(
     history: History, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import squad.history.history as module
+    import squad.history.pack as pack_module
 
     history.start()
     for n in range(40):
         write(workspace, f"tasks/t{n}/output.md", f"output {n}\n")
     history.record_hand_edits()
     monkeypatch.setattr(module, "AUTO_PACK_OBJECTS", 0)
-    monkeypatch.setattr(module, "_loose_estimate", lambda objects: _loose(workspace))
+    monkeypatch.setattr(module, "loose_estimate", lambda objects: _loose(workspace))
+    assert pack_module.AUTO_PACK_OBJECTS == 6700
     history.begin_run("r1")
     assert _loose(workspace) == 0
     assert list((workspace / ".git" / "objects" / "pack").glob("*.pack"))
