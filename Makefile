@@ -18,12 +18,14 @@ $(STAMP): pyproject.toml
 
 # The main job on the example squads (offline model, no key): validate them, start the
 # daemon on configs/squads/ so the squads with run_on_start run (approval gates approved
-# automatically; --once exits when they are done), let the extractor learn from a sample
-# conversation, show what they left behind, and say how to open the dashboard.
+# automatically; --once exits when they are done), list the runs their workspaces' histories
+# hold, let the extractor learn from a sample conversation, show what they left behind, and
+# say how to open the dashboard.
 demo: install
 	$(BIN)/squad validate $(SQUADS)
 	$(BIN)/squad daemon --once --auto-approve
 	$(BIN)/squad status
+	$(BIN)/squad runs list
 	$(BIN)/squad memory extract examples/onboarding-chat.jsonl --squad docs-site --agent writer
 	$(BIN)/squad memory show docs-site writer
 	@for f in $(SQUADS); do $(BIN)/squad ws tree $$(basename $$f .yaml) --depth 2 || exit 1; done
