@@ -174,6 +174,60 @@ def bench_daemon(notes: list[str]) -> list[Result]:
     ]
 
 
+def bench_history(notes: list[str]) -> list[Result]:
+    """The workspaces' history (``bench.history_bench``, a fresh process): a run and a memory
+    write with their commits against history off, and on a 10,000-run history ``squad runs
+    list`` against ``squad --help`` and ``runs diff`` against ``git diff``; its size packed."""
+    from bench.history_bench import TARGETS
+
+    figures = run_json("bench.history_bench")
+    run, model, memory, long = (
+        figures["run"],
+        figures["run_model"],
+        figures["memory"],
+        figures["history"],
+    )
+    mb = 1024 * 1024
+    notes.append(
+        f"history of {long['runs']:,} runs: {long['loose_disk'] / mb:.0f} MB loose, packed in "
+        f"{long['pack_s']:.0f} s to {long['packed_bytes'] / mb:.1f} MB, "
+        f"{long['size_ratio']:.2f}x its latest files plus its changes compressed "
+        f"(target {TARGETS['size']}x); `squad runs diff` as a command "
+        f"{long['diff_command_s'] * 1000:.0f} ms"
+    )
+    results = [
+        Result("run with its commit", run["on_s"], "history off", run["off_s"], TARGETS["run"]),
+        Result(
+            "run, 200 ms model calls", model["on_s"], "history off", model["off_s"], TARGETS["run"]
+        ),
+        Result(
+            "remember with its commit",
+            memory["on_s"],
+            "history off",
+            memory["off_s"],
+            TARGETS["memory"],
+        ),
+        Result(
+            f"runs list, {long['runs']:,} runs",
+            long["list_s"],
+            "squad --help",
+            long["help_s"],
+            TARGETS["list"],
+        ),
+    ]
+    if "git_diff_s" in long:
+        results.append(
+            Result(
+                "runs diff, 10,000 runs",
+                long["diff_s"],
+                "git diff A B",
+                long["git_diff_s"],
+                TARGETS["diff"],
+            )
+        )
+    return results
+
+
 def main() -> int:
     notes: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -190,6 +244,7 @@ def main() -> int:
             *bench_mcp(notes),
             *bench_parallel(notes),
             *bench_cluster(notes),
+            *bench_history(notes),
         ]
     print(f"{'benchmark':28} {'measured':>10} {'baseline':>29} {'ratio':>7} {'target':>7}")
     failed = 0

@@ -347,7 +347,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     figures["history"] = bench_long_history(args.runs)
     if args.json:
-        print(json.dumps(figures, indent=2))
+        print(json.dumps(figures))  # one line: bench.support.run_json reads the last
         return 0
     run, memory, long = figures["run"], figures["memory"], figures["history"]
     model = figures["run_model"]
