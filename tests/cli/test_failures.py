@@ -172,6 +172,18 @@ CASES: list[Case] = [
         2,
         "'nosuch'",
     ),
+    ("runs list", lambda s: ["runs", "list", "nosuch"], 2, "'nosuch'"),
+    ("runs show", lambda s: ["runs", "show", "abc"], 2, "too short"),
+    ("runs diff", lambda s: (_docs(s), ["runs", "diff", "feedface0000"])[1], 2, "no run"),
+    ("memory history", lambda s: ["memory", "history", "nosuch", "writer"], 2, "'nosuch'"),
+    (
+        "memory revert",
+        lambda s: (_docs(s), ["memory", "revert", "docs-site", "writer", "../x"])[1],
+        2,
+        "not a memory change id",
+    ),
+    ("export", lambda s: ["export", "nosuch", "-o", s.tmp / "out.tar.gz"], 2, "'nosuch'"),
+    ("import", lambda s: ["import", s.tmp / "missing.tar.gz"], 2, "missing.tar.gz"),
     (
         "decisions record",
         lambda s: (
