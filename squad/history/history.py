@@ -194,8 +194,8 @@ class History:
         """Make sure the history exists (``history starts``); its HEAD, None when paused."""
         if not self.enabled or not self.workspace.is_dir():
             return None
-        with lock.exclusive(self.workspace):
-            repo = self._safely(self.repository.ensure)
+        with self._held() as held:
+            repo = self._safely(self.repository.ensure) if held else None
             if repo is None or repo.head_is_unborn:
                 return None
             return str(repo.head.target)
@@ -206,27 +206,28 @@ class History:
         while a run of the squad is live (its writes are not committed yet)."""
         if not self.enabled or run_live or not self.workspace.is_dir():
             return None
-        with lock.exclusive(self.workspace):
-            return self._safely(lambda: self._settle(None))
+        with self._held() as held:
+            return self._safely(lambda: self._settle(None)) if held else None
 
     def begin_run(self, run_id: str) -> None:
         """Before a run (or its resume) starts: earlier changes committed by their authors,
         then the run marked as the one writing (so a kill's leftovers are its own)."""
         if not self.enabled or not self.workspace.is_dir():
             return
-        with lock.exclusive(self.workspace):
+        with self._held() as held:
 
             def begin() -> None:
                 self._settle(run_id)
                 self._write_marker(run_id)
 
-            self._safely(begin)
+            if held:
+                self._safely(begin)
 
     def commit_run(self, note: RunNote) -> CommitResult | None:
         """The run's commit: everything changed since the last commit; the marker goes."""
         if not self.enabled or not self.workspace.is_dir():
             return None
-        with lock.exclusive(self.workspace):
+        with self._held() as held:
 
             def commit() -> CommitResult:
                 result = self.repository.commit_all(
@@ -237,13 +238,13 @@ class History:
                 self._drop_marker()
                 return result
 
-            return self._safely(commit)
+            return self._safely(commit) if held else None
 
     def record_paths(self, author: str, message: str, paths: list[str]) -> str | None:
         """Commit ``paths`` as they are in the working tree (squad's own workspace changes)."""
         if not self.enabled or not self.workspace.is_dir():
             return None
-        with lock.exclusive(self.workspace):
+        with self._held() as held:
 
             def commit() -> str:
                 repo = self.repository.ensure()
@@ -253,14 +254,16 @@ class History:
                     return ""
                 return self.repository.commit_all(Author(author), message, paths=wanted).sha
 
-            return self._safely(commit) or None
+            return (self._safely(commit) or None) if held else None
 
     def record_all(self, author: str, message: str) -> str | None:
         """Commit everything changed in the working tree under ``message`` (always, even
         with no change: an ``import`` says where the squad came from)."""
         if not self.enabled or not self.workspace.is_dir():
             return None
-        with lock.exclusive(self.workspace):
+        with self._held() as held:
+            if not held:
+                return None
             result = self._safely(lambda: self.repository.commit_all(Author(author), message))
             return None if result is None else result.sha
 
@@ -274,11 +277,11 @@ class History:
         if existing is not None:
             yield existing
             return
-        with lock.exclusive(self.workspace):
+        with self._held() as held:
             change = Change(self.workspace, author, subject=subject, agent=agent)
             ready = (
                 self._safely(self.repository.ensure)
-                if self.enabled and self.workspace.is_dir()
+                if held and self.enabled and self.workspace.is_dir()
                 else None
             )
             with opened(change):
@@ -339,7 +342,9 @@ class History:
         one pack and the rest dropped. Never prunes history; None when paused or off."""
         if not self.enabled or not self.workspace.is_dir():
             return None
-        with lock.exclusive(self.workspace):
+        with self._held() as held:
+            if not held:
+                return None
             return self._safely(lambda: pack_repository(self.repository, full=full))
 
     # -- internals -----------------------------------------------------------------------
@@ -425,6 +430,26 @@ class History:
     def _drop_marker(self) -> None:
         with contextlib.suppress(FileNotFoundError):
             self._marker_path().unlink()
+
+    @contextmanager
+    def _held(self) -> Iterator[bool]:
+        """The history lock, held exclusively for the block; False (and ``history_paused``
+        reported) when it cannot be had: the work goes on uncommitted, never waits forever
+        and never fails for the history's sake (the next commit takes what it wrote)."""
+        try:
+            taking = lock.exclusive(self.workspace)
+            taking.__enter__()
+        except WorkspaceError as exc:
+            self._report(
+                "history_paused",
+                {"squad": self.squad, "workspace": str(self.workspace), "reason": str(exc)},
+            )
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            taking.__exit__(None, None, None)
 
     def _safely(self, action: Callable[[], T]) -> T | None:
         """``action``'s result, or None with ``history_paused`` reported when the history

@@ -46,7 +46,7 @@ def holds(workspace: Path) -> bool:
 
 
 @contextmanager
-def exclusive(workspace: Path, *, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
+def exclusive(workspace: Path, *, timeout: float | None = None) -> Iterator[None]:
     """Hold the history lock alone for the block (re-entrant in this context)."""
     key = str(workspace)
     if key in _HELD.get():
@@ -62,19 +62,20 @@ def exclusive(workspace: Path, *, timeout: float = LOCK_TIMEOUT_S) -> Iterator[N
 
 
 @contextmanager
-def shared(workspace: Path, *, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
+def shared(workspace: Path, *, timeout: float | None = None) -> Iterator[None]:
     """Hold the history lock beside other shared holders (a no-op inside an exclusive hold
-    of this context, or where the lock file cannot be made: a write is never refused for
-    the history's sake)."""
+    of this context; skipped where the lock cannot be had within ``timeout``: a write is
+    never refused for the history's sake)."""
     if str(workspace) in _HELD.get():
         yield
         return
     try:
-        fd = _take(workspace, fcntl.LOCK_SH, timeout)
+        fd: int | None = _take(workspace, fcntl.LOCK_SH, timeout)
     except WorkspaceError:
-        if workspace.is_dir():
-            raise
-        fd = None  # no workspace folder (yet): nothing to keep consistent
+        # No workspace folder yet, or a commit that has held the lock for over the timeout:
+        # the write goes on (a memory write never fails for the history's sake); at worst a
+        # commit made meanwhile takes its lines too.
+        fd = None
     try:
         yield
     finally:
@@ -82,7 +83,8 @@ def shared(workspace: Path, *, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None
             _release(fd)
 
 
-def _take(workspace: Path, operation: int, timeout: float) -> int:
+def _take(workspace: Path, operation: int, timeout: float | None) -> int:
+    timeout = LOCK_TIMEOUT_S if timeout is None else timeout
     path = workspace / LOCK_NAME
     flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
     try:

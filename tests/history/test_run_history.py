@@ -200,3 +200,42 @@ def test_a_corrupt_history_never_blocks_a_run_and_is_reported_by_status_and_heal
     assert [(p["squad"], p["state"]) for p in status["history_paused"]] == [("weekly", "broken")]
     health = app.history(workspace, "weekly").health()
     assert health.paused and health.state == "broken"
+
+
+def test_a_history_lock_held_too_long_never_stops_a_run_or_a_memory_write(
+    app: App, make_spec: MakeSpec, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    import squad.history.lock as history_lock
+
+    spec = make_spec(PLAIN)
+    workspace = app.squads.create(spec).path
+    head = subjects(workspace)
+    monkeypatch.setattr(history_lock, "LOCK_TIMEOUT_S", 0.2)
+    events: list[str] = []
+    app.on_history_event(lambda event, fields: events.append(str(fields["reason"])))
+    taken, release = threading.Event(), threading.Event()
+
+    def hold() -> None:  # another process's commit that does not end
+        with history_lock.exclusive(workspace):
+            taken.set()
+            release.wait(30)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    taken.wait(5)
+    try:
+        result = app.runner().run(spec, workspace)
+        ctx = app.agent("weekly", "auditor")
+        app.memory.remember(ctx, "Written while the lock was held", layer="project")
+    finally:
+        release.set()
+        holder.join()
+    assert result.succeeded
+    memory = (workspace / "agents" / "auditor" / "memory.md").read_text()
+    assert "Written while the lock was held" in memory
+    assert subjects(workspace) == head, "nothing committed while the lock was held"
+    assert events and all("held" in reason for reason in events)
+    app.runner().run(spec, workspace)  # the next run commits what was left
+    assert repo(workspace).status() == {}
