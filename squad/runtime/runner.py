@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from squad.history.history import History
     from squad.memory.service import HistoryFactory, MemoryService
     from squad.settings import Settings
-    from squad.store import Store
+    from squad.store import SpendTotals, Store
 
 __all__ = ["RunResult", "SquadRunner"]
 
@@ -375,12 +375,20 @@ class SquadRunner:
                     f"fix that, then `squad resume {run_id}`"
                 ) from None
             except (RunInterrupted, KeyboardInterrupt, CancelledError):
+                commit = self._commit(
+                    spec,
+                    workspace,
+                    run_id,
+                    outputs,
+                    log,
+                    status=RunStatus.INTERRUPTED.value,
+                    spend=self.store.runs.run_spend(run_id),
+                )
                 self.store.update_run(
                     run_id,
                     status=RunStatus.INTERRUPTED,
                     error="interrupted; `squad resume` continues it",
                 )
-                commit = self._commit(spec, workspace, run_id, outputs, log)
                 log.emit("run_end", status="interrupted", commit=commit)
                 self._progress("interrupted: the run stops at its last checkpoint")
                 return self._result(run_id, spec, workspace, "interrupted", budget)
@@ -462,6 +470,12 @@ class SquadRunner:
             "awaiting": awaiting,
             "stopped": result.get("stopped"),
         }
+        # Committed before the store says how the run ended: whoever sees it ended finds its
+        # commit. A kill in between leaves the run `running`, settled `interrupted`; its
+        # resume finds the graph done and ends it again, with a second commit.
+        commit = self._commit(
+            spec, workspace, run_id, outputs, log, status=status.value, spend=totals, tasks=tasks
+        )
         self.store.update_run(
             run_id,
             status=status,
@@ -471,7 +485,6 @@ class SquadRunner:
             cost_usd=totals.cost_usd,
             summary=summary,
         )
-        commit = self._commit(spec, workspace, run_id, outputs, log, tasks=tasks)
         log.emit(
             "run_end",
             status=status.value,
@@ -516,10 +529,12 @@ class SquadRunner:
         outputs: str,
         log: RunLog,
         *,
+        status: str,
+        spend: SpendTotals,
         tasks: dict[str, str] | None = None,
     ) -> str | None:
-        """The run's commit, its id recorded on the run; None when history is off or paused
-        (the run log then says why), or files were left out (the log names them)."""
+        """The run's commit as it ends with ``status`` (made before the store records it);
+        None when history is off or paused (the run log then says why)."""
         history = self._history(spec.name, workspace)
         if history is None:
             return None
@@ -543,14 +558,14 @@ class SquadRunner:
         note = RunNote(
             run_id=run_id,
             squad=spec.name,
-            status=str(run.status),
+            status=status,
             trigger=run.trigger,
             started_at=run.started_at,
-            ended_at=run.ended_at or self._clock(),
+            ended_at=self._clock(),
             tasks=notes,
-            tokens_in=run.tokens_in,
-            tokens_out=run.tokens_out,
-            cost_usd=run.cost_usd,
+            tokens_in=spend.prompt_tokens,
+            tokens_out=spend.completion_tokens,
+            cost_usd=spend.cost_usd,
             outputs=outputs,
         )
         result = history.commit_run(note)
