@@ -106,5 +106,10 @@ class Checkpoints(ABC):
                     saver.delete_thread(thread_id)
         return doomed
 
+    def compact(self) -> int:
+        """Give the space of deleted checkpoints back to the file system; the bytes given
+        back (0 for a backend whose server reuses it, as Postgres's autovacuum does)."""
+        return 0
+
     def close(self) -> None:  # noqa: B027 - only a backend with a pool has anything to close
         """Let go of pooled connections (calling it twice is harmless)."""

@@ -70,3 +70,14 @@ class SqliteCheckpoints(Checkpoints):
             except sqlite3.OperationalError:  # the file exists, but no run wrote a checkpoint
                 return []
         return [str(row[0]) for row in rows]
+
+    def compact(self) -> int:
+        if not self._exists():
+            return 0
+        from squad.store.retention import give_back_sqlite_space
+
+        connection = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None)
+        try:
+            return give_back_sqlite_space(connection)
+        finally:
+            connection.close()

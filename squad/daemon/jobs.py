@@ -196,7 +196,7 @@ def run_retention(
     orphans = orphans_to_prune(written, spared, before=cutoff)
     ended = {run.id for run in store.ended_runs(before=cutoff)} - keep
     deleted = checkpoints.delete(ended | set(orphans) | (set(forgotten.runs) & set(threads)))
-    space = store.retention.give_back_space()
+    space = store.retention.give_back_space() + (checkpoints.compact() if deleted else 0)
     return RetentionReport(logs, freed, deleted, orphans, forgotten.to_dict(), skipped, space)
 
 

@@ -356,17 +356,9 @@ class AgentExtractor:
             return report
 
     def _skip(self, ctx: AgentContext, processed: int, last: int, reason: str) -> PassReport:
+        # Logged, not audited: the audit log records memory changes, and this is none.
         self._log(
             "extraction_skipped", {"squad": ctx.squad.name, "agent": ctx.agent.id, "reason": reason}
-        )
-        AuditLog(ctx.workspace).append(
-            AuditRecord(
-                time=self._clock().isoformat(),
-                actor="extractor",
-                operation="extract",
-                file=f"agents/{ctx.agent.id}",
-                note=f"skipped: {reason}",
-            )
         )
         return PassReport("skipped", "none", processed, last, reason)
 
@@ -486,6 +478,8 @@ def record_pass(
     summary = f"{status}: {len(applied.written)} written, {len(applied.dropped)} dropped" + (
         f" ({reason})" if reason else ""
     )
+    if status == "done" and not applied.written and not applied.dropped:
+        return record.id  # changed nothing, refused nothing: the store's record is enough
     AuditLog(ctx.workspace).append(
         AuditRecord(
             time=started.isoformat(),

@@ -411,13 +411,15 @@ class MemoryService:
             and m.content.strip()
             and not contains_secret(m.content)
         ]
-        self.store.memory.add_facts_bulk(namespace, new)
-        return len(new)
+        fresh, repeats = self.store.archive.add(namespace, new)
+        return fresh + repeats
 
     def archived_to(self, ctx: AgentContext) -> int:
         """The seq of the newest message in the agent's archive (0 when it is empty)."""
-        newest = self.store.memory.newest_fact(self.archive_id(ctx))
-        return max(newest.turns, default=0) if newest is not None else 0
+        namespace = self.archive_id(ctx)
+        newest = self.store.memory.newest_fact(namespace)  # archives made before archive_texts
+        before = max(newest.turns, default=0) if newest is not None else 0
+        return max(before, self.store.archive.reaches(namespace))
 
     def catch_up_archive(self, ctx: AgentContext, up_to: int, *, page: int = 500) -> int:
         """Archive the messages up to seq ``up_to`` the archive lacks (history recorded before
@@ -453,9 +455,14 @@ class MemoryService:
             self.archive_id(ctx), message, limit=RECALL_CANDIDATES
         )
         scores: dict[int, float] = {}
+        entries: dict[int, FactRecord] = {}
         for fact, score in scored:
-            for seq in fact.turns:
+            # A text said many times is one entry; it is recalled once, where last said.
+            seqs = [s for s in fact.turns if before_seq is None or s < before_seq]
+            if seqs:
+                seq = max(seqs)
                 scores[seq] = max(score, scores.get(seq, 0.0))
+                entries[seq] = fact
         skip = set(exclude)
         order = [
             seq
@@ -463,17 +470,21 @@ class MemoryService:
             if before_seq is None or seq < before_seq
         ][: 2 * RECALL_CANDIDATES]
         found = {
-            m.seq: m
+            m.seq: RecalledLine(m.seq, m.created_at.date(), ctx.speaker(m), m.content)
             for m in self.store.conversation.messages_at(ctx.squad.name, ctx.agent.id, order)
             if m.role in (MessageRole.USER, MessageRole.ASSISTANT)
         }
-        return [
-            RecalledLine(
-                seq, found[seq].created_at.date(), ctx.speaker(found[seq]), found[seq].content
-            )
-            for seq in order
-            if seq in found
-        ]
+        for seq in order:  # retention forgot the message: the archive still has its text
+            if seq not in found and seq in entries:
+                speaker, _, text = entries[seq].text.partition(": ")
+                found[seq] = RecalledLine(seq, entries[seq].updated_at.date(), speaker, text)
+        lines, said = [], set()
+        for seq in order:  # a neighbour that repeats a line already recalled adds nothing
+            line = found.get(seq)
+            if line is not None and (line.speaker, line.text.strip()) not in said:
+                said.add((line.speaker, line.text.strip()))
+                lines.append(line)
+        return lines
 
     def forget(
         self,

@@ -16,13 +16,14 @@ Postgres reuses freed rows after its autovacuum.
 
 from __future__ import annotations
 
+import sqlite3
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Table, and_, delete, insert, or_, select, text, tuple_, update
+from sqlalchemy import Table, and_, delete, insert, or_, select, tuple_, update
 from sqlalchemy.engine import Connection, Engine
 
 from squad.clock import Clock
@@ -30,7 +31,7 @@ from squad.store.engine import transaction
 from squad.store.tables import metadata
 from squad.store.upsert import upsert
 
-__all__ = ["BATCH", "Forgotten", "RetentionStore"]
+__all__ = ["BATCH", "Forgotten", "RetentionStore", "give_back_sqlite_space"]
 
 RUNS: Table = metadata.tables["runs"]
 TASKS: Table = metadata.tables["run_tasks"]
@@ -177,19 +178,30 @@ class RetentionStore:
         if self._engine.dialect.name != "sqlite":
             return 0
         with self._engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
-            before = _file_bytes(conn)
-            if int(conn.execute(text("PRAGMA auto_vacuum")).scalar() or 0) != 2:
-                # Set before the VACUUM that makes it take effect; once per database.
-                conn.execute(text("PRAGMA auto_vacuum = INCREMENTAL"))
-                conn.execute(text("VACUUM"))
-            else:
-                # Python's sqlite3 steps a statement without columns once, freeing one page;
-                # a script steps it to the end.
-                raw = conn.connection.driver_connection
-                assert raw is not None
-                raw.executescript("PRAGMA incremental_vacuum;")
-            conn.execute(text("PRAGMA wal_checkpoint(TRUNCATE)")).fetchall()
-            return max(0, before - _file_bytes(conn))
+            raw = conn.connection.driver_connection
+            assert isinstance(raw, sqlite3.Connection)
+            return give_back_sqlite_space(raw)
+
+
+def give_back_sqlite_space(raw: sqlite3.Connection) -> int:
+    """Give a SQLite file's free pages back to the file system, outside any transaction;
+    returns the bytes given back. The first call on a file made without incremental vacuum
+    converts it with a ``VACUUM`` (a copy of the file, once)."""
+
+    def size() -> int:
+        pages = raw.execute("PRAGMA page_count").fetchone()[0]
+        return int(pages) * int(raw.execute("PRAGMA page_size").fetchone()[0])
+
+    before = size()
+    if int(raw.execute("PRAGMA auto_vacuum").fetchone()[0]) != 2:
+        raw.execute("PRAGMA auto_vacuum = INCREMENTAL")  # takes effect with the VACUUM
+        raw.executescript("VACUUM;")
+    else:
+        # Python's sqlite3 steps a statement without result columns once, freeing one page;
+        # a script steps it to the end.
+        raw.executescript("PRAGMA incremental_vacuum;")
+    raw.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+    return max(0, before - size())
 
 
 def _ended_before(
@@ -272,9 +284,3 @@ def _roll_up_spend(conn: Connection, which: Any) -> int:
 
 def _utc(at: datetime) -> datetime:
     return at.replace(tzinfo=UTC) if at.utcoffset() is None else at.astimezone(UTC)
-
-
-def _file_bytes(conn: Connection) -> int:
-    pages = int(conn.execute(text("PRAGMA page_count")).scalar() or 0)
-    size = int(conn.execute(text("PRAGMA page_size")).scalar() or 0)
-    return pages * size

@@ -25,6 +25,7 @@ from sqlmodel import Session, col, delete, select, update
 
 from squad.clock import Clock, utc_now
 from squad.errors import StoreError
+from squad.store.archive import ArchiveStore
 from squad.store.cluster_nodes import ClusterNodeStore
 from squad.store.conversation import ConversationStore
 from squad.store.daemon_state import DaemonStateStore
@@ -87,6 +88,8 @@ class Store:
         """Cluster nodes (daemons and workers on one Postgres) and their heartbeats."""
         self.decisions = DecisionStore(engine, now=self._now)
         """Squads' decisions with their reasons, and which supersedes which."""
+        self.archive = ArchiveStore(engine, now=self._now)
+        """Agents' conversation archives, each distinct text once (recall searches them)."""
         self.retention = RetentionStore(engine, now=self._now)
         """What retention forgets: old runs and what only they needed, and the space."""
 

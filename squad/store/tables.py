@@ -453,6 +453,8 @@ class ArchiveTextRow(_Table, table=True):
     fact_id: int = Field(sa_type=Integer, foreign_key="memory_facts.id", ondelete="CASCADE")
     occurrences: int = Field(sa_type=Integer)
     """Times the text was archived, those its fact's ``turns`` no longer lists included."""
+    last_seq: int = Field(sa_type=Integer)
+    """The seq it was last said at; the archive's newest over all texts is how far it reaches."""
 
 
 class SightingRow(_Table, table=True):

@@ -70,9 +70,10 @@ def spend_activity(app: App, *, now: datetime, days: int = 30, runs: int = 50) -
     token_runs: dict[str, list[dict[str, Any]]] = {}
     if app.database_exists():
         since = datetime.combine(start_day, datetime.min.time(), tzinfo=now.tzinfo)
-        for call in app.store.runs.spend_since(since):
-            per_squad[call.squad][call.at.astimezone(now.tzinfo).date()] += call.cost_usd
-            calls[call.squad] += 1
+        # By UTC day, the ledger's calls and the totals of runs retention forgot alike.
+        for squad, day, cost, count in app.store.retention.spend_by_day(since):
+            per_squad[squad][date.fromisoformat(day)] += cost
+            calls[squad] += count
         for name in sorted({r.squad for r in app.store.list_runs(limit=1000)} | set(per_squad)):
             recent = list(reversed(app.store.list_runs(name, runs)))
             token_runs[name] = [

@@ -227,6 +227,25 @@ def test_messages_of_agents_whose_extractor_is_off_stop_waiting(
     assert report.skipped_messages == 1 and store.conversation.extraction_backlog() == []
 
 
+def test_deleted_checkpoints_give_their_space_back(app: App) -> None:
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    with app.checkpoints.saver() as saver:
+        for thread in range(200):
+            config: Any = {"configurable": {"thread_id": f"t{thread}", "checkpoint_ns": ""}}
+            checkpoint = empty_checkpoint()
+            checkpoint["channel_values"] = {"notes": "x" * 20_000}
+            saver.put(config, checkpoint, {}, {"notes": 1})
+    app.checkpoints.compact()  # the first time converts the file
+    path = Path(app.checkpoints.where)
+    full = path.stat().st_size
+
+    app.checkpoints.delete(f"t{thread}" for thread in range(200))
+    freed = app.checkpoints.compact()
+
+    assert freed > 2_000_000 and path.stat().st_size < full - 2_000_000
+
+
 def test_old_plans_go_but_never_the_newest() -> None:
     plans = {
         Path("plans/plan-999.md"): NOW - 9 * DAY,

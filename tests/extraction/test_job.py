@@ -43,6 +43,16 @@ def test_every_pass_is_recorded_in_the_store_and_the_audit_log(make_world: MakeW
     assert audit.details is not None and audit.details["written"] == run.written
 
 
+def test_a_pass_that_changes_nothing_leaves_no_audit_line(make_world: MakeWorld) -> None:
+    world = make_world(interval=1)
+    world.talk("Thanks!", "ok")
+    [report] = world.extractor().run(world.ctx)
+
+    [run] = world.manager.store.extraction.runs("demo", "planner")
+    assert report.status == "done" and (run.written, run.dropped) == ([], [])
+    assert [r for r in AuditLog(world.ctx.workspace).records() if r.operation == "extract"] == []
+
+
 def test_nothing_new_means_no_pass_and_the_watermark_only_moves_forward(
     make_world: MakeWorld,
 ) -> None:
@@ -65,8 +75,7 @@ def test_fewer_messages_than_the_interval_skip_with_a_log_line_and_wait(
         report.reason or ""
     )
     assert world.manager.store.conversation.watermark("demo", "planner").last_processed_seq == 0
-    notes = [r.note for r in AuditLog(world.ctx.workspace).records()]
-    assert any(n and n.startswith("skipped: 2 messages") for n in notes)
+    assert AuditLog(world.ctx.workspace).records() == []  # nothing changed: no audit line
     [forced] = world.extractor().run(world.ctx, force=True)
     assert forced.status == "done"
 

@@ -131,7 +131,10 @@ def test_the_extractor_archives_every_user_and_assistant_message_once(
     extractor = AgentExtractor(service, lambda c: None)
     extractor.run(ctx, force=True)
     archive = service.archive_id(ctx)
-    assert len(service.store.memory.facts(archive, limit=100)) == 8
+    facts = service.store.memory.facts(archive, limit=100)
+    assert len(facts) == 5  # four notes, and "ok" once with the four seqs it was said at
+    (ok,) = [f for f in facts if f.text.endswith(": ok")]
+    assert ok.turns == (2, 4, 6, 8)
     messages = service.store.conversation.messages("demo", "writer")
     assert service.archive(ctx, messages) == 0  # again: nothing twice
     assert service.store.memory.get_namespace(archive).identity == "archive:demo/writer"
@@ -217,3 +220,48 @@ def test_history_read_before_archives_existed_is_archived_at_the_next_pass(
     archived = service.store.memory.facts(service.archive_id(ctx), limit=100)
     assert sorted(seq for f in archived for seq in f.turns) == list(range(1, 9))
     assert service.catch_up_archive(ctx, 8) == 0
+
+
+def test_a_text_said_a_thousand_times_is_one_archive_entry_recalled_once(
+    service: MemoryService,
+) -> None:
+    from squad.store.archive import TURNS_KEPT
+
+    ctx = writer(service)
+    for _ in range(3):
+        say(service, ("user", "check the dependency audit of the payments service"))
+        service.archive(ctx, service.store.conversation.messages("demo", "writer"))
+    many = [("user", "check the dependency audit of the payments service")] * 400
+    say(service, *many, ("assistant", "the audit found two stale packages"))
+    service.archive(ctx, service.store.conversation.messages("demo", "writer"))
+
+    facts = service.store.memory.facts(service.archive_id(ctx), limit=100)
+    assert len(facts) == 2
+    (asked,) = [f for f in facts if "dependency audit" in f.text]
+    assert len(asked.turns) == TURNS_KEPT and max(asked.turns) == 403
+    recalled = service.recalled(ctx, "what did the dependency audit of payments find?")
+    assert sorted(line.seq for line in recalled) == [403, 404]
+
+
+def test_recall_reads_the_archive_when_retention_forgot_the_message(
+    service: MemoryService, store: Store, clock: FrozenClock
+) -> None:
+    ctx = writer(service)
+    run = store.create_run("demo")
+    for text in ("the greenhouse key is under the blue pot", "ok", "the weather is grey"):
+        store.conversation.record_message("demo", "writer", "user", text, run_id=run.id)
+    from squad.store import RunStatus
+
+    store.update_run(run.id, status=RunStatus.SUCCEEDED)
+    AgentExtractor(service, lambda c: None).run(ctx, force=True)
+    clock.advance(3600)
+    assert store.retention.forget_runs(clock()).messages == 3
+    assert store.conversation.messages("demo", "writer") == []
+
+    (line,) = service.recalled(ctx, "where is the greenhouse key?")
+
+    assert (line.seq, line.speaker, line.text) == (
+        1,
+        "user",
+        "the greenhouse key is under the blue pot",
+    )

@@ -40,7 +40,7 @@ def _ended_run(store: Store, squad: str = "docs", *, cost: float = 0.1) -> str:
 def _count(store: Store, table: str) -> int:
     from squad.store.tables import metadata
 
-    with store._engine.connect() as conn:  # noqa: SLF001 - counting rows of a test database
+    with store._engine.connect() as conn:
         return int(
             conn.execute(select(func.count()).select_from(metadata.tables[table])).scalar_one()
         )

@@ -42,6 +42,7 @@ def upgrade() -> None:
         sa.Column("key", sa.String(64), nullable=False),
         sa.Column("fact_id", sa.Integer(), nullable=False),
         sa.Column("occurrences", sa.Integer(), nullable=False),
+        sa.Column("last_seq", sa.Integer(), nullable=False),
         sa.ForeignKeyConstraint(
             ["namespace_id"],
             ["memory_namespaces.id"],

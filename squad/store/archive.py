@@ -1,0 +1,136 @@
+"""An agent's conversation archive, one fact per distinct text; reached as ``store.archive``.
+
+The archive is a namespace of the fact index (see :mod:`squad.memory.recall`). A scheduled
+squad says the same things run after run, so a text said again does not add a fact: its seq
+joins the ``turns`` of the fact that holds it (the newest :data:`TURNS_KEPT`; ``occurrences``
+in ``archive_texts`` counts them all). Rows, postings and ranking cost then grow with what was
+said, not with how often.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime
+
+from sqlalchemy import Table, func, insert, select, update
+from sqlalchemy.engine import Connection, Engine
+
+from squad.clock import Clock
+from squad.errors import UsageError
+from squad.store.engine import transaction
+from squad.store.memory import (
+    _checked_fact,
+    _fact_values,
+    _indexed_text,
+    _insert_facts,
+)
+from squad.store.memory_index import FACTS, grow_namespace, index_facts
+from squad.store.records import NewFact
+from squad.store.tables import metadata
+from squad.text.lexical import term_counts
+
+__all__ = ["TURNS_KEPT", "ArchiveStore", "text_key"]
+
+TEXTS: Table = metadata.tables["archive_texts"]
+TURNS_KEPT = 200
+"""Seqs a distinct text keeps in its fact's ``turns``, newest last; recall uses the newest."""
+_CHUNK = 500
+
+
+def text_key(text: str) -> str:
+    """The key of an archived text: sha256 of it, whitespace runs made one space."""
+    return hashlib.sha256(" ".join(text.split()).encode()).hexdigest()
+
+
+class ArchiveStore:
+    """Adds messages to conversation archives; safe to share between threads."""
+
+    def __init__(self, engine: Engine, *, now: Clock) -> None:
+        self._engine = engine
+        self._now = now
+
+    def add(self, namespace_id: int, entries: Sequence[NewFact]) -> tuple[int, int]:
+        """Archive ``entries`` (one seq each in ``turns``, oldest first) in one transaction;
+        returns ``(new facts, repeats)``. An entry at or before the seq its text was last
+        archived at is skipped, so a pass redone after a crash adds nothing twice."""
+        checked = [_checked_fact(entry) for entry in entries]
+        if not checked:
+            return 0, 0
+        now = self._now()
+        with transaction(self._engine, f"archive messages in namespace {namespace_id!r}") as conn:
+            known = _known(conn, namespace_id, {text_key(e.text) for e in checked})
+            fresh: dict[str, NewFact] = {}
+            again: dict[str, list[int]] = {}
+            for entry in checked:
+                key, seq = text_key(entry.text), max(entry.turns)
+                if key in known:
+                    if seq > known[key][2] and seq not in again.get(key, []):
+                        again.setdefault(key, []).append(seq)
+                elif key in fresh:
+                    if seq not in fresh[key].turns:
+                        fresh[key] = replace(fresh[key], turns=(*fresh[key].turns, seq))
+                else:
+                    fresh[key] = entry
+            if fresh:
+                _insert_new(conn, namespace_id, fresh, now)
+            for key, seqs in again.items():
+                fact_id, occurrences, _ = known[key]
+                turns = conn.execute(select(FACTS.c.turns).where(FACTS.c.id == fact_id)).scalar()
+                kept = [*(turns or []), *seqs][-TURNS_KEPT:]
+                conn.execute(
+                    update(FACTS).where(FACTS.c.id == fact_id).values(turns=kept, updated_at=now)
+                )
+                conn.execute(
+                    update(TEXTS)
+                    .where(TEXTS.c.namespace_id == namespace_id, TEXTS.c.key == key)
+                    .values(occurrences=occurrences + len(seqs), last_seq=max(seqs))
+                )
+        return len(fresh), sum(len(seqs) for seqs in again.values())
+
+    def reaches(self, namespace_id: int) -> int:
+        """The newest seq the archive holds (0 when it holds none)."""
+        query = select(func.max(TEXTS.c.last_seq)).where(TEXTS.c.namespace_id == namespace_id)
+        with transaction(self._engine, f"read how far archive {namespace_id!r} reaches") as conn:
+            return int(conn.execute(query).scalar() or 0)
+
+
+def _known(conn: Connection, namespace_id: int, keys: set[str]) -> dict[str, tuple[int, int, int]]:
+    """``key -> (fact_id, occurrences, last_seq)`` of the keys the archive already holds."""
+    found: dict[str, tuple[int, int, int]] = {}
+    wanted = sorted(keys)
+    for start in range(0, len(wanted), _CHUNK):
+        rows = conn.execute(
+            select(TEXTS.c.key, TEXTS.c.fact_id, TEXTS.c.occurrences, TEXTS.c.last_seq).where(
+                TEXTS.c.namespace_id == namespace_id,
+                TEXTS.c.key.in_(wanted[start : start + _CHUNK]),
+            )
+        )
+        for key, fact_id, occurrences, last_seq in rows:
+            found[str(key)] = (int(fact_id), int(occurrences), int(last_seq))
+    return found
+
+
+def _insert_new(
+    conn: Connection, namespace_id: int, fresh: dict[str, NewFact], now: datetime
+) -> None:
+    entries = list(fresh.values())
+    counts = [term_counts(_indexed_text(entry)) for entry in entries]
+    if not grow_namespace(conn, namespace_id, len(entries), sum(sum(c.values()) for c in counts)):
+        raise UsageError(f"no memory namespace with id {namespace_id!r}")
+    ids = _insert_facts(conn, [_fact_values(namespace_id, e, now) for e in entries])
+    index_facts(conn, namespace_id, ids, counts)
+    conn.execute(
+        insert(TEXTS),
+        [
+            {
+                "namespace_id": namespace_id,
+                "key": key,
+                "fact_id": fact_id,
+                "occurrences": len(entry.turns),
+                "last_seq": max(entry.turns),
+            }
+            for (key, entry), fact_id in zip(fresh.items(), ids, strict=True)
+        ],
+    )
