@@ -23,7 +23,7 @@ from squad.daemon.definitions import (
     load_definition,
     plan_changes,
 )
-from squad.daemon.triggers import describe_schedule
+from squad.daemon.triggers import describe_schedule, timing
 from squad.errors import SquadError
 
 if TYPE_CHECKING:
@@ -171,16 +171,23 @@ class SquadCatalog:
                 self._unschedule(name, self._squads.pop(name).definition)
             return
         squad = LoadedSquad(definition, report.path)
+        old = self._squads.get(name)
         self._squads[name] = squad
+        # An edit that leaves the timing alone leaves the job alone: its next fire stays.
+        same = old is not None and timing(old.spec.schedule) == timing(squad.spec.schedule)
         next_fire = None
         if self._scheduler is not None:
-            next_fire = self._scheduler.schedule_squad(name, squad.spec.schedule, self._fire)
-        event = "schedule" if new else "reschedule"
+            if same:
+                next_fire = self._scheduler.next_fire(name)
+            else:
+                next_fire = self._scheduler.schedule_squad(name, squad.spec.schedule, self._fire)
+        event = "schedule" if old is None else "update" if same else "reschedule"
         self._log.emit(
             event if self._scheduler is not None else "load",
             squad=name,
             file=str(definition.path),
             schedule=describe_schedule(squad.spec.schedule),
+            previous=None if old is None or same else describe_schedule(old.spec.schedule),
             next_fire=None if next_fire is None else next_fire.astimezone(UTC).isoformat(),
         )
         if new and not starting:
