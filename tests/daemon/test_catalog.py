@@ -7,6 +7,7 @@ the real workspace manager and daemon log.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -38,6 +39,8 @@ class Daemonish:
     scheduler: JobScheduler
     log: Path
     clock: FrozenClock
+    app: App
+    logger: DaemonLog
 
     def write(self, file: str, text: str) -> Path:
         path = self.folder / file
@@ -49,6 +52,10 @@ class Daemonish:
 
     def next_fire(self, name: str) -> datetime | None:
         return self.scheduler.next_fire(name)
+
+    def described(self, name: str) -> dict[str, Any]:
+        (found,) = [s for s in self.catalog.describe(self.next_fire) if s["name"] == name]
+        return found
 
 
 @pytest.fixture
@@ -62,9 +69,11 @@ def daemon(settings: Settings, tmp_path: Path) -> Iterator[Daemonish]:
     )
     scheduler.start()
     with App.open(settings) as app:
-        catalog = SquadCatalog(folder, app.squads, log, scheduler=scheduler, fire=lambda _: None)
+        catalog = SquadCatalog(
+            folder, app.squads, log, scheduler=scheduler, fire=lambda _: None, clock=clock
+        )
         try:
-            yield Daemonish(folder, catalog, scheduler, log.path, clock)
+            yield Daemonish(folder, catalog, scheduler, log.path, clock, app, log)
         finally:
             scheduler.shutdown()
 
@@ -120,3 +129,117 @@ def test_a_restart_keeps_an_intervals_rhythm(daemon: Daemonish, settings: Settin
         assert again.next_fire("alpha") == before
     finally:
         again.shutdown()
+
+
+BROKEN = "name: alpha\nagents: [\n"
+
+
+def test_a_file_that_breaks_keeps_its_last_good_definition_flagged_until_fixed(
+    daemon: Daemonish,
+) -> None:
+    path = daemon.write("a.yaml", squad_yaml("alpha", "{interval: 1d}"))
+    daemon.catalog.reconcile(starting=True)
+    fire = daemon.next_fire("alpha")
+    assert daemon.described("alpha")["file_error"] is None
+
+    broke_at = daemon.clock.advance(10)
+    daemon.write("a.yaml", BROKEN)
+    daemon.catalog.reconcile()
+    daemon.clock.advance(10)
+    daemon.write("a.yaml", BROKEN + "  - oops\n")  # still broken, broken differently
+    daemon.catalog.reconcile()
+
+    squad = daemon.catalog.get("alpha")
+    assert squad is not None and squad.spec.goal == "Ship it."
+    assert daemon.next_fire("alpha") == fire
+    entry = daemon.described("alpha")
+    assert entry["invalid_since"] == broke_at.isoformat()
+    assert "a.yaml" in entry["file_error"]
+    (failed,) = daemon.catalog.failed_files()
+    assert (failed["file"], failed["running_last_good"]) == (str(path), "alpha")
+    assert daemon.events("unschedule") == []
+    (kept,) = daemon.events("keep_last_good")
+    assert (kept["squad"], kept["file"]) == ("alpha", str(path))
+    assert kept["next_fire"] == fire.astimezone(UTC).isoformat()  # type: ignore[union-attr]
+
+    daemon.write("a.yaml", squad_yaml("alpha", "{interval: 1d}", goal="Ship it now."))
+    daemon.catalog.reconcile()
+    squad = daemon.catalog.get("alpha")
+    assert squad is not None and squad.spec.goal == "Ship it now."
+    assert (daemon.described("alpha")["file_error"], daemon.catalog.failed_files()) == (None, [])
+    assert daemon.next_fire("alpha") == fire
+    assert [e["squad"] for e in daemon.events("file_fixed")] == ["alpha"]
+
+
+def test_a_file_broken_then_restored_byte_for_byte_is_no_longer_flagged(
+    daemon: Daemonish,
+) -> None:
+    daemon.write("a.yaml", squad_yaml("alpha", "{interval: 1d}"))
+    daemon.catalog.reconcile(starting=True)
+    daemon.write("a.yaml", BROKEN)
+    daemon.catalog.reconcile()
+    daemon.write("a.yaml", squad_yaml("alpha", "{interval: 1d}"))
+    daemon.catalog.reconcile()
+    assert daemon.described("alpha")["invalid_since"] is None
+    assert daemon.catalog.failed_files() == []
+
+
+def test_a_broken_file_that_is_removed_unschedules_its_squad(daemon: Daemonish) -> None:
+    path = daemon.write("a.yaml", squad_yaml("alpha", "{interval: 1d}"))
+    daemon.catalog.reconcile(starting=True)
+    daemon.write("a.yaml", BROKEN)
+    daemon.catalog.reconcile()
+    path.unlink()
+    daemon.catalog.reconcile()
+    assert daemon.catalog.get("alpha") is None
+    assert daemon.next_fire("alpha") is None
+    (event,) = daemon.events("unschedule")
+    assert (event["squad"], event["reason"]) == ("alpha", "file removed")
+
+
+def test_a_file_broken_before_a_restart_runs_its_last_registered_definition(
+    daemon: Daemonish, settings: Settings
+) -> None:
+    daemon.write("a.yaml", squad_yaml("alpha", "{interval: 1d}"))
+    daemon.catalog.reconcile(starting=True)
+    fire = daemon.next_fire("alpha")
+    daemon.write("a.yaml", BROKEN)
+    again = JobScheduler(misfire_grace_s=60, on_error=lambda *_: None, on_missed=lambda *_: None)
+    again.start()
+    try:
+        with App.open(settings) as app:
+            catalog = SquadCatalog(
+                daemon.folder, app.squads, daemon.logger, scheduler=again, fire=lambda _: None
+            )
+            catalog.reconcile(starting=True)
+            squad = catalog.get("alpha")
+            assert squad is not None and squad.spec.goal == "Ship it."
+            assert again.next_fire("alpha") == fire
+            (entry,) = catalog.describe(again.next_fire)
+            assert entry["file_error"] is not None
+    finally:
+        again.shutdown()
+
+
+def test_a_queued_run_of_a_briefly_broken_file_runs_on_its_last_good_definition(
+    daemon: Daemonish,
+) -> None:
+    from squad.daemon.runqueue import RunRequest
+    from squad.daemon.runs import RunDispatcher
+
+    daemon.write("a.yaml", squad_yaml("alpha", "{interval: 1d}"))
+    daemon.catalog.reconcile(starting=True)
+    runs = RunDispatcher(daemon.app, daemon.logger, lookup=daemon.catalog.get, workers=1)
+    assert runs.submit(RunRequest("alpha", "schedule"))  # queued, not started yet
+    daemon.write("a.yaml", BROKEN)
+    daemon.catalog.reconcile()
+    runs.queue.start()
+    deadline = time.monotonic() + 120
+    while not runs.queue.idle():
+        assert time.monotonic() < deadline, "the queued run never ended"
+        time.sleep(0.05)
+    runs.queue.close()
+    assert runs.queue.join(timeout=120)
+    assert daemon.events("run_dropped") == []
+    (end,) = daemon.events("run_end")
+    assert (end["squad"], end["status"]) == ("alpha", "succeeded")
