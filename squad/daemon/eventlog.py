@@ -1,7 +1,8 @@
 """The daemon's own log: ``$SQUAD_HOME/daemon.jsonl``, one JSON object per event.
 
-Events: ``start``, ``ready``, ``stop``, ``load``/``schedule``, ``reschedule``,
-``unschedule``, ``load_error``, ``load_warning``, ``boot_changed``, ``configs_missing``,
+Events: ``start``, ``ready``, ``stop``, ``load``/``schedule``, ``update`` (an edit that left
+the timing alone), ``reschedule``, ``unschedule``, ``load_error``, ``load_warning``,
+``keep_last_good``/``file_fixed`` (a squad whose file broke), ``boot_changed``, ``configs_missing``,
 ``configs_restored``, ``watch_restored``, ``reload`` (SIGHUP), ``run_start``, ``run_end``,
 ``run_error``, ``run_skipped`` (a live ``squad run`` has the squad), ``run_settled`` (a run
 whose process died), ``resume_skipped``, ``job_start``, ``job_end``, ``job_error``... Each

@@ -33,7 +33,10 @@ class JobScheduler:
         on_missed: Callable[[str, datetime], object],
         anchored: bool = False,
     ) -> None:
-        """``anchored``: intervals fire at the same times in every scheduler (a cluster)."""
+        """``anchored``: intervals fire at the same times in every scheduler (a cluster);
+        otherwise each squad's interval keeps its own stable offset
+        (:func:`~squad.daemon.triggers.build_trigger`). Either way an interval is anchored:
+        scheduling a squad again does not move its fire times."""
         self._grace = misfire_grace_s
         self._anchored = anchored
         self._on_error = on_error
@@ -73,7 +76,7 @@ class JobScheduler:
         self, name: str, schedule: Schedule | None, fire: Callable[[str], None]
     ) -> datetime | None:
         """(Re)schedule a squad's job; its next fire time (None: it has no cron/interval)."""
-        trigger = build_trigger(schedule, anchored=self._anchored)
+        trigger = build_trigger(schedule, anchored=self._anchored, squad=name)
         if trigger is None:
             self.unschedule_squad(name)
             return None

@@ -13,9 +13,11 @@ The JSON shape (``squad status --json``)::
      "squads": [{"name", "file", "schedule", "next_fire", "running", "queued",
                  "last_run": {"id", "status", "trigger", "started_at", "ended_at",
                               "duration_s", "tokens_in", "tokens_out", "cost_usd", "error"},
-                 "warnings": [{"source", "line", "column", "path", "message", "hint"}]}],
+                 "warnings": [{"source", "line", "column", "path", "message", "hint"}],
+                 "file_error", "invalid_since"}],   (its file broke: it runs its last good
+                                                      definition; None otherwise)
      "running": [...], "queue": [...], "queue_length": n,
-     "failed_files": [{"file", "squad", "error", "problems"}],
+     "failed_files": [{"file", "squad", "error", "problems", "running_last_good"}],
      "extraction_backlog": [{"squad", "agent", "messages"}],
      "checkpoints": {"backend": "sqlite" | "postgres", "where",
                      "left_behind": {"file", "runs", "note"} | null},
@@ -146,6 +148,8 @@ def build_status(
                 "queued": bool(entry.get("queued")) if up else False,
                 "last_run": last,
                 "warnings": list(entry.get("warnings") or []),
+                "file_error": entry.get("file_error") if up else None,
+                "invalid_since": entry.get("invalid_since") if up else None,
             }
         )
     queue = list(state.get("queue", [])) if up and state else []

@@ -12,6 +12,7 @@ That case becomes an ``OrTrigger`` of two cron triggers.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -23,13 +24,17 @@ if TYPE_CHECKING:
     from squad.spec.models import Schedule
 
 __all__ = [
+    "INTERVAL_ANCHOR",
     "CronFields",
+    "Timing",
     "build_trigger",
     "cron_fields",
     "cron_trigger",
     "describe_schedule",
+    "interval_offset",
     "missed_fire",
     "next_fire",
+    "timing",
 ]
 
 _WEEKDAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
@@ -104,16 +109,47 @@ def cron_trigger(expression: str, timezone: str | None = "UTC") -> Any:
 
 
 INTERVAL_ANCHOR = datetime(2000, 1, 1, tzinfo=UTC)
-"""Where anchored intervals count from, so every daemon of a cluster fires at the same times."""
+"""Where intervals count from: every fire time of an interval is this plus whole intervals
+(shifted by the squad's own offset, :func:`interval_offset`, outside a cluster)."""
+
+Timing = tuple[str | None, str | None, int | None]
+"""What decides when a schedule fires (:func:`timing`)."""
 
 
-def build_trigger(schedule: Schedule | None, *, anchored: bool = False) -> Any | None:
+def timing(schedule: Schedule | None) -> Timing:
+    """When ``schedule`` fires, as a value to compare: (cron, its time zone, interval seconds).
+
+    ``run_on_start`` and the time zone of an interval do not change it, and ``60s`` is ``1m``:
+    a new file whose timing is the old one's is no change of schedule, and its squad's next
+    fire stays where it was."""
+    if schedule is None:
+        return (None, None, None)
+    if schedule.cron is not None:
+        return (schedule.cron, schedule.timezone, None)
+    if schedule.interval is not None:
+        return (None, None, int(parse_interval(schedule.interval).total_seconds()))
+    return (None, None, None)
+
+
+def interval_offset(squad: str, seconds: int) -> timedelta:
+    """A squad's own shift of :data:`INTERVAL_ANCHOR`, under one interval: the same for the
+    squad at every edit and restart, different from squad to squad, so that a hundred squads
+    on one interval do not all ask for a run in the same second."""
+    digest = hashlib.sha256(squad.encode()).digest()
+    return timedelta(seconds=int.from_bytes(digest[:8], "big") % max(seconds, 1))
+
+
+def build_trigger(
+    schedule: Schedule | None, *, anchored: bool = False, squad: str | None = None
+) -> Any | None:
     """The APScheduler trigger of a squad's schedule; None when it has neither cron nor
     interval (it runs on demand, or only on start).
 
-    An interval counts from when it was scheduled, unless ``anchored``: then from
-    :data:`INTERVAL_ANCHOR`, so independent schedulers (a cluster's daemons) agree on every
-    fire time."""
+    An interval counts from :data:`INTERVAL_ANCHOR`, never from when the trigger is made, so
+    building it again (an edit of the squad's file, a restart) does not move its fire times.
+    With ``squad`` the anchor is shifted by that squad's :func:`interval_offset`, unless
+    ``anchored``: independent schedulers (a cluster's daemons) then share the bare anchor and
+    agree on every fire time."""
     from apscheduler.triggers.interval import IntervalTrigger
 
     if schedule is None:
@@ -122,9 +158,10 @@ def build_trigger(schedule: Schedule | None, *, anchored: bool = False) -> Any |
         return cron_trigger(schedule.cron, schedule.timezone)
     if schedule.interval is not None:
         seconds = int(parse_interval(schedule.interval).total_seconds())
-        if anchored:
-            return IntervalTrigger(seconds=seconds, timezone=UTC, start_date=INTERVAL_ANCHOR)
-        return IntervalTrigger(seconds=seconds, timezone=UTC)
+        start = INTERVAL_ANCHOR
+        if squad is not None and not anchored:
+            start += interval_offset(squad, seconds)
+        return IntervalTrigger(seconds=seconds, timezone=UTC, start_date=start)
     return None
 
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from squad.errors import NotFound
 from squad.mcp.tools import Scope
+from squad.text.natural import natural_key
 from squad.web.redaction import redacted_text
 
 if TYPE_CHECKING:
@@ -92,7 +93,7 @@ class SquadResources:
             agent = memory.parent.name
             uri = f"{base}/agents/{agent}/memory.md"
             found.append(Resource(uri, f"{squad}/{agent} memory", f"Memory of {agent}.", MD))
-        for plan in sorted(root.glob("plans/plan-*.md")):
+        for plan in sorted(root.glob("plans/plan-*.md"), key=lambda p: natural_key(p.name)):
             found.append(Resource(f"{base}/plans/{plan.name}", f"{squad} {plan.stem}", "Plan.", MD))
         for output in sorted(root.glob("tasks/*/output.md")):
             task = output.parent.name

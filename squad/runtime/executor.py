@@ -38,6 +38,7 @@ from squad.runtime.tracing import NO_TRACE, TurnTrace, model_attributes
 from squad.spec.models import ModelSpec, SquadSpec
 from squad.store.records import TaskStatus as StoreTaskStatus
 from squad.telemetry import NO_TELEMETRY, Span, Telemetry
+from squad.workspace.plans import PLANS_FOLDER, next_plan
 
 if TYPE_CHECKING:
     from squad.store import Store
@@ -262,8 +263,7 @@ class RunExecutor:
             except PlanError as second:
                 self.log.emit("plan_invalid", agent=lead.id, error=str(second), attempt=2)
                 raise PlanError(f"the lead's plan is invalid twice: {second}") from None
-        path = self._next_plan_path()
-        number = int(path.stem.split("-")[1])
+        number, path = self._next_plan()
         atomic_write(path, render_plan(number, self.goal, tasks, lead.id).encode())
         relative = path.relative_to(self.workspace.resolve()).as_posix()
         self.log.emit("plan_written", agent=lead.id, path=relative, tasks=[t.id for t in tasks])
@@ -544,8 +544,5 @@ class RunExecutor:
     def _task_file(self, task_id: str, name: str) -> Path:
         return contained(self.workspace, *self.outputs.split("/"), task_id, name)
 
-    def _next_plan_path(self) -> Path:
-        plans = contained(self.workspace, "plans")
-        plans.mkdir(parents=True, exist_ok=True)
-        numbers = [int(p.stem.split("-")[1]) for p in plans.glob("plan-[0-9][0-9][0-9].md")]
-        return plans / f"plan-{max(numbers, default=0) + 1:03d}.md"
+    def _next_plan(self) -> tuple[int, Path]:
+        return next_plan(contained(self.workspace, PLANS_FOLDER))

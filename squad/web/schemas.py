@@ -75,6 +75,9 @@ class SquadSummary(_Open):
     queued: bool
     last_run: dict[str, Any] | None
     warnings: list[dict[str, Any]]
+    file_error: str | None = None
+    """Its file broke: the error; the squad runs its last good definition meanwhile."""
+    invalid_since: str | None = None
     spent_usd: float
     cap_usd: float | None
 

@@ -22,6 +22,7 @@ from typing import Any, Literal
 from squad.errors import NotFound, UsageError, WorkspaceError
 from squad.fsutil import read_up_to
 from squad.paths import resolve_inside
+from squad.text.natural import natural_key
 from squad.workspace.layout import HIDDEN_AT_ROOT
 
 __all__ = [
@@ -221,7 +222,7 @@ def _children(folder: Path, rel: str) -> list[_Node]:
             continue
         child_rel = f"{rel}/{entry.name}" if rel else entry.name
         nodes.append(_Node(child_rel, Path(entry.path), st, _kind(st.st_mode)))
-    nodes.sort(key=lambda n: (n.kind != "dir", n.path.name))
+    nodes.sort(key=lambda n: (n.kind != "dir", natural_key(n.path.name)))
     return nodes
 
 

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from squad.errors import NotFound, PathEscapeError, WorkspaceError
 from squad.paths import contained
+from squad.text.natural import natural_key
 from squad.workspace.layout import HIDDEN_AT_ROOT
 
 __all__ = ["FolderEntry", "FolderListing", "list_folder"]
@@ -105,5 +106,5 @@ def list_folder(root: Path, relative: str = "") -> FolderListing:
                 )
     except OSError as exc:
         raise WorkspaceError(f"cannot read folder {prefix or '.'!r}: {exc.strerror}") from exc
-    entries.sort(key=lambda e: (e.kind != "dir", e.name))
+    entries.sort(key=lambda e: (e.kind != "dir", natural_key(e.name)))
     return FolderListing(prefix, entries)

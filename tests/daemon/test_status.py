@@ -140,6 +140,8 @@ def test_status_with_no_daemon_reads_the_folder_and_store_without_creating_a_dat
             "queued": False,
             "last_run": None,
             "warnings": [],
+            "file_error": None,
+            "invalid_since": None,
         }
     ]
     assert [Path(f["file"]).name for f in report["failed_files"]] == ["b.yaml"]
@@ -272,3 +274,36 @@ def test_squad_status_prints_each_warning_under_its_squad(
         "it is the clock a cron expression is read in; remove it, or use cron:"
     )
     assert lines[at + 2].startswith("  beta ")  # beta has none
+
+
+def test_a_squad_whose_file_broke_is_flagged_in_status_and_on_the_dashboard() -> None:
+    from squad.web.render import environment
+
+    broken = {
+        "name": "alpha",
+        "file": "/c/a.yaml",
+        "schedule": "every 1h",
+        "file_error": "a.yaml:2:9: expected a value",
+        "invalid_since": "2026-11-29T11:00:00+00:00",
+    }
+    failed = {"file": "/c/a.yaml", "error": "a.yaml:2:9: x", "running_last_good": "alpha"}
+    report = build_status(
+        daemon={"state": "up", "pid": 7, "host": "box", "uptime_s": 60},
+        state={"squads": [broken, {"name": "beta"}], "failed_files": [failed]},
+        configured=[],
+        failed_files=[],
+        last_runs={},
+        backlog=[],
+    )
+    alpha, beta = report["squads"]
+    assert (alpha["file_error"], alpha["invalid_since"]) == (
+        broken["file_error"],
+        broken["invalid_since"],
+    )
+    assert (beta["file_error"], beta["invalid_since"]) == (None, None)
+    assert report["failed_files"] == [failed]
+    for squad in report["squads"]:  # what the dashboard adds (squad.web.overview)
+        squad.update(spent_usd=0.0, cap_usd=None)
+    html = environment().get_template("overview_body.html").render(status=report, cluster=None)
+    assert html.count("running its last good definition") == 1
+    assert "squad alpha runs its last good definition" in html

@@ -3,6 +3,7 @@ Sunday), cron's OR of day-of-month and day-of-week, time zones, intervals, late 
 
 from __future__ import annotations
 
+import itertools
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -10,13 +11,16 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from squad.daemon.triggers import (
+    INTERVAL_ANCHOR,
     CronFields,
     build_trigger,
     cron_fields,
     cron_trigger,
     describe_schedule,
+    interval_offset,
     missed_fire,
     next_fire,
+    timing,
 )
 from squad.spec.models import Schedule
 from squad.spec.schedule import parse_cron
@@ -132,3 +136,56 @@ def test_schedules_are_described_for_people() -> None:
     assert describe_schedule(Schedule(cron="0 9 * * 1-5")) == "cron '0 9 * * 1-5' (UTC)"
     assert describe_schedule(Schedule(interval="2h", run_on_start=True)) == "every 2h, on start"
     assert describe_schedule(Schedule(run_on_start=True)) == "on start"
+
+
+def edited_every(schedule: Schedule, squad: str, *, edit_s: int, minutes: int) -> list[datetime]:
+    """The fire times of ``squad`` over ``minutes`` of a simulated clock when its file is
+    edited every ``edit_s`` seconds and each edit builds its trigger again (as a reload does),
+    the next fire taken from the new trigger as APScheduler takes it."""
+    now = datetime(2026, 11, 29, 12, 0, 7, tzinfo=UTC)
+    end = now + timedelta(minutes=minutes)
+    trigger = build_trigger(schedule, squad=squad)
+    pending = next_fire(trigger, now)
+    fired: list[datetime] = []
+    while now < end:
+        now += timedelta(seconds=1)
+        if (now - datetime(2026, 11, 29, tzinfo=UTC)).seconds % edit_s == 0:
+            trigger = build_trigger(schedule, squad=squad)
+            pending = next_fire(trigger, now)
+        while pending is not None and pending <= now:
+            fired.append(pending)
+            pending = next_fire(trigger, now + timedelta(microseconds=1))
+    return fired
+
+
+def test_an_interval_edited_more_often_than_it_fires_keeps_its_rhythm() -> None:
+    # A 60 s squad edited every 30 s: before, each edit started the 60 s over and it never ran.
+    fired = edited_every(Schedule(interval="60s"), "alpha", edit_s=30, minutes=10)
+    assert len(fired) == 10
+    assert {b - a for a, b in itertools.pairwise(fired)} == {timedelta(seconds=60)}
+
+
+def test_an_interval_counts_from_a_fixed_anchor_shifted_by_a_stable_per_squad_offset() -> None:
+    now = datetime(2026, 11, 29, 12, 0, 30, tzinfo=UTC)
+    hourly = Schedule(interval="1h")
+    alpha = next_fire(build_trigger(hourly, squad="alpha"), now)
+    assert alpha is not None
+    assert alpha == next_fire(build_trigger(hourly, squad="alpha"), now)  # an edit, a restart
+    assert (alpha - INTERVAL_ANCHOR) % timedelta(hours=1) == interval_offset("alpha", 3600)
+    assert {interval_offset(name, 3600) for name in ("alpha", "beta", "gamma", "delta")} != {
+        timedelta(0)
+    }
+    assert interval_offset("alpha", 3600) < timedelta(hours=1)
+    # A cluster's daemons share one anchor, squad or not: they agree on every fire time.
+    shared = next_fire(build_trigger(hourly, anchored=True, squad="alpha"), now)
+    assert shared == datetime(2026, 11, 29, 13, 0, tzinfo=UTC)
+
+
+def test_only_when_it_fires_counts_as_a_change_of_schedule() -> None:
+    assert timing(Schedule(interval="60s")) == timing(Schedule(interval="1m", run_on_start=True))
+    assert timing(Schedule(interval="60s")) != timing(Schedule(interval="90s"))
+    assert timing(Schedule(cron="0 9 * * *")) != timing(
+        Schedule(cron="0 9 * * *", timezone="Asia/Seoul")
+    )
+    assert timing(Schedule(interval="1h", timezone="Asia/Seoul")) == timing(Schedule(interval="1h"))
+    assert timing(None) == timing(Schedule(run_on_start=True))

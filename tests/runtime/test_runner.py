@@ -635,6 +635,28 @@ def test_hierarchical_run_on_the_offline_model_writes_a_plan_and_carries_it_out(
     assert again.succeeded and (workspace / "plans" / "plan-002.md").is_file()
 
 
+def test_plans_are_numbered_on_past_999_without_rewriting_plan_1000(
+    manager: SquadManager, make_spec: MakeSpec, app: App
+) -> None:
+    spec, workspace = create(manager, make_spec, TEAM_YAML)
+    plans = workspace / "plans"
+    plans.mkdir(exist_ok=True)
+    for name in ("plan-500.md", "plan-998.md", "plan-notes.md", "plan-2000.txt", "plan-x1.md"):
+        (plans / name).write_text(f"{name}\n")
+
+    written = []
+    for _ in range(5):
+        result = app.runner().run(spec, workspace)
+        assert result.succeeded, result.error
+        (event,) = of_kind(events(result), "plan_written")
+        written.append(event["path"])
+
+    assert written == [f"plans/plan-{n}.md" for n in (999, 1000, 1001, 1002, 1003)]
+    assert (plans / "plan-1000.md").read_text(encoding="utf-8").startswith("# Plan 1000\n")
+    assert (plans / "plan-1003.md").read_text(encoding="utf-8").startswith("# Plan 1003\n")
+    assert (plans / "plan-998.md").read_text() == "plan-998.md\n"
+
+
 def test_review_sends_work_back_once_and_the_redo_sees_the_feedback(
     settings: Settings,
     manager: SquadManager,
