@@ -22,6 +22,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from squad.workspace.plans import PLANS_FOLDER, plan_number
+
 if TYPE_CHECKING:
     from squad.app import App
     from squad.checkpoints import Checkpoints
@@ -44,8 +46,6 @@ __all__ = [
 
 _RUN_LOG = re.compile(r"^run-([A-Za-z0-9][A-Za-z0-9_.-]*)\.jsonl$")
 """The run logs retention deletes in a workspace (see runtime/runlog.py)."""
-_PLAN = re.compile(r"^plan-([0-9]+)\.md$")
-"""The plans retention deletes in a workspace's ``plans/`` (see runtime/executor.py)."""
 
 
 @dataclass(frozen=True)
@@ -214,13 +214,8 @@ def unread_agents(squads: Iterable[tuple[SquadSpec, Path]]) -> set[tuple[str, st
 
 def plans_to_prune(plans: Mapping[Path, datetime], *, before: datetime) -> list[Path]:
     """Plans last written before ``before``, lowest number first; never the newest plan."""
-    numbered = sorted(plans, key=_plan_number)
+    numbered = sorted(plans, key=lambda path: plan_number(path.name) or 0)
     return [p for p in numbered[:-1] if plans[p] < before]
-
-
-def _plan_number(path: Path) -> int:
-    match = _PLAN.match(path.name)
-    return int(match.group(1)) if match else -1
 
 
 def prune_plans(
@@ -230,12 +225,12 @@ def prune_plans(
     to its history as ``retention``'s."""
     deleted = 0
     for squad, workspace in workspaces:
-        folder = workspace / "plans"
+        folder = workspace / PLANS_FOLDER
         try:
             found = {
                 entry: datetime.fromtimestamp(entry.stat().st_mtime, tz=UTC)
                 for entry in folder.iterdir()
-                if _PLAN.match(entry.name) and entry.is_file()
+                if plan_number(entry.name) is not None and entry.is_file()
             }
         except (FileNotFoundError, NotADirectoryError):
             continue
