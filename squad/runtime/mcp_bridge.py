@@ -11,7 +11,8 @@ Whatever a server does (exits, hangs, answers with something that is no tool res
 back as a :class:`CallOutcome` carrying an error text for the model, never as an exception.
 
 stdio servers are started through :mod:`squad.runtime.mcp_launch`, which makes the kernel kill
-them if this thread (and so the process) dies without stopping them; they run in the
+them if this thread (and so the process) dies without stopping them, and leaves a watchdog that
+stops whatever children of their own they leave once they exit; they run in the
 workspace folder with only the environment variables their definition passes through, and
 write their stderr to ``logs/run-<run-id>.mcp-stderr.log``.
 
@@ -223,11 +224,14 @@ class McpBridge:
                 for variable in spec.env
                 if variable in self._environ
             }
-            env[MARKER_ENV] = f"{self._run_id}/{name}"
             program = _resolve(spec.command or "", env.get("PATH"))
+            marker = f"{MARKER_ENV}={self._run_id}/{name}"  # the server's alone, not its watchdog's
             params = StdioServerParameters(
                 command=sys.executable,
-                args=["-I", "-S", str(LAUNCHER), str(os.getpid()), "--", program, *spec.args],
+                args=[
+                    *("-I", "-S", str(LAUNCHER), str(os.getpid()), "--set", marker, "--"),
+                    *(program, *spec.args),
+                ],
                 env=env,
                 cwd=self._cwd,
             )
@@ -308,7 +312,10 @@ def render_result(result: types.CallToolResult) -> str:
 
 
 def server_pids(run_id: str) -> dict[str, int]:
-    """The live stdio servers a run started, by name (Linux: read from /proc; else empty)."""
+    """The live stdio servers a run started, by name (Linux: read from /proc; else empty).
+
+    A server's own children inherit its marker; the server is the one leading their group.
+    """
     found: dict[str, int] = {}
     proc = Path("/proc")
     if not proc.is_dir():
@@ -319,10 +326,10 @@ def server_pids(run_id: str) -> dict[str, int]:
             continue
         try:
             environ = (entry / "environ").read_bytes()
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
+            state, _, group = (entry / "stat").read_text().rsplit(")", 1)[1].split()[:3]
+        except (OSError, ValueError):
             continue
-        if state == "Z":
+        if state == "Z" or group != entry.name:
             continue
         for item in environ.split(b"\0"):
             if item.startswith(prefix):
