@@ -18,6 +18,9 @@ from squad.app import App
 from squad.manager import SquadManager
 from squad.model.testing import OpenAIStubServer, answer, slow, tool_call
 from squad.runtime.mcp_bridge import server_pids
+from squad.runtime.mcp_journal import bound_answer, journal_path
+from squad.runtime.mcp_tools import MAX_RESULT_CHARS
+from squad.runtime.runlog import read_events
 from squad.settings import Settings
 from tests.runtime.test_mcp_tools import (
     PY,
@@ -25,6 +28,7 @@ from tests.runtime.test_mcp_tools import (
     alive,
     create,
     definition,
+    events,
     models,
     run_ids,
     start_child,
@@ -126,3 +130,45 @@ def test_sigkill_of_the_squad_process_kills_the_servers_own_children_too(
     wait_for(lambda: not alive(server), "the server to die", 30)
     wait_for(lambda: not alive(helper), "the server's helper to die", 30)
     wait_for(lambda: not processes_naming(run_id), "the run's launchers to exit", 30)
+
+
+# -- huge results ------------------------------------------------------------------------------
+
+
+def test_a_multi_megabyte_result_is_cut_before_the_model_and_the_journal_see_it(
+    manager: SquadManager, stub: OpenAIStubServer, app: App
+) -> None:
+    size = 5_000_000
+    at = MAX_RESULT_CHARS - 20  # a plain cut would keep the credential's first 20 characters
+    servers = f"  big: {{command: {PY}, args: ['{SERVERS / 'big.py'}'], timeout_s: 300}}\n"
+    spec, workspace = create(manager, definition(stub.url, servers, "[big]"))
+    stub.script(tool_call("big__big", {"size": size, "secret_at": at}), answer("Big."))
+
+    result = app.runner(model_factory=models()).run(spec, workspace)
+
+    assert result.succeeded, result.error
+    [seen] = tool_results(stub.bodies[1])
+    [entry] = read_events(journal_path(workspace, result.run_id))
+    [stored] = [
+        m.content
+        for m in manager.store.conversation.messages("tooled", "writer")
+        if m.role.value == "tool"
+    ]
+    # Cut where the credential starts: none of it is kept, whole or in part.
+    notice = f"\n[... {size - at:,} more characters cut]"
+    for text in (seen, entry["text"], stored):
+        assert text.startswith("the quick brown fox jumps")
+        assert text.endswith(notice) and len(text) == at + len(notice)
+        assert "sk-proj-" not in text and "REDACTED" not in text
+    assert entry["cut_chars"] == size - at
+    [call] = [e for e in events(result) if e["event"] == "tool_call"]
+    assert call["tool"] == "big.big" and call["is_error"] is False
+
+
+def test_a_cut_keeps_no_part_of_a_password_crossing_it_and_cutting_again_changes_nothing() -> None:
+    text = "x " * 9_990 + "password: Hunter2xyz! " + "y " * 5_000  # the value spans 20,000
+    cut, dropped = bound_answer(text)
+    assert dropped == len(text) - 19_990 == 10_012
+    assert cut == "x " * 9_990 + "password: \n[... 10,012 more characters cut]"
+    assert bound_answer(cut) == (cut, 0)
+    assert bound_answer("short") == ("short", 0)
