@@ -39,11 +39,12 @@ import anyio
 import httpx2
 import mcp_types as types
 from mcp import Client, MCPError, StdioServerParameters
-from mcp.client.stdio import get_default_environment, stdio_client
+from mcp.client.stdio import get_default_environment
 from mcp.client.streamable_http import streamable_http_client
 from pydantic import ValidationError
 
 from squad.runtime import mcp_launch
+from squad.runtime.mcp_stdio import StdoutNoise, stdio_transport
 from squad.runtime.mcp_tools import CallOutcome, RemoteTool
 from squad.spec.models import McpServerSpec
 
@@ -88,6 +89,8 @@ class McpBridge:
         self._loop_ready = threading.Event()
         self.close_errors: dict[str, str] = {}
         """Servers whose connection raised while being closed, and why."""
+        self.noise: dict[str, StdoutNoise] = {}
+        """What each stdio server wrote to stdout that was no message (counted, not logged)."""
 
     # -- the caller's side -----------------------------------------------------------------
 
@@ -167,6 +170,8 @@ class McpBridge:
             async with anyio.create_task_group() as group:
                 for name, spec in self._servers.items():
                     group.start_soon(self._hold, name, spec, errlog)
+            for noise in self.noise.values():
+                noise.summary()
 
     async def _hold(self, name: str, spec: McpServerSpec, errlog: Any) -> None:
         """Connect, list the tools, keep the connection until the run ends, then close it."""
@@ -235,7 +240,8 @@ class McpBridge:
                 env=env,
                 cwd=self._cwd,
             )
-            transport = stdio_client(params, errlog=errlog)
+            noise = self.noise[name] = StdoutNoise(name, errlog)
+            transport = stdio_transport(params, errlog, noise)
         return await stack.enter_async_context(Client(transport, client_info=CLIENT_INFO))
 
     async def _call(

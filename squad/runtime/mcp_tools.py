@@ -199,6 +199,11 @@ class McpTools:
         self._journal.close()
         for server, error in self._bridge.close_errors.items():
             self._emit("mcp_error", server=server, error=f"while stopping: {error}")
+        for server, noise in self._bridge.noise.items():
+            if noise.lines or noise.oversized:  # the lines themselves are in the stderr log
+                self._emit(
+                    "mcp_server_noise", server=server, lines=noise.lines, oversized=noise.oversized
+                )
         self._emit("mcp_servers_stopped", servers=servers_in_use(self._spec))
 
     def __enter__(self) -> McpTools:

@@ -19,8 +19,9 @@ from squad.manager import SquadManager
 from squad.model.testing import OpenAIStubServer, answer, slow, tool_call
 from squad.runtime.mcp_bridge import server_pids
 from squad.runtime.mcp_journal import bound_answer, journal_path
+from squad.runtime.mcp_stdio import MAX_MESSAGE_BYTES
 from squad.runtime.mcp_tools import MAX_RESULT_CHARS
-from squad.runtime.runlog import read_events
+from squad.runtime.runlog import read_events, run_log_path
 from squad.settings import Settings
 from tests.runtime.test_mcp_tools import (
     PY,
@@ -163,6 +164,62 @@ def test_a_multi_megabyte_result_is_cut_before_the_model_and_the_journal_see_it(
     assert entry["cut_chars"] == size - at
     [call] = [e for e in events(result) if e["event"] == "tool_call"]
     assert call["tool"] == "big.big" and call["is_error"] is False
+
+
+def test_an_answer_over_the_message_limit_is_refused_at_once_not_read_for_minutes(
+    manager: SquadManager, stub: OpenAIStubServer, app: App
+) -> None:
+    # Read a chunk at a time by joining and splitting the whole line again, an answer this
+    # big took minutes: longer than the call's timeout.
+    servers = f"  big: {{command: {PY}, args: ['{SERVERS / 'big.py'}'], timeout_s: 60}}\n"
+    spec, workspace = create(manager, definition(stub.url, servers, "[big]"))
+    stub.script(
+        tool_call("big__big", {"size": MAX_MESSAGE_BYTES + 1_000}),
+        tool_call("big__big", {"size": 100}, call_id="c2"),
+        answer("Too big."),
+    )
+
+    result = app.runner(model_factory=models()).run(spec, workspace)
+
+    assert result.succeeded, result.error
+    refused, small = tool_results(stub.bodies[2])
+    assert refused == (
+        f"error from MCP server 'big': the server's answer is over {MAX_MESSAGE_BYTES:,} bytes, "
+        "squad's limit; it was not read"
+    )
+    assert small.startswith("the quick brown fox") and len(small) == 100  # the server goes on
+    [noise] = [e for e in events(result) if e["event"] == "mcp_server_noise"]
+    assert (noise["server"], noise["lines"], noise["oversized"]) == ("big", 0, 1)
+    errlog = (workspace / "logs" / f"run-{result.run_id}.mcp-stderr.log").read_text()
+    assert f"a message over {MAX_MESSAGE_BYTES:,} bytes was dropped" in errlog
+
+
+# -- stdout full of garbage --------------------------------------------------------------------
+
+
+def test_a_server_flooding_stdout_is_counted_in_its_log_and_not_traced_on_squads_stderr(
+    settings: Settings, manager: SquadManager, stub: OpenAIStubServer, tmp_path: Path
+) -> None:
+    servers = f"  flood: {{command: {PY}, args: ['{SERVERS / 'flooding.py'}', --lines, '3000']}}\n"
+    _, workspace = create(manager, definition(stub.url, servers, "[flood]"))
+    stub.script(tool_call("flood__hello", {}), answer("Flooded."))
+
+    child = start_child(settings, "tooled", tmp_path)
+    _, stderr = child.communicate(timeout=300)
+
+    text = stderr.decode(errors="replace")
+    assert child.returncode == 0, text[-3000:]
+    assert tool_results(stub.bodies[1]) == ["hello from the flood"]
+    assert "Traceback" not in text and "JSONRPC" not in text
+    assert len(text.splitlines()) <= 1
+    [run_id] = run_ids(workspace)
+    log = read_events(run_log_path(workspace, run_id))
+    [noise] = [e for e in log if e["event"] == "mcp_server_noise"]
+    assert (noise["server"], noise["lines"]) == ("flood", 3000)
+    errlog = (workspace / "logs" / f"run-{run_id}.mcp-stderr.log").read_text()
+    assert "DEBUG log line 1: not JSON at all" in errlog  # a sample, to see what it was
+    assert "DEBUG log line 3000" not in errlog  # not all of them
+    assert "3,000 lines" in errlog and len(errlog) < 5_000
 
 
 def test_a_cut_keeps_no_part_of_a_password_crossing_it_and_cutting_again_changes_nothing() -> None:
