@@ -45,6 +45,7 @@ SAMPLES = 5
 SAMPLE_CHARS = 200
 _WRITER_FLUSH_TIMEOUT = 0.5
 _ID = re.compile(rb'"id"\s*:\s*(-?\d{1,18}|"[^"\\]{0,200}")')
+_METHOD = re.compile(rb'"method"\s*:')
 
 
 @dataclass
@@ -192,8 +193,8 @@ def _parse(line: bytes, noise: StdoutNoise) -> SessionMessage | None:
 def _refusal(head: bytes) -> SessionMessage | None:
     """An error answer to the request a message too long to read answers, if it names one."""
     found = _ID.search(head)
-    if found is None or b'"method"' in head[: found.start()]:
-        return None
+    if found is None or head[: found.start()].count(b"{") != 1 or _METHOD.search(head):
+        return None  # no id, one inside the result (not the message's), or a request
     error = {
         "code": types.INTERNAL_ERROR,
         "message": f"the server's answer is over {MAX_MESSAGE_BYTES:,} bytes, squad's limit; "
