@@ -11,7 +11,8 @@ Whatever a server does (exits, hangs, answers with something that is no tool res
 back as a :class:`CallOutcome` carrying an error text for the model, never as an exception.
 
 stdio servers are started through :mod:`squad.runtime.mcp_launch`, which makes the kernel kill
-them if this thread (and so the process) dies without stopping them; they run in the
+them if this thread (and so the process) dies without stopping them, and leaves a watchdog that
+stops whatever children of their own they leave once they exit; they run in the
 workspace folder with only the environment variables their definition passes through, and
 write their stderr to ``logs/run-<run-id>.mcp-stderr.log``.
 
@@ -38,11 +39,12 @@ import anyio
 import httpx2
 import mcp_types as types
 from mcp import Client, MCPError, StdioServerParameters
-from mcp.client.stdio import get_default_environment, stdio_client
+from mcp.client.stdio import get_default_environment
 from mcp.client.streamable_http import streamable_http_client
 from pydantic import ValidationError
 
 from squad.runtime import mcp_launch
+from squad.runtime.mcp_stdio import StdoutNoise, stdio_transport
 from squad.runtime.mcp_tools import CallOutcome, RemoteTool
 from squad.spec.models import McpServerSpec
 
@@ -87,6 +89,8 @@ class McpBridge:
         self._loop_ready = threading.Event()
         self.close_errors: dict[str, str] = {}
         """Servers whose connection raised while being closed, and why."""
+        self.noise: dict[str, StdoutNoise] = {}
+        """What each stdio server wrote to stdout that was no message (counted, not logged)."""
 
     # -- the caller's side -----------------------------------------------------------------
 
@@ -166,6 +170,8 @@ class McpBridge:
             async with anyio.create_task_group() as group:
                 for name, spec in self._servers.items():
                     group.start_soon(self._hold, name, spec, errlog)
+            for noise in self.noise.values():
+                noise.summary()
 
     async def _hold(self, name: str, spec: McpServerSpec, errlog: Any) -> None:
         """Connect, list the tools, keep the connection until the run ends, then close it."""
@@ -223,15 +229,19 @@ class McpBridge:
                 for variable in spec.env
                 if variable in self._environ
             }
-            env[MARKER_ENV] = f"{self._run_id}/{name}"
             program = _resolve(spec.command or "", env.get("PATH"))
+            marker = f"{MARKER_ENV}={self._run_id}/{name}"  # the server's alone, not its watchdog's
             params = StdioServerParameters(
                 command=sys.executable,
-                args=["-I", "-S", str(LAUNCHER), str(os.getpid()), "--", program, *spec.args],
+                args=[
+                    *("-I", "-S", str(LAUNCHER), str(os.getpid()), "--set", marker, "--"),
+                    *(program, *spec.args),
+                ],
                 env=env,
                 cwd=self._cwd,
             )
-            transport = stdio_client(params, errlog=errlog)
+            noise = self.noise[name] = StdoutNoise(name, errlog)
+            transport = stdio_transport(params, errlog, noise)
         return await stack.enter_async_context(Client(transport, client_info=CLIENT_INFO))
 
     async def _call(
@@ -308,7 +318,10 @@ def render_result(result: types.CallToolResult) -> str:
 
 
 def server_pids(run_id: str) -> dict[str, int]:
-    """The live stdio servers a run started, by name (Linux: read from /proc; else empty)."""
+    """The live stdio servers a run started, by name (Linux: read from /proc; else empty).
+
+    A server's own children inherit its marker; the server is the one leading their group.
+    """
     found: dict[str, int] = {}
     proc = Path("/proc")
     if not proc.is_dir():
@@ -319,10 +332,10 @@ def server_pids(run_id: str) -> dict[str, int]:
             continue
         try:
             environ = (entry / "environ").read_bytes()
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
+            state, _, group = (entry / "stat").read_text().rsplit(")", 1)[1].split()[:3]
+        except (OSError, ValueError):
             continue
-        if state == "Z":
+        if state == "Z" or group != entry.name:
             continue
         for item in environ.split(b"\0"):
             if item.startswith(prefix):

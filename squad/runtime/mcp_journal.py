@@ -13,7 +13,9 @@ answered and is made again.
 
 Like the run log, the file holds no credential: the arguments are kept as a digest and the
 answer with secrets redacted, so a replayed answer carries ``[REDACTED:...]`` where the first
-one carried a key.
+one carried a key. An answer is cut to :data:`MAX_RESULT_CHARS` (:func:`bound_answer`) *before*
+it is redacted, so a 50 MB answer costs milliseconds rather than minutes and the journal holds
+at most that much per call, with how much was cut (``cut_chars``).
 """
 
 from __future__ import annotations
@@ -28,16 +30,46 @@ from typing import Any
 
 from squad.eventlines import encode_event, open_for_append, scan_events
 from squad.paths import check_name, contained
-from squad.text.secrets import redact, redact_fields
+from squad.text.secrets import find_secrets, redact, redact_fields
 
 __all__ = [
+    "MAX_RESULT_CHARS",
     "CallKey",
     "JournalEntry",
     "McpJournal",
+    "bound_answer",
     "canonical_arguments",
     "journal_path",
     "turn_identity",
 ]
+
+
+MAX_RESULT_CHARS = 20_000
+"""Longest tool answer kept, for the model and in the journal; the rest is cut with a notice."""
+NOTICE_ROOM = 100
+"""An answer at most this much over the limit is kept whole: the room a cut's notice takes, so
+cutting an answer already cut changes nothing."""
+CUT_MARGIN = 2_000
+"""Characters either side of a cut searched for a credential crossing it."""
+
+
+def bound_answer(text: str, limit: int = MAX_RESULT_CHARS) -> tuple[str, int]:
+    """``text`` cut to at most ``limit`` characters with a notice, and how many were cut.
+
+    The cut comes before any redaction (redacting runs at several seconds a megabyte), but it
+    must not split a credential into a fragment a redactor no longer recognises, so the margin
+    around it is searched and a credential crossing it is dropped whole: the cut moves back to
+    where it starts. An answer already cut comes back unchanged.
+    """
+    if len(text) <= limit + NOTICE_ROOM:
+        return text, 0
+    start = max(0, limit - CUT_MARGIN)
+    cut = limit
+    for match in find_secrets(text[start : limit + CUT_MARGIN]):  # sorted, non-overlapping
+        if start + match.start < cut < start + match.end:
+            cut = start + match.start
+    dropped = len(text) - cut
+    return f"{text[:cut]}\n[... {dropped:,} more characters cut]", dropped
 
 
 def journal_path(workspace: Path, run_id: str) -> Path:
@@ -105,8 +137,12 @@ class McpJournal:
             return self._entries.get(key)
 
     def record(self, key: CallKey, entry: JournalEntry, **extra: Any) -> None:
-        """Append the answer (secrets redacted) and fsync it; only then may the model see it."""
-        entry = JournalEntry(redact(entry.text)[0], entry.is_error)
+        """Append the answer (cut, then secrets redacted) and fsync it; only then may the model
+        see it. Pass the answer already cut by :func:`bound_answer`, with ``cut_chars``."""
+        text, cut = bound_answer(entry.text)
+        if cut:
+            extra = {**extra, "cut_chars": cut}
+        entry = JournalEntry(redact(text)[0], entry.is_error)
         line = encode_event(
             {
                 "turn": key.turn,

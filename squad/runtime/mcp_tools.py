@@ -20,13 +20,19 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from squad.model.types import ToolSpec
 from squad.paths import contained
-from squad.runtime.mcp_journal import JournalEntry, McpJournal, journal_path
+from squad.runtime.mcp_journal import (
+    MAX_RESULT_CHARS,
+    JournalEntry,
+    McpJournal,
+    bound_answer,
+    journal_path,
+)
 from squad.runtime.tools import Tool
 from squad.spec.models import SquadSpec, split_tool_ref
 
@@ -34,6 +40,7 @@ if TYPE_CHECKING:
     from squad.runtime.mcp_bridge import McpBridge
 
 __all__ = [
+    "MAX_RESULT_CHARS",
     "CallOutcome",
     "McpCall",
     "McpTools",
@@ -45,8 +52,6 @@ __all__ = [
 
 OFFERED_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 SEPARATOR = "__"
-MAX_RESULT_CHARS = 20_000
-"""Longest tool result handed to the model; the rest is cut with a notice."""
 MAX_DESCRIPTION_CHARS = 1024
 
 Emit = Callable[..., object]
@@ -194,6 +199,11 @@ class McpTools:
         self._journal.close()
         for server, error in self._bridge.close_errors.items():
             self._emit("mcp_error", server=server, error=f"while stopping: {error}")
+        for server, noise in self._bridge.noise.items():
+            if noise.lines or noise.oversized:  # the lines themselves are in the stderr log
+                self._emit(
+                    "mcp_server_noise", server=server, lines=noise.lines, oversized=noise.oversized
+                )
         self._emit("mcp_servers_stopped", servers=servers_in_use(self._spec))
 
     def __enter__(self) -> McpTools:
@@ -289,7 +299,7 @@ class McpTools:
                 replayed=replayed,
                 failure=outcome.failure,
             )
-            return _capped(outcome.text)
+            return outcome.text
 
         return call
 
@@ -299,22 +309,19 @@ class McpTools:
         key = self._journal.next_key(turn, offer.shown, arguments)
         earlier = self._journal.recorded(key)
         if earlier is not None:
-            return CallOutcome(earlier.text, earlier.is_error, 0.0), True
+            return CallOutcome(bound_answer(earlier.text)[0], earlier.is_error, 0.0), True
         outcome = self._bridge.call(offer.server, offer.tool, arguments)
         if outcome.failure is not None:
             self._emit("mcp_error", server=offer.server, tool=offer.shown, error=outcome.failure)
-        else:
-            self._journal.record(
-                key,
-                JournalEntry(outcome.text, outcome.is_error),
-                server=offer.server,
-                duration_s=round(outcome.duration_s, 4),
-            )
+            return outcome, False
+        # Cut first: the journal redacts what it keeps, and redacting megabytes takes minutes.
+        text, cut = bound_answer(outcome.text)
+        outcome = replace(outcome, text=text)
+        self._journal.record(
+            key,
+            JournalEntry(text, outcome.is_error),
+            server=offer.server,
+            duration_s=round(outcome.duration_s, 4),
+            **({"cut_chars": cut} if cut else {}),
+        )
         return outcome, False
-
-
-def _capped(text: str) -> str:
-    if len(text) <= MAX_RESULT_CHARS:
-        return text
-    cut = len(text) - MAX_RESULT_CHARS
-    return f"{text[:MAX_RESULT_CHARS]}\n[... {cut:,} more characters cut]"
