@@ -102,7 +102,7 @@ class _Recorder:
                 task=self._task,
                 tool=name,
                 arguments=arguments,
-                result=result[:300],
+                result=_logged(result),
             )
             return
         self._executor.log.emit(
@@ -112,7 +112,7 @@ class _Recorder:
             tool=mcp.tool,
             server=mcp.server,
             arguments=arguments,
-            result=result[:300],
+            result=_logged(result),
             duration_s=mcp.duration_s,
             is_error=mcp.is_error,
             replayed=mcp.replayed,
@@ -546,3 +546,11 @@ class RunExecutor:
 
     def _next_plan(self) -> tuple[int, Path]:
         return next_plan(contained(self.workspace, PLANS_FOLDER))
+
+
+def _logged(result: str) -> str:
+    """A tool's answer as the run log keeps it: the first 300 characters, cut where no
+    credential is split into a fragment the log's redaction would no longer recognise."""
+    from squad.runtime.mcp_journal import bound_answer
+
+    return bound_answer(result, 300)[0]
