@@ -15,19 +15,24 @@ from pathlib import Path, PurePosixPath
 
 from squad.errors import PathEscapeError
 
-__all__ = ["check_name", "contained", "is_within", "resolve_inside", "run_lock"]
+__all__ = ["check_name", "contained", "is_within", "refuse_nul", "resolve_inside", "run_lock"]
+
+
+def refuse_nul(path: str, *, what: str = "path") -> str:
+    """``path`` unchanged, unless it holds a NUL byte: no file name can, and the system calls
+    would refuse it with a ValueError, not the clear error a caller can show (HTTP 400)."""
+    if "\x00" in path:
+        raise PathEscapeError(
+            f"{what} {path!r} contains a NUL byte (\\x00), which no file or folder name can "
+            "hold; send the path without it"
+        )
+    return path
 
 
 def check_name(name: str, *, what: str = "name") -> str:
     """A single path component that cannot climb, hide or jump: returned unchanged if safe."""
-    if (
-        not name
-        or name in (".", "..")
-        or "/" in name
-        or "\\" in name
-        or "\x00" in name
-        or name != name.strip()
-    ):
+    refuse_nul(name, what=what)
+    if not name or name in (".", "..") or "/" in name or "\\" in name or name != name.strip():
         raise PathEscapeError(f"{what} {name!r} is not a plain folder or file name")
     return name
 
@@ -73,6 +78,7 @@ def resolve_inside(base: Path, relative: str) -> Path:
 
     Links are allowed only where their target stays inside ``base``.
     """
+    refuse_nul(relative)
     pure = PurePosixPath(relative.replace("\\", "/"))
     if pure.is_absolute() or ".." in pure.parts:
         raise PathEscapeError(f"path {relative!r} must be relative to the workspace, without '..'")

@@ -44,3 +44,9 @@ def test_resolve_inside_refuses_a_link_leading_out(tmp_path: Path) -> None:
     (base / "escape").symlink_to(tmp_path)
     with pytest.raises(PathEscapeError, match="outside"):
         resolve_inside(base, "escape/secret")
+
+
+@pytest.mark.parametrize("relative", ["\x00", "a\x00b.md", "tasks/\x00/output.md"])
+def test_resolve_inside_refuses_a_nul_byte_naming_it(tmp_path: Path, relative: str) -> None:
+    with pytest.raises(PathEscapeError, match="NUL byte"):
+        resolve_inside(tmp_path, relative)

@@ -211,25 +211,46 @@ def get_folder(request: Request, squad: SquadName, path: FilePath = "") -> dict[
         raise WorkspaceError(f"cannot open folder {path!r}: {exc.strerror}") from None
 
 
+PREVIEW_MAX_BYTES = 128 * 1024
+"""The most of a file a preview reads, redacts and sends (the dashboard's and the API's).
+Redaction costs ~2.5-3 s of CPU a MB (``bench/redaction_scale.py``), so 128 KB bounds a
+preview's click near 0.3 s however large the file; 128 KB is ~2,500 lines of a log, more
+than a preview is read for. The whole file is for the machine's own tools (the notice says
+which): nothing sends it unredacted over HTTP."""
+
+
 @router.get("/squads/{squad}/file", response_model=schemas.Preview)
 def get_file(
     request: Request,
     squad: SquadName,
     path: Annotated[str, Query(min_length=1, max_length=MAX_PATH_CHARS)],
-    max_bytes: Annotated[int, Query(ge=1, le=5_000_000)] = 256_000,
+    max_bytes: Annotated[int, Query(ge=1, le=PREVIEW_MAX_BYTES)] = PREVIEW_MAX_BYTES,
 ) -> dict[str, Any]:
-    """A text file's preview (JSON pretty-printed; large files in part, ``truncated``);
+    """A text file's preview (JSON pretty-printed); of a file over ``max_bytes`` (at most
+    128 KB) only its start, ``truncated``, with a ``notice`` saying where the whole file is;
     credentials in it are shown as ``[REDACTED:<kind>]`` and counted in ``redacted``."""
     return file_preview(request, squad, path, max_bytes=max_bytes)
 
 
-def file_preview(request: Request, squad: str, path: str, *, max_bytes: int) -> dict[str, Any]:
+def file_preview(
+    request: Request, squad: str, path: str, *, max_bytes: int = PREVIEW_MAX_BYTES
+) -> dict[str, Any]:
     from squad.web.redaction import redacted_text
+    from squad.web.render import human_size
     from squad.workspace.inspect import preview
 
     found = _web(request).app.squads.locate(squad)
+    max_bytes = min(max_bytes, PREVIEW_MAX_BYTES)
     shown = preview(found.path, path, max_bytes=max_bytes).to_dict()
     shown["text"], shown["redacted"] = redacted_text(shown["text"])
+    shown["notice"] = None
+    if shown["truncated"]:
+        shown["notice"] = (
+            f"Showing the first {human_size(max_bytes)} of {human_size(shown['size'])}: a "
+            "preview reads no further. Open the whole file on the machine that runs squad: "
+            f"`squad ws show {found.squad} {shown['path']}`, or {shown['path']} in the "
+            "squad's workspace folder."
+        )
     return shown
 
 

@@ -8,6 +8,14 @@ server. Only ``/login`` is open, and it checks the token itself. Every response 
 that keep it out of frames, caches and other sites' referrers. WebSocket handshakes are
 refused (HTTP 403): nothing here speaks WebSocket, so nothing may be reached that way.
 
+Host and Origin are parsed, not matched as text: a Host is a name and an optional port of
+digits (``127.0.0.1:8765.evil.example`` is neither), and an Origin is exactly
+``http(s)://host[:port]``. An Origin must be the origin the request was sent to, the scheme's
+default port standing in for one the Host leaves out: another port on this machine is
+another site, and ``null`` (a sandboxed frame, a ``file:`` page, a cross-site redirect) or
+anything malformed is refused. A reverse proxy must therefore pass the browser's Host on
+(nginx: ``proxy_set_header Host $host;``) and list it in ``daemon.http.allowed_hosts``.
+
 A plain ASGI middleware, so server-sent event streams pass through unbuffered.
 """
 
@@ -15,14 +23,14 @@ from __future__ import annotations
 
 import hmac
 import json
+import re
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from http.cookies import CookieError, SimpleCookie
 from typing import Any
-from urllib.parse import urlsplit
 
 from squad.web.tokens import Session, Tokens
 
-__all__ = ["COOKIE", "CSRF_HEADER", "Guard", "host_name"]
+__all__ = ["COOKIE", "CSRF_HEADER", "Guard", "host_name", "parse_host", "parse_origin"]
 
 COOKIE = "squad_session"
 CSRF_HEADER = "x-csrf-token"
@@ -59,6 +67,38 @@ def host_name(value: str) -> str:
     return value.partition(":")[0]
 
 
+_HOST = re.compile(r"(?P<name>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(?::(?P<port>[0-9]{1,5}))?")
+_ORIGIN = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://(?P<host>.*)", re.DOTALL)
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def parse_host(value: str) -> tuple[str, int | None] | None:
+    """The name (lower-cased, IPv6 without brackets) and port of a Host header, or None when
+    it is not ``name[:port]`` (``127.0.0.1:8765.evil.example``, ``a@b``, ``x:99999``)."""
+    found = _HOST.fullmatch(value.strip())
+    if found is None:
+        return None
+    port = None if found["port"] is None else int(found["port"])
+    if port is not None and port > 65_535:
+        return None
+    return host_name(found["name"]), port
+
+
+def parse_origin(value: str) -> tuple[str, str, int] | None:
+    """The scheme, host and port of an ``Origin`` header (``http://[::1]:8765`` ->
+    ``("http", "::1", 8765)``, the scheme's default port if none), or None for anything but
+    an http(s) origin exactly as browsers send it: ``null``, a path, user info, no host."""
+    found = _ORIGIN.fullmatch(value)
+    if found is None or found["scheme"].lower() not in _DEFAULT_PORTS:
+        return None
+    scheme = found["scheme"].lower()
+    host = parse_host(found["host"]) if found["host"] == found["host"].strip() else None
+    if host is None:
+        return None
+    name, port = host
+    return scheme, name, _DEFAULT_PORTS[scheme] if port is None else port
+
+
 class Guard:
     """ASGI middleware enforcing the rules in the module docstring."""
 
@@ -77,7 +117,8 @@ class Guard:
         headers = _headers(scope)
         send = _with_security_headers(send)
         host = headers.get("host", "")
-        if host_name(host) not in self.allowed_hosts:
+        authority = parse_host(host)
+        if authority is None or authority[0] not in self.allowed_hosts:
             await _refuse(
                 send,
                 400,
@@ -103,7 +144,7 @@ class Guard:
             )
             return
         if session is not None and scope.get("method", "GET") not in _SAFE:
-            problem = self._csrf_problem(headers, session)
+            problem = self._csrf_problem(headers, session, authority)
             if problem is not None:
                 await _refuse(send, 403, problem, headers)
                 return
@@ -120,18 +161,30 @@ class Guard:
         morsel = jar.get(COOKIE)
         return None if morsel is None else self.tokens.session(morsel.value)
 
-    def _csrf_problem(self, headers: dict[str, str], session: Session) -> str | None:
+    def _csrf_problem(
+        self, headers: dict[str, str], session: Session, authority: tuple[str, int | None]
+    ) -> str | None:
         origin = headers.get("origin")
-        if (
-            origin
-            and origin != "null"
-            and host_name(urlsplit(origin).netloc) not in self.allowed_hosts
-        ):
-            return f"cross-site request from {origin!r} refused"
+        if origin is not None and not _same_origin(origin, authority):
+            return (
+                f"cross-site request from {origin!r} refused: only a page of this server "
+                f"({headers.get('host', '')!r}) may change anything"
+            )
         sent = headers.get(CSRF_HEADER, "")
         if not hmac.compare_digest(sent.encode(), session.csrf.encode()):
             return "missing or wrong CSRF token (X-CSRF-Token); reload the page and try again"
         return None
+
+
+def _same_origin(origin: str, authority: tuple[str, int | None]) -> bool:
+    """Whether ``origin`` names the server the request was sent to (``authority``, from its
+    Host header); a Host without a port is on the default port of the origin's scheme."""
+    parsed = parse_origin(origin)
+    if parsed is None:
+        return False
+    scheme, name, port = parsed
+    host, host_port = authority
+    return name == host and port == (_DEFAULT_PORTS[scheme] if host_port is None else host_port)
 
 
 def _headers(scope: Scope) -> dict[str, str]:

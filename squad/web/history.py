@@ -188,6 +188,10 @@ def run_diff(
     paths: list[str] | None = None,
     stat_only: bool = False,
 ) -> RunDiffView:
+    from squad.paths import refuse_nul
+
+    for path in paths or []:
+        refuse_nul(path)  # it would match no file: say so rather than show "no difference"
     return diff_view(app.runs.diff(run_id, other, paths=paths or [], stat_only=stat_only))
 
 

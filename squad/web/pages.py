@@ -276,7 +276,7 @@ def preview_fragment(
     from squad.web.api import file_preview
 
     found = _web(request).app.squads.locate(squad)
-    shown = file_preview(request, found.squad, path, max_bytes=256_000)
+    shown = file_preview(request, found.squad, path)
     try:
         st = (found.path / shown["path"]).lstat()
         mtime: str | None = datetime.fromtimestamp(st.st_mtime, tz=UTC).isoformat()

@@ -260,6 +260,8 @@ class Preview(_Open):
     truncated: bool
     language: str
     redacted: int
+    notice: str | None = None
+    """Set when ``truncated``: how much is shown and where the whole file is."""
 
 
 class ContextLine(_Open):

@@ -191,3 +191,73 @@ def test_the_daemon_settings_can_turn_the_mcp_endpoint_off(tmp_path: Path) -> No
     (tmp_path / "configs" / "settings.yaml").write_text("daemon:\n  http:\n    mcp: false\n")
     off = Settings.load({"SQUAD_HOME": str(tmp_path / "home")}, cwd=tmp_path)
     assert off.daemon.http.mcp is False
+
+
+def _initialize(url: str, token: str) -> httpx.Response:
+    """Open a session the way every client does: an ``initialize`` with no session id."""
+    return httpx.post(
+        url,
+        headers={
+            "Authorization": f"Bearer {token}",
+            "Accept": "application/json, text/event-stream",
+        },
+        json={
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "probe", "version": "1"},
+            },
+        },
+        timeout=30,
+    )
+
+
+def _ping(url: str, token: str, session: str) -> int:
+    """The status of a request in ``session``: 404 once the server has forgotten it."""
+    return httpx.post(
+        url,
+        headers={
+            "Authorization": f"Bearer {token}",
+            "Accept": "application/json, text/event-stream",
+            "Mcp-Session-Id": session,
+            "Mcp-Protocol-Version": "2025-06-18",
+        },
+        json={"jsonrpc": "2.0", "id": 2, "method": "ping", "params": {}},
+        timeout=30,
+    ).status_code
+
+
+def test_idle_mcp_sessions_expire_and_their_number_is_capped(tmp_path: Path) -> None:
+    """Sessions a client opens and leaves (300 of them grew the daemon 7 MB, issue 30) end
+    after the idle timeout, and past the cap a new one is refused (503) rather than kept:
+    here a 2 s timeout and a cap of 3, on a real server."""
+    from squad.mcp.http import mcp_endpoint
+
+    app = App.open(example_settings(tmp_path))
+    control = LocalControl(app)
+    extension = mcp_endpoint(session_idle_timeout=2.0, max_sessions=3)
+    server = WebServer(app, control, host="127.0.0.1", port=0, extensions=[extension])
+    bound = server.start()
+    url, token = f"{bound.url}mcp", load_or_create_token(app.settings.home)
+    try:
+        opened = [_initialize(url, token) for _ in range(3)]
+        assert [r.status_code for r in opened] == [200, 200, 200]
+        sessions = [r.headers["mcp-session-id"] for r in opened]
+        assert [_ping(url, token, s) for s in sessions] == [200, 200, 200]
+        refused = _initialize(url, token)
+        assert refused.status_code == 503
+        assert "Too many open sessions" in refused.text
+        # Asking for a new session touches none of the old ones (a ping would keep them alive)
+        again = _wait_for(
+            lambda: (r := _initialize(url, token)).status_code == 200 and r,
+            "room for a new session once the idle ones expire",
+        )
+        assert again.headers["mcp-session-id"] not in sessions
+        assert [_ping(url, token, s) for s in sessions] == [404, 404, 404]
+    finally:
+        server.stop()
+        control.close(30)
+        app.close()

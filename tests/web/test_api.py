@@ -253,13 +253,45 @@ def test_file_preview_of_a_large_file_is_partial_and_says_so(
     served: Served, scratch: tuple[Path, str]
 ) -> None:
     folder, name = scratch
-    (folder / "big.log").write_text("x" * 300_000, encoding="ascii")
+    (folder / "big.log").write_text("x" * 2_000_000, encoding="ascii")
     data = get(served, "/api/v1/squads/docs-site/file", path=f"{name}/big.log")
     assert data["truncated"] is True
-    assert data["size"] == 300_000
-    assert len(data["text"]) == 256_000
+    assert data["size"] == 2_000_000
+    assert len(data["text"]) == 128 * 1024
+    assert "first 128.0 KB of 1.9 MB" in data["notice"]
+    assert f"squad ws show docs-site {name}/big.log" in data["notice"]
     small = get(served, "/api/v1/squads/docs-site/file", path=f"{name}/big.log", max_bytes=10)
     assert (small["text"], small["truncated"]) == ("x" * 10, True)
+    whole = get(served, "/api/v1/squads/docs-site/file", path=f"{name}/big.log", max_bytes=20)
+    assert "first 20 B" in whole["notice"]
+
+
+def test_file_preview_reads_and_redacts_no_more_than_its_cap(
+    served: Served, scratch: tuple[Path, str]
+) -> None:
+    """A 2 MB file cost 12.9 s of server CPU to preview whole (issue 30): a preview is the
+    first 128 KB, and asking for more is refused, naming the cap."""
+    folder, name = scratch
+    (folder / "big.log").write_text("x" * 2_000_000, encoding="ascii")
+    response = served.client.get(
+        "/api/v1/squads/docs-site/file", params={"path": f"{name}/big.log", "max_bytes": 2_000_000}
+    )
+    assert response.status_code == 422
+    assert "131072" in response.text
+    page = served.client.get("/squads/docs-site/preview", params={"path": f"{name}/big.log"})
+    assert page.status_code == 200
+    assert page.text.count("x") < 140_000
+    assert "Showing the first 128.0 KB of 1.9 MB" in page.text
+    assert f"squad ws show docs-site {name}/big.log" in page.text
+
+
+def test_file_preview_of_a_small_file_has_no_notice(
+    served: Served, scratch: tuple[Path, str]
+) -> None:
+    folder, name = scratch
+    (folder / "small.log").write_text("hello\n", encoding="ascii")
+    data = get(served, "/api/v1/squads/docs-site/file", path=f"{name}/small.log")
+    assert (data["truncated"], data["notice"]) == (False, None)
 
 
 def test_workspace_search_gives_the_span_of_every_match(

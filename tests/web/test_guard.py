@@ -116,7 +116,16 @@ def test_static_files_need_a_session_too(served: Served, browser: Browser) -> No
 
 @pytest.mark.parametrize(
     "host",
-    ["evil.example", "evil.example:{port}", "127.0.0.1.evil.example:{port}", "localhost.evil", "0"],
+    [
+        "evil.example",
+        "evil.example:{port}",
+        "127.0.0.1.evil.example:{port}",
+        "127.0.0.1:{port}.evil.example",
+        "localhost:{port}@evil.example",
+        "[::1]:{port}.evil.example",
+        "localhost.evil",
+        "0",
+    ],
 )
 def test_a_host_header_not_naming_this_server_is_400_even_with_the_token(
     served: Served, host: str
@@ -280,11 +289,31 @@ def test_the_csrf_token_of_another_session_is_refused(
 
 
 @pytest.mark.parametrize(
-    "origin", ["https://evil.example", "http://127.0.0.1.evil.example", "http://localhost.evil:80"]
+    "origin",
+    [
+        "https://evil.example",
+        "http://127.0.0.1.evil.example",
+        "http://localhost.evil:80",
+        "http://127.0.0.1:{port}.evil.example",  # the name a suffix away from this server's
+        "http://127.0.0.1:{port}@evil.example",
+        "http://[::1]:{port}.evil.example",
+        "http://127.0.0.1:{other_port}",  # another server on this machine
+        "http://localhost:{port}",  # another site than the page's 127.0.0.1 to a browser
+        "null",  # a sandboxed frame, a file: page, a cross-site redirect
+        "ftp://127.0.0.1:{port}",
+        "127.0.0.1:{port}",
+        "http://127.0.0.1:{port}/path",
+        "http://127.0.0.1:",
+        "http://",
+        "",
+    ],
 )
 def test_a_cross_site_origin_is_403_even_with_the_csrf_token(
     served: Served, browser: Browser, namespace: int, origin: str
 ) -> None:
+    port = urlsplit(served.url).port
+    assert port is not None
+    origin = origin.format(port=port, other_port=port + 1 if port < 65535 else port - 1)
     response = browser.post(
         f"/memory/namespaces/{namespace}",
         {"enabled": "true"},
@@ -295,13 +324,27 @@ def test_a_cross_site_origin_is_403_even_with_the_csrf_token(
     assert not namespace_enabled(served, namespace)
 
 
+@pytest.mark.parametrize(
+    ("host", "origin"),
+    [
+        ("127.0.0.1:{port}", "http://127.0.0.1:{port}"),
+        ("localhost:{port}", "http://LocalHost:{port}"),
+        ("[::1]:{port}", "http://[::1]:{port}"),
+        ("localhost", "https://localhost"),  # a proxy passing on its Host, TLS on 443
+    ],
+)
 def test_a_same_origin_post_with_the_csrf_token_goes_through(
-    served: Served, browser: Browser, namespace: int
+    served: Served, browser: Browser, namespace: int, host: str, origin: str
 ) -> None:
+    port = urlsplit(served.url).port
     response = browser.post(
         f"/memory/namespaces/{namespace}",
         {"enabled": "true"},
-        **{"X-CSRF-Token": browser.csrf, "Origin": served.url.rstrip("/")},
+        **{
+            "X-CSRF-Token": browser.csrf,
+            "Host": host.format(port=port),
+            "Origin": origin.format(port=port),
+        },
     )
     assert response.status_code == 200
     assert namespace_enabled(served, namespace)

@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterator
 
 from squad.text.secrets._named import PASSWORD_WORDS_KO, SECRET_WORDS_EN, SECRET_WORDS_KO
+from squad.text.secrets._scan import NextNewline
 from squad.text.secrets._values import (
     ADDRESS,
     BY_CONTEXT,
@@ -160,11 +161,11 @@ _LIST_WINDOW = 240
 def _windowed(text: str, cue: re.Pattern[str], value: re.Pattern[str]) -> Iterator[re.Match[str]]:
     """The ``value`` matches that start within the window after each ``cue``, each run to its
     own end (so a redacted copy, shorter, brings no more of it into the window)."""
-    done = 0
+    done, next_newline = 0, NextNewline(text)
     for m in cue.finditer(text):
         pos, window = max(m.end(), done), _line_end(text, m.end(), _LIST_WINDOW)
         while pos < window and (found := value.search(text, pos, window)) is not None:
-            line = text.find("\n", found.start())
+            line = next_newline(found.start())
             whole = value.match(text, found.start(), line if line >= 0 else len(text))
             found = whole or found
             yield found

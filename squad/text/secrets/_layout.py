@@ -107,7 +107,7 @@ _USER_THEN_VALUE = re.compile(
 
 def _lines(text: str) -> Iterator[Candidate]:
     for cue in _LOGIN.finditer(text):
-        line_end = text.find("\n", cue.end())
+        line_end = text.find("\n", cue.end(), cue.end() + 61)  # no further: see below
         if line_end < 0 or line_end - cue.end() > 60:
             continue
         m = _USER_THEN_VALUE.match(text, line_end)

@@ -119,8 +119,9 @@ def _commands(text: str) -> Iterator[Candidate]:
             if check(m["v"]):
                 yield 1, *m.span("v"), kind
     for m in _MYSQL_P.finditer(text):
-        line_start = text.rfind("\n", 0, m.start()) + 1
-        if not _MYSQL_CONTEXT.search(text, max(line_start, m.start() - 200), m.start()):
+        reach = max(0, m.start() - 200)  # only as far back as "mysql" is looked for
+        line_start = text.rfind("\n", reach, m.start()) + 1
+        if not _MYSQL_CONTEXT.search(text, max(line_start, reach), m.start()):
             continue  # mkdir -p, docker run -p8080:80
         group = next(g for g in ("sq", "dq", "uq") if m[g] is not None)
         if userinfo(m[group]):
@@ -202,8 +203,9 @@ def _plain_word(text: str, m: re.Match[str], korean: bool = False) -> int:
 
 def _determined(text: str, m: re.Match[str]) -> bool:
     """Whether "password" has a possessive or article before it: "the wifi password is"."""
-    line_start = text.rfind("\n", 0, m.start("word")) + 1
-    start = max(line_start, m.start("word") - 80)
+    reach = max(0, m.start("word") - 80)  # only as far back as the determiner is looked for
+    line_start = text.rfind("\n", reach, m.start("word")) + 1
+    start = max(line_start, reach)
     return _DETERMINER.search(text, start, m.start("word")) is not None
 
 

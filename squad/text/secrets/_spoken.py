@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterator
 
 from squad.text.secrets._named import PASSWORD_WORDS_EN, PASSWORD_WORDS_KO
+from squad.text.secrets._scan import NextNewline
 from squad.text.secrets._values import (
     ADDRESS,
     BY_CONTEXT,
@@ -262,7 +263,7 @@ def _phrases(text: str) -> Iterator[Candidate]:
             if not any(w in FUNCTION_WORDS for w in m[0].split()):
                 yield BY_CONTEXT, *m.span(), "seed_phrase"
     for cue in _DICEWARE_CUE.finditer(text):
-        end = text.find("\n", cue.end())
+        end = text.find("\n", cue.end(), cue.end() + _WINDOW)  # as far as the phrases below
         for m in _DICEWARE.finditer(text, cue.end(), min(len(text), cue.end() + _WINDOW)):
             if end < 0 or m.start() < end:
                 yield BY_CONTEXT, *m.span(), "password_context"
@@ -283,8 +284,9 @@ _BITLOCKER = re.compile(r"(?<![\d-])\d{6}(?:-\d{6}){7}(?![\d-])")
 
 
 def _listed(text: str) -> Iterator[Candidate]:
+    next_newline = NextNewline(text)
     for cue in _LIST_CUE.finditer(text):
-        pos = text.find("\n", cue.end())
+        pos = next_newline(cue.end())
         while pos >= 0:
             line_end = text.find("\n", pos + 1)
             line_end = len(text) if line_end < 0 else line_end

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import re
 from collections.abc import Callable, Iterator
 
@@ -301,14 +302,20 @@ def _encodes_words(value: str) -> bool:
     )
 
 
+_NAME_REACH = 40
+"""How far before a blob its name (``sha256``, ``etag``, ``id``...) is looked for."""
+
+
 def _blobs(text: str) -> Iterator[Candidate]:
+    blocks = _PemBlocks(text)
     for m in _BLOB.finditer(text):
         if not _base64_blob(m["v"]):
             continue
-        line_start = text.rfind("\n", 0, m.start()) + 1
-        if _DATA_NAME.search(text, max(line_start, m.start() - 40), m.start()):
+        reach = max(0, m.start() - _NAME_REACH)  # only as far back as the name may be
+        line_start = text.rfind("\n", reach, m.start()) + 1
+        if _DATA_NAME.search(text, max(line_start, reach), m.start()):
             continue
-        if in_public_block(text, m.start()):
+        if _public_before(text, m.start()) or blocks.public(m.start()):
             continue
         yield 3, m.start(), m.end(), "base64_token"
 
@@ -326,12 +333,52 @@ _PUBLIC_BEFORE = re.compile(
 def in_public_block(text: str, pos: int) -> bool:
     """Whether ``pos`` starts public data: the body of a PEM public key or certificate, an SSH
     public key, a key fingerprint (``SHA256:...``)."""
-    if _PUBLIC_BEFORE.search(text, max(0, pos - 40), pos):
+    if _public_before(text, pos):
         return True
-    begin = text.rfind("-----BEGIN ", 0, pos)
-    if begin < 0 or text.find("-----END ", begin, pos) >= 0:
+    begin = text.rfind(_BEGIN, 0, pos)
+    if begin < 0 or text.find(_END, begin, pos) >= 0:
         return False
     return _PUBLIC_BEGIN.match(text, begin) is not None
+
+
+def _public_before(text: str, pos: int) -> bool:
+    return _PUBLIC_BEFORE.search(text, max(0, pos - 40), pos) is not None
+
+
+_BEGIN, _END = "-----BEGIN ", "-----END "
+
+
+class _PemBlocks:
+    """The PEM block each position of one text is in, as :func:`in_public_block` finds it,
+    from the text's ``-----BEGIN``/``-----END`` lines found once: asking for each blob of a
+    long text would scan back through all of it every time (quadratic)."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._begins = _starts(text, _BEGIN)
+        self._ends = _starts(text, _END) if self._begins else []
+
+    def public(self, pos: int) -> bool:
+        """Whether ``pos`` is inside a PEM public key or certificate (its BEGIN line before
+        ``pos``, and no END line between the two)."""
+        i = bisect.bisect_right(self._begins, pos - len(_BEGIN)) - 1
+        if i < 0:
+            return False
+        begin = self._begins[i]
+        j = bisect.bisect_left(self._ends, begin)
+        if j < len(self._ends) and self._ends[j] <= pos - len(_END):
+            return False
+        return _PUBLIC_BEGIN.match(self._text, begin) is not None
+
+
+def _starts(text: str, marker: str) -> list[int]:
+    """Where ``marker`` occurs in ``text``, overlapping occurrences too, in order."""
+    found: list[int] = []
+    at = text.find(marker)
+    while at >= 0:
+        found.append(at)
+        at = text.find(marker, at + 1)
+    return found
 
 
 # -- public to the package ---------------------------------------------------------------
