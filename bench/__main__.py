@@ -228,6 +228,25 @@ def bench_history(notes: list[str]) -> list[Result]:
     return results
 
 
+def bench_redaction(notes: list[str]) -> list[Result]:
+    """Credential redaction at 2 MB against eight times its cost at 0.25 MB, per kind of text
+    (``bench.redaction_scale``, a fresh process): 1.0x is linear."""
+    from bench.redaction_scale import TARGET
+
+    figures = run_json("bench.redaction_scale")
+    results = []
+    for name, row in figures.items():
+        small = row["s_per_mb@0.25"] * 0.25
+        results.append(
+            Result(f"redact 2 MB, {name}", row["s_per_mb@2"] * 2, "8 x 0.25 MB", 8 * small, TARGET)
+        )
+    notes.append(
+        "redaction CPU s/MB at 2 MB: "
+        + ", ".join(f"{name} {row['s_per_mb@2']:.2f}" for name, row in figures.items())
+    )
+    return results
+
+
 def main() -> int:
     notes: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -245,6 +264,7 @@ def main() -> int:
             *bench_parallel(notes),
             *bench_cluster(notes),
             *bench_history(notes),
+            *bench_redaction(notes),
         ]
     print(f"{'benchmark':28} {'measured':>10} {'baseline':>29} {'ratio':>7} {'target':>7}")
     failed = 0
