@@ -144,8 +144,12 @@ class RunExecutor:
         telemetry: Telemetry = NO_TELEMETRY,
         trace_parent: Span | None = None,
         outputs: str = "tasks",
+        epoch: int | None = None,
     ) -> None:
         self.spec = spec
+        self.epoch = epoch
+        """The cluster node's claim of the run (None outside a cluster): every step's store
+        writes carry it, and the database refuses them once another node has claimed the run."""
         self.outputs = outputs
         """Where the run's task outputs go: ``tasks``, or ``runs/<run-id>/tasks`` for a run
         approved after newer runs of its squad finished (theirs are kept)."""
@@ -215,6 +219,9 @@ class RunExecutor:
         messages, self._pending.messages = ({} if aborted else self._messages), {}
         for agent, items in messages.items():
             writes.insert(0, self._message_write(agent, items))
+        if writes and self.epoch is not None and not aborted:
+            epoch = self.epoch
+            writes.insert(0, lambda store: store.runs.check_fence(self.run_id, epoch))
         if writes:
             with self.store.batch(f"{action} of run {self.run_id!r}"):
                 for write in writes:
@@ -354,6 +361,7 @@ class RunExecutor:
                 error=error,
                 output=output,
                 rounds=rounds,
+                epoch=self.epoch,
             )
         )
         self.flush(f"record task {task.id!r}")
