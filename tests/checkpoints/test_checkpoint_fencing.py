@@ -71,8 +71,6 @@ def test_a_checkpoint_from_an_older_claim_of_the_run_is_refused(store_url: str) 
             with checkpoints.saver(Fence(run_id, new)) as saver:
                 app = _graph(effects).compile(checkpointer=saver)
                 assert app.get_state(config).values == {"done": ["first"]}
-                assert app.invoke(None, config, durability="sync") == {
-                    "done": ["first", "second"]
-                }
+                assert app.invoke(None, config, durability="sync") == {"done": ["first", "second"]}
         finally:
             checkpoints.close()
