@@ -81,6 +81,13 @@ class RunStateStore:
                 raise StoreError(f"cannot {action}: no run with id {run_id!r}")
             return int(conn.execute(select(RUNS.c.epoch).where(RUNS.c.id == run_id)).scalar_one())
 
+    def rebind_job(self, run_id: str, old: str, new: str) -> bool:
+        """The run's cluster job is ``new`` now, if it was still ``old`` (one statement, so
+        of two nodes recovering one run only one rebinds it)."""
+        with transaction(self._engine, f"rebind run {run_id!r} to job {new!r}") as conn:
+            statement = update(RUNS).where(RUNS.c.id == run_id, RUNS.c.job == old)
+            return bool(conn.execute(statement.values(job=new)).rowcount)
+
     def check_fence(self, run_id: str, epoch: int | None) -> None:
         """RunFenced unless ``epoch`` is still the run's (None: no claim to check). Inside a
         store batch it is part of the batch's transaction, and holds the run's row until it
