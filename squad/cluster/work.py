@@ -246,12 +246,12 @@ class NodeWork:
             active.run_id = record.id
             if decision is not None and (job.attempts == 0 or _awaiting(record)):
                 task, approved, reason = decision
-                runner.claim(record.id)
+                runner.claim(record.id, job=str(job.id))
                 result = runner.approve(
                     record.id, str(task), approved=bool(approved), reason=reason
                 )
             else:
-                result = self._continue(runner, record, workspace)
+                result = self._continue(runner, record, workspace, job)
         else:
             existing = store.run_of_job(str(job.id))
             if existing is None:
@@ -265,14 +265,16 @@ class NodeWork:
             else:
                 active.run_id = existing.id
                 self._emit("run_resumed", squad=spec.name, run_id=existing.id, job=job.id)
-                result = self._continue(runner, existing, workspace)
+                result = self._continue(runner, existing, workspace, job)
         active.run_id = result.run_id
         while self._auto_approve and result.awaiting and not runner.stop.is_set():
             self._emit("auto_approve", squad=spec.name, run_id=result.run_id, task=result.awaiting)
             result = runner.approve(result.run_id, result.awaiting, approved=True)
         return result
 
-    def _continue(self, runner: SquadRunner, record: RunRecord, workspace: Path) -> RunResult:
+    def _continue(
+        self, runner: SquadRunner, record: RunRecord, workspace: Path, job: JobInfo
+    ) -> RunResult:
         """Resume a run from its checkpoint; one without any starts over; one that ended (or
         waits for a person) is reported as it is."""
         from squad.runtime.runner import RunResult
@@ -288,7 +290,9 @@ class NodeWork:
                 error=record.error,
                 awaiting=summary.get("awaiting"),
             )
-        runner.claim(record.id)  # before the squad's lock: a frozen holder is fenced now
+        # Claimed before the squad's lock is taken: a frozen holder is fenced now, and the
+        # run names this job (a run whose named job is over gets recovered, see the node).
+        runner.claim(record.id, job=str(job.id))
         if runner.has_checkpoint(record.id):
             return runner.resume(record.id)
         return runner.start_over(record.id)
@@ -302,7 +306,7 @@ class NodeWork:
         run_id = args.get("run_id")
         record = store.get_run(str(run_id)) if run_id else store.run_of_job(str(job.id))
         if record is not None and not record.status.is_terminal:
-            epoch = store.runs.claim(record.id, self.owner)
+            epoch = store.runs.claim(record.id, self.owner, job=str(job.id))
             store.update_run(
                 record.id, status=RunStatus.FAILED, error=f"gave up: {why}", epoch=epoch
             )

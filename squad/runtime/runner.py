@@ -144,16 +144,17 @@ class SquadRunner:
                 self.claim(run.id)
             return self._start(spec, workspace, run.id, goal, model, trigger)
 
-    def claim(self, run_id: str) -> int:
-        """Claim run ``run_id`` for :attr:`owner` (a cluster node): its epoch goes up, so
-        whoever held it before can write to it no more; this runner's writes carry the new
-        epoch. Done before the squad's run lock is taken: a node frozen while it holds that
-        lock is fenced even while it keeps the lock."""
+    def claim(self, run_id: str, *, job: str | None = None) -> int:
+        """Claim run ``run_id`` for :attr:`owner` (a cluster node; ``job`` the cluster job
+        the run names from now on): its epoch goes up, so whoever held it before can write
+        to it no more; this runner's writes carry the new epoch. A cluster node claims
+        before it takes the squad's run lock: a node frozen while it holds that lock is
+        fenced even while it keeps the lock."""
         from squad.checkpoints.base import Fence
 
         if self.owner is None:
             raise UsageError("only a cluster node's runner claims runs")
-        epoch = self.store.runs.claim(run_id, self.owner)
+        epoch = self.store.runs.claim(run_id, self.owner, job=job)
         self.fence = Fence(run_id, epoch)
         return epoch
 

@@ -69,14 +69,16 @@ class RunStateStore:
 
     # claims of runs (fencing)
 
-    def claim(self, run_id: str, owner: str) -> int:
-        """Node ``owner`` takes run ``run_id``: its epoch goes up by one, in one statement,
-        and the new epoch is the token the node's writes to the run carry from now on."""
+    def claim(self, run_id: str, owner: str, *, job: str | None = None) -> int:
+        """Node ``owner`` takes run ``run_id`` (for cluster job ``job``, which the run names
+        from now on): its epoch goes up by one, in one statement, and the new epoch is the
+        token the node's writes to the run carry from now on."""
         action = f"claim run {run_id!r} for node {owner!r}"
+        values: dict[str, Any] = {"epoch": RUNS.c.epoch + 1, "owner": owner}
+        if job is not None:
+            values["job"] = job
         with transaction(self._engine, action) as conn:
-            changed = conn.execute(
-                update(RUNS).where(RUNS.c.id == run_id).values(epoch=RUNS.c.epoch + 1, owner=owner)
-            ).rowcount
+            changed = conn.execute(update(RUNS).where(RUNS.c.id == run_id).values(values)).rowcount
             if not changed:
                 raise StoreError(f"cannot {action}: no run with id {run_id!r}")
             return int(conn.execute(select(RUNS.c.epoch).where(RUNS.c.id == run_id)).scalar_one())

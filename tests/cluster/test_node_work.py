@@ -132,6 +132,18 @@ def test_a_run_lost_before_its_first_checkpoint_starts_over_on_the_same_record(
     assert [r.id for r in app.store.list_runs("relay")] == [record.id]
 
 
+def test_a_job_that_resumes_a_run_claims_it_and_the_run_names_that_job(
+    work: NodeWork, app: App, counting: Counting
+) -> None:
+    record = app.store.create_run("relay", trigger="test", job="11")
+    app.store.update_run(record.id, status=RunStatus.INTERRUPTED)
+    result = work.run_job(job(12), {**ARGS, "run_id": record.id})
+    assert result == {"run_id": record.id, "status": "succeeded"}
+    found = app.store.get_run(record.id)
+    assert found is not None
+    assert (found.job, found.epoch, found.owner) == ("12", 1, work.owner)
+
+
 def test_a_stopping_node_hands_its_run_over_at_the_next_checkpoint(
     work: NodeWork, app: App, counting: Counting
 ) -> None:

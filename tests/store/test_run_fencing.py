@@ -25,7 +25,10 @@ def test_each_claim_raises_the_epoch_and_names_its_node(store: Store) -> None:
     assert store.runs.claim(run_id, "n1") == 1
     assert store.runs.claim(run_id, "n2") == 2
     found = store.get_run(run_id)
-    assert found is not None and (found.epoch, found.owner) == (2, "n2")
+    assert found is not None and (found.epoch, found.owner, found.job) == (2, "n2", "7")
+    assert store.runs.claim(run_id, "n3", job="9") == 3  # a later job of the run claims it
+    rebound = store.get_run(run_id)
+    assert rebound is not None and (rebound.owner, rebound.job) == ("n3", "9")
 
 
 def test_a_write_with_an_older_claim_is_refused_and_changes_nothing(store: Store) -> None:
