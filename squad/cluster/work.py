@@ -14,12 +14,15 @@ A node whose heartbeat has failed for most of the stall timeout does the same (i
 itself), so that by the time the others take it for lost it starts no step of its own.
 
 That is the node's own courtesy; the guarantee is the database's. Every attempt that drives
-a run first *claims* it (``runs.epoch`` goes up, ``runs.owner`` names the node), and every
-write of the run's state the attempt makes (its status and end, its task rows, its
-checkpoints) carries that epoch and is refused once a newer claim exists
-(:class:`~squad.errors.RunFenced`). A node frozen past the stall timeout (SIGSTOP, a GC
-pause, a frozen VM) finds, when it wakes, its first write refused: it stops the run where it
-is, marks nothing, and leaves the job, which is another node's now, alone.
+a run *claims* it once it holds the squad's run lock (``runs.epoch`` goes up, ``runs.owner``
+and ``runs.job`` name the node and the job), and every write of the run's state the attempt
+makes (its status and end, its task rows, its checkpoints) carries that epoch and is
+refused once a newer claim exists (:class:`~squad.errors.RunFenced`). A node that finds the
+lock held by the run's owner, silent for :data:`FENCE_AFTER_STALLS` stall timeouts (frozen
+by SIGSTOP, a GC pause, a frozen VM; cut off), claims the run without the lock: the owner,
+when it wakes, finds its first write refused, stops the run where it is, marks nothing,
+lets the lock go and leaves the job, which is another node's now, alone. An owner that was
+only slow beats again before that and finishes its run; the job then finds it ended.
 
 A job that finds its squad's run lock held by another process (a node frozen with it, a
 local ``squad run``) waits for it without using up an attempt: it goes back to the queue
@@ -55,6 +58,10 @@ Emit = Callable[..., object]
 BUSY_RETRY_S = 2.0
 """How long a run job waits before going back to the queue when the database is unreachable."""
 LOCK_WAIT_MAX_S = 10.0
+FENCE_AFTER_STALLS = 2.0
+"""A node that finds its run's lock held by the run's owner claims the run (fencing the owner
+off it) once the owner has not beaten for this many stall timeouts: a node that was only
+slow (a load spike) beats again well before that and keeps its run."""
 
 
 def wait_s(stall_timeout_s: float) -> float:
@@ -70,6 +77,8 @@ class _Active:
     since: datetime
     runner: SquadRunner
     run_id: str | None = None
+    found_ended: bool = False
+    """The run had ended already (under an earlier attempt) when this one looked."""
 
 
 class NodeWork:
@@ -169,7 +178,7 @@ class NodeWork:
             self._emit("run_dropped", squad=squad, job=job.id, reason=str(exc))
             return {"dropped": str(exc)}
         runner = self._app.runner()
-        runner.owner = self.owner
+        runner.owner, runner.job = self.owner, str(job.id)
         active = _Active(job, squad, datetime.now(UTC), runner)
         with self._lock:
             self._active[job.id] = active
@@ -177,7 +186,7 @@ class NodeWork:
         try:
             result = self._drive(runner, job, args, spec, workspace, active)
         except SquadBusy as exc:  # another process holds the squad (frozen, or a `squad run`)
-            return self._wait_for_lock(job, squad, exc)
+            return self._wait_for_lock(job, squad, exc, active.run_id)
         except RunFenced as exc:  # another node claimed the run since: it is theirs
             self._emit("run_fenced", squad=squad, job=job.id, run_id=exc.run_id, epoch=exc.epoch)
             return {"fenced": exc.run_id, "epoch": exc.epoch}
@@ -202,13 +211,19 @@ class NodeWork:
         if result.status == "interrupted":  # stopped at a checkpoint: another node goes on
             self._emit("run_handed_over", squad=squad, run_id=result.run_id, job=job.id)
             raise HandedOver(f"run {result.run_id} stopped at a checkpoint; its node is stopping")
+        if active.found_ended:  # it ended under another attempt (its holder was only slow)
+            self._emit("run_found_ended", squad=squad, job=job.id, run_id=result.run_id)
+            return {"run_id": result.run_id, "status": result.status}
         self._count(failed=result.status in ("failed", "stopped"))
         self._emit("run_end", squad=squad, job=job.id, **run_end_fields(result, started))
         return {"run_id": result.run_id, "status": result.status}
 
-    def _wait_for_lock(self, job: JobInfo, squad: str, busy: SquadBusy) -> dict[str, Any]:
+    def _wait_for_lock(
+        self, job: JobInfo, squad: str, busy: SquadBusy, run_id: str | None
+    ) -> dict[str, Any]:
         """Back to the queue for a while, no attempt used: the holder ends, dies or (frozen,
         then woken) finds itself fenced, and the squad's run lock is free again."""
+        fenced = self._fence_if_lost(job, run_id, busy)
         delay = wait_s(self._app.settings.cluster.stall_timeout_s)
         client = self._app.cluster
         try:
@@ -222,10 +237,30 @@ class NodeWork:
             squad=squad,
             job=job.id,
             holder=busy.run_id,
+            fenced=fenced,
             reason=str(busy),
             retry_in_s=None if moved else delay,
         )
         return {"waiting": str(busy)}
+
+    def _fence_if_lost(self, job: JobInfo, run_id: str | None, busy: SquadBusy) -> str | None:
+        """When the lock's holder is this very run's owner and that node has been silent for
+        :data:`FENCE_AFTER_STALLS` stall timeouts (frozen, cut off), claim the run: the
+        database refuses the owner's writes from now on, so it stops at its next one and
+        lets the lock go. The owner's name, or None when it was left alone."""
+        if run_id is None or busy.run_id != run_id:
+            return None
+        store = self._app.store
+        record = store.get_run(run_id)
+        if record is None or record.status.is_terminal or record.owner == self.owner:
+            return None
+        node = None if record.owner is None else store.cluster.get(record.owner)
+        if node is not None and node.stopped_at is None:
+            silent = (self._app.clock() - node.beat_at).total_seconds()
+            if silent <= FENCE_AFTER_STALLS * self._app.settings.cluster.stall_timeout_s:
+                return None
+        store.runs.claim(run_id, self.owner, job=str(job.id))
+        return record.owner or "?"
 
     def _drive(
         self,
@@ -246,12 +281,11 @@ class NodeWork:
             active.run_id = record.id
             if decision is not None and (job.attempts == 0 or _awaiting(record)):
                 task, approved, reason = decision
-                runner.claim(record.id, job=str(job.id))
                 result = runner.approve(
                     record.id, str(task), approved=bool(approved), reason=reason
                 )
             else:
-                result = self._continue(runner, record, workspace, job)
+                result = self._continue(runner, record, workspace, active)
         else:
             existing = store.run_of_job(str(job.id))
             if existing is None:
@@ -265,7 +299,7 @@ class NodeWork:
             else:
                 active.run_id = existing.id
                 self._emit("run_resumed", squad=spec.name, run_id=existing.id, job=job.id)
-                result = self._continue(runner, existing, workspace, job)
+                result = self._continue(runner, existing, workspace, active)
         active.run_id = result.run_id
         while self._auto_approve and result.awaiting and not runner.stop.is_set():
             self._emit("auto_approve", squad=spec.name, run_id=result.run_id, task=result.awaiting)
@@ -273,7 +307,7 @@ class NodeWork:
         return result
 
     def _continue(
-        self, runner: SquadRunner, record: RunRecord, workspace: Path, job: JobInfo
+        self, runner: SquadRunner, record: RunRecord, workspace: Path, active: _Active
     ) -> RunResult:
         """Resume a run from its checkpoint; one without any starts over; one that ended (or
         waits for a person) is reported as it is."""
@@ -281,6 +315,7 @@ class NodeWork:
         from squad.store.records import RunStatus
 
         if record.status.is_terminal or record.status is RunStatus.AWAITING_APPROVAL:
+            active.found_ended = record.status.is_terminal
             summary = record.summary or {}
             return RunResult(
                 record.id,
@@ -290,9 +325,6 @@ class NodeWork:
                 error=record.error,
                 awaiting=summary.get("awaiting"),
             )
-        # Claimed before the squad's lock is taken: a frozen holder is fenced now, and the
-        # run names this job (a run whose named job is over gets recovered, see the node).
-        runner.claim(record.id, job=str(job.id))
         if runner.has_checkpoint(record.id):
             return runner.resume(record.id)
         return runner.start_over(record.id)

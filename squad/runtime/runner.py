@@ -118,6 +118,8 @@ class SquadRunner:
         self.owner: str | None = None
         """The cluster node this runner works for (None outside a cluster): the runs it
         starts are claimed for it (:meth:`claim`), and their writes are fenced."""
+        self.job: str | None = None
+        """The cluster job this runner works for: a run it claims names that job."""
         self.fence: Fence | None = None
         """This runner's claim of a run: the store and checkpoint writes of that run carry
         its epoch and are refused once another node claims the run."""
@@ -144,17 +146,17 @@ class SquadRunner:
                 self.claim(run.id)
             return self._start(spec, workspace, run.id, goal, model, trigger)
 
-    def claim(self, run_id: str, *, job: str | None = None) -> int:
-        """Claim run ``run_id`` for :attr:`owner` (a cluster node; ``job`` the cluster job
-        the run names from now on): its epoch goes up, so whoever held it before can write
-        to it no more; this runner's writes carry the new epoch. A cluster node claims
-        before it takes the squad's run lock: a node frozen while it holds that lock is
-        fenced even while it keeps the lock."""
+    def claim(self, run_id: str) -> int:
+        """Claim run ``run_id`` for :attr:`owner` (a cluster node) and :attr:`job`: its
+        epoch goes up, so whoever held it before can write to it no more, and this runner's
+        writes carry the new epoch. Done once the squad's run lock is held (the lock's last
+        holder has let go of the run); a node that finds the lock held by a node lost for
+        long claims the run without the lock, to fence that node off it."""
         from squad.checkpoints.base import Fence
 
         if self.owner is None:
             raise UsageError("only a cluster node's runner claims runs")
-        epoch = self.store.runs.claim(run_id, self.owner, job=job)
+        epoch = self.store.runs.claim(run_id, self.owner, job=self.job)
         self.fence = Fence(run_id, epoch)
         return epoch
 
@@ -175,6 +177,8 @@ class SquadRunner:
         spec, workspace = self.squad_of(run.squad)
         require_prices(spec, self.model_factory, override=run.model)
         with run_slot(self.settings.locks_dir, run.squad, run_id, clock=self._clock):
+            if self.owner is not None:
+                self.claim(run_id)
             with self._graph_for(run_id) as (app, config):
                 if app.get_state(config).values:
                     raise UsageError(f"run {run_id!r} has a checkpoint; resume it instead")
@@ -229,6 +233,8 @@ class SquadRunner:
         require_prices(spec, self.model_factory, override=run.model)
         locks = self.settings.locks_dir
         with run_slot(locks, run.squad, run_id, clock=self._clock):
+            if self.owner is not None:
+                self.claim(run_id)
             settle_dead_runs(self.store, locks, squad=run.squad, holding=True)
             with self._graph_for(run_id) as (app, config):
                 if not app.get_state(config).values:
