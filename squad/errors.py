@@ -13,6 +13,8 @@ code the CLI returns for it, so the CLI maps errors to exit codes in one place::
     │   └── HistoryUnavailable      exit 1: the workspace's history cannot be written now
     │                                       (corrupt or foreign .git): paused, work goes on
     ├── StoreError                  exit 1: the state database failed or is out of date
+    │   └── RunFenced               exit 1: a cluster node claimed the run after this one did:
+    │                                       the database refused this one's write
     ├── ModelError                  exit 1: a model call failed for good (after any retries)
     ├── AnswerError                 exit 1: a model's answer is not what was asked for
     │   ├── PlanError               exit 1: the lead's plan is unusable (invalid twice: run fails)
@@ -47,6 +49,7 @@ __all__ = [
     "PathEscapeError",
     "PlanError",
     "Problem",
+    "RunFenced",
     "SecretInMemoryError",
     "SquadBusy",
     "SquadError",
@@ -170,6 +173,17 @@ class HistoryUnavailable(WorkspaceError):
 
 class StoreError(SquadError):
     """The state database cannot be opened, migrated or written."""
+
+
+class RunFenced(StoreError):
+    """The database refused a write to a run because a newer claim of it exists: another
+    cluster node took the run over (this node was frozen or cut off past the stall timeout).
+    ``epoch`` is the claim the write carried; the writer stops without marking anything."""
+
+    def __init__(self, message: str, *, run_id: str, epoch: int) -> None:
+        super().__init__(message)
+        self.run_id = run_id
+        self.epoch = epoch
 
 
 class ModelError(SquadError):

@@ -191,7 +191,8 @@ class ClusterSettings(BaseModel):
     on its squad's lock, a retried job, a listener reconnecting)."""
     max_attempts: Annotated[int, Field(ge=1, le=1000)] = 20
     """How many times one run job may be handed to a node again (a node lost, a node that
-    stopped) before it counts as failed."""
+    stopped) before it counts as failed, its run with it. Waiting for a squad's run lock that
+    another process holds (a node frozen with it) is not a hand-over and costs nothing."""
 
 
 def _check_otlp_url(value: str) -> str:

@@ -7,13 +7,22 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, ClassVar, Protocol, cast
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
 
-__all__ = ["Checkpoints"]
+__all__ = ["Checkpoints", "Fence"]
+
+
+@dataclass(frozen=True)
+class Fence:
+    """A cluster node's claim of a run: the run and the epoch its claim took."""
+
+    run_id: str
+    epoch: int
 
 
 class _Creates(Protocol):
@@ -73,11 +82,21 @@ class Checkpoints(ABC):
             cast(_Creates, saver).setup()
 
     @contextmanager
-    def saver(self) -> Iterator[BaseCheckpointSaver[str]]:
-        """A checkpointer to compile one run's graph with, ready to use."""
+    def saver(self, fence: Fence | None = None) -> Iterator[BaseCheckpointSaver[str]]:
+        """A checkpointer to compile one run's graph with, ready to use.
+
+        ``fence`` (a cluster node's claim of the run) makes every checkpoint write check, in
+        its own transaction, that the run is still at that epoch, and refuse it otherwise
+        (:class:`~squad.errors.RunFenced`) where the checkpoints share the store's database
+        (Postgres, which a cluster needs). A SQLite file cannot see the store's runs: there
+        the store's own fenced writes are the check."""
         self.setup()
         with self._connect() as saver:
-            yield saver
+            yield saver if fence is None else self._fenced(saver, fence)
+
+    def _fenced(self, saver: BaseCheckpointSaver[str], fence: Fence) -> BaseCheckpointSaver[str]:
+        """``saver`` with its writes checked against ``fence``; by default unchanged."""
+        return saver
 
     def threads(self) -> list[str]:
         """Every run id with checkpoints, sorted; [] when none was ever written."""

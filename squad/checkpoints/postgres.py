@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from squad.checkpoints.base import Checkpoints
-from squad.errors import StoreError
+from squad.checkpoints.base import Checkpoints, Fence
+from squad.errors import RunFenced, StoreError
 from squad.store.engine import mask_url, parse_url
 
 if TYPE_CHECKING:
@@ -122,6 +122,9 @@ class PostgresCheckpoints(Checkpoints):
 
         yield PostgresSaver(self._connections())
 
+    def _fenced(self, saver: BaseCheckpointSaver[str], fence: Fence) -> BaseCheckpointSaver[str]:
+        return _fenced_saver(self._connections(), fence)
+
     def backend_errors(self) -> tuple[type[BaseException], ...]:
         import psycopg
 
@@ -142,3 +145,39 @@ class PostgresCheckpoints(Checkpoints):
             pool, self._pool = self._pool, None
         if pool is not None:
             pool.close()
+
+
+_CHECK_FENCE = "SELECT epoch FROM runs WHERE id = %s FOR SHARE"
+"""The run's epoch, its row share-locked until the write's transaction ends: a claim of the
+run waits for the checkpoint it fences, and a checkpoint after the claim sees it."""
+
+
+def _fenced_saver(pool: Any, fence: Fence) -> BaseCheckpointSaver[str]:
+    """A ``PostgresSaver`` whose every write runs in one transaction with the check of
+    ``fence`` on the store's ``runs`` table (same database, same search path)."""
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    class FencedSaver(PostgresSaver):
+        def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+            with pool.connection() as connection, connection.transaction():
+                _check(connection, fence)
+                return PostgresSaver(connection).put(config, checkpoint, metadata, new_versions)
+
+        def put_writes(self, config: Any, writes: Any, task_id: str, task_path: str = "") -> None:
+            with pool.connection() as connection, connection.transaction():
+                _check(connection, fence)
+                PostgresSaver(connection).put_writes(config, writes, task_id, task_path)
+
+    return FencedSaver(pool)
+
+
+def _check(connection: Any, fence: Fence) -> None:
+    row = connection.execute(_CHECK_FENCE, (fence.run_id,)).fetchone()
+    found = None if row is None else row["epoch"]
+    if found != fence.epoch:
+        raise RunFenced(
+            f"run {fence.run_id!r} was claimed again (epoch {found}) after this node's claim "
+            f"(epoch {fence.epoch}): its checkpoint write is refused",
+            run_id=fence.run_id,
+            epoch=fence.epoch,
+        )

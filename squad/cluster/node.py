@@ -75,7 +75,9 @@ class ClusterNode:
         self.host = socket.gethostname()
         self.pid = os.getpid()
         self.started_at = datetime.now(UTC)
-        self.work = NodeWork(app, emit, auto_approve=auto_approve, on_change=on_change)
+        self.work = NodeWork(
+            app, emit, auto_approve=auto_approve, on_change=on_change, owner=self.name
+        )
         self._emit = emit
         self._client: ClusterClient = app.cluster
         self._stopping = threading.Event()
@@ -87,6 +89,7 @@ class ClusterNode:
         self.fenced = False
         """Whether the node stopped its runs because it could not beat (see :data:`FENCE_SHARE`)."""
         self._restarts = 0
+        self._orphans_checked = -float("inf")
         self.recovered = 0
         """Jobs this node put back in the queue after their node was lost."""
 
@@ -241,6 +244,78 @@ class ClusterNode:
         )
 
     async def _sweep(self) -> None:
+        """Put back in the queue the jobs of workers that stopped beating; now and then,
+        resume the runs whose jobs ended before they did."""
+        await self._requeue_stalled()
+        now = time.monotonic()
+        if now - self._orphans_checked >= self.app.settings.cluster.stall_timeout_s:
+            self._orphans_checked = now
+            await self._recover_orphans()
+
+    async def _recover_orphans(self) -> None:
+        """A run still ``running`` or ``interrupted`` whose job is over (given up by an older
+        squad, failed by a bug, pruned away) would wait forever: no job of it is left for a
+        node to take. It gets a new job that resumes it from its checkpoint, once across
+        the cluster (the queueing lock, then the run rebound to its new job only if still
+        bound to the old one); after ``cluster.max_attempts`` such recoveries it is failed,
+        honestly, instead."""
+        from squad.store.records import RunStatus
+
+        store = self.app.store
+        runs = await asyncio.to_thread(store.interrupted_runs)
+        bound = {
+            int(run.job): run
+            for run in runs
+            if run.job is not None
+            and run.job.isdigit()
+            and run.status in (RunStatus.RUNNING, RunStatus.INTERRUPTED)
+        }
+        if not bound:
+            return
+        queue = self._client.open()
+        states = await queue.job_states(sorted(bound))
+        for job_id, run in bound.items():
+            status, args = states.get(job_id, (None, {}))
+            if status in ("todo", "doing"):
+                continue
+            recoveries = int(args.get("recovery", 0)) + 1
+            if recoveries > self.app.settings.cluster.max_attempts:
+                await asyncio.to_thread(self._fail_orphan, run.id, job_id, recoveries - 1)
+                continue
+            new = await queue.defer_recovery(
+                {"squad": run.squad, "run_id": run.id, "trigger": "recover", "recovery": recoveries}
+            )
+            if new is None:
+                continue
+            if not await asyncio.to_thread(store.runs.rebind_job, run.id, str(job_id), str(new)):
+                with contextlib.suppress(Exception):  # it started already: it finds the run ended
+                    await queue.cancel(new)
+                continue
+            self._emit(
+                "run_recovered",
+                node=self.name,
+                squad=run.squad,
+                run_id=run.id,
+                lost_job=job_id,
+                lost_job_status=status,
+                queue_job=new,
+            )
+
+    def _fail_orphan(self, run_id: str, job_id: int, recoveries: int) -> None:
+        from squad.store.records import RunStatus
+
+        store = self.app.store
+        epoch = store.runs.claim(run_id, self.name)
+        store.update_run(
+            run_id,
+            status=RunStatus.FAILED,
+            error=f"gave up: its cluster job ended before the run did {recoveries + 1} times "
+            f"(last job {job_id})",
+            epoch=epoch,
+        )
+        self._emit("run_error", node=self.name, run_id=run_id, error="gave up: orphaned run")
+
+    async def _requeue_stalled(self) -> None:
         """Put back in the queue the jobs of workers that stopped beating."""
         queue = self._client.open()
         own = self.worker_id

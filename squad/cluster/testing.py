@@ -130,6 +130,17 @@ class Node:
         self.process.send_signal(signal.SIGKILL)
         self.process.wait(timeout=30)
 
+    def freeze(self) -> None:
+        """SIGSTOP: the process holds what it holds (locks, connections) but does nothing,
+        like a long GC pause or a frozen VM."""
+        self.process.send_signal(signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        self.process.send_signal(signal.SIGCONT)
+
+    def stderr(self) -> str:
+        return (self.cluster.root / f"{self.name}.err").read_text()
+
     def stop(self, timeout: float = 60.0) -> int:
         if self.alive():
             self.process.send_signal(signal.SIGTERM)
@@ -179,6 +190,7 @@ class Cluster:
         poll_s: float = 0.5,
         runs_per_node: int = 2,
         grace_s: int = 30,
+        max_attempts: int = 20,
     ) -> None:
         self.stall_timeout_s = stall_timeout_s
         (self.configs / "settings.yaml").write_text(
@@ -193,6 +205,7 @@ class Cluster:
             f"  stall_timeout_s: {stall_timeout_s}\n"
             f"  heartbeat_s: {heartbeat_s}\n"
             f"  poll_s: {poll_s}\n"
+            f"  max_attempts: {max_attempts}\n"
         )
 
     # -- the test process's own view ---------------------------------------------------------
@@ -236,6 +249,15 @@ class Cluster:
 
     def jobs(self, status: str) -> list[Any]:
         return self.app.cluster.jobs(status)
+
+    def job_status(self, job: int) -> str | None:
+        """The queue's status of one job (None when the queue has no such job)."""
+        with self.admin.begin() as connection:
+            found = connection.execute(
+                text(f'SELECT status FROM "{self.queue_schema}".procrastinate_jobs WHERE id = :id'),
+                {"id": job},
+            ).scalar()
+        return None if found is None else str(found)
 
     def start(self, kind: str, name: str, *args: str) -> Node:
         node = Node(self, name, kind, list(args))

@@ -10,8 +10,25 @@ A run job is idempotent across attempts, which is what makes losing a node safe:
 
 A node that is stopping asks its runs to stop at their next checkpoint; each such run raises
 :class:`~squad.jobqueue.queue.HandedOver`, and procrastinate puts its job back in the queue.
-A node whose heartbeat has failed for most of the stall timeout does the same (it is
-*fenced*), so that by the time the others take it for lost it starts no step of its own.
+A node whose heartbeat has failed for most of the stall timeout does the same (it fences
+itself), so that by the time the others take it for lost it starts no step of its own.
+
+That is the node's own courtesy; the guarantee is the database's. Every attempt that drives
+a run *claims* it once it holds the squad's run lock (``runs.epoch`` goes up, ``runs.owner``
+and ``runs.job`` name the node and the job), and every write of the run's state the attempt
+makes (its status and end, its task rows, its checkpoints) carries that epoch and is
+refused once a newer claim exists (:class:`~squad.errors.RunFenced`). A node that finds the
+lock held by the run's owner, silent for :data:`FENCE_AFTER_STALLS` stall timeouts (frozen
+by SIGSTOP, a GC pause, a frozen VM; cut off), claims the run without the lock: the owner,
+when it wakes, finds its first write refused, stops the run where it is, marks nothing,
+lets the lock go and leaves the job, which is another node's now, alone. An owner that was
+only slow beats again before that and finishes its run; the job then finds it ended.
+
+A job that finds its squad's run lock held by another process (a node frozen with it, a
+local ``squad run``) waits for it without using up an attempt: it goes back to the queue
+for :func:`wait_s` seconds (:meth:`~squad.jobqueue.queue.ClusterQueue.reschedule`), as many
+times as it takes; only hand-overs (a node stopped or lost, the database gone) count
+against ``cluster.max_attempts``.
 """
 
 from __future__ import annotations
@@ -24,8 +41,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from squad.daemon.runs import run_end_fields
-from squad.errors import NotFound, SquadBusy, SquadError, StoreError
-from squad.jobqueue.queue import HandedOver, JobInfo
+from squad.errors import NotFound, RunFenced, SquadBusy, SquadError, StoreError
+from squad.jobqueue.queue import GaveUp, HandedOver, JobInfo
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -39,8 +56,18 @@ __all__ = ["NodeWork"]
 
 Emit = Callable[..., object]
 BUSY_RETRY_S = 2.0
-"""How long a run job waits before going back to the queue when it cannot go on now (a local
-``squad run`` holds its squad, the database is unreachable)."""
+"""How long a run job waits before going back to the queue when the database is unreachable."""
+LOCK_WAIT_MAX_S = 10.0
+FENCE_AFTER_STALLS = 2.0
+"""A node that finds its run's lock held by the run's owner claims the run (fencing the owner
+off it) once the owner has not beaten for this many stall timeouts: a node that was only
+slow (a load spike) beats again well before that and keeps its run."""
+
+
+def wait_s(stall_timeout_s: float) -> float:
+    """How long a run job whose squad's run lock is held elsewhere waits before it tries
+    again: half the stall timeout (a frozen holder is noticed on that scale), 1 s to 10 s."""
+    return min(LOCK_WAIT_MAX_S, max(1.0, stall_timeout_s / 2))
 
 
 @dataclass
@@ -50,14 +77,26 @@ class _Active:
     since: datetime
     runner: SquadRunner
     run_id: str | None = None
+    found_ended: bool = False
+    """The run had ended already (under an earlier attempt) when this one looked."""
 
 
 class NodeWork:
     """The node's :class:`~squad.jobqueue.queue.JobHandler`; thread-safe (jobs run on threads)."""
 
     def __init__(
-        self, app: App, emit: Emit, *, auto_approve: bool = False, on_change: Callable[[], None]
+        self,
+        app: App,
+        emit: Emit,
+        *,
+        auto_approve: bool = False,
+        on_change: Callable[[], None],
+        owner: str | None = None,
     ) -> None:
+        from squad.cluster.node import node_name
+
+        self.owner = owner or node_name(app)
+        """The node's name: what its claims of runs record (``runs.owner``)."""
         self._app = app
         self._emit = emit
         self._auto_approve = auto_approve
@@ -131,24 +170,26 @@ class NodeWork:
             attempt=job.attempts + 1,
         )
         max_attempts = self._app.settings.cluster.max_attempts
-        if job.attempts > max_attempts:
-            return self._give_up(job, squad, f"its job was retried {job.attempts} times")
+        if job.attempts >= max_attempts:
+            self._give_up(job, args, squad, f"its job was handed over {job.attempts} times")
         try:
             spec, workspace = self._app.squads.registered(squad)
         except NotFound as exc:
             self._emit("run_dropped", squad=squad, job=job.id, reason=str(exc))
             return {"dropped": str(exc)}
         runner = self._app.runner()
+        runner.owner, runner.job = self.owner, str(job.id)
         active = _Active(job, squad, datetime.now(UTC), runner)
         with self._lock:
             self._active[job.id] = active
         self._on_change()
         try:
             result = self._drive(runner, job, args, spec, workspace, active)
-        except SquadBusy as exc:  # a `squad run` on this home has the squad: later
-            self._emit("run_busy", squad=squad, job=job.id, reason=str(exc))
-            time.sleep(BUSY_RETRY_S)
-            raise HandedOver(str(exc)) from None
+        except SquadBusy as exc:  # another process holds the squad (frozen, or a `squad run`)
+            return self._wait_for_lock(job, squad, exc, active.run_id)
+        except RunFenced as exc:  # another node claimed the run since: it is theirs
+            self._emit("run_fenced", squad=squad, job=job.id, run_id=exc.run_id, epoch=exc.epoch)
+            return {"fenced": exc.run_id, "epoch": exc.epoch}
         except StoreError as exc:  # the database went away mid-run (a restart): later
             self._emit("run_handed_over", squad=squad, job=job.id, error=str(exc))
             time.sleep(BUSY_RETRY_S)
@@ -170,9 +211,56 @@ class NodeWork:
         if result.status == "interrupted":  # stopped at a checkpoint: another node goes on
             self._emit("run_handed_over", squad=squad, run_id=result.run_id, job=job.id)
             raise HandedOver(f"run {result.run_id} stopped at a checkpoint; its node is stopping")
+        if active.found_ended:  # it ended under another attempt (its holder was only slow)
+            self._emit("run_found_ended", squad=squad, job=job.id, run_id=result.run_id)
+            return {"run_id": result.run_id, "status": result.status}
         self._count(failed=result.status in ("failed", "stopped"))
         self._emit("run_end", squad=squad, job=job.id, **run_end_fields(result, started))
         return {"run_id": result.run_id, "status": result.status}
+
+    def _wait_for_lock(
+        self, job: JobInfo, squad: str, busy: SquadBusy, run_id: str | None
+    ) -> dict[str, Any]:
+        """Back to the queue for a while, no attempt used: the holder ends, dies or (frozen,
+        then woken) finds itself fenced, and the squad's run lock is free again."""
+        fenced = self._fence_if_lost(job, run_id, busy)
+        delay = wait_s(self._app.settings.cluster.stall_timeout_s)
+        client = self._app.cluster
+        try:
+            moved = not client.call(client.open().reschedule(job, delay))
+        except StoreError as exc:  # the database is away: a hand-over, counted
+            self._emit("run_handed_over", squad=squad, job=job.id, error=str(exc))
+            time.sleep(BUSY_RETRY_S)
+            raise HandedOver(str(exc)) from None
+        self._emit(
+            "run_busy",
+            squad=squad,
+            job=job.id,
+            holder=busy.run_id,
+            fenced=fenced,
+            reason=str(busy),
+            retry_in_s=None if moved else delay,
+        )
+        return {"waiting": str(busy)}
+
+    def _fence_if_lost(self, job: JobInfo, run_id: str | None, busy: SquadBusy) -> str | None:
+        """When the lock's holder is this very run's owner and that node has been silent for
+        :data:`FENCE_AFTER_STALLS` stall timeouts (frozen, cut off), claim the run: the
+        database refuses the owner's writes from now on, so it stops at its next one and
+        lets the lock go. The owner's name, or None when it was left alone."""
+        if run_id is None or busy.run_id != run_id:
+            return None
+        store = self._app.store
+        record = store.get_run(run_id)
+        if record is None or record.status.is_terminal or record.owner == self.owner:
+            return None
+        node = None if record.owner is None else store.cluster.get(record.owner)
+        if node is not None and node.stopped_at is None:
+            silent = (self._app.clock() - node.beat_at).total_seconds()
+            if silent <= FENCE_AFTER_STALLS * self._app.settings.cluster.stall_timeout_s:
+                return None
+        store.runs.claim(run_id, self.owner, job=str(job.id))
+        return record.owner or "?"
 
     def _drive(
         self,
@@ -197,7 +285,7 @@ class NodeWork:
                     record.id, str(task), approved=bool(approved), reason=reason
                 )
             else:
-                result = self._continue(runner, record, workspace)
+                result = self._continue(runner, record, workspace, active)
         else:
             existing = store.run_of_job(str(job.id))
             if existing is None:
@@ -211,20 +299,23 @@ class NodeWork:
             else:
                 active.run_id = existing.id
                 self._emit("run_resumed", squad=spec.name, run_id=existing.id, job=job.id)
-                result = self._continue(runner, existing, workspace)
+                result = self._continue(runner, existing, workspace, active)
         active.run_id = result.run_id
         while self._auto_approve and result.awaiting and not runner.stop.is_set():
             self._emit("auto_approve", squad=spec.name, run_id=result.run_id, task=result.awaiting)
             result = runner.approve(result.run_id, result.awaiting, approved=True)
         return result
 
-    def _continue(self, runner: SquadRunner, record: RunRecord, workspace: Path) -> RunResult:
+    def _continue(
+        self, runner: SquadRunner, record: RunRecord, workspace: Path, active: _Active
+    ) -> RunResult:
         """Resume a run from its checkpoint; one without any starts over; one that ended (or
         waits for a person) is reported as it is."""
         from squad.runtime.runner import RunResult
         from squad.store.records import RunStatus
 
         if record.status.is_terminal or record.status is RunStatus.AWAITING_APPROVAL:
+            active.found_ended = record.status.is_terminal
             summary = record.summary or {}
             return RunResult(
                 record.id,
@@ -238,15 +329,22 @@ class NodeWork:
             return runner.resume(record.id)
         return runner.start_over(record.id)
 
-    def _give_up(self, job: JobInfo, squad: str, why: str) -> dict[str, Any]:
+    def _give_up(self, job: JobInfo, args: dict[str, Any], squad: str, why: str) -> None:
+        """The run fails (claimed first, so whoever held it writes no more) and so does its
+        job: GaveUp is never retried."""
         from squad.store.records import RunStatus
 
-        record = self._app.store.run_of_job(str(job.id))
+        store = self._app.store
+        run_id = args.get("run_id")
+        record = store.get_run(str(run_id)) if run_id else store.run_of_job(str(job.id))
         if record is not None and not record.status.is_terminal:
-            self._app.store.update_run(record.id, status=RunStatus.FAILED, error=f"gave up: {why}")
+            epoch = store.runs.claim(record.id, self.owner, job=str(job.id))
+            store.update_run(
+                record.id, status=RunStatus.FAILED, error=f"gave up: {why}", epoch=epoch
+            )
         self._count(failed=True)
         self._emit("run_error", squad=squad, job=job.id, error=f"gave up: {why}")
-        return {"error": why}
+        raise GaveUp(why)
 
     def extract_job(self, job: JobInfo, squad: str, agent: str) -> dict[str, Any]:
         from squad.jobqueue.extraction import ClusterExtraction

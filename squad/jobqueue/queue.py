@@ -36,6 +36,7 @@ __all__ = [
     "RUNS_QUEUE",
     "RUN_TASK",
     "ClusterQueue",
+    "GaveUp",
     "HandedOver",
     "JobHandler",
     "JobInfo",
@@ -58,6 +59,11 @@ _SCHEMA_WAIT_S = 60.0
 class HandedOver(Exception):
     """A run stopped at a checkpoint because its node is stopping: the job goes back to the
     queue (procrastinate's retry) and another node resumes it."""
+
+
+class GaveUp(Exception):
+    """A run job was handed over more than ``cluster.max_attempts`` times: its run is marked
+    failed and the job ends ``failed`` with it (never retried)."""
 
 
 class JobHandler(Protocol):
@@ -231,15 +237,15 @@ class ClusterQueue:
         )
         self.app: Any = procrastinate.App(connector=connector)
         """procrastinate's App (typed loosely: its decorators are untyped)."""
+        self.app.job_manager = _owned_jobs(connector)
         self._register(procrastinate)
 
     def _register(self, procrastinate: Any) -> None:
         app = self.app
-        retry = procrastinate.RetryStrategy(
-            max_attempts=self.settings.cluster.max_attempts,
-            wait=1,
-            retry_exceptions={HandedOver},
-        )
+        # Unbounded here: the node's handler counts a run job's hand-overs against
+        # ``cluster.max_attempts`` and fails the run and the job together (GaveUp). Waiting
+        # for a squad's run lock is no hand-over and costs no attempt (:meth:`reschedule`).
+        retry = procrastinate.RetryStrategy(wait=1, retry_exceptions={HandedOver})
 
         def run(context: Any, **args: Any) -> dict[str, Any]:
             return _handler(context).run_job(JobInfo.of(context.job), args)
@@ -360,6 +366,58 @@ class ClusterQueue:
             return False
         return True
 
+    async def reschedule(self, job: JobInfo, delay_s: float) -> bool:
+        """Put a running job back in the queue for ``delay_s`` seconds without counting an
+        attempt (it waits for a lock another process holds: no failure of its own). Only
+        while this attempt still has the job; the worker's own end of the job is then a
+        no-op (:func:`_owned_jobs`). False if the job had moved on already."""
+        from datetime import timedelta
+
+        connector = self.app.connector
+        async with connector.pool.connection() as connection:
+            cursor = await connection.execute(
+                _RESCHEDULE,
+                {
+                    "id": job.id,
+                    "worker_id": job.worker_id,
+                    "attempts": job.attempts,
+                    "at": _now() + timedelta(seconds=delay_s),
+                },
+            )
+            return bool(cursor.rowcount)
+
+    async def job_states(self, job_ids: list[int]) -> dict[int, tuple[str, dict[str, Any]]]:
+        """Status and arguments of each of these jobs the queue still has."""
+        if not job_ids:
+            return {}
+        connector = self.app.connector
+        async with connector.pool.connection() as connection:
+            cursor = await connection.execute(
+                "SELECT id, status, args FROM procrastinate_jobs WHERE id = ANY(%(ids)s)",
+                {"ids": job_ids},
+            )
+            rows = await cursor.fetchall()
+        return {int(job_id): (str(status), dict(args)) for job_id, status, args in rows}
+
+    async def defer_recovery(self, args: dict[str, Any]) -> int | None:
+        """Queue the resume of a run whose job ended before it did; None when one is already
+        waiting (two nodes recovering it at once)."""
+        from procrastinate.exceptions import AlreadyEnqueued
+
+        squad, run_id = str(args["squad"]), str(args["run_id"])
+        deferrer = self.app.configure_task(
+            RUN_TASK, lock=f"squad:{squad}", queueing_lock=f"recover:{run_id}", queue=RUNS_QUEUE
+        )
+        try:
+            job_id: int = await deferrer.defer_async(**args)
+        except AlreadyEnqueued:
+            return None
+        return job_id
+
+    async def cancel(self, job_id: int) -> None:
+        """Delete a job still waiting in the queue."""
+        await self.app.job_manager.cancel_job_by_id_async(job_id, delete_job=True)
+
     async def fail(self, job_id: int) -> None:
         from procrastinate import jobs
 
@@ -375,6 +433,70 @@ class ClusterQueue:
         """Jobs waiting per queue."""
         rows = await self.app.job_manager.list_queues_async()
         return {str(row["name"]): int(row.get("todo", 0)) for row in rows}
+
+
+_STILL_OURS = """
+SELECT 1 FROM procrastinate_jobs
+ WHERE id = %(id)s AND status = 'doing' AND worker_id = %(worker_id)s AND attempts = %(attempts)s
+   FOR UPDATE
+"""
+"""Whether a worker's attempt of a job still has it: not put back by a sweep (a new attempt),
+taken by another worker, rescheduled or ended meanwhile. The row stays locked until the
+attempt's end is written in the same transaction."""
+_RESCHEDULE = """
+UPDATE procrastinate_jobs SET status = 'todo', scheduled_at = %(at)s
+ WHERE id = %(id)s AND status = 'doing' AND worker_id = %(worker_id)s AND attempts = %(attempts)s
+"""
+
+
+def _owned_jobs(connector: Any) -> Any:
+    """procrastinate's JobManager, except that a worker ends (finishes or retries) a job only
+    if its attempt still has the job (:data:`_STILL_OURS`, checked in the same transaction).
+
+    A node frozen past the stall timeout finds, when it wakes, that its job went back to
+    the queue and is another node's now (waiting, or running there): its end of that job
+    would mark the other node's job succeeded or failed, or fail itself on procrastinate's
+    status check (``procrastinate_finish_job`` raising in the worker). It is skipped."""
+    import logging
+
+    from procrastinate import manager, sql
+
+    logger = logging.getLogger(__name__)
+
+    class OwnedJobs(manager.JobManager):
+        async def finish_job(self, job: Any, status: Any, delete_job: bool) -> None:
+            params = {"job_id": job.id, "status": status.value, "delete_job": delete_job}
+            await self._if_ours(job, sql.queries["finish_job"], params)
+
+        async def retry_job(
+            self,
+            job: Any,
+            retry_at: Any = None,
+            priority: int | None = None,
+            queue: str | None = None,
+            lock: str | None = None,
+        ) -> None:
+            params = {
+                "job_id": job.id,
+                "retry_at": retry_at or _now(),
+                "new_priority": priority,
+                "new_queue_name": queue,
+                "new_lock": lock,
+            }
+            await self._if_ours(job, sql.queries["retry_job"], params)
+
+        async def _if_ours(self, job: Any, query: str, params: dict[str, Any]) -> bool:
+            mine = {"id": job.id, "worker_id": job.worker_id, "attempts": job.attempts}
+            pool = self.connector.pool  # type: ignore[attr-defined]
+            async with pool.connection() as connection, connection.transaction():
+                cursor = await connection.execute(_STILL_OURS, mine)
+                if await cursor.fetchone() is None:
+                    logger.info("job %s moved on since this attempt; left as it is", job.id)
+                    return False
+                await connection.execute(query, params)
+            return True
+
+    return OwnedJobs(connector=connector)
 
 
 def _now() -> Any:

@@ -145,8 +145,12 @@ class RunExecutor:
         telemetry: Telemetry = NO_TELEMETRY,
         trace_parent: Span | None = None,
         outputs: str = "tasks",
+        epoch: int | None = None,
     ) -> None:
         self.spec = spec
+        self.epoch = epoch
+        """The cluster node's claim of the run (None outside a cluster): every step's store
+        writes carry it, and the database refuses them once another node has claimed the run."""
         self.outputs = outputs
         """Where the run's task outputs go: ``tasks``, or ``runs/<run-id>/tasks`` for a run
         approved after newer runs of its squad finished (theirs are kept)."""
@@ -219,6 +223,9 @@ class RunExecutor:
             # an agent whose extractor is off keeps none (its run log and outputs remain).
             if AgentContext.of(self.spec, agent, self.workspace).extraction_enabled:
                 writes.insert(0, self._message_write(agent, items))
+        if writes and self.epoch is not None and not aborted:
+            epoch = self.epoch
+            writes.insert(0, lambda store: store.runs.check_fence(self.run_id, epoch))
         if writes:
             with self.store.batch(f"{action} of run {self.run_id!r}"):
                 for write in writes:
@@ -357,6 +364,7 @@ class RunExecutor:
                 error=error,
                 output=output,
                 rounds=rounds,
+                epoch=self.epoch,
             )
         )
         self.flush(f"record task {task.id!r}")

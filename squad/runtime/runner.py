@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from squad.clock import Clock, utc_now
-from squad.errors import NotFound, StoreError, UsageError, WorkspaceError
+from squad.errors import NotFound, RunFenced, StoreError, UsageError, WorkspaceError
 from squad.memory.decisions import DecisionLog
 from squad.model.factory import ModelFactory, model_for
 from squad.model.types import Usage
@@ -36,6 +36,7 @@ from squad.telemetry import NO_TELEMETRY, Span, Telemetry
 
 if TYPE_CHECKING:
     from squad.checkpoints import Checkpoints
+    from squad.checkpoints.base import Fence
     from squad.extraction.background import BackgroundExtractor
     from squad.history.history import History
     from squad.memory.service import HistoryFactory, MemoryService
@@ -114,6 +115,14 @@ class SquadRunner:
         """Set it (from a signal handler) to stop after the current step's checkpoint."""
         self.telemetry = telemetry
         """Where the spans of runs and their turns go (the app's; off by default)."""
+        self.owner: str | None = None
+        """The cluster node this runner works for (None outside a cluster): the runs it
+        starts are claimed for it (:meth:`claim`), and their writes are fenced."""
+        self.job: str | None = None
+        """The cluster job this runner works for: a run it claims names that job."""
+        self.fence: Fence | None = None
+        """This runner's claim of a run: the store and checkpoint writes of that run carry
+        its epoch and are refused once another node claims the run."""
 
     def run(
         self,
@@ -133,7 +142,31 @@ class SquadRunner:
                 spec.name, trigger=trigger, goal=goal or spec.goal, model=model, job=job
             )
             slot.claim(run.id)
+            if self.owner is not None:
+                self.claim(run.id)
             return self._start(spec, workspace, run.id, goal, model, trigger)
+
+    def claim(self, run_id: str) -> int:
+        """Claim run ``run_id`` for :attr:`owner` (a cluster node) and :attr:`job`: its
+        epoch goes up, so whoever held it before can write to it no more, and this runner's
+        writes carry the new epoch. Done once the squad's run lock is held (the lock's last
+        holder has let go of the run); a node that finds the lock held by a node lost for
+        long claims the run without the lock, to fence that node off it."""
+        from squad.checkpoints.base import Fence
+
+        if self.owner is None:
+            raise UsageError("only a cluster node's runner claims runs")
+        epoch = self.store.runs.claim(run_id, self.owner, job=self.job)
+        self.fence = Fence(run_id, epoch)
+        return epoch
+
+    def _epoch(self, run_id: str) -> int | None:
+        fence = self.fence
+        return fence.epoch if fence is not None and fence.run_id == run_id else None
+
+    def _fence_of(self, run_id: str) -> Fence | None:
+        fence = self.fence
+        return fence if fence is not None and fence.run_id == run_id else None
 
     def start_over(self, run_id: str) -> RunResult:
         """Run again from the start a run that never reached its first checkpoint (its node
@@ -144,6 +177,8 @@ class SquadRunner:
         spec, workspace = self.squad_of(run.squad)
         require_prices(spec, self.model_factory, override=run.model)
         with run_slot(self.settings.locks_dir, run.squad, run_id, clock=self._clock):
+            if self.owner is not None:
+                self.claim(run_id)
             with self._graph_for(run_id) as (app, config):
                 if app.get_state(config).values:
                     raise UsageError(f"run {run_id!r} has a checkpoint; resume it instead")
@@ -198,6 +233,8 @@ class SquadRunner:
         require_prices(spec, self.model_factory, override=run.model)
         locks = self.settings.locks_dir
         with run_slot(locks, run.squad, run_id, clock=self._clock):
+            if self.owner is not None:
+                self.claim(run_id)
             settle_dead_runs(self.store, locks, squad=run.squad, holding=True)
             with self._graph_for(run_id) as (app, config):
                 if not app.get_state(config).values:
@@ -275,7 +312,7 @@ class SquadRunner:
             max_rounds=rounds,
             max_parallel=parallel,
         )
-        with self.checkpoints.saver() as saver:
+        with self.checkpoints.saver(self._fence_of(run_id)) as saver:
             app = graph.compile(checkpointer=saver)
             config = {
                 "configurable": {"thread_id": run_id},
@@ -358,8 +395,9 @@ class SquadRunner:
             telemetry=self.telemetry,
             trace_parent=span,
             outputs=outputs,
+            epoch=self._epoch(run_id),
         )
-        self.store.update_run(run_id, status=RunStatus.RUNNING)
+        self.store.update_run(run_id, status=RunStatus.RUNNING, epoch=self._epoch(run_id))
         with self._graph_for(run_id, executor, spec) as (app, config):
             try:
                 result = self._invoke(app, payload, config, executor)
@@ -368,13 +406,22 @@ class SquadRunner:
                 # checkpoint was not written and a resume redoes exactly that step.
                 reason = exc.strerror or str(exc)
                 self.store.update_run(
-                    run_id, status=RunStatus.INTERRUPTED, error=f"cannot write: {reason}"
+                    run_id,
+                    status=RunStatus.INTERRUPTED,
+                    error=f"cannot write: {reason}",
+                    epoch=self._epoch(run_id),
                 )
                 raise WorkspaceError(
                     f"run {run_id} stopped: cannot write to the workspace ({reason}); "
                     f"fix that, then `squad resume {run_id}`"
                 ) from None
+            except RunFenced as exc:
+                # Another node claimed the run: it is theirs now. Nothing is marked here,
+                # neither the store (it would refuse) nor the history; the log says why.
+                log.emit("run_fenced", epoch=exc.epoch, error=str(exc))
+                raise
             except (RunInterrupted, KeyboardInterrupt, CancelledError):
+                self.store.runs.check_fence(run_id, self._epoch(run_id))
                 commit = self._commit(
                     spec,
                     workspace,
@@ -388,6 +435,7 @@ class SquadRunner:
                     run_id,
                     status=RunStatus.INTERRUPTED,
                     error="interrupted; `squad resume` continues it",
+                    epoch=self._epoch(run_id),
                 )
                 log.emit("run_end", status="interrupted", commit=commit)
                 self._progress("interrupted: the run stops at its last checkpoint")
@@ -417,7 +465,9 @@ class SquadRunner:
         error = f"stopped by an error: {reason}; fix it, then `squad resume {run_id}`"
         try:
             log.emit("run_end", status="interrupted", error=error)
-            self.store.update_run(run_id, status=RunStatus.INTERRUPTED, error=error)
+            self.store.update_run(
+                run_id, status=RunStatus.INTERRUPTED, error=error, epoch=self._epoch(run_id)
+            )
         except Exception:  # noqa: BLE001 - the original error is the one to report
             pass  # still `running` in a store we cannot reach: settle_dead_runs fixes it
 
@@ -472,7 +522,9 @@ class SquadRunner:
         }
         # Committed before the store says how the run ended: whoever sees it ended finds its
         # commit. A kill in between leaves the run `running`, settled `interrupted`; its
-        # resume finds the graph done and ends it again, with a second commit.
+        # resume finds the graph done and ends it again, with a second commit. A node whose
+        # claim was superseded commits nothing (the store would refuse its end anyway).
+        self.store.runs.check_fence(run_id, self._epoch(run_id))
         commit = self._commit(
             spec, workspace, run_id, outputs, log, status=status.value, spend=totals, tasks=tasks
         )
@@ -484,6 +536,7 @@ class SquadRunner:
             tokens_out=totals.completion_tokens,
             cost_usd=totals.cost_usd,
             summary=summary,
+            epoch=self._epoch(run_id),
         )
         log.emit(
             "run_end",

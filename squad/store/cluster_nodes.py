@@ -99,6 +99,12 @@ class ClusterNodeStore:
             ).rowcount
         return bool(changed)
 
+    def get(self, name: str) -> NodeRecord | None:
+        """Node ``name``'s last beat, if it ever beat."""
+        with transaction(self._engine, f"read cluster node {name!r}") as conn:
+            row = conn.execute(select(NODES).where(NODES.c.name == name)).first()
+        return None if row is None else _record(row)
+
     def list(self) -> list[NodeRecord]:
         """Every node that ever beat, by name."""
         with transaction(self._engine, "list cluster nodes") as conn:

@@ -91,6 +91,10 @@ class RunRecord:
     """What the runtime reported at the end (tasks done and failed, turns, tokens, cost)."""
     job: str | None = None
     """The cluster job that runs it; None outside a cluster."""
+    epoch: int = 0
+    """How many times a cluster node claimed it (the fencing token of the latest claim)."""
+    owner: str | None = None
+    """The cluster node of the latest claim; None outside a cluster."""
 
 
 class FactStatus(StrEnum):

@@ -4,6 +4,12 @@
 the runtime's record of progress, the one ``tasks/<task-id>/status.json`` mirrors, and what
 resuming a run reads to skip finished tasks.
 
+A run claimed by a cluster node carries a fencing epoch (``runs.epoch``):
+:meth:`RunStateStore.claim` raises it, and a write given the epoch of its claim
+(``set_task(..., epoch=)``, ``Store.update_run(..., epoch=)``,
+:meth:`RunStateStore.check_fence`) is refused by the database, in the write's own
+transaction, once a newer claim exists (:class:`~squad.errors.RunFenced`).
+
 ``spend_ledger`` holds one row per model call: tokens, cost and latency. Its ``squad`` and
 ``run_id`` are not foreign keys, so ``limits.max_cost_usd`` keeps counting what a squad spent
 after its runs (or its record) are deleted; :meth:`RunStateStore.spent` sums it, by squad and
@@ -30,13 +36,14 @@ from sqlalchemy import (
     literal,
     null,
     select,
+    update,
 )
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
 from squad.clock import Clock
-from squad.errors import StoreError
+from squad.errors import RunFenced, StoreError
 from squad.store.engine import transaction
 from squad.store.records import SpendRecord, SpendTotals, TaskRecord, TaskStatus, enum_value
 from squad.store.tables import UTCDateTime, metadata
@@ -48,6 +55,7 @@ TASKS: Table = metadata.tables["run_tasks"]
 LEDGER: Table = metadata.tables["spend_ledger"]
 DAYS: Table = metadata.tables["spend_days"]
 """Spend of forgotten runs, rolled up per squad, UTC day and model (squad.store.retention)."""
+RUNS: Table = metadata.tables["runs"]
 
 
 class RunStateStore:
@@ -60,6 +68,38 @@ class RunStateStore:
         """Use ``engine`` (already migrated) and take time from ``now`` (timezone-aware UTC)."""
         self._engine = engine
         self._now = now
+
+    # claims of runs (fencing)
+
+    def claim(self, run_id: str, owner: str, *, job: str | None = None) -> int:
+        """Node ``owner`` takes run ``run_id`` (for cluster job ``job``, which the run names
+        from now on): its epoch goes up by one, in one statement, and the new epoch is the
+        token the node's writes to the run carry from now on."""
+        action = f"claim run {run_id!r} for node {owner!r}"
+        values: dict[str, Any] = {"epoch": RUNS.c.epoch + 1, "owner": owner}
+        if job is not None:
+            values["job"] = job
+        with transaction(self._engine, action) as conn:
+            changed = conn.execute(update(RUNS).where(RUNS.c.id == run_id).values(values)).rowcount
+            if not changed:
+                raise StoreError(f"cannot {action}: no run with id {run_id!r}")
+            return int(conn.execute(select(RUNS.c.epoch).where(RUNS.c.id == run_id)).scalar_one())
+
+    def rebind_job(self, run_id: str, old: str, new: str) -> bool:
+        """The run's cluster job is ``new`` now, if it was still ``old`` (one statement, so
+        of two nodes recovering one run only one rebinds it)."""
+        with transaction(self._engine, f"rebind run {run_id!r} to job {new!r}") as conn:
+            statement = update(RUNS).where(RUNS.c.id == run_id, RUNS.c.job == old)
+            return bool(conn.execute(statement.values(job=new)).rowcount)
+
+    def check_fence(self, run_id: str, epoch: int | None) -> None:
+        """RunFenced unless ``epoch`` is still the run's (None: no claim to check). Inside a
+        store batch it is part of the batch's transaction, and holds the run's row until it
+        commits, so no claim lands between the check and the batch's writes."""
+        if epoch is None:
+            return
+        with transaction(self._engine, f"check the claim of run {run_id!r}") as conn:
+            fence(conn, run_id, epoch)
 
     # task states
 
@@ -75,8 +115,12 @@ class RunStateStore:
         output: str | None = None,
         attempts: int | None = None,
         rounds: int | None = None,
+        epoch: int | None = None,
     ) -> TaskRecord:
         """Create or update a task's state in a run (one atomic upsert).
+
+        With ``epoch`` (the writer's claim of the run) the write is refused, RunFenced,
+        when the run has been claimed again since: checked in the same transaction.
 
         ``error`` belongs to the status and is replaced every time (None clears it);
         ``output``, ``attempts`` and ``rounds`` left None keep their value (0 and None when
@@ -92,6 +136,8 @@ class RunStateStore:
         action = f"set task {task_id!r} of run {run_id!r}"
         try:
             with transaction(self._engine, action) as conn:
+                if epoch is not None:
+                    fence(conn, run_id, epoch)
                 statement = _TASK_UPSERTS.get(conn.dialect.name)
                 if statement is None:
                     return self._set_task_portably(
@@ -330,6 +376,23 @@ _NONE = SpendTotals(0.0, 0, 0, 0)
 
 
 # helpers
+
+
+def fence(conn: Connection, run_id: str, epoch: int) -> None:
+    """RunFenced unless run ``run_id`` is still at ``epoch``; on Postgres the run's row is
+    share-locked until the transaction ends, so a claim waits for the writes it fences."""
+    found = conn.execute(
+        select(RUNS.c.epoch).where(RUNS.c.id == run_id).with_for_update(read=True)
+    ).scalar()
+    if found is None:
+        raise StoreError(f"no run with id {run_id!r} in the state database")
+    if int(found) != epoch:
+        raise RunFenced(
+            f"run {run_id!r} was claimed again (epoch {found}) after this node's claim "
+            f"(epoch {epoch}): another node has taken it over; this write is refused",
+            run_id=run_id,
+            epoch=epoch,
+        )
 
 
 def _next_position() -> ScalarSelect[Any]:

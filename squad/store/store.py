@@ -24,7 +24,7 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlmodel import Session, col, delete, select, update
 
 from squad.clock import Clock, utc_now
-from squad.errors import StoreError
+from squad.errors import RunFenced, StoreError
 from squad.store.archive import ArchiveStore
 from squad.store.cluster_nodes import ClusterNodeStore
 from squad.store.conversation import ConversationStore
@@ -253,8 +253,13 @@ class Store:
         cost_usd: float | None = None,
         summary: dict[str, Any] | None = None,
         only_if: RunStatus | None = None,
+        epoch: int | None = None,
     ) -> RunRecord:
         """Change the given fields (None leaves a field alone; numbers replace, not add).
+
+        With ``epoch`` (a cluster node's claim of the run, ``store.runs.claim``) nothing
+        changes once the run has been claimed again: the database refuses the write (one
+        statement, ``WHERE epoch = :epoch``) and :class:`~squad.errors.RunFenced` says so.
 
         With ``only_if`` nothing changes unless the run is in that status at the moment of
         the write (one statement, so a run that just moved on is left alone); the record
@@ -291,10 +296,19 @@ class Store:
                 statement = update(RunRow).where(col(RunRow.id) == run_id)
                 if only_if is not None:
                     statement = statement.where(col(RunRow.status) == RunStatus(only_if).value)
+                if epoch is not None:
+                    statement = statement.where(col(RunRow.epoch) == epoch)
                 session.exec(statement.values(values))
             row = session.get(RunRow, run_id)
             if row is None:
                 raise StoreError(f"no run with id {run_id!r} in the state database")
+            if epoch is not None and row.epoch != epoch:
+                raise RunFenced(
+                    f"run {run_id!r} was claimed again (epoch {row.epoch}) after this node's "
+                    f"claim (epoch {epoch}): another node has taken it over; this write is refused",
+                    run_id=run_id,
+                    epoch=epoch,
+                )
             session.commit()
             return _run_record(row)
 
@@ -458,4 +472,6 @@ def _run_record(row: RunRow) -> RunRecord:
         model=row.model,
         summary=row.summary,
         job=row.job,
+        epoch=row.epoch,
+        owner=row.owner,
     )

@@ -143,6 +143,11 @@ class RunRow(_Table, table=True):
     job: str | None = Field(default=None, sa_type=String, index=True)
     """The cluster job that runs it (procrastinate's job id); None outside a cluster. Its
     liveness is the cluster's to judge (worker heartbeats), not the home's run lock."""
+    epoch: int = Field(default=0, sa_type=Integer, sa_column_kwargs={"server_default": text("0")})
+    """How many times a cluster node claimed the run (its fencing token); a node writes the
+    run's state only while the epoch is still the one its claim took."""
+    owner: str | None = Field(default=None, sa_type=String)
+    """The cluster node of the latest claim; None outside a cluster."""
 
 
 # experiential memory (Layer A)

@@ -16,7 +16,7 @@ import pytest
 from squad.app import App
 from squad.cluster.node import should_fence
 from squad.cluster.work import NodeWork
-from squad.jobqueue.queue import HandedOver, JobInfo
+from squad.jobqueue.queue import GaveUp, HandedOver, JobInfo
 from squad.model.factory import model_for
 from squad.model.types import ChatModel, ModelEvent
 from squad.settings import Settings
@@ -132,6 +132,18 @@ def test_a_run_lost_before_its_first_checkpoint_starts_over_on_the_same_record(
     assert [r.id for r in app.store.list_runs("relay")] == [record.id]
 
 
+def test_a_job_that_resumes_a_run_claims_it_and_the_run_names_that_job(
+    work: NodeWork, app: App, counting: Counting
+) -> None:
+    record = app.store.create_run("relay", trigger="test", job="11")
+    app.store.update_run(record.id, status=RunStatus.INTERRUPTED)
+    result = work.run_job(job(12), {**ARGS, "run_id": record.id})
+    assert result == {"run_id": record.id, "status": "succeeded"}
+    found = app.store.get_run(record.id)
+    assert found is not None
+    assert (found.job, found.epoch, found.owner) == ("12", 1, work.owner)
+
+
 def test_a_stopping_node_hands_its_run_over_at_the_next_checkpoint(
     work: NodeWork, app: App, counting: Counting
 ) -> None:
@@ -145,13 +157,17 @@ def test_a_stopping_node_hands_its_run_over_at_the_next_checkpoint(
         work.run_job(job(6), ARGS)
 
 
-def test_a_job_retried_past_its_attempts_fails_its_run(work: NodeWork, app: App) -> None:
+def test_a_job_handed_over_past_its_attempts_fails_its_run_and_itself(
+    work: NodeWork, app: App
+) -> None:
     record = app.store.create_run("relay", trigger="test", job="13")
     limit = app.settings.cluster.max_attempts
-    assert "error" in work.run_job(job(13, attempts=limit + 1), ARGS)
+    with pytest.raises(GaveUp):  # never retried: the job ends failed, as the run
+        work.run_job(job(13, attempts=limit), ARGS)
     found = app.store.get_run(record.id)
     assert found is not None and found.status is RunStatus.FAILED
-    assert "retried" in (found.error or "")
+    assert "handed over" in (found.error or "")
+    assert found.epoch == 1 and found.owner == work.owner  # claimed: a late holder is fenced
 
 
 def test_a_squad_the_store_does_not_know_is_dropped(work: NodeWork) -> None:
