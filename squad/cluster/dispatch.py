@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from squad.daemon.runqueue import RunRequest
+from squad.daemon.runs import SCHEDULED, waiting_approval
 from squad.daemon.triggers import build_trigger, missed_fire
 
 if TYPE_CHECKING:
@@ -95,8 +96,24 @@ class ClusterDispatcher:
         new = request.run_id is None and request.decision is None
         if new and self._client.waiting_run(request.squad):
             return False
+        if (
+            new
+            and request.trigger in SCHEDULED
+            and self._skipped_waiting(request.squad, request.trigger)
+        ):
+            return False
         self._client.defer_run(_args(request))
         return True
+
+    def _skipped_waiting(self, squad: str, trigger: str) -> bool:
+        """True (logged ``fire_skipped_waiting_approval``) when the squad has a run waiting
+        for approval: a gated squad on a schedule keeps one run waiting, not one per tick."""
+        waiting = waiting_approval(self.node.app.store, squad)
+        if waiting is not None:
+            self._log.emit(
+                "fire_skipped_waiting_approval", squad=squad, trigger=trigger, waiting=waiting
+            )
+        return waiting is not None
 
     def ask(self, request: RunRequest) -> bool:
         from squad.daemon.runs import log_asked
@@ -113,6 +130,8 @@ class ClusterDispatcher:
             return False
         when = at or fire_time(squad.spec.schedule, self._clock(), self._grace)
         if when is None:
+            return False
+        if self._skipped_waiting(name, "schedule"):
             return False
         stamp = int(when.timestamp())
         job = self._client.defer_run(

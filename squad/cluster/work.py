@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from squad.daemon.runs import run_end_fields
+from squad.daemon.runs import SCHEDULED, run_end_fields, waiting_approval
 from squad.errors import NotFound, RunFenced, SquadBusy, SquadError, StoreError
 from squad.jobqueue.queue import GaveUp, HandedOver, JobInfo
 
@@ -177,6 +177,19 @@ class NodeWork:
         except NotFound as exc:
             self._emit("run_dropped", squad=squad, job=job.id, reason=str(exc))
             return {"dropped": str(exc)}
+        trigger = str(args.get("trigger") or "schedule")
+        if args.get("run_id") is None and trigger in SCHEDULED:
+            waiting = waiting_approval(self._app.store, squad)
+            if waiting is not None and self._app.store.run_of_job(str(job.id)) is None:
+                # A gated squad on a schedule keeps one run waiting, not one per tick.
+                self._emit(
+                    "fire_skipped_waiting_approval",
+                    squad=squad,
+                    trigger=trigger,
+                    waiting=waiting,
+                    job=job.id,
+                )
+                return {"skipped": waiting}
         runner = self._app.runner()
         runner.owner, runner.job = self.owner, str(job.id)
         active = _Active(job, squad, datetime.now(UTC), runner)

@@ -24,8 +24,9 @@ if TYPE_CHECKING:
     from squad.daemon.catalog import LoadedSquad
     from squad.daemon.eventlog import DaemonLog
     from squad.runtime.runner import RunResult, SquadRunner
+    from squad.store import Store
 
-__all__ = ["SCHEDULED", "RunDispatcher", "log_asked", "run_end_fields"]
+__all__ = ["SCHEDULED", "RunDispatcher", "log_asked", "run_end_fields", "waiting_approval"]
 
 SCHEDULED = frozenset({"schedule", "on_start", "missed"})
 """Triggers of runs nobody asked for by hand. While a squad has a run waiting for approval,
@@ -58,6 +59,16 @@ def run_end_fields(result: RunResult, started: float) -> dict[str, Any]:
         "error": result.error,
         "awaiting": result.awaiting,
     }
+
+
+def waiting_approval(store: Store, squad: str) -> str | None:
+    """The id of the squad's newest run waiting for approval, if it has one."""
+    from squad.store.records import RunStatus
+
+    for run in store.interrupted_runs(squad):
+        if run.status is RunStatus.AWAITING_APPROVAL:
+            return run.id
+    return None
 
 
 @dataclass
@@ -170,7 +181,7 @@ class RunDispatcher:
 
     def _run(self, request: RunRequest, squad: LoadedSquad, active: _Active) -> None:
         if request.run_id is None and request.trigger in SCHEDULED:
-            waiting = self._waiting_approval(request.squad)
+            waiting = waiting_approval(self._store, request.squad)
             if waiting is not None:
                 self._log.emit(
                     "fire_skipped_waiting_approval",
@@ -239,15 +250,6 @@ class RunDispatcher:
             )
             result = runner.approve(result.run_id, result.awaiting, approved=True)
         return result
-
-    def _waiting_approval(self, squad: str) -> str | None:
-        """The id of the squad's newest run waiting for approval, if it has one."""
-        from squad.store.records import RunStatus
-
-        for run in self._store.interrupted_runs(squad):
-            if run.status is RunStatus.AWAITING_APPROVAL:
-                return run.id
-        return None
 
     def _give_up_resume(self, run_id: str, reason: str) -> None:
         """A run that cannot be resumed (it has no checkpoint) is failed, so that no later

@@ -43,3 +43,21 @@ def test_an_approval_answer_is_a_job_that_resumes_the_paused_run_on_any_node(
         assert done.id == paused.id and done.status is RunStatus.SUCCEEDED
         calls = cluster.model.counts()
         assert [calls[("a1", f"gate/t{n}")] for n in (1, 2, 3)] == [1, 1, 1]
+
+
+def test_a_gated_squad_on_a_schedule_keeps_one_run_waiting_in_a_cluster(
+    tmp_path: Path, postgres_admin: Engine
+) -> None:
+    with cluster_on(tmp_path, postgres_admin, latency_s=0.05) as cluster:
+        cluster.add_squad("tick", tasks=2, approval="t1", schedule="{interval: 2s}")
+        daemon = cluster.start("daemon", "d0")
+        cluster.wait_for(
+            lambda: len(cluster.events("fire_skipped_waiting_approval")) >= 3,
+            "three fires skipped while the first run waits",
+            timeout=180,
+        )
+        assert daemon.stop() == 0
+        runs = cluster.runs()
+        assert len(runs) == 1 and runs[0].status is RunStatus.AWAITING_APPROVAL
+        skipped = cluster.events("fire_skipped_waiting_approval")
+        assert {e["waiting"] for e in skipped} == {runs[0].id}
