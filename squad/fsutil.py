@@ -10,7 +10,15 @@ import stat
 import threading
 from pathlib import Path
 
-__all__ = ["atomic_write", "create_new", "fsync_dir", "read_up_to"]
+__all__ = [
+    "append",
+    "atomic_write",
+    "create_new",
+    "fsync_dir",
+    "read_all",
+    "read_up_to",
+    "replace_if_unchanged",
+]
 
 
 @functools.cache
@@ -78,6 +86,75 @@ def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
         raise
     if durable:
         fsync_dir(path.parent)
+
+
+def replace_if_unchanged(
+    path: Path, data: bytes, seen_fd: int | None, seen: bytes | None, *, durable: bool = True
+) -> bool:
+    """Replace ``path`` with ``data`` unless it changed since it was read as ``seen`` through
+    the descriptor ``seen_fd`` (both None: there was no file); False, nothing written, if it
+    did. Another writer that takes no lock (a person's editor) is seen by the file's identity
+    (device, inode: a rename over it) and its bytes (a rewrite, even of the same size within
+    one timestamp tick), checked after the new file is on disk, right before the rename.
+
+    Bytes only appended meanwhile (a shell's ``>>``, a logger) are no change here: they went
+    to the file still open as ``seen_fd``, which the rename takes away from ``path``; the
+    caller reads them there (:func:`read_all`) after the rename and adds them to the new file
+    (:func:`append`). So a steady appender cannot keep a write from ever landing, and what it
+    writes in the instant between the check and the rename is found the same way.
+    """
+    if seen_fd is None or seen is None:
+        return create_new(path, data)  # never clobbers a file made since the read
+    temp = _write_temp(path, data, durable=durable, mode=_permissions(path))
+    try:
+        if _changed(path, seen_fd, seen):
+            temp.unlink()
+            return False
+        temp.replace(path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            temp.unlink()
+        raise
+    if durable:
+        fsync_dir(path.parent)
+    return True
+
+
+def _changed(path: Path, seen_fd: int, seen: bytes) -> bool:
+    """Whether the file at ``path`` is no longer the one open as ``seen_fd`` holding ``seen``
+    (or ``seen`` followed by appended bytes)."""
+    try:
+        now = path.stat()
+    except FileNotFoundError:
+        return True
+    held = os.fstat(seen_fd)
+    if (now.st_dev, now.st_ino) != (held.st_dev, held.st_ino) or held.st_size < len(seen):
+        return True
+    return read_all(seen_fd)[: len(seen)] != seen
+
+
+def append(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Add ``data`` at the end of ``path`` in place, as ``>>`` does: never replaces anything,
+    and other appenders' writes stay whole beside it."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0))
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        if durable:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def read_all(fd: int) -> bytes:
+    """Every byte of the regular file open as ``fd``, from its start (the offset is kept)."""
+    chunks = []
+    offset = 0
+    while chunk := os.pread(fd, 1 << 16, offset):
+        chunks.append(chunk)
+        offset += len(chunk)
+    return b"".join(chunks)
 
 
 def _permissions(path: Path) -> int | None:
