@@ -11,10 +11,13 @@ import threading
 from pathlib import Path
 
 __all__ = [
+    "SQLITE_COMPANIONS",
     "append",
     "atomic_write",
     "create_new",
     "fsync_dir",
+    "private_dir",
+    "private_file",
     "read_all",
     "read_up_to",
     "replace_if_unchanged",
@@ -177,6 +180,49 @@ def create_new(path: Path, data: bytes) -> bool:
         temp.unlink()
     fsync_dir(path.parent)
     return True
+
+
+SQLITE_COMPANIONS = ("-wal", "-shm", "-journal")
+"""The files SQLite keeps beside a database (with the database file's permission bits)."""
+
+
+def private_dir(path: Path) -> None:
+    """Make the folder ``path`` (and any missing folder above it) readable by this user only
+    (0700), as the squad home is; a folder that exists is left as its owner set it."""
+    missing = []
+    current = path
+    while not current.exists():
+        missing.append(current)
+        if current.parent == current:
+            break
+        current = current.parent
+    for folder in reversed(missing):
+        try:
+            folder.mkdir(mode=0o700)
+        except FileExistsError:
+            continue  # another process made it first: its mode is theirs
+        folder.chmod(0o700)  # mkdir's mode passes through the umask
+
+
+def private_file(path: Path, *, companions: tuple[str, ...] = ()) -> None:
+    """Make sure the file ``path`` exists (empty if new) readable and writable by this user
+    only (0600), as the API token is; an existing one others may read is tightened, and so
+    are the files beside it named ``path`` + each of ``companions`` (a database's WAL)."""
+    try:
+        fd = os.open(
+            path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600
+        )
+    except FileExistsError:
+        pass
+    else:
+        os.close(fd)
+    for target in (path, *(path.with_name(path.name + c) for c in companions)):
+        try:
+            status = target.lstat()
+        except FileNotFoundError:
+            continue
+        if stat.S_ISREG(status.st_mode) and status.st_mode & 0o077:
+            target.chmod(stat.S_IMODE(status.st_mode) & 0o700)
 
 
 def read_up_to(fd: int, count: int) -> bytes:

@@ -4,6 +4,10 @@ SQLite is the default backend and gets the settings a multi-threaded, multi-proc
 on *every* connection (``PRAGMA foreign_keys`` and ``busy_timeout`` are per connection, not per
 file). Anything else SQLAlchemy understands is passed through, so Postgres works with the same
 code.
+
+A SQLite file is created 0600 in a 0700 folder (its WAL and shared-memory files take its
+mode), so chat history and facts are for their user only; one an older version left readable
+by others is tightened when opened.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlalchemy.pool import StaticPool
 
 from squad.errors import StoreError
+from squad.fsutil import SQLITE_COMPANIONS, private_dir, private_file
 
 __all__ = [
     "BUSY_TIMEOUT_MS",
@@ -159,11 +164,16 @@ def _sqlite_engine(url: URL) -> Engine:
     path = sqlite_file(url)
     if path is not None:
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(path.parent)
         except OSError as exc:
             raise StoreError(
                 f"cannot create the folder {str(path.parent)!r} for the state database: {exc}"
             ) from exc
+        try:
+            # SQLite gives its WAL and shared-memory files the database file's mode.
+            private_file(path, companions=SQLITE_COMPANIONS)
+        except OSError as exc:
+            raise StoreError(f"cannot create the state database {str(path)!r}: {exc}") from exc
     options: dict[str, Any] = {"connect_args": {"check_same_thread": False}}
     if _sqlite_in_memory(url):
         # Every new connection to an in-memory database is a new, empty database: keep one.
