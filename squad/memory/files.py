@@ -47,6 +47,7 @@ from squad.memory.document import (
     with_line_ending,
 )
 from squad.paths import check_name, contained
+from squad.store.engine import as_disk_full
 from squad.text.secrets import refuse_secrets
 from squad.workspace.layout import MEMORY_FILE
 
@@ -286,9 +287,7 @@ class MemoryFile(_AgentFile):
                 self.path, self.relative, lambda raw: make(self._snapshot_of(raw))
             )
         except OSError as exc:
-            raise MemoryError_(
-                f"cannot write {self.relative}: {exc.strerror}; nothing was written"
-            ) from None
+            raise _write_failed(exc, self.path, self.relative) from None
         return self._snapshot_of(before), data
 
     def _capped(
@@ -416,9 +415,7 @@ class DailyLog(_AgentFile):
         except Timeout:
             raise MemoryError_(f"{relative} is locked; try again") from None
         except OSError as exc:
-            raise MemoryError_(
-                f"cannot write {relative}: {exc.strerror}; nothing was written"
-            ) from None
+            raise _write_failed(exc, path, relative) from None
         self._audit.append(
             AuditRecord(
                 time=now.isoformat(),
@@ -530,6 +527,14 @@ def _held(path: Path, relative: str) -> Iterator[tuple[int | None, bytes | None]
         yield fd, raw
     finally:
         os.close(fd)
+
+
+def _write_failed(exc: OSError, path: Path, relative: str) -> MemoryError_:
+    """A memory write the disk refused; on a full disk, which disk, its free space and what
+    to do (still a memory error: the agent or person who wrote is told the write failed)."""
+    full = as_disk_full(exc, path)
+    said = f"cannot write {relative}: {exc.strerror}; nothing was written"
+    return MemoryError_(said if full is None else f"{said}: {full}")
 
 
 def _mkdir_lock(path: Path) -> FileLock:
