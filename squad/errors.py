@@ -13,8 +13,10 @@ code the CLI returns for it, so the CLI maps errors to exit codes in one place::
     │   └── HistoryUnavailable      exit 1: the workspace's history cannot be written now
     │                                       (corrupt or foreign .git): paused, work goes on
     ├── StoreError                  exit 1: the state database failed or is out of date
-    │   └── RunFenced               exit 1: a cluster node claimed the run after this one did:
-    │                                       the database refused this one's write
+    │   ├── RunFenced               exit 1: a cluster node claimed the run after this one did:
+    │   │                                   the database refused this one's write
+    │   └── DiskFull                exit 2: the disk holding it is full (named, with its free
+    │                                       space); reading commands still work
     ├── ModelError                  exit 1: a model call failed for good (after any retries)
     ├── AnswerError                 exit 1: a model's answer is not what was asked for
     │   ├── PlanError               exit 1: the lead's plan is unusable (invalid twice: run fails)
@@ -38,6 +40,7 @@ from typing import Any
 __all__ = [
     "AnswerError",
     "ConfigError",
+    "DiskFull",
     "ExtractionFailed",
     "HistoryUnavailable",
     "LimitReached",
@@ -184,6 +187,20 @@ class RunFenced(StoreError):
         super().__init__(message)
         self.run_id = run_id
         self.epoch = epoch
+
+
+class DiskFull(StoreError):
+    """The disk squad writes to is full: ``path`` is what could not be written, ``mount`` the
+    filesystem holding it, ``free`` its free bytes (for this user) and ``total`` its size."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, *, path: str, mount: str, free: int, total: int) -> None:
+        super().__init__(message)
+        self.path = path
+        self.mount = mount
+        self.free = free
+        self.total = total
 
 
 class ModelError(SquadError):

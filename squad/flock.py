@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from squad.errors import SquadError
+from squad.fsutil import private_dir
 
 __all__ = ["HeldLock", "LockBusy", "Probe", "acquire", "probe"]
 
@@ -108,7 +109,7 @@ class HeldLock:
 def acquire(path: Path, note: str, *, wait_s: float = 0.25) -> HeldLock:
     """Take ``path``'s lock and write ``note`` in it; :class:`LockBusy` when another holder
     keeps it for ``wait_s`` seconds."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         deadline = time.monotonic() + wait_s

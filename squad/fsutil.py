@@ -10,7 +10,18 @@ import stat
 import threading
 from pathlib import Path
 
-__all__ = ["atomic_write", "create_new", "fsync_dir", "read_up_to"]
+__all__ = [
+    "SQLITE_COMPANIONS",
+    "append",
+    "atomic_write",
+    "create_new",
+    "fsync_dir",
+    "private_dir",
+    "private_file",
+    "read_all",
+    "read_up_to",
+    "replace_if_unchanged",
+]
 
 
 @functools.cache
@@ -80,6 +91,75 @@ def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
         fsync_dir(path.parent)
 
 
+def replace_if_unchanged(
+    path: Path, data: bytes, seen_fd: int | None, seen: bytes | None, *, durable: bool = True
+) -> bool:
+    """Replace ``path`` with ``data`` unless it changed since it was read as ``seen`` through
+    the descriptor ``seen_fd`` (both None: there was no file); False, nothing written, if it
+    did. Another writer that takes no lock (a person's editor) is seen by the file's identity
+    (device, inode: a rename over it) and its bytes (a rewrite, even of the same size within
+    one timestamp tick), checked after the new file is on disk, right before the rename.
+
+    Bytes only appended meanwhile (a shell's ``>>``, a logger) are no change here: they went
+    to the file still open as ``seen_fd``, which the rename takes away from ``path``; the
+    caller reads them there (:func:`read_all`) after the rename and adds them to the new file
+    (:func:`append`). So a steady appender cannot keep a write from ever landing, and what it
+    writes in the instant between the check and the rename is found the same way.
+    """
+    if seen_fd is None or seen is None:
+        return create_new(path, data)  # never clobbers a file made since the read
+    temp = _write_temp(path, data, durable=durable, mode=_permissions(path))
+    try:
+        if _changed(path, seen_fd, seen):
+            temp.unlink()
+            return False
+        temp.replace(path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            temp.unlink()
+        raise
+    if durable:
+        fsync_dir(path.parent)
+    return True
+
+
+def _changed(path: Path, seen_fd: int, seen: bytes) -> bool:
+    """Whether the file at ``path`` is no longer the one open as ``seen_fd`` holding ``seen``
+    (or ``seen`` followed by appended bytes)."""
+    try:
+        now = path.stat()
+    except FileNotFoundError:
+        return True
+    held = os.fstat(seen_fd)
+    if (now.st_dev, now.st_ino) != (held.st_dev, held.st_ino) or held.st_size < len(seen):
+        return True
+    return read_all(seen_fd)[: len(seen)] != seen
+
+
+def append(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Add ``data`` at the end of ``path`` in place, as ``>>`` does: never replaces anything,
+    and other appenders' writes stay whole beside it."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0))
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        if durable:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def read_all(fd: int) -> bytes:
+    """Every byte of the regular file open as ``fd``, from its start (the offset is kept)."""
+    chunks = []
+    offset = 0
+    while chunk := os.pread(fd, 1 << 16, offset):
+        chunks.append(chunk)
+        offset += len(chunk)
+    return b"".join(chunks)
+
+
 def _permissions(path: Path) -> int | None:
     """The permission bits of the regular file at ``path`` (links followed), if there is one."""
     try:
@@ -100,6 +180,49 @@ def create_new(path: Path, data: bytes) -> bool:
         temp.unlink()
     fsync_dir(path.parent)
     return True
+
+
+SQLITE_COMPANIONS = ("-wal", "-shm", "-journal")
+"""The files SQLite keeps beside a database (with the database file's permission bits)."""
+
+
+def private_dir(path: Path) -> None:
+    """Make the folder ``path`` (and any missing folder above it) readable by this user only
+    (0700), as the squad home is; a folder that exists is left as its owner set it."""
+    missing = []
+    current = path
+    while not current.exists():
+        missing.append(current)
+        if current.parent == current:
+            break
+        current = current.parent
+    for folder in reversed(missing):
+        try:
+            folder.mkdir(mode=0o700)
+        except FileExistsError:
+            continue  # another process made it first: its mode is theirs
+        folder.chmod(0o700)  # mkdir's mode passes through the umask
+
+
+def private_file(path: Path, *, companions: tuple[str, ...] = ()) -> None:
+    """Make sure the file ``path`` exists (empty if new) readable and writable by this user
+    only (0600), as the API token is; an existing one others may read is tightened, and so
+    are the files beside it named ``path`` + each of ``companions`` (a database's WAL)."""
+    try:
+        fd = os.open(
+            path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600
+        )
+    except FileExistsError:
+        pass
+    else:
+        os.close(fd)
+    for target in (path, *(path.with_name(path.name + c) for c in companions)):
+        try:
+            status = target.lstat()
+        except FileNotFoundError:
+            continue
+        if stat.S_ISREG(status.st_mode) and status.st_mode & 0o077:
+            target.chmod(stat.S_IMODE(status.st_mode) & 0o700)
 
 
 def read_up_to(fd: int, count: int) -> bytes:

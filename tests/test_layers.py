@@ -16,7 +16,8 @@ ROOT = Path(__file__).resolve().parent.parent / "squad"
 
 LAYERS: list[set[str]] = [
     {"errors"},
-    {"clock", "paths", "fsutil", "flock", "eventlines", "prompts"},
+    {"fsutil"},
+    {"clock", "paths", "flock", "eventlines", "prompts"},
     {"text", "spec"},
     {"settings", "classifier", "telemetry"},
     {"model", "store", "workspace", "history"},

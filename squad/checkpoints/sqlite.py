@@ -1,4 +1,5 @@
-"""Checkpoints in a SQLite file beside the store: ``$SQUAD_HOME/checkpoints.sqlite``."""
+"""Checkpoints in a SQLite file beside the store: ``$SQUAD_HOME/checkpoints.sqlite``, 0600
+(with its WAL and shared-memory files) in a 0700 home, as the state database."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from squad.checkpoints.base import Checkpoints
+from squad.fsutil import SQLITE_COMPANIONS, private_dir, private_file
+from squad.store.engine import as_disk_full
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.sqlite import SqliteSaver
@@ -44,10 +47,20 @@ class SqliteCheckpoints(Checkpoints):
     def _connect(self) -> Iterator[SqliteSaver]:
         from langgraph.checkpoint.sqlite import SqliteSaver
 
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            private_dir(self.path.parent)
+            # SQLite gives its WAL and shared-memory files the database file's mode.
+            private_file(self.path, companions=SQLITE_COMPANIONS)
+        except OSError as exc:
+            raise as_disk_full(exc, self.path) or exc from exc
         connection = sqlite3.connect(self.path, check_same_thread=False, timeout=_BUSY_TIMEOUT_S)
         try:
             yield SqliteSaver(connection)
+        except sqlite3.Error as exc:  # a full disk says so, not "disk I/O error"
+            full = as_disk_full(exc, self.path)
+            if full is None:
+                raise
+            raise full from exc
         finally:
             connection.close()
 

@@ -2,7 +2,8 @@
 
 Order: the static squad/role header; the non-empty boot files; ``## Agent Memory`` (Layer A,
 experiential, first; Layer B, project; then the earlier conversation recalled for this
-message, :mod:`squad.memory.recall`), wrapped as untrusted content; then the global
+message, :mod:`squad.memory.recall`), wrapped as untrusted content that no form of the frame's
+tag inside can open or close (:mod:`squad.memory.untrusted`); then the global
 ``[Supplementary Context]`` block when other agents' enabled namespaces have something.
 
 Budget: ``T = memory.max_tokens`` covers the two layers' sections (each one's header, scope
@@ -26,6 +27,7 @@ from typing import Any
 
 from squad.memory.document import MemoryDocument
 from squad.memory.recall import RecalledLine, speaker_line
+from squad.memory.untrusted import defuse
 from squad.text.tokens import TokenCounter
 
 __all__ = [
@@ -168,13 +170,6 @@ def notice(dropped: int) -> str:
     return f"[{dropped} {lines} dropped to fit the memory budget; memory_search finds them]"
 
 
-def defuse(text: str) -> str:
-    """Content may not close (or open) the untrusted wrapper around it."""
-    return text.replace("<untrusted-memory", "<untrusted_memory").replace(
-        "</untrusted-memory", "</untrusted_memory"
-    )
-
-
 def _render(layer: _Layer, kept: set[int]) -> str:
     lines = list(layer.header)
     dropped = len(layer.items) - len(kept)
@@ -185,7 +180,7 @@ def _render(layer: _Layer, kept: set[int]) -> str:
         if index not in kept:
             continue
         if item.group is not None and item.group != group:
-            lines.append(layer.group_heading.format(item.group))
+            lines.append(layer.group_heading.format(defuse(item.group)))
         group = item.group
         lines.append(item.text)
     return "\n".join(lines)
@@ -232,6 +227,9 @@ def _project_layer(document: MemoryDocument | None) -> _Layer:
     items: list[_Item] = []
     rank: list[int] = []
     if document is not None:
+        text = document.text
+        if defuse(text) != text:  # a tag may also be broken over lines: defuse it whole
+            document = MemoryDocument.parse(defuse(text))
         for section in document.sections:
             for line in section.content_lines():
                 items.append(_Item(defuse(line.rstrip()), group=section.name))

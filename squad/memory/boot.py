@@ -18,7 +18,7 @@ from typing import Literal
 
 from squad.clock import Clock, utc_now
 from squad.errors import MemoryError_, MemoryFullError, StaleWriteError, UsageError
-from squad.fsutil import atomic_write, create_new
+from squad.fsutil import atomic_write, create_new, private_dir
 from squad.history.history import NO_HISTORY, WriteHook
 from squad.memory.assembly import BootFile
 from squad.memory.audit import AuditLog, AuditRecord, sha256_text
@@ -63,7 +63,7 @@ def ensure_default_soul(home: Path) -> bool:
 
     if (home / "SOUL.md").exists():  # every prompt build asks: answer from a stat
         return False
-    home.mkdir(parents=True, exist_ok=True)
+    private_dir(home)
     return create_new(home / "SOUL.md", load("SOUL.md").encode())
 
 

@@ -5,6 +5,12 @@ write based on a stale read (version check), refuses credentials, refuses to gro
 past its cap (never truncating), refuses an automatic writer emptying a non-empty section,
 writes atomically (temp file, fsync, rename), and appends an audit record.
 
+A person editing the file takes no lock, so a write never clobbers a change made between its
+read and its rename (:func:`_write_unclobbered`): the file is held open from the read on; a
+rename over it or a rewrite seen before the rename (identity, size, bytes) makes the write
+start again on the new bytes, and lines appended to it meanwhile are carried over to the new
+file. A file someone keeps rewriting is a :class:`StaleWriteError`, nothing written.
+
 A write never changes bytes it did not mean to: it refuses (:class:`MemoryFileError`, nothing
 written) a ``memory.md`` that is not valid UTF-8 (it could not be rewritten exactly) and one
 made read-only; it keeps a byte-order mark, the line ending and the permission bits. Reading
@@ -19,6 +25,8 @@ import functools
 import os
 import re
 import stat
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -27,8 +35,9 @@ from filelock import FileLock, Timeout
 
 from squad.clock import Clock, utc_now
 from squad.errors import MemoryError_, MemoryFileError, MemoryFullError, StaleWriteError
-from squad.fsutil import atomic_write
+from squad.fsutil import append, atomic_write, read_all, replace_if_unchanged
 from squad.history.history import NO_HISTORY, WriteHook
+from squad.history.merge import carry_over
 from squad.memory.audit import AuditLog, AuditRecord, sha256_text
 from squad.memory.document import (
     BOM,
@@ -38,6 +47,7 @@ from squad.memory.document import (
     with_line_ending,
 )
 from squad.paths import check_name, contained
+from squad.store.engine import as_disk_full
 from squad.text.secrets import refuse_secrets
 from squad.workspace.layout import MEMORY_FILE
 
@@ -54,6 +64,8 @@ __all__ = [
 
 LOCK_TIMEOUT_S = 30.0
 DEFAULT_CAP_BYTES = 50 * 1024
+WRITE_ATTEMPTS = 20
+"""How often a write starts again on a file someone else keeps rewriting before giving up."""
 
 
 @dataclass(frozen=True)
@@ -118,7 +130,9 @@ class MemoryFile(_AgentFile):
         return f"agents/{self.agent}/{MEMORY_FILE}"
 
     def snapshot(self) -> Snapshot:
-        found = read_file_bytes(self.path, self.relative)
+        return self._snapshot_of(read_file_bytes(self.path, self.relative))
+
+    def _snapshot_of(self, found: bytes | None) -> Snapshot:
         raw = found or b""
         try:
             text, problem = raw.decode("utf-8"), None
@@ -163,26 +177,30 @@ class MemoryFile(_AgentFile):
         refuse_secrets("\n".join(removed), what=f"text restored to {self.relative}")
         try:
             with self._history.writing(actor) as wrote, locked(self.path):
-                current = self.snapshot()
-                if current.problem is not None:
-                    raise MemoryFileError(current.problem)
-                refuse_read_only(self.path, self.relative)
-                raw = current.raw or b""
-                target = _undo_lines(raw, before or b"", removed, added)
-                if target == raw:
-                    raise UsageError(
-                        f"nothing to undo in {self.relative}: the lines that change added are "
-                        "gone and the lines it removed are back"
-                    )
-                try:
-                    document = MemoryDocument.parse(target.decode("utf-8"))
-                    document.render()
-                except (StructureError, UnicodeDecodeError) as exc:
-                    raise MemoryError_(
-                        f"undoing that change would leave {self.relative} unreadable ({exc}); "
-                        "nothing was written"
-                    ) from None
-                result, data = self._commit_bytes(target, current, "revert", actor)
+
+                def reverted(current: Snapshot) -> bytes:
+                    if current.problem is not None:
+                        raise MemoryFileError(current.problem)
+                    refuse_read_only(self.path, self.relative)
+                    raw = current.raw or b""
+                    target = _undo_lines(raw, before or b"", removed, added)
+                    if target == raw:
+                        raise UsageError(
+                            f"nothing to undo in {self.relative}: the lines that change added "
+                            "are gone and the lines it removed are back"
+                        )
+                    try:
+                        document = MemoryDocument.parse(target.decode("utf-8"))
+                        document.render()
+                    except (StructureError, UnicodeDecodeError) as exc:
+                        raise MemoryError_(
+                            f"undoing that change would leave {self.relative} unreadable "
+                            f"({exc}); nothing was written"
+                        ) from None
+                    return self._capped(target, current, "revert", actor)
+
+                current, data = self._write(reverted)
+                result = self._written(data, current, "revert", actor)
                 wrote(self.relative, current.raw, data)
                 return result
         except Timeout:
@@ -202,56 +220,85 @@ class MemoryFile(_AgentFile):
         refuse_unencodable(section + text, what=f"text for {self.relative}")
         try:
             with self._history.writing(actor) as wrote, locked(self.path):
-                current = self.snapshot()
-                if current.problem is not None:
-                    raise MemoryFileError(current.problem)
-                refuse_read_only(self.path, self.relative)
-                if expected is not None and expected != current.version:
-                    raise StaleWriteError(
-                        f"{self.relative} changed since it was read (version "
-                        f"{expected[:12]} is now {current.version[:12]}); read it again and "
-                        "redo the change"
+
+                def edited(current: Snapshot) -> bytes:
+                    return self._capped(
+                        self._edited(current, operation, section, text, automatic, expected)
+                        .render()
+                        .encode(),
+                        current,
+                        operation,
+                        actor,
+                        section,
                     )
-                old = current.document.find(section)
-                if (
-                    automatic
-                    and operation == "replace"
-                    and old is not None
-                    and old.content_lines()
-                    and not text.strip()
-                ):
-                    raise MemoryError_(
-                        f"an automatic writer may not empty the non-empty section {section!r} "
-                        f"of {self.relative}"
-                    )
-                try:
-                    if operation == "append":
-                        document = current.document.append(section, text)
-                    else:
-                        document = current.document.replace(section, text)
-                except StructureError as exc:
-                    # A line number means the file, not the text, is what needs fixing.
-                    error = MemoryError_ if exc.line is None else MemoryFileError
-                    raise error(f"{self.relative}: {exc}") from None
-                result, data = self._commit(document, current, section, operation, actor)
+
+                current, data = self._write(edited)
+                result = self._written(data, current, operation, actor, section)
                 wrote(self.relative, current.raw, data)
                 return result
         except Timeout:
             raise MemoryError_(f"{self.relative} is locked by another writer; try again") from None
 
-    def _commit(
-        self, document: MemoryDocument, current: Snapshot, section: str, operation: str, actor: str
-    ) -> tuple[WriteResult, bytes]:
-        return self._commit_bytes(document.render().encode(), current, operation, actor, section)
+    def _edited(
+        self,
+        current: Snapshot,
+        operation: str,
+        section: str,
+        text: str,
+        automatic: bool,
+        expected: str | None,
+    ) -> MemoryDocument:
+        if current.problem is not None:
+            raise MemoryFileError(current.problem)
+        refuse_read_only(self.path, self.relative)
+        if expected is not None and expected != current.version:
+            raise StaleWriteError(
+                f"{self.relative} changed since it was read (version "
+                f"{expected[:12]} is now {current.version[:12]}); read it again and "
+                "redo the change"
+            )
+        old = current.document.find(section)
+        if (
+            automatic
+            and operation == "replace"
+            and old is not None
+            and old.content_lines()
+            and not text.strip()
+        ):
+            raise MemoryError_(
+                f"an automatic writer may not empty the non-empty section {section!r} "
+                f"of {self.relative}"
+            )
+        try:
+            if operation == "append":
+                return current.document.append(section, text)
+            return current.document.replace(section, text)
+        except StructureError as exc:
+            # A line number means the file, not the text, is what needs fixing.
+            error = MemoryError_ if exc.line is None else MemoryFileError
+            raise error(f"{self.relative}: {exc}") from None
 
-    def _commit_bytes(
+    def _write(self, make: Callable[[Snapshot], bytes]) -> tuple[Snapshot, bytes]:
+        """Write ``make(what the file holds)`` without clobbering anyone (see the module);
+        the snapshot the written bytes were made from, and those bytes."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            before, data = _write_unclobbered(
+                self.path, self.relative, lambda raw: make(self._snapshot_of(raw))
+            )
+        except OSError as exc:
+            raise _write_failed(exc, self.path, self.relative) from None
+        return self._snapshot_of(before), data
+
+    def _capped(
         self,
         data: bytes,
         current: Snapshot,
         operation: str,
         actor: str,
         section: str | None = None,
-    ) -> tuple[WriteResult, bytes]:
+    ) -> bytes:
+        """``data``, unless it passes the cap: then recorded and refused."""
         if len(data) > self.cap_bytes:
             # Recorded so maintenance knows this file needs consolidating.
             self._audit.append(
@@ -272,13 +319,16 @@ class MemoryFile(_AgentFile):
                 "cap; nothing was written. Consolidate it (move details to the daily log, merge "
                 "or drop stale lines) or raise memory.file_cap_kb in configs/settings.yaml"
             )
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(self.path, data)
-        except OSError as exc:
-            raise MemoryError_(
-                f"cannot write {self.relative}: {exc.strerror}; nothing was written"
-            ) from None
+        return data
+
+    def _written(
+        self,
+        data: bytes,
+        current: Snapshot,
+        operation: str,
+        actor: str,
+        section: str | None = None,
+    ) -> WriteResult:
         result = WriteResult(self.relative, section, current.version, _version(data), len(data))
         self._audit.append(
             AuditRecord(
@@ -292,7 +342,7 @@ class MemoryFile(_AgentFile):
                 bytes=len(data),
             )
         )
-        return result, data
+        return result
 
 
 def _undo_lines(raw: bytes, before: bytes, removed: list[str], added: list[str]) -> bytes:
@@ -342,28 +392,30 @@ class DailyLog(_AgentFile):
         relative = self.relative(day)
         try:
             with self._history.writing(actor) as wrote, _mkdir_lock(path):
-                existing = read_file_bytes(path, relative)
-                if existing is not None:
-                    refuse_read_only(path, relative)
-                old = existing if existing is not None else f"# {day.isoformat()}\n".encode()
-                # latin-1 maps each byte to one character: finds the line ending of any bytes.
-                nl = line_ending(old.decode("latin-1"))
-                body = with_line_ending(text.strip(), nl)
-                entry = f"{nl}## {now.strftime('%H:%M:%S')} {actor}{nl}{nl}{body}{nl}"
-                data = old + entry.encode()
-                if len(data) > self.cap_bytes:
-                    raise MemoryFullError(
-                        f"{relative} would pass its {self.cap_bytes:,}-byte cap; "
-                        "start a new file or raise memory.file_cap_kb"
-                    )
-                atomic_write(path, data)
+
+                def appended(existing: bytes | None) -> bytes:
+                    if existing is not None:
+                        refuse_read_only(path, relative)
+                    old = existing if existing is not None else f"# {day.isoformat()}\n".encode()
+                    # latin-1 maps each byte to one character: finds the line ending of any bytes.
+                    nl = line_ending(old.decode("latin-1"))
+                    body = with_line_ending(text.strip(), nl)
+                    entry = f"{nl}## {now.strftime('%H:%M:%S')} {actor}{nl}{nl}{body}{nl}"
+                    data = old + entry.encode()
+                    if len(data) > self.cap_bytes:
+                        raise MemoryFullError(
+                            f"{relative} would pass its {self.cap_bytes:,}-byte cap; "
+                            "start a new file or raise memory.file_cap_kb"
+                        )
+                    return data
+
+                existing, data = _write_unclobbered(path, relative, appended)
                 wrote(relative, existing, data)
+                old = existing or b""
         except Timeout:
             raise MemoryError_(f"{relative} is locked; try again") from None
         except OSError as exc:
-            raise MemoryError_(
-                f"cannot write {relative}: {exc.strerror}; nothing was written"
-            ) from None
+            raise _write_failed(exc, path, relative) from None
         self._audit.append(
             AuditRecord(
                 time=now.isoformat(),
@@ -398,6 +450,93 @@ class DailyLog(_AgentFile):
         return sorted(found)
 
 
+def _write_unclobbered(
+    path: Path, relative: str, make: Callable[[bytes | None], bytes]
+) -> tuple[bytes | None, bytes]:
+    """Replace ``path`` with ``make(its bytes)`` (None: no file) and lose nobody's change.
+
+    The caller holds the file's lock, which squad's writers share; a person does not take it.
+    So the file is held open from the read on. Replaced or rewritten before the rename, the
+    write starts again on what the file holds then. Lines appended to it meanwhile (the usual
+    hand edit: ``>>``, an editor's append) went to the file the rename takes away: they are
+    read there and appended to the new file, as the person appended them (after any lines they
+    appended since the rename, which are there already). A rewrite in the instant between the
+    check and the rename is carried over with a line merge (:func:`carry_over`). Returns the
+    bytes the write was made from and the bytes it wrote (so history and audit record squad's
+    own change; what a person wrote stays theirs).
+    """
+    made: tuple[bytes | None, bytes] | None = None
+    late: tuple[bytes, bytes] | None = None  # (the file as replaced, what a person made it)
+    for _ in range(WRITE_ATTEMPTS):
+        with _held(path, relative) as (fd, raw):
+            if late is None:
+                data = make(raw)
+            else:
+                carried = carry_over(*late, raw or b"")
+                if carried is None:
+                    raise MemoryFileError(_unmerged(path, relative, late[1]))
+                data = carried
+            if not replace_if_unchanged(path, data, fd, raw):
+                continue
+            after = read_all(fd) if fd is not None and raw is not None else None
+        if made is None:
+            made = (raw, data)
+        if after is None or after == raw:
+            return made
+        assert raw is not None
+        if after.startswith(raw):
+            tail = after[len(raw) :]
+            if data and not data.endswith((b"\n", b"\r")) and not tail.startswith(b"\n"):
+                tail = b"\n" + tail
+            append(path, tail)
+            return made
+        late = (raw, after)
+    if made is None:
+        raise StaleWriteError(
+            f"{relative} kept changing while squad wrote it ({WRITE_ATTEMPTS} tries): someone "
+            "else is rewriting it; nothing was written, try again when they are done"
+        )
+    assert late is not None
+    raise MemoryFileError(_unmerged(path, relative, late[1]))
+
+
+def _unmerged(path: Path, relative: str, theirs: bytes) -> str:
+    """Keep a change squad could not carry over beside the file; the message saying where."""
+    kept = path.with_name(f"{path.name}.{utc_now().strftime('%Y%m%dT%H%M%S%f')}.unmerged")
+    atomic_write(kept, theirs)
+    return (
+        f"{relative} was changed by someone else at the moment squad wrote it, and squad could "
+        f"not merge that change into its own; their version is kept whole in {kept.name} "
+        "beside it: merge it by hand"
+    )
+
+
+@contextmanager
+def _held(path: Path, relative: str) -> Iterator[tuple[int | None, bytes | None]]:
+    """The descriptor and bytes of the regular file at ``path`` (both None: no file), the
+    descriptor open for the block."""
+    fd = _open_regular(path, relative)
+    if fd is None:
+        yield None, None
+        return
+    try:
+        try:
+            raw = read_all(fd)
+        except OSError as exc:
+            raise MemoryFileError(f"cannot read {relative}: {exc.strerror}") from None
+        yield fd, raw
+    finally:
+        os.close(fd)
+
+
+def _write_failed(exc: OSError, path: Path, relative: str) -> MemoryError_:
+    """A memory write the disk refused; on a full disk, which disk, its free space and what
+    to do (still a memory error: the agent or person who wrote is told the write failed)."""
+    full = as_disk_full(exc, path)
+    said = f"cannot write {relative}: {exc.strerror}; nothing was written"
+    return MemoryError_(said if full is None else f"{said}: {full}")
+
+
 def _mkdir_lock(path: Path) -> FileLock:
     path.parent.mkdir(parents=True, exist_ok=True)
     return locked(path)
@@ -413,6 +552,19 @@ def read_file_bytes(path: Path, relative: str) -> bytes | None:
     A folder, pipe or other non-file in its place, or a file that cannot be read, is a
     :class:`MemoryFileError` naming ``relative`` (never a wait on a pipe, never a traceback).
     """
+    fd = _open_regular(path, relative)
+    if fd is None:
+        return None
+    try:
+        return read_all(fd)  # a regular file (checked): read whole, however large it grew
+    except OSError as exc:
+        raise MemoryFileError(f"cannot read {relative}: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+
+
+def _open_regular(path: Path, relative: str) -> int | None:
+    """A descriptor of the regular file at ``path``; None when there is none."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(path, flags)
@@ -424,16 +576,13 @@ def read_file_bytes(path: Path, relative: str) -> bytes | None:
         raise MemoryFileError(f"cannot read {relative}: {exc.strerror}") from None
     try:
         mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise MemoryFileError(_not_a_file(relative, _kind(mode)))
-        chunks = []  # a regular file (checked above): read whole, however large it grew
-        while chunk := os.read(fd, 1 << 16):
-            chunks.append(chunk)
-        return b"".join(chunks)
     except OSError as exc:
-        raise MemoryFileError(f"cannot read {relative}: {exc.strerror}") from None
-    finally:
         os.close(fd)
+        raise MemoryFileError(f"cannot read {relative}: {exc.strerror}") from None
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise MemoryFileError(_not_a_file(relative, _kind(mode)))
+    return fd
 
 
 def refuse_read_only(path: Path, relative: str) -> None:

@@ -4,11 +4,22 @@ SQLite is the default backend and gets the settings a multi-threaded, multi-proc
 on *every* connection (``PRAGMA foreign_keys`` and ``busy_timeout`` are per connection, not per
 file). Anything else SQLAlchemy understands is passed through, so Postgres works with the same
 code.
+
+A SQLite file is created 0600 in a 0700 folder (its WAL and shared-memory files take its
+mode), so chat history and facts are for their user only; one an older version left readable
+by others is tightened when opened.
+
+A full disk is a :class:`DiskFull` naming the filesystem, its free space and what to do, not
+SQLite's "disk I/O error"; a database whose write-ahead log holds nothing pending can still be
+read there (:func:`reader_on_full_disk`), so reading commands keep working.
 """
 
 from __future__ import annotations
 
+import errno
+import os
 import re
+import shutil
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -22,15 +33,19 @@ from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlalchemy.pool import StaticPool
 
-from squad.errors import StoreError
+from squad.errors import DiskFull, StoreError
+from squad.fsutil import SQLITE_COMPANIONS, private_dir, private_file
 
 __all__ = [
     "BUSY_TIMEOUT_MS",
+    "as_disk_full",
     "batch",
     "database_exists",
+    "disk_full",
     "make_engine",
     "mask_url",
     "parse_url",
+    "reader_on_full_disk",
     "sqlite_file",
     "transaction",
 ]
@@ -127,6 +142,9 @@ def transaction(
     except SQLAlchemyError as exc:
         if reraise is not None and isinstance(exc, reraise):
             raise
+        full = as_disk_full(exc, sqlite_file(engine.url))
+        if full is not None:
+            raise full from exc
         reason = getattr(exc, "orig", None) or exc
         raise StoreError(
             f"cannot {action} in the state database {mask_url(engine.url)!r}: {reason}"
@@ -151,6 +169,126 @@ def batch(engine: Engine, action: str) -> Iterator[None]:
             _BATCH.reset(token)
 
 
+_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+"""No room left: on the disk, in the user's quota, or under the file-size limit."""
+_SQLITE_FULL = 13
+_SQLITE_MAYBE_FULL = frozenset({8, 10, 14})
+"""READONLY, IOERR, CANTOPEN: what SQLite says when it cannot make or grow its WAL index or
+journal on a full disk; a full disk only if the filesystem really has (almost) no room."""
+ALMOST_FULL_BYTES = 1 << 20
+"""Less free space than this on the database's filesystem is a full disk for SQLite's sake."""
+
+
+def disk_full(path: Path) -> DiskFull:
+    """The error for a write under ``path`` that found no room: the filesystem (its mount
+    point and device), its free space, and what to do."""
+    mount = _mount_point(path)
+    try:
+        usage = shutil.disk_usage(mount)
+        free, total = usage.free, usage.total
+    except OSError:
+        free = total = 0
+    device = _device(mount)
+    on = f"{mount} ({device})" if device else mount
+    return DiskFull(
+        f"the disk holding {str(path)!r} is full: {on} has {_size(free)} free of "
+        f"{_size(total)}, so squad cannot write its state there and nothing was changed. "
+        "Free some space on it (or move SQUAD_HOME and the workspaces to a disk with room) and "
+        "try again; reading commands (squad status, squad runs list, squad memory show) still "
+        "work meanwhile",
+        path=str(path),
+        mount=mount,
+        free=free,
+        total=total,
+    )
+
+
+def as_disk_full(exc: BaseException, path: Path | None) -> DiskFull | None:
+    """``exc`` (or what caused it) as a :class:`DiskFull` about ``path`` when it means that
+    the disk is full: ENOSPC, EDQUOT or EFBIG, SQLite's "database or disk is full", or its
+    I/O and read-only errors on a filesystem with (almost) no room left."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, DiskFull):
+            return current
+        where = path if path is not None else Path(getattr(current, "filename", None) or ".")
+        if isinstance(current, OSError) and current.errno in _FULL_ERRNOS:
+            return disk_full(where)
+        if isinstance(current, sqlite3.Error) and path is not None:
+            code = getattr(current, "sqlite_errorcode", 0) & 0xFF
+            if code == _SQLITE_FULL or (code in _SQLITE_MAYBE_FULL and _almost_full(path)):
+                return disk_full(path)
+        current = getattr(current, "orig", None) or current.__cause__ or current.__context__
+    return None
+
+
+def reader_on_full_disk(url: URL) -> Engine | None:
+    """A read-only engine on the SQLite database of ``url`` that needs no room on its disk,
+    or None when reading it so would not see everything committed.
+
+    SQLite in WAL mode must size its shared-memory index even to read, which a full disk
+    refuses. Opened ``immutable`` it reads the database file alone: complete exactly when
+    the write-ahead log holds nothing (absent or empty: the last writer checkpointed it).
+    """
+    path = sqlite_file(url)
+    if path is None or not path.is_file():
+        return None
+    try:
+        if path.with_name(path.name + "-wal").stat().st_size > 0:
+            return None
+    except FileNotFoundError:
+        pass
+    address = f"{path.resolve().as_uri()}?mode=ro&immutable=1"
+
+    def connect() -> sqlite3.Connection:
+        connection = sqlite3.connect(address, uri=True, check_same_thread=False)
+        _add_functions(connection)
+        return connection
+
+    return create_engine(url, creator=connect)
+
+
+def _almost_full(path: Path) -> bool:
+    try:
+        return shutil.disk_usage(_mount_point(path)).free < ALMOST_FULL_BYTES
+    except OSError:
+        return False
+
+
+def _mount_point(path: Path) -> str:
+    current = path.absolute()
+    while not current.exists() and current.parent != current:
+        current = current.parent
+    while not os.path.ismount(current) and current.parent != current:
+        current = current.parent
+    return str(current)
+
+
+def _device(mount: str) -> str | None:
+    """The device mounted at ``mount`` (from /proc/self/mounts where there is one)."""
+    device = None
+    try:
+        with Path("/proc/self/mounts").open(encoding="utf-8") as mounts:
+            for line in mounts:
+                fields = line.split()
+                if len(fields) >= 2 and fields[1].replace("\\040", " ") == mount:
+                    device = fields[0]  # the last mount there is the one seen
+    except OSError:
+        return None
+    return device
+
+
+def _size(n: int) -> str:
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024:
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} TiB"
+
+
 def _sqlite_in_memory(url: URL) -> bool:
     return url.database in {None, "", ":memory:"} or url.query.get("mode") == "memory"
 
@@ -159,11 +297,20 @@ def _sqlite_engine(url: URL) -> Engine:
     path = sqlite_file(url)
     if path is not None:
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(path.parent)
         except OSError as exc:
+            if exc.errno in _FULL_ERRNOS:
+                raise disk_full(path.parent) from exc
             raise StoreError(
                 f"cannot create the folder {str(path.parent)!r} for the state database: {exc}"
             ) from exc
+        try:
+            # SQLite gives its WAL and shared-memory files the database file's mode.
+            private_file(path, companions=SQLITE_COMPANIONS)
+        except OSError as exc:
+            if exc.errno in _FULL_ERRNOS:
+                raise disk_full(path) from exc
+            raise StoreError(f"cannot create the state database {str(path)!r}: {exc}") from exc
     options: dict[str, Any] = {"connect_args": {"check_same_thread": False}}
     if _sqlite_in_memory(url):
         # Every new connection to an in-memory database is a new, empty database: keep one.
@@ -185,6 +332,10 @@ def _tune_sqlite_connection(dbapi_connection: Any, _record: Any) -> None:
         _switch_to_wal(cursor)
     finally:
         cursor.close()
+    _add_functions(dbapi_connection)
+
+
+def _add_functions(dbapi_connection: Any) -> None:
     # SQLite's lower() knows only ASCII; case-insensitive memory search needs real Unicode folding.
     dbapi_connection.create_function("squad_casefold", 1, _casefold, deterministic=True)
 

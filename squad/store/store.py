@@ -30,7 +30,14 @@ from squad.store.cluster_nodes import ClusterNodeStore
 from squad.store.conversation import ConversationStore
 from squad.store.daemon_state import DaemonStateStore
 from squad.store.decisions import DecisionStore
-from squad.store.engine import batch, make_engine, mask_url
+from squad.store.engine import (
+    as_disk_full,
+    batch,
+    make_engine,
+    mask_url,
+    reader_on_full_disk,
+    sqlite_file,
+)
 from squad.store.extraction import ExtractionStore
 from squad.store.maintenance import MaintenanceStore
 from squad.store.memory import MemoryStore
@@ -101,6 +108,20 @@ class Store:
         engine = make_engine(url)
         try:
             upgrade(engine)
+        except StoreError as exc:
+            engine.dispose()
+            full = as_disk_full(exc, sqlite_file(engine.url))
+            if full is None:
+                raise
+            reader = reader_on_full_disk(engine.url)  # reading commands still work
+            if reader is None:
+                raise full from exc
+            try:
+                upgrade(reader)  # current already: only checked
+            except StoreError:
+                reader.dispose()
+                raise full from exc
+            return cls(reader, clock=clock, new_id=new_id)
         except BaseException:
             engine.dispose()
             raise

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from squad.errors import UsageError
+from squad.fsutil import private_dir
 
 __all__ = ["TOKEN_FILE", "Session", "Tokens", "load_or_create_token", "read_token"]
 
@@ -33,7 +34,7 @@ def load_or_create_token(home: Path) -> str:
     token = _read(path)
     if token is not None:
         return token
-    home.mkdir(parents=True, exist_ok=True)
+    private_dir(home)
     fresh = secrets.token_urlsafe(32)
     temporary = home / f".{TOKEN_FILE}.{os.getpid()}.{secrets.token_hex(4)}"
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
