@@ -379,9 +379,7 @@ def status(
 
     out = Output(json_mode=json_output)
     with open_app() as app:
-        report = collect_status(
-            app, now=app.clock(), squads_dir=configs.resolve() if configs is not None else None
-        )
+        report = collect_status(app, squads_dir=configs.resolve() if configs is not None else None)
     if json_output:
         out.json(report)
         return

@@ -59,8 +59,11 @@ def daemon_status(
     alive: Callable[[int], bool] = pid_alive,
     stale_after: timedelta = STALE_AFTER,
 ) -> dict[str, Any]:
-    """Whether a daemon is up for the home, and why not when it is down."""
-    age = None if heartbeat is None else (now - heartbeat.beat_at).total_seconds()
+    """Whether a daemon is up for the home, and why not when it is down.
+
+    A beat stamped after ``now`` (the reader's clock read before the beat was written, or
+    behind the writer's) is 0 seconds old: an age is never negative."""
+    age = None if heartbeat is None else max(0.0, (now - heartbeat.beat_at).total_seconds())
     reason = None
     if not lock.held:
         if lock.pid is not None and not alive(lock.pid):
@@ -192,16 +195,21 @@ def _configured(
     return configured, [d.to_dict() for d in sorted(failed, key=lambda d: d.path)]
 
 
-def collect_status(app: App, *, now: datetime, squads_dir: Path | None = None) -> dict[str, Any]:
+def collect_status(
+    app: App, *, now: datetime | None = None, squads_dir: Path | None = None
+) -> dict[str, Any]:
     """Gather the lock, heartbeat, squads folder, store and checkpoints, and build the status.
 
-    A home whose database does not exist yet is not given one."""
+    Without ``now``, the app's clock is read once the heartbeat is: a beat written while
+    the store was opening is not younger than the reading time. A home whose database does
+    not exist yet is not given one."""
     from squad.checkpoints import left_behind
 
     settings = app.settings
     lock = probe_lock(settings.home)
     store = app.store if app.database_exists() else None
     heartbeat = None if store is None else store.daemon.get(str(settings.home))
+    now = app.clock() if now is None else now
     daemon = daemon_status(now=now, lock=lock, heartbeat=heartbeat)
     state = heartbeat.state if heartbeat is not None else None
     up = daemon["state"] == "up" and state is not None

@@ -272,3 +272,23 @@ def test_squad_status_prints_each_warning_under_its_squad(
         "it is the clock a cron expression is read in; remove it, or use cron:"
     )
     assert lines[at + 2].startswith("  beta ")  # beta has none
+
+
+def test_a_heartbeat_stamped_after_the_reading_time_is_zero_seconds_old_not_negative() -> None:
+    """The reader's clock was read before the beat was written (or lags the writer's)."""
+    status = state_of(LockState(True, 7), beat(-3))
+    assert status["state"] == "up" and status["reason"] is None
+    assert status["heartbeat_age_s"] == 0.0
+
+
+def test_status_reads_its_clock_after_the_heartbeat_so_a_fresh_beat_is_never_in_the_future(
+    settings: Settings,
+) -> None:
+    """``collect_status`` without ``now`` takes the time once the heartbeat is read: a beat
+    written between a caller's clock reading and the read (a slow start) is not 'ahead'."""
+    ticks = iter(NOW + timedelta(seconds=s) for s in range(0, 100, 10))
+    with App.open(settings, clock=lambda: next(ticks)) as app:
+        app.store.daemon.beat(str(settings.home), pid=7, host="box", started_at=STARTED)
+        report = collect_status(app)
+    assert report["daemon"]["heartbeat_age_s"] is not None
+    assert report["daemon"]["heartbeat_age_s"] >= 0
