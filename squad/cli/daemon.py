@@ -413,7 +413,7 @@ def stop(
     import os
     import time
 
-    from squad.daemon.lock import probe_lock
+    from squad.daemon.lock import pid_alive, probe_lock
     from squad.errors import SquadError, UsageError
     from squad.settings import Settings
 
@@ -438,6 +438,15 @@ def stop(
                 "current step first); wait, or run `squad stop` again"
             )
         time.sleep(0.1)
+    # The lock goes first; the process then closes the store and exits: wait for that too.
+    while pid_alive(lock.pid):
+        if time.monotonic() >= deadline:
+            raise SquadError(
+                f"daemon pid {lock.pid} let go of {settings.home} but has not exited after "
+                f"{wait:.0f}s; see {settings.home / 'daemon.jsonl'}, or end it with "
+                f"`kill {lock.pid}`"
+            )
+        time.sleep(0.05)
     Output().line(f"daemon pid {lock.pid} stopped")
 
 
