@@ -81,6 +81,26 @@ def _is_workspace_rules(path: Path) -> bool:
     return path.name == "AGENTS.md"
 
 
+def _content_mark(path: Path) -> str | None:
+    """SHA-256 of a boot file's bytes; None when it is missing or not a readable file."""
+    import hashlib
+
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+    except OSError:
+        return None
+
+
+@functools.cache
+def _default_soul_mark() -> str:
+    """The mark of the default persona squad writes into a home that has no SOUL.md."""
+    import hashlib
+
+    from squad.prompts import load
+
+    return hashlib.sha256(load("SOUL.md").encode()).hexdigest()
+
+
 class Attachment(Protocol):
     """A service that lives as long as the daemon (the HTTP API and dashboard)."""
 
@@ -164,6 +184,9 @@ class Daemon:
         self._attached: dict[str, dict[str, Any]] = {}
         self._left_behind: frozenset[str] = frozenset()
         """Runs whose checkpoints a switch of store backends left in the home's SQLite file."""
+        self._boot_marks: dict[Path, str | None] = {}
+        """Each boot file's content as last seen (:func:`_content_mark`), so that an event
+        that changed no byte, or squad's own default SOUL.md, is not logged as a change."""
 
     # -- public ----------------------------------------------------------------------------
 
@@ -325,6 +348,7 @@ class Daemon:
         if not self.exit_when_idle:
             # Before the first scan, so no file written meanwhile goes unnoticed; what it
             # sees waits for start-up to finish (``_ready``).
+            self._note_boot_files()
             self._start_watcher()
         self._catalog.reconcile(starting=True)
         self._watch_workspaces()
@@ -704,8 +728,37 @@ class Daemon:
         for folder in sorted(wanted - self._watcher.folders()):
             self._watcher.watch(Watch(folder, _is_workspace_rules))
 
+    def _note_boot_files(self) -> None:
+        """Remember the home's boot files as they are before watching starts."""
+        for name in BOOT_NAMES:
+            path = self.settings.home / name
+            self._boot_marks[path] = _content_mark(path)
+
+    def _boot_changes(self, paths: set[Path]) -> list[str]:
+        """The boot files among ``paths`` whose content a person changed.
+
+        Left out: a file whose bytes are as last seen (a touch, a rewrite of the same text),
+        and the default SOUL.md that squad itself writes where the home had none (a run's
+        first prompt does): the daemon's own write is no news."""
+        changed = []
+        for path in sorted(p for p in paths if p.name in BOOT_NAMES):
+            mark = _content_mark(path)
+            unknown = path not in self._boot_marks
+            before = self._boot_marks.get(path)
+            self._boot_marks[path] = mark
+            if not unknown and mark == before:
+                continue
+            own_default = (
+                path == self.settings.home / "SOUL.md"
+                and before is None
+                and mark == _default_soul_mark()
+            )
+            if not own_default:
+                changed.append(str(path))
+        return changed
+
     def _on_files_changed(self, paths: set[Path]) -> None:
-        boot = sorted(str(p) for p in paths if p.name in BOOT_NAMES)
+        boot = self._boot_changes(paths)
         if boot:
             # Prompts read boot files fresh at every turn (squad.memory.boot) and nothing
             # caches them, so live agents see the change at their next turn: just log it.

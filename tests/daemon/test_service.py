@@ -234,3 +234,24 @@ def test_start_up_extracts_for_agents_whose_replies_were_left_unread(
     assert "In this repo the API listens on port 8080." in memory
     (sweep,) = [e for e in events(settings, "job_end") if e["job"] == "extraction"]
     assert sweep["report"]["checked"] == ["alpha/planner", "alpha/writer"]
+
+
+def test_the_default_soul_a_run_writes_is_not_logged_as_a_boot_change_but_a_persons_edit_is(
+    settings: Settings, store: Store
+) -> None:
+    from tests.hostile.test_daemon_hostile import running
+
+    write_squad(settings, "a.yaml", squad_yaml("alpha", "{interval: 1d, run_on_start: true}"))
+    soul = settings.home / "SOUL.md"
+    with running(settings, store) as daemon:
+        wait_for(lambda: bool(events(settings, "run_end")), "the start-up run")
+        assert soul.is_file(), "the run wrote the default persona"
+        (settings.home / "USER.md").write_text("Short answers.\n")
+        wait_for(lambda: bool(events(settings, "boot_changed")), "the USER.md edit logged")
+        logged = [f for e in events(settings, "boot_changed") for f in e["files"]]
+        assert logged == [str(settings.home / "USER.md")]
+
+        soul.write_text("You are terse.\n")  # a person's edit
+        wait_for(lambda: len(events(settings, "boot_changed")) == 2, "the SOUL.md edit logged")
+        assert events(settings, "boot_changed")[1]["files"] == [str(soul)]
+        assert daemon.state()["phase"] == "running"
