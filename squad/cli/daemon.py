@@ -375,11 +375,19 @@ def status(
 
     Works with the daemon down too (squads then come from the configs folder).
     """
-    from squad.daemon.status import collect_status
+    from squad.daemon.status import published_status
+    from squad.settings import Settings
 
     out = Output(json_mode=json_output)
-    with open_app() as app:
-        report = collect_status(app, squads_dir=configs.resolve() if configs is not None else None)
+    settings = Settings.load()
+    folder = configs.resolve() if configs is not None else None
+    # A running daemon published what it knows: no store to open, no file to validate.
+    report = None if settings.clustered else published_status(settings.home, squads_dir=folder)
+    if report is None:
+        from squad.daemon.status import collect_status
+
+        with open_app() as app:
+            report = collect_status(app, squads_dir=folder)
     if json_output:
         out.json(report)
         return
@@ -389,7 +397,7 @@ def status(
         from squad.web.server import login_url
         from squad.web.tokens import read_token
 
-        token = read_token(app.settings.home)
+        token = read_token(settings.home)
         login = login_url(str(http["url"]), token) if token else None
     _render(out, report, login=login)
 

@@ -19,6 +19,7 @@ next start resumes interrupted runs from their checkpoints; runs paused for appr
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -37,6 +38,7 @@ from squad.daemon.lock import DaemonLock
 from squad.daemon.runqueue import RunRequest
 from squad.daemon.runs import RunDispatcher
 from squad.daemon.scheduler import JobScheduler
+from squad.daemon.status import PUBLISHED_FILE, publish, store_view
 from squad.daemon.triggers import build_trigger, missed_fire
 from squad.daemon.watcher import FolderWatcher, Watch
 from squad.errors import SquadError, UsageError
@@ -53,6 +55,8 @@ __all__ = ["DAEMON_TRIGGERS", "HEARTBEAT_S", "Attachment", "Daemon"]
 
 HEARTBEAT_S = 5.0
 """Seconds between heartbeats (and between wake-ups of an idle daemon's main thread)."""
+STORE_VIEW_S = 15.0
+"""Seconds at most between two reads of the store's part of the published status."""
 DAEMON_TRIGGERS = frozenset({"schedule", "on_start"})
 """Run triggers only a daemon uses: a ``running`` run with one of them, found at start, was
 left by a daemon that died, and is resumed. Other ``running`` runs may belong to a
@@ -184,6 +188,11 @@ class Daemon:
         self._attached: dict[str, dict[str, Any]] = {}
         self._left_behind: frozenset[str] = frozenset()
         """Runs whose checkpoints a switch of store backends left in the home's SQLite file."""
+        self._view: dict[str, Any] | None = None
+        """The store's part of the status as last read (:meth:`_publish`)."""
+        self._store_view_due = 0.0
+        self._published: str | None = None
+        """The text of the status file as last written."""
         self._boot_marks: dict[Path, str | None] = {}
         """Each boot file's content as last seen (:func:`_content_mark`), so that an event
         that changed no byte, or squad's own default SOUL.md, is not logged as a change."""
@@ -483,6 +492,8 @@ class Daemon:
             self.store.daemon.mark_stopped(str(self.settings.home), pid=self._pid)
         except SquadError as exc:
             self.log.emit("job_error", job="heartbeat", error=str(exc))
+        with contextlib.suppress(OSError):
+            (self.settings.home / PUBLISHED_FILE).unlink(missing_ok=True)
         self.log.emit(
             "stop",
             reason=self._stop_reason,
@@ -816,15 +827,40 @@ class Daemon:
     def _beat(self, *, changed: bool = True) -> None:
         home = str(self.settings.home)
         if not changed and self._last_state and self.store.daemon.touch(home, pid=self._pid):
+            self._publish(json.loads(self._last_state), changed=False)
             return
         state = self.state()
         text = json.dumps(state, sort_keys=True)
         if text == self._last_state and self.store.daemon.touch(home, pid=self._pid):
+            self._publish(state, changed=changed)
             return
         self.store.daemon.beat(
             home, pid=self._pid, host=self._host, started_at=self._started_at, state=state
         )
         self._last_state = text
+        self._publish(state, changed=True)
+
+    def _publish(self, state: dict[str, Any], *, changed: bool) -> None:
+        """What ``squad status`` shows, in the home (:func:`~squad.daemon.status.publish`):
+        the state and the store's part, read again when something changed and at least
+        every :data:`STORE_VIEW_S` (runs of ``squad run`` and chats change the store too);
+        otherwise only the file's time moves with the beat."""
+        due = time.monotonic() >= self._store_view_due
+        if state.get("phase") == "running" and (changed or due or self._view is None):
+            names = [str(squad["name"]) for squad in state.get("squads", [])]
+            self._view = store_view(self.app, names, now=self._clock())
+            self._store_view_due = time.monotonic() + STORE_VIEW_S
+        payload = {
+            "pid": self._pid,
+            "host": self._host,
+            "started_at": _iso(self._started_at),
+            "state": state,
+            "store": self._view,
+        }
+        try:
+            self._published = publish(self.settings.home, payload, previous=self._published)
+        except OSError as exc:
+            self.log.emit("job_error", job="heartbeat", error=f"publishing the status: {exc}")
 
     def _safe_beat(self, *, changed: bool = True) -> None:
         try:

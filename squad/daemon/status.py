@@ -6,6 +6,13 @@ daemon down too: squads then come from the squads folder and their last runs fro
 A home whose database does not exist yet is not given one. A squad's ``warnings`` are what
 its file validates with but is unlikely to mean, as ``squad validate`` reports them.
 
+With the daemon up, ``squad status`` does not open the store at all: at every beat the daemon
+publishes what it knows (its heartbeat state and the store's part of the status,
+:func:`store_view`) in ``$SQUAD_HOME/daemon-status.json``, and :func:`published_status`
+answers from that file when the lock's pid wrote it and its beat (the file's modification
+time) is fresh. Anything else (no daemon, a stale beat, a cluster node) takes
+:func:`collect_status`, which reads the store.
+
 The JSON shape (``squad status --json``)::
 
     {"daemon": {"state": "up" | "down", "pid", "host", "started_at", "uptime_s",
@@ -17,6 +24,9 @@ The JSON shape (``squad status --json``)::
      "running": [...], "queue": [...], "queue_length": n,
      "failed_files": [{"file", "squad", "error", "problems"}],
      "extraction_backlog": [{"squad", "agent", "messages"}],
+     "waiting_approvals": [{"run_id", "squad", "task", "agent", "since"}],
+     "summary": {"squads", "running", "queued", "waiting_approvals", "failed_files",
+                 "failed_runs", "history_paused", "backlog_agents", "backlog_messages"},
      "checkpoints": {"backend": "sqlite" | "postgres", "where",
                      "left_behind": {"file", "runs", "note"} | null},
      "history_paused": [{"squad", "workspace", "state": "foreign" | "broken", "reason"}],
@@ -27,35 +37,71 @@ The JSON shape (``squad status --json``)::
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime, timedelta
+import json
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from squad.daemon.lock import LockState, pid_alive, probe_lock
 
 if TYPE_CHECKING:
     from squad.app import App
     from squad.store import RunRecord, SpendTotals
-    from squad.store.daemon_state import HeartbeatRecord
 
 __all__ = [
+    "PUBLISHED_FILE",
     "STALE_AFTER",
+    "Beat",
     "build_status",
     "collect_status",
     "daemon_status",
+    "publish",
+    "published_status",
     "run_summary",
+    "store_view",
+    "summarize",
 ]
+
+PUBLISHED_FILE = "daemon-status.json"
+"""What the running daemon publishes for ``squad status`` (in the home, beside daemon.pid)."""
 
 STALE_AFTER = timedelta(seconds=30)
 """A heartbeat older than this (six missed beats) means the daemon is down or stuck."""
+
+
+class Beat(Protocol):
+    """A heartbeat as :func:`daemon_status` reads it (the store's ``HeartbeatRecord``, or
+    the published file's)."""
+
+    @property
+    def pid(self) -> int: ...
+    @property
+    def host(self) -> str: ...
+    @property
+    def started_at(self) -> datetime: ...
+    @property
+    def beat_at(self) -> datetime: ...
+    @property
+    def stopped_at(self) -> datetime | None: ...
+
+
+@dataclass(frozen=True)
+class _PublishedBeat:
+    pid: int
+    host: str
+    started_at: datetime
+    beat_at: datetime
+    stopped_at: datetime | None = None
 
 
 def daemon_status(
     *,
     now: datetime,
     lock: LockState,
-    heartbeat: HeartbeatRecord | None,
+    heartbeat: Beat | None,
     alive: Callable[[int], bool] = pid_alive,
     stale_after: timedelta = STALE_AFTER,
 ) -> dict[str, Any]:
@@ -126,6 +172,8 @@ def build_status(
     last_runs: Mapping[str, dict[str, Any]],
     backlog: Sequence[tuple[str, str, int]],
     checkpoints: Mapping[str, Any] | None = None,
+    approvals: Sequence[Mapping[str, Any]] = (),
+    history_paused: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     """The whole status; ``state`` is the daemon's last heartbeat state, used when it is up.
 
@@ -152,7 +200,7 @@ def build_status(
             }
         )
     queue = list(state.get("queue", [])) if up and state else []
-    return {
+    report = {
         "daemon": daemon,
         "squads": squads,
         "running": list(state.get("running", [])) if up and state else [],
@@ -167,7 +215,30 @@ def build_status(
         "extraction_backlog": [
             {"squad": squad, "agent": agent, "messages": count} for squad, agent, count in backlog
         ],
+        "waiting_approvals": [dict(a) for a in approvals],
+        "history_paused": [dict(h) for h in history_paused],
         "checkpoints": dict(checkpoints) if checkpoints is not None else None,
+    }
+    report["summary"] = summarize(report)
+    return report
+
+
+def summarize(report: Mapping[str, Any]) -> dict[str, int]:
+    """The counts ``squad status`` opens with."""
+    squads = report["squads"]
+    backlog = report["extraction_backlog"]
+    return {
+        "squads": len(squads),
+        "running": sum(1 for s in squads if s["running"]),
+        "queued": int(report["queue_length"]),
+        "waiting_approvals": len(report["waiting_approvals"]),
+        "failed_files": len(report["failed_files"]),
+        "failed_runs": sum(
+            1 for s in squads if s["last_run"] is not None and s["last_run"]["status"] == "failed"
+        ),
+        "history_paused": len(report["history_paused"]),
+        "backlog_agents": len(backlog),
+        "backlog_messages": sum(int(b["messages"]) for b in backlog),
     }
 
 
@@ -195,6 +266,83 @@ def _configured(
     return configured, [d.to_dict() for d in sorted(failed, key=lambda d: d.path)]
 
 
+def store_view(app: App, names: Iterable[str], *, now: datetime) -> dict[str, Any]:
+    """The store's part of the status, in a handful of queries whatever the number of
+    squads: each of ``names``' last run, the runs waiting for approval, the extraction
+    backlog, paused histories and the checkpoints' place. JSON-ready (the daemon publishes
+    it). A ``running`` run whose process died is settled first (it says so)."""
+    from squad.checkpoints import left_behind
+
+    settings = app.settings
+    last_runs: dict[str, dict[str, Any]] = {}
+    backlog: list[tuple[str, str, int]] = []
+    approvals: list[dict[str, Any]] = []
+    if app.database_exists():
+        from squad.runtime.runlock import settle_dead_runs
+        from squad.store import SpendTotals
+        from squad.store.records import RunStatus, TaskStatus
+
+        store = app.store
+        settle_dead_runs(store, settings.locks_dir)
+        latest = store.latest_runs()
+        wanted = {name: latest[name] for name in names if name in latest}
+        spend = store.runs.spend_of_runs([run.id for run in wanted.values()])
+        last_runs = {
+            name: run_summary(run, spend.get(run.id, SpendTotals()), now=now)
+            for name, run in wanted.items()
+        }
+        backlog = store.conversation.extraction_backlog()
+        for run in store.interrupted_runs():
+            if run.status is not RunStatus.AWAITING_APPROVAL:
+                continue
+            tasks = [
+                t for t in store.runs.tasks(run.id) if t.status is TaskStatus.AWAITING_APPROVAL
+            ]
+            approvals.append(
+                {
+                    "run_id": run.id,
+                    "squad": run.squad,
+                    "task": tasks[0].task_id if tasks else None,
+                    "agent": tasks[0].agent if tasks else None,
+                    "since": run.created_at.isoformat(),
+                }
+            )
+    checkpoints = app.checkpoints
+    kept = left_behind(settings.home, checkpoints)
+    return {
+        "last_runs": last_runs,
+        "extraction_backlog": [list(item) for item in backlog],
+        "waiting_approvals": approvals,
+        "history_paused": _paused_histories(app),
+        "checkpoints": {
+            "backend": checkpoints.backend,
+            "where": checkpoints.where,
+            "left_behind": None if kept is None else {**kept.to_dict(), "note": kept.describe()},
+        },
+    }
+
+
+def _report(
+    daemon: dict[str, Any],
+    state: Mapping[str, Any] | None,
+    view: Mapping[str, Any],
+    *,
+    configured: Sequence[Mapping[str, Any]] = (),
+    failed: Sequence[Mapping[str, Any]] = (),
+) -> dict[str, Any]:
+    return build_status(
+        daemon=daemon,
+        state=state,
+        configured=configured,
+        failed_files=failed,
+        last_runs=view["last_runs"],
+        backlog=[(str(s), str(a), int(n)) for s, a, n in view["extraction_backlog"]],
+        checkpoints=view["checkpoints"],
+        approvals=view["waiting_approvals"],
+        history_paused=view["history_paused"],
+    )
+
+
 def collect_status(
     app: App, *, now: datetime | None = None, squads_dir: Path | None = None
 ) -> dict[str, Any]:
@@ -203,8 +351,6 @@ def collect_status(
     Without ``now``, the app's clock is read once the heartbeat is: a beat written while
     the store was opening is not younger than the reading time. A home whose database does
     not exist yet is not given one."""
-    from squad.checkpoints import left_behind
-
     settings = app.settings
     lock = probe_lock(settings.home)
     store = app.store if app.database_exists() else None
@@ -228,37 +374,70 @@ def collect_status(
         configured, failed = _configured(folder.resolve(), recorded_owners(app.squads))
     names = [str(s["name"]) for s in (state or {}).get("squads", [])] if up else []
     names += [str(s["name"]) for s in configured]
-    last_runs: dict[str, dict[str, Any]] = {}
-    backlog: list[tuple[str, str, int]] = []
-    if store is not None:
-        from squad.runtime.runlock import settle_dead_runs
-
-        settle_dead_runs(store, settings.locks_dir)  # a `running` run whose process died says so
-        for name in names:
-            latest = store.list_runs(name, limit=1)
-            if latest:
-                run = latest[0]
-                last_runs[name] = run_summary(run, store.runs.run_spend(run.id), now=now)
-        backlog = store.conversation.extraction_backlog()
-    checkpoints = app.checkpoints
-    kept = left_behind(settings.home, checkpoints)
-    report = build_status(
-        daemon=daemon,
-        state=state,
-        configured=configured,
-        failed_files=failed,
-        last_runs=last_runs,
-        backlog=backlog,
-        checkpoints={
-            "backend": checkpoints.backend,
-            "where": checkpoints.where,
-            "left_behind": None if kept is None else {**kept.to_dict(), "note": kept.describe()},
-        },
-    )
-    report["history_paused"] = _paused_histories(app)
+    view = store_view(app, names, now=now)
+    report = _report(daemon, state, view, configured=configured, failed=failed)
     if settings.clustered:
         report["cluster"] = _cluster(app, now)
     return report
+
+
+def publish(home: Path, payload: Mapping[str, Any], *, previous: str | None = None) -> str:
+    """Write what the daemon knows for :func:`published_status` (atomically); when it is
+    ``previous`` (the text written last), only move the file's time: the beat. Returns the
+    text."""
+    path = home / PUBLISHED_FILE
+    text = json.dumps(payload, sort_keys=True, default=str)
+    if text == previous:
+        try:
+            os.utime(path)
+            return text
+        except FileNotFoundError:
+            pass  # removed under us: write it again
+    from squad.fsutil import atomic_write
+
+    atomic_write(path, text.encode(), durable=False)  # the next beat rewrites it anyway
+    path.chmod(0o600)  # run errors and goals: the owner's only
+    return text
+
+
+def published_status(
+    home: Path, *, squads_dir: Path | None = None, now: datetime | None = None
+) -> dict[str, Any] | None:
+    """The status from what the running daemon published, without opening the store; None
+    when that cannot be trusted (no daemon holds the home, the file is another process's or
+    unreadable, the beat is stale, the daemon is not running yet, or ``squads_dir`` is not
+    its folder): :func:`collect_status` then says why."""
+    lock = probe_lock(home)
+    if not lock.held or lock.pid is None:
+        return None
+    path = home / PUBLISHED_FILE
+    try:
+        info = path.stat()
+        data = json.loads(path.read_text(encoding="utf-8"))
+        beat = _PublishedBeat(
+            pid=int(data["pid"]),
+            host=str(data["host"]),
+            started_at=datetime.fromisoformat(str(data["started_at"])),
+            beat_at=datetime.fromtimestamp(info.st_mtime, UTC),
+        )
+        state, view = data["state"], data["store"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if beat.pid != lock.pid or not isinstance(state, dict) or state.get("phase") != "running":
+        return None
+    configs = Path(str(state.get("configs")))
+    if squads_dir is not None and squads_dir.resolve() != configs:
+        return None
+    # The file's time and this clock are the same machine's wall clock, read after the stat.
+    daemon = daemon_status(now=now or datetime.now(UTC), lock=lock, heartbeat=beat)
+    if daemon["state"] != "up":
+        return None
+    daemon["configs"] = str(configs)
+    daemon["configs_missing"] = bool(state.get("configs_missing"))
+    try:
+        return _report(daemon, state, view)
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def _paused_histories(app: App) -> list[dict[str, Any]]:

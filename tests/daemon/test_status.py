@@ -292,3 +292,128 @@ def test_status_reads_its_clock_after_the_heartbeat_so_a_fresh_beat_is_never_in_
         report = collect_status(app)
     assert report["daemon"]["heartbeat_age_s"] is not None
     assert report["daemon"]["heartbeat_age_s"] >= 0
+
+
+def _publish_for(home: Path, *, pid: int, phase: str = "running", age_s: float = 0.0) -> None:
+    from squad.daemon.status import PUBLISHED_FILE, publish
+
+    home.mkdir(parents=True, exist_ok=True)
+    state = {"phase": phase, "configs": str(home / "squads"), "squads": [{"name": "a"}]}
+    view = {
+        "last_runs": {},
+        "extraction_backlog": [["a", "writer", 3]],
+        "waiting_approvals": [{"run_id": "r1", "squad": "a", "task": "t", "agent": "w"}],
+        "history_paused": [],
+        "checkpoints": None,
+    }
+    publish(
+        home,
+        {
+            "pid": pid,
+            "host": "box",
+            "started_at": STARTED.isoformat(),
+            "state": state,
+            "store": view,
+        },
+    )
+    moment = datetime.now(UTC).timestamp() - age_s
+    os.utime(home / PUBLISHED_FILE, (moment, moment))
+
+
+def test_the_published_status_is_used_only_from_the_live_lock_holder_with_a_fresh_beat(
+    tmp_path: Path,
+) -> None:
+    from squad.daemon.status import published_status
+
+    home = tmp_path / "home"
+    _publish_for(home, pid=os.getpid())
+    assert published_status(home) is None  # nobody holds the home's lock
+    with DaemonLock(home):
+        report = published_status(home)
+        assert report is not None and report["daemon"]["state"] == "up"
+        assert report["daemon"]["heartbeat_age_s"] >= 0
+        assert report["summary"]["waiting_approvals"] == 1
+        assert report["summary"]["backlog_messages"] == 3
+        assert [s["name"] for s in report["squads"]] == ["a"]
+
+        _publish_for(home, pid=os.getpid(), age_s=300)
+        assert published_status(home) is None  # stale: the store's heartbeat says why
+        _publish_for(home, pid=os.getpid() + 1)
+        assert published_status(home) is None  # another process's file
+        _publish_for(home, pid=os.getpid(), phase="starting")
+        assert published_status(home) is None
+        _publish_for(home, pid=os.getpid())
+        assert published_status(home, squads_dir=tmp_path / "elsewhere") is None
+        (home / "daemon-status.json").write_text("{not json")
+        assert published_status(home) is None
+
+
+def test_a_running_daemons_published_status_is_what_the_store_says(settings: Settings) -> None:
+    from squad.daemon.status import published_status
+    from tests.daemon.test_service import events, wait_for, write_squad
+    from tests.hostile.test_daemon_hostile import running
+
+    write_squad(settings, "a.yaml", GOOD.format(name="alpha") + "schedule: {interval: 2h}\n")
+    with Store.open(settings.database_url) as store, running(settings, store) as daemon:
+        run = store.create_run("alpha", trigger="manual")
+        store.update_run(run.id, status=RunStatus.FAILED, error="boom")
+        daemon.request_reload("test")  # a change: the next beat reads the store again
+        wait_for(
+            lambda: (
+                (p := published_status(settings.home)) is not None
+                and p["squads"][0]["last_run"] is not None
+            ),
+            "the run in the published status",
+        )
+        published = published_status(settings.home)
+        stored = collect_status(daemon.app)
+        assert published is not None
+        assert published["squads"] == stored["squads"]
+        assert published["summary"] == stored["summary"]
+        assert published["summary"]["failed_runs"] == 1
+        assert published["squads"][0]["last_run"]["error"] == "boom"
+        assert not events(settings, "job_error")
+    assert not (settings.home / "daemon-status.json").exists()  # a clean stop removes it
+
+
+STATUS_IMPORTS = """\
+import sys
+from squad.cli import main
+try:
+    main()
+except SystemExit as done:
+    assert not done.code, done.code
+heavy = sorted(m for m in ("sqlalchemy", "ruamel", "squad.store", "squad.spec") if m in sys.modules)
+print("HEAVY", heavy)
+"""
+
+
+def test_squad_status_with_the_daemon_up_opens_no_store_and_reads_no_squad_file(
+    tmp_path: Path,
+) -> None:
+    import subprocess
+    import sys
+
+    from tests.cli.test_cli import Cli
+    from tests.daemon.test_daemon_cli import Daemon, write
+
+    cli = Cli(tmp_path)
+    daemon = Daemon(cli)
+    write(daemon, "a.yaml", "alpha", "{interval: 2h}")
+    daemon.start("--no-http")
+    try:
+        daemon.wait_event("ready")
+        daemon.wait_for(lambda: (cli.home / "daemon-status.json").exists(), "the status file")
+        done = subprocess.run(
+            [sys.executable, "-c", STATUS_IMPORTS, "status", "--json"],
+            env=cli.env,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip().endswith("HEAVY []"), done.stdout[-300:]
+        assert '"state": "up"' in done.stdout
+    finally:
+        assert daemon.stop() == 0
