@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -417,3 +418,71 @@ def test_squad_status_with_the_daemon_up_opens_no_store_and_reads_no_squad_file(
         assert '"state": "up"' in done.stdout
     finally:
         assert daemon.stop() == 0
+
+
+def test_status_opens_with_a_summary_then_problems_then_only_the_squads_with_news(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    from squad.spec.loader import squad_from_file
+    from squad.store.records import TaskStatus
+    from tests.cli.test_failures import Squad
+
+    squad = Squad(tmp_path, monkeypatch, capsys)
+    folder = tmp_path / "configs" / "squads"
+    folder.mkdir(parents=True)
+    settings = Settings.load()
+    with App.open(settings) as app:
+        for i in range(30):
+            path = folder / f"s{i:02d}.yaml"
+            path.write_text(GOOD.format(name=f"s{i:02d}") + "schedule: {interval: 2h}\n")
+            app.squads.create(squad_from_file(path), source=path)
+        store = app.store
+        for i in range(30):
+            done = store.create_run(f"s{i:02d}")
+            store.update_run(done.id, status=RunStatus.SUCCEEDED)
+        failed = store.create_run("s03")
+        store.update_run(failed.id, status=RunStatus.FAILED, error="the model timed out\nmore")
+        gated = store.create_run("s07")
+        store.update_run(gated.id, status=RunStatus.AWAITING_APPROVAL)
+        store.runs.set_task(
+            gated.id, "t", squad="s07", agent="a", status=TaskStatus.AWAITING_APPROVAL
+        )
+    (folder / "broken.yaml").write_text("name: broken\nagents: [\n")
+
+    outcome = squad("status")
+    assert outcome.code == 0, outcome.stderr
+    lines = outcome.stdout.splitlines()
+    assert lines[0].startswith("daemon: down")
+    assert lines[1] == (
+        "  30 squads, 0 running, 0 queued, 1 waiting for approval, 1 failed file, "
+        "1 failed run, extraction backlog none"
+    )
+    text = outcome.stdout
+    squads_at = text.index("squads (30; 2 with something to say):")
+    assert text.index("files that failed to load (1):") < squads_at
+    assert f"  s03 run {failed.id}: the model timed out  (squad logs s03 --run {failed.id})" in text
+    assert text.index("failed runs (1") < squads_at
+    assert f"squad approve {gated.id} t  (--reject to refuse)" in text
+    assert text.index("waiting for approval (1):") < squads_at
+    listed = [
+        line.split()[0]
+        for line in lines[lines.index(text[squads_at:].splitlines()[0]) + 1 :]
+        if line.startswith("  s")
+    ]
+    assert listed == ["s03", "s07"]
+    assert (
+        "  and 28 more squads with nothing to report (`squad status --all` lists every squad)"
+        in lines
+    )
+
+    every = squad("status", "--all")
+    assert "squads (30):" in every.stdout and "more squads with nothing" not in every.stdout
+    assert (
+        sum(line.startswith("  s") and "every 2h" in line for line in every.stdout.splitlines())
+        == 30
+    )
+    data = json.loads(squad("status", "--json").stdout)
+    assert len(data["squads"]) == 30
+    assert data["summary"]["failed_runs"] == 1 and data["summary"]["waiting_approvals"] == 1
+    assert data["waiting_approvals"][0]["run_id"] == gated.id
+    assert data["waiting_approvals"][0]["task"] == "t"
