@@ -81,8 +81,13 @@ def _queued(shared: SharedRuns, job: str) -> dict[str, Any]:
     return {"queued": job}
 
 
-def _is_workspace_rules(path: Path) -> bool:
-    return path.name == "AGENTS.md"
+def _stat_mark(path: Path) -> tuple[int, int, int] | None:
+    """A file's identity, size and modification time; None when it is missing."""
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return (info.st_ino, info.st_size, info.st_mtime_ns)
 
 
 def _content_mark(path: Path) -> str | None:
@@ -193,6 +198,9 @@ class Daemon:
         self._store_view_due = 0.0
         self._published: str | None = None
         """The text of the status file as last written."""
+        self._rules: dict[Path, tuple[int, int, int] | None] = {}
+        """Each workspace AGENTS.md followed (:meth:`_watch_workspaces`), as last stat'ed."""
+        self._rules_lock = threading.Lock()
         self._boot_marks: dict[Path, str | None] = {}
         """Each boot file's content as last seen (:func:`_content_mark`), so that an event
         that changed no byte, or squad's own default SOUL.md, is not logged as a change."""
@@ -438,6 +446,7 @@ class Daemon:
                 self._stop_reason = "idle"
                 return
             changed = self._check_folders()
+            self._check_workspace_rules()
             if self._reload_reason is not None:
                 reason, self._reload_reason = self._reload_reason, None
                 self._reload_all(reason)
@@ -729,15 +738,36 @@ class Daemon:
         return changed
 
     def _watch_workspaces(self) -> None:
-        """Watch each loaded squad's workspace for its AGENTS.md (one level deep)."""
-        if self._watcher is None or self._catalog is None:
+        """Follow each loaded squad's workspace ``AGENTS.md``: remember how it is now (a
+        squad new to the daemon) and forget those of squads gone.
+
+        Looked at from the main thread at every tick (:meth:`_check_workspace_rules`), not
+        watched: a watch costs a thread each (watchdog's emitter), so a daemon of 100
+        squads idled at 100 more threads; a ``stat`` of each file every few seconds costs
+        next to nothing, and the change is only logged (prompts read the file fresh)."""
+        if self._catalog is None or self.exit_when_idle:
             return
-        wanted = {squad.workspace for squad in self._catalog.squads().values()}
-        fixed = {self.squads_dir, self.settings.home, self.settings.configs}
-        for folder in self._watcher.folders() - wanted - fixed:
-            self._watcher.unwatch(folder)
-        for folder in sorted(wanted - self._watcher.folders()):
-            self._watcher.watch(Watch(folder, _is_workspace_rules))
+        wanted = {squad.workspace / "AGENTS.md" for squad in self._catalog.squads().values()}
+        with self._rules_lock:
+            for path in set(self._rules) - wanted:
+                del self._rules[path]
+                self._boot_marks.pop(path, None)
+            for path in wanted - set(self._rules):
+                self._rules[path] = _stat_mark(path)
+                self._boot_marks[path] = _content_mark(path)
+
+    def _check_workspace_rules(self) -> None:
+        """Log ``boot_changed`` for each workspace ``AGENTS.md`` whose content changed."""
+        with self._rules_lock:
+            moved = set()
+            for path, before in self._rules.items():
+                mark = _stat_mark(path)
+                if mark != before:
+                    self._rules[path] = mark
+                    moved.add(path)
+            changed = self._boot_changes(moved) if moved else []
+        if changed:
+            self.log.emit("boot_changed", files=changed)
 
     def _note_boot_files(self) -> None:
         """Remember the home's boot files as they are before watching starts."""
@@ -769,7 +799,8 @@ class Daemon:
         return changed
 
     def _on_files_changed(self, paths: set[Path]) -> None:
-        boot = self._boot_changes(paths)
+        with self._rules_lock:
+            boot = self._boot_changes(paths)
         if boot:
             # Prompts read boot files fresh at every turn (squad.memory.boot) and nothing
             # caches them, so live agents see the change at their next turn: just log it.
