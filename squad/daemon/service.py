@@ -879,8 +879,11 @@ class Daemon:
         due = time.monotonic() >= self._store_view_due
         if state.get("phase") == "running" and (changed or due or self._view is None):
             names = [str(squad["name"]) for squad in state.get("squads", [])]
-            self._view = store_view(self.app, names, now=self._clock())
             self._store_view_due = time.monotonic() + STORE_VIEW_S
+            try:
+                self._view = store_view(self.app, names, now=self._clock(), settle=False)
+            except Exception as exc:  # noqa: BLE001 - logged; the last view is published again
+                self.log.emit("job_error", job="heartbeat", error=f"status: {_describe(exc)}")
         payload = {
             "pid": self._pid,
             "host": self._host,

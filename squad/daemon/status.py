@@ -54,6 +54,7 @@ if TYPE_CHECKING:
 __all__ = [
     "PUBLISHED_FILE",
     "STALE_AFTER",
+    "VALIDATED_FILE",
     "Beat",
     "build_status",
     "collect_status",
@@ -242,35 +243,127 @@ def summarize(report: Mapping[str, Any]) -> dict[str, int]:
     }
 
 
-def _configured(
-    folder: Path, owners: Mapping[str, Path]
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Squads (with their warnings) and failed files of the folder, as the daemon would load
-    them."""
-    from squad.daemon.definitions import assign_squads, list_definition_files, load_definition
+VALIDATED_FILE = "status-validated.json"
+"""What ``squad status`` (daemon down) learned of each squad file, by path, with the file's
+identity, size and modification time: a file is validated again only when they change."""
+_VALIDATED_VERSION = 1
+
+
+def _file_mark(path: Path) -> list[int] | None:
+    try:
+        info = path.stat()
+    except (OSError, ValueError):
+        return None
+    return [info.st_ino, info.st_size, info.st_mtime_ns]
+
+
+def _validated(path: Path) -> dict[str, Any]:
+    """One file as ``squad status`` shows it: its squad (with schedule and warnings), or
+    why it has none (JSON-ready, for the cache)."""
+    from squad.daemon.definitions import load_definition
     from squad.daemon.triggers import describe_schedule
 
-    loaded = {path: load_definition(path) for path in list_definition_files(folder)}
-    valid = {path: d for path, d in loaded.items() if d.spec is not None}
-    squads, refused = assign_squads(valid, owners)
-    failed = [d for d in loaded.values() if d.spec is None] + list(refused.values())
+    definition = load_definition(path)
+    if definition.spec is None:
+        return {"name": None, "failed": definition.to_dict()}
+    return {
+        "name": definition.spec.name,
+        "schedule": describe_schedule(definition.spec.schedule),
+        "warnings": [w.to_dict() for w in definition.warnings],
+    }
+
+
+def _configured(
+    folder: Path, owners: Mapping[str, Path], *, cache: Path | None = None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Squads (with their warnings) and failed files of the folder, as the daemon would load
+    them: a file that takes a squad name already taken is refused, the file that had the
+    squad (``owners``) keeping it, else the first by name (as
+    :func:`~squad.daemon.definitions.assign_squads`).
+
+    ``cache`` (a JSON file) keeps each file's validation by its identity, size and
+    modification time; only new and changed files are read and validated again."""
+    from squad.daemon.definitions import list_definition_files
+    from squad.errors import Problem
+
+    known = _read_validated(cache)
+    seen: dict[str, Any] = {}
+    files: dict[Path, dict[str, Any]] = {}
+    for path in list_definition_files(folder):
+        mark = _file_mark(path)
+        entry = known.get(str(path))
+        if mark is None or entry is None or entry.get("mark") != mark:
+            entry = {**_validated(path), "mark": mark}
+        seen[str(path)] = files[path] = entry
+    if cache is not None and seen != known:
+        _write_validated(cache, seen)
+    valid = {path: str(e["name"]) for path, e in files.items() if e.get("name") is not None}
+    squads = {name: path for name, path in owners.items() if valid.get(path) == name}
+    refused: dict[Path, dict[str, Any]] = {}
+    for path in sorted(valid):
+        name = valid[path]
+        holder = squads.setdefault(name, path)
+        if holder != path:
+            message = (
+                f"squad {name!r} is already defined by {holder.name}; "
+                "give this squad another name (or remove one of the files)"
+            )
+            problem = Problem(message, source=str(path))
+            refused[path] = {
+                "file": str(path),
+                "squad": None,
+                "error": problem.render(),
+                "problems": [problem.to_dict()],
+            }
     configured = [
         {
             "name": name,
-            "file": str(d.path),
-            "schedule": describe_schedule(d.spec.schedule if d.spec else None),
-            "warnings": [w.to_dict() for w in d.warnings],
+            "file": str(path),
+            "schedule": files[path]["schedule"],
+            "warnings": list(files[path]["warnings"]),
         }
-        for name, d in sorted(squads.items())
+        for name, path in sorted(squads.items())
     ]
-    return configured, [d.to_dict() for d in sorted(failed, key=lambda d: d.path)]
+    failed = {path: e["failed"] for path, e in files.items() if e.get("name") is None}
+    failed.update(refused)
+    return configured, [failed[path] for path in sorted(failed)]
 
 
-def store_view(app: App, names: Iterable[str], *, now: datetime) -> dict[str, Any]:
+def _read_validated(cache: Path | None) -> dict[str, Any]:
+    if cache is None:
+        return {}
+    try:
+        data = json.loads(cache.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("version") != _VALIDATED_VERSION:
+        return {}
+    files = data.get("files")
+    return files if isinstance(files, dict) else {}
+
+
+def _write_validated(cache: Path, files: Mapping[str, Any]) -> None:
+    """Keep the validations for next time; a home that is not there is not made for it."""
+    from squad.fsutil import atomic_write
+
+    if not cache.parent.is_dir():
+        return
+    text = json.dumps({"version": _VALIDATED_VERSION, "files": files}, sort_keys=True)
+    try:
+        atomic_write(cache, text.encode(), durable=False)
+        cache.chmod(0o600)
+    except OSError:
+        pass  # only a cache: the next status validates again
+
+
+def store_view(
+    app: App, names: Iterable[str], *, now: datetime, settle: bool = True
+) -> dict[str, Any]:
     """The store's part of the status, in a handful of queries whatever the number of
     squads: each of ``names``' last run, the runs waiting for approval, the extraction
     backlog, paused histories and the checkpoints' place. JSON-ready (the daemon publishes
-    it). A ``running`` run whose process died is settled first (it says so)."""
+    it). With ``settle``, a ``running`` run whose process died is settled first (it says
+    so); the daemon, which settles at start and runs its own, does not ask it at every beat."""
     from squad.checkpoints import left_behind
 
     settings = app.settings
@@ -283,7 +376,8 @@ def store_view(app: App, names: Iterable[str], *, now: datetime) -> dict[str, An
         from squad.store.records import RunStatus, TaskStatus
 
         store = app.store
-        settle_dead_runs(store, settings.locks_dir)
+        if settle:
+            settle_dead_runs(store, settings.locks_dir)
         latest = store.latest_runs()
         wanted = {name: latest[name] for name in names if name in latest}
         spend = store.runs.spend_of_runs([run.id for run in wanted.values()])
@@ -371,7 +465,11 @@ def collect_status(
     if not up:
         from squad.daemon.catalog import recorded_owners
 
-        configured, failed = _configured(folder.resolve(), recorded_owners(app.squads))
+        configured, failed = _configured(
+            folder.resolve(),
+            recorded_owners(app.squads),
+            cache=settings.home / VALIDATED_FILE,
+        )
     names = [str(s["name"]) for s in (state or {}).get("squads", [])] if up else []
     names += [str(s["name"]) for s in configured]
     view = store_view(app, names, now=now)

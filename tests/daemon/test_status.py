@@ -486,3 +486,67 @@ def test_status_opens_with_a_summary_then_problems_then_only_the_squads_with_new
     assert data["summary"]["failed_runs"] == 1 and data["summary"]["waiting_approvals"] == 1
     assert data["waiting_approvals"][0]["run_id"] == gated.id
     assert data["waiting_approvals"][0]["task"] == "t"
+
+
+def test_with_the_daemon_down_a_squad_file_is_validated_again_only_when_it_changes(
+    tmp_path: Path,
+) -> None:
+    import subprocess
+    import sys
+
+    from tests.cli.test_cli import Cli
+
+    cli = Cli(tmp_path)
+    cli.home.mkdir()  # status makes no home; the validations are kept in one that exists
+    folder = tmp_path / "configs" / "squads"
+    folder.mkdir(parents=True)
+    (folder / "a.yaml").write_text(GOOD.format(name="a") + "schedule: {interval: 2h}\n")
+    (folder / "bad.yaml").write_text("name: [\n")
+    first = cli.json("status")
+    assert isinstance(first, dict) and first["squads"][0]["schedule"] == "every 2h"
+
+    code = STATUS_IMPORTS.replace(
+        '("sqlalchemy", "ruamel", "squad.store", "squad.spec")', '("ruamel",)'
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, "status", "--json"],
+        env=cli.env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().endswith("HEAVY []"), "a file unchanged was parsed again"
+    again = json.loads(done.stdout.strip().rsplit("\n", 1)[0])
+    assert again["squads"] == first["squads"] and again["failed_files"] == first["failed_files"]
+
+    (folder / "a.yaml").write_text(GOOD.format(name="a") + "schedule: {interval: 3h}\n")
+    changed = cli.json("status")
+    assert isinstance(changed, dict) and changed["squads"][0]["schedule"] == "every 3h"
+
+
+def test_the_cached_folder_assigns_squads_and_refuses_twins_as_the_daemon_does(
+    tmp_path: Path,
+) -> None:
+    from squad.daemon.definitions import assign_squads, list_definition_files, load_definition
+    from squad.daemon.status import _configured
+
+    folder = tmp_path / "squads"
+    folder.mkdir()
+    (folder / "a.yaml").write_text(GOOD.format(name="alpha"))
+    (folder / "b.yaml").write_text(GOOD.format(name="alpha"))  # a twin
+    (folder / "c.yaml").write_text(GOOD.format(name="gamma"))
+    (folder / "d.yaml").write_text("agents: [\n")
+    owners = {"alpha": folder / "b.yaml"}
+    loaded = {p: load_definition(p) for p in list_definition_files(folder)}
+    squads, refused = assign_squads({p: d for p, d in loaded.items() if d.spec}, owners)
+    failed = [d for d in loaded.values() if d.spec is None] + list(refused.values())
+    expected = [d.to_dict() for d in sorted(failed, key=lambda d: d.path)]
+    cache = tmp_path / "cache.json"
+    for _ in range(2):  # validating, then from the cache
+        configured, failures = _configured(folder, owners, cache=cache)
+        assert {s["name"]: s["file"] for s in configured} == {
+            name: str(d.path) for name, d in squads.items()
+        }
+        assert failures == expected
