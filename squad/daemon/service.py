@@ -446,7 +446,6 @@ class Daemon:
                 self._stop_reason = "idle"
                 return
             changed = self._check_folders()
-            self._check_workspace_rules()
             if self._reload_reason is not None:
                 reason, self._reload_reason = self._reload_reason, None
                 self._reload_all(reason)
@@ -454,6 +453,7 @@ class Daemon:
             # Woken by a change (a run, a reload, a fire): report the new state. Timed out:
             # nothing changed, so only the beat's time moves.
             self._safe_beat(changed=woken or changed)
+            self._check_workspace_rules()
 
     def _attach(self) -> None:
         """Start each attachment; one that cannot start is logged, and the daemon goes on
@@ -721,13 +721,13 @@ class Daemon:
         configs = self.squads_dir
         changed = False
         if configs in missing and not self._configs_missing:
+            self._catalog.reconcile()  # first: a state that says missing has no squads left
             self._configs_missing = changed = True
             self.log.emit(
                 "configs_missing",
                 folder=str(configs),
                 note="its squads are unscheduled until the folder is back",
             )
-            self._catalog.reconcile()
         if configs in restored:
             self._configs_missing, changed = False, True
             self.log.emit("configs_restored", folder=str(configs))

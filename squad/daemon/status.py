@@ -11,7 +11,8 @@ publishes what it knows (its heartbeat state and the store's part of the status,
 :func:`store_view`) in ``$SQUAD_HOME/daemon-status.json``, and :func:`published_status`
 answers from that file when the lock's pid wrote it and its beat (the file's modification
 time) is fresh. Anything else (no daemon, a stale beat, a cluster node) takes
-:func:`collect_status`, which reads the store.
+:func:`collect_status`, which reads the store, and the squads folder through
+``$SQUAD_HOME/status-validated.json``: a file is validated again only when it changed.
 
 The JSON shape (``squad status --json``)::
 
