@@ -170,7 +170,12 @@ def _permissions(path: Path) -> int | None:
 
 
 def create_new(path: Path, data: bytes) -> bool:
-    """Create ``path`` with ``data`` unless it exists; never clobbers. True if created."""
+    """Create ``path`` with ``data`` unless it exists; never clobbers. True if created.
+
+    A path that is there already costs a ``stat`` (no temporary file, no fsync): a daemon
+    start asks this of every agent's memory.md of every squad."""
+    if os.path.lexists(path):
+        return False  # as the link below would say; one made meanwhile makes that say it
     temp = _write_temp(path, data)
     try:
         os.link(temp, path)

@@ -170,3 +170,14 @@ def test_a_new_file_gets_the_usual_mode(tmp_path: Path) -> None:
         os.umask(umask)
     assert stat.S_IMODE((tmp_path / "new.md").stat().st_mode) == 0o644
     assert stat.S_IMODE((tmp_path / "created.md").stat().st_mode) == 0o644
+
+
+def test_create_new_leaves_the_folder_untouched_when_the_file_exists(tmp_path: Path) -> None:
+    """No temporary file made and removed (and no fsync) for a file that is there: a daemon
+    start asks this of every agent's memory.md."""
+    target = tmp_path / "memory.md"
+    target.write_text("kept\n")
+    os.utime(tmp_path, ns=(1_000_000_000, 1_000_000_000))
+    assert create_new(target, b"seed\n") is False
+    assert target.read_text() == "kept\n"
+    assert tmp_path.stat().st_mtime_ns == 1_000_000_000

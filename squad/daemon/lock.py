@@ -30,14 +30,19 @@ class LockState:
 
 
 def pid_alive(pid: int) -> bool:
-    """True if a process with this pid exists (it may belong to another user)."""
+    """True if a process with this pid exists (it may belong to another user) and has not
+    exited: a zombie (exited, not yet reaped by its parent) is gone."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:  # Linux: the state after the command name in /proc/PID/stat; Z is a zombie
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat.rpartition(")")[2].split()[:1] != ["Z"]
 
 
 def _pid(note: str) -> int | None:

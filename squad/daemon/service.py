@@ -19,6 +19,7 @@ next start resumes interrupted runs from their checkpoints; runs paused for appr
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -37,6 +38,7 @@ from squad.daemon.lock import DaemonLock
 from squad.daemon.runqueue import RunRequest
 from squad.daemon.runs import RunDispatcher
 from squad.daemon.scheduler import JobScheduler
+from squad.daemon.status import PUBLISHED_FILE, publish, store_view
 from squad.daemon.triggers import build_trigger, missed_fire
 from squad.daemon.watcher import FolderWatcher, Watch
 from squad.errors import SquadError, UsageError
@@ -53,6 +55,8 @@ __all__ = ["DAEMON_TRIGGERS", "HEARTBEAT_S", "Attachment", "Daemon"]
 
 HEARTBEAT_S = 5.0
 """Seconds between heartbeats (and between wake-ups of an idle daemon's main thread)."""
+STORE_VIEW_S = 15.0
+"""Seconds at most between two reads of the store's part of the published status."""
 DAEMON_TRIGGERS = frozenset({"schedule", "on_start"})
 """Run triggers only a daemon uses: a ``running`` run with one of them, found at start, was
 left by a daemon that died, and is resumed. Other ``running`` runs may belong to a
@@ -77,8 +81,33 @@ def _queued(shared: SharedRuns, job: str) -> dict[str, Any]:
     return {"queued": job}
 
 
-def _is_workspace_rules(path: Path) -> bool:
-    return path.name == "AGENTS.md"
+def _stat_mark(path: Path) -> tuple[int, int, int] | None:
+    """A file's identity, size and modification time; None when it is missing."""
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return (info.st_ino, info.st_size, info.st_mtime_ns)
+
+
+def _content_mark(path: Path) -> str | None:
+    """SHA-256 of a boot file's bytes; None when it is missing or not a readable file."""
+    import hashlib
+
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+    except OSError:
+        return None
+
+
+@functools.cache
+def _default_soul_mark() -> str:
+    """The mark of the default persona squad writes into a home that has no SOUL.md."""
+    import hashlib
+
+    from squad.prompts import load
+
+    return hashlib.sha256(load("SOUL.md").encode()).hexdigest()
 
 
 class Attachment(Protocol):
@@ -164,6 +193,17 @@ class Daemon:
         self._attached: dict[str, dict[str, Any]] = {}
         self._left_behind: frozenset[str] = frozenset()
         """Runs whose checkpoints a switch of store backends left in the home's SQLite file."""
+        self._view: dict[str, Any] | None = None
+        """The store's part of the status as last read (:meth:`_publish`)."""
+        self._store_view_due = 0.0
+        self._published: str | None = None
+        """The text of the status file as last written."""
+        self._rules: dict[Path, tuple[int, int, int] | None] = {}
+        """Each workspace AGENTS.md followed (:meth:`_watch_workspaces`), as last stat'ed."""
+        self._rules_lock = threading.Lock()
+        self._boot_marks: dict[Path, str | None] = {}
+        """Each boot file's content as last seen (:func:`_content_mark`), so that an event
+        that changed no byte, or squad's own default SOUL.md, is not logged as a change."""
 
     # -- public ----------------------------------------------------------------------------
 
@@ -325,6 +365,7 @@ class Daemon:
         if not self.exit_when_idle:
             # Before the first scan, so no file written meanwhile goes unnoticed; what it
             # sees waits for start-up to finish (``_ready``).
+            self._note_boot_files()
             self._start_watcher()
         self._catalog.reconcile(starting=True)
         self._watch_workspaces()
@@ -412,6 +453,7 @@ class Daemon:
             # Woken by a change (a run, a reload, a fire): report the new state. Timed out:
             # nothing changed, so only the beat's time moves.
             self._safe_beat(changed=woken or changed)
+            self._check_workspace_rules()
 
     def _attach(self) -> None:
         """Start each attachment; one that cannot start is logged, and the daemon goes on
@@ -459,6 +501,8 @@ class Daemon:
             self.store.daemon.mark_stopped(str(self.settings.home), pid=self._pid)
         except SquadError as exc:
             self.log.emit("job_error", job="heartbeat", error=str(exc))
+        with contextlib.suppress(OSError):
+            (self.settings.home / PUBLISHED_FILE).unlink(missing_ok=True)
         self.log.emit(
             "stop",
             reason=self._stop_reason,
@@ -685,13 +729,13 @@ class Daemon:
         configs = self.squads_dir
         changed = False
         if configs in missing and not self._configs_missing:
+            self._catalog.reconcile()  # first: a state that says missing has no squads left
             self._configs_missing = changed = True
             self.log.emit(
                 "configs_missing",
                 folder=str(configs),
                 note="its squads are unscheduled until the folder is back",
             )
-            self._catalog.reconcile()
         if configs in restored:
             self._configs_missing, changed = False, True
             self.log.emit("configs_restored", folder=str(configs))
@@ -702,18 +746,69 @@ class Daemon:
         return changed
 
     def _watch_workspaces(self) -> None:
-        """Watch each loaded squad's workspace for its AGENTS.md (one level deep)."""
-        if self._watcher is None or self._catalog is None:
+        """Follow each loaded squad's workspace ``AGENTS.md``: remember how it is now (a
+        squad new to the daemon) and forget those of squads gone.
+
+        Looked at from the main thread at every tick (:meth:`_check_workspace_rules`), not
+        watched: a watch costs a thread each (watchdog's emitter), so a daemon of 100
+        squads idled at 100 more threads; a ``stat`` of each file every few seconds costs
+        next to nothing, and the change is only logged (prompts read the file fresh)."""
+        if self._catalog is None or self.exit_when_idle:
             return
-        wanted = {squad.workspace for squad in self._catalog.squads().values()}
-        fixed = {self.squads_dir, self.settings.home, self.settings.configs}
-        for folder in self._watcher.folders() - wanted - fixed:
-            self._watcher.unwatch(folder)
-        for folder in sorted(wanted - self._watcher.folders()):
-            self._watcher.watch(Watch(folder, _is_workspace_rules))
+        wanted = {squad.workspace / "AGENTS.md" for squad in self._catalog.squads().values()}
+        with self._rules_lock:
+            for path in set(self._rules) - wanted:
+                del self._rules[path]
+                self._boot_marks.pop(path, None)
+            for path in wanted - set(self._rules):
+                self._rules[path] = _stat_mark(path)
+                self._boot_marks[path] = _content_mark(path)
+
+    def _check_workspace_rules(self) -> None:
+        """Log ``boot_changed`` for each workspace ``AGENTS.md`` whose content changed."""
+        with self._rules_lock:
+            moved = set()
+            for path, before in self._rules.items():
+                mark = _stat_mark(path)
+                if mark != before:
+                    self._rules[path] = mark
+                    moved.add(path)
+            changed = self._boot_changes(moved) if moved else []
+        if changed:
+            self.log.emit("boot_changed", files=changed)
+
+    def _note_boot_files(self) -> None:
+        """Remember the home's boot files as they are before watching starts."""
+        for name in BOOT_NAMES:
+            path = self.settings.home / name
+            self._boot_marks[path] = _content_mark(path)
+
+    def _boot_changes(self, paths: set[Path]) -> list[str]:
+        """The boot files among ``paths`` whose content a person changed.
+
+        Left out: a file whose bytes are as last seen (a touch, a rewrite of the same text),
+        and the default SOUL.md that squad itself writes where the home had none (a run's
+        first prompt does): the daemon's own write is no news."""
+        changed = []
+        for path in sorted(p for p in paths if p.name in BOOT_NAMES):
+            mark = _content_mark(path)
+            unknown = path not in self._boot_marks
+            before = self._boot_marks.get(path)
+            self._boot_marks[path] = mark
+            if not unknown and mark == before:
+                continue
+            own_default = (
+                path == self.settings.home / "SOUL.md"
+                and before is None
+                and mark == _default_soul_mark()
+            )
+            if not own_default:
+                changed.append(str(path))
+        return changed
 
     def _on_files_changed(self, paths: set[Path]) -> None:
-        boot = sorted(str(p) for p in paths if p.name in BOOT_NAMES)
+        with self._rules_lock:
+            boot = self._boot_changes(paths)
         if boot:
             # Prompts read boot files fresh at every turn (squad.memory.boot) and nothing
             # caches them, so live agents see the change at their next turn: just log it.
@@ -771,15 +866,43 @@ class Daemon:
     def _beat(self, *, changed: bool = True) -> None:
         home = str(self.settings.home)
         if not changed and self._last_state and self.store.daemon.touch(home, pid=self._pid):
+            self._publish(json.loads(self._last_state), changed=False)
             return
         state = self.state()
         text = json.dumps(state, sort_keys=True)
         if text == self._last_state and self.store.daemon.touch(home, pid=self._pid):
+            self._publish(state, changed=changed)
             return
         self.store.daemon.beat(
             home, pid=self._pid, host=self._host, started_at=self._started_at, state=state
         )
         self._last_state = text
+        self._publish(state, changed=True)
+
+    def _publish(self, state: dict[str, Any], *, changed: bool) -> None:
+        """What ``squad status`` shows, in the home (:func:`~squad.daemon.status.publish`):
+        the state and the store's part, read again when something changed and at least
+        every :data:`STORE_VIEW_S` (runs of ``squad run`` and chats change the store too);
+        otherwise only the file's time moves with the beat."""
+        due = time.monotonic() >= self._store_view_due
+        if state.get("phase") == "running" and (changed or due or self._view is None):
+            names = [str(squad["name"]) for squad in state.get("squads", [])]
+            self._store_view_due = time.monotonic() + STORE_VIEW_S
+            try:
+                self._view = store_view(self.app, names, now=self._clock(), settle=False)
+            except Exception as exc:  # noqa: BLE001 - logged; the last view is published again
+                self.log.emit("job_error", job="heartbeat", error=f"status: {_describe(exc)}")
+        payload = {
+            "pid": self._pid,
+            "host": self._host,
+            "started_at": _iso(self._started_at),
+            "state": state,
+            "store": self._view,
+        }
+        try:
+            self._published = publish(self.settings.home, payload, previous=self._published)
+        except OSError as exc:
+            self.log.emit("job_error", job="heartbeat", error=f"publishing the status: {exc}")
 
     def _safe_beat(self, *, changed: bool = True) -> None:
         try:

@@ -6,6 +6,14 @@ daemon down too: squads then come from the squads folder and their last runs fro
 A home whose database does not exist yet is not given one. A squad's ``warnings`` are what
 its file validates with but is unlikely to mean, as ``squad validate`` reports them.
 
+With the daemon up, ``squad status`` does not open the store at all: at every beat the daemon
+publishes what it knows (its heartbeat state and the store's part of the status,
+:func:`store_view`) in ``$SQUAD_HOME/daemon-status.json``, and :func:`published_status`
+answers from that file when the lock's pid wrote it and its beat (the file's modification
+time) is fresh. Anything else (no daemon, a stale beat, a cluster node) takes
+:func:`collect_status`, which reads the store, and the squads folder through
+``$SQUAD_HOME/status-validated.json``: a file is validated again only when it changed.
+
 The JSON shape (``squad status --json``)::
 
     {"daemon": {"state": "up" | "down", "pid", "host", "started_at", "uptime_s",
@@ -19,6 +27,9 @@ The JSON shape (``squad status --json``)::
      "running": [...], "queue": [...], "queue_length": n,
      "failed_files": [{"file", "squad", "error", "problems", "running_last_good"}],
      "extraction_backlog": [{"squad", "agent", "messages"}],
+     "waiting_approvals": [{"run_id", "squad", "task", "agent", "since"}],
+     "summary": {"squads", "running", "queued", "waiting_approvals", "failed_files",
+                 "failed_runs", "history_paused", "backlog_agents", "backlog_messages"},
      "checkpoints": {"backend": "sqlite" | "postgres", "where",
                      "left_behind": {"file", "runs", "note"} | null},
      "history_paused": [{"squad", "workspace", "state": "foreign" | "broken", "reason"}],
@@ -29,40 +40,80 @@ The JSON shape (``squad status --json``)::
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime, timedelta
+import json
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from squad.daemon.lock import LockState, pid_alive, probe_lock
 
 if TYPE_CHECKING:
     from squad.app import App
     from squad.store import RunRecord, SpendTotals
-    from squad.store.daemon_state import HeartbeatRecord
 
 __all__ = [
+    "PUBLISHED_FILE",
     "STALE_AFTER",
+    "VALIDATED_FILE",
+    "Beat",
     "build_status",
     "collect_status",
     "daemon_status",
+    "publish",
+    "published_status",
     "run_summary",
+    "store_view",
+    "summarize",
 ]
+
+PUBLISHED_FILE = "daemon-status.json"
+"""What the running daemon publishes for ``squad status`` (in the home, beside daemon.pid)."""
 
 STALE_AFTER = timedelta(seconds=30)
 """A heartbeat older than this (six missed beats) means the daemon is down or stuck."""
+
+
+class Beat(Protocol):
+    """A heartbeat as :func:`daemon_status` reads it (the store's ``HeartbeatRecord``, or
+    the published file's)."""
+
+    @property
+    def pid(self) -> int: ...
+    @property
+    def host(self) -> str: ...
+    @property
+    def started_at(self) -> datetime: ...
+    @property
+    def beat_at(self) -> datetime: ...
+    @property
+    def stopped_at(self) -> datetime | None: ...
+
+
+@dataclass(frozen=True)
+class _PublishedBeat:
+    pid: int
+    host: str
+    started_at: datetime
+    beat_at: datetime
+    stopped_at: datetime | None = None
 
 
 def daemon_status(
     *,
     now: datetime,
     lock: LockState,
-    heartbeat: HeartbeatRecord | None,
+    heartbeat: Beat | None,
     alive: Callable[[int], bool] = pid_alive,
     stale_after: timedelta = STALE_AFTER,
 ) -> dict[str, Any]:
-    """Whether a daemon is up for the home, and why not when it is down."""
-    age = None if heartbeat is None else (now - heartbeat.beat_at).total_seconds()
+    """Whether a daemon is up for the home, and why not when it is down.
+
+    A beat stamped after ``now`` (the reader's clock read before the beat was written, or
+    behind the writer's) is 0 seconds old: an age is never negative."""
+    age = None if heartbeat is None else max(0.0, (now - heartbeat.beat_at).total_seconds())
     reason = None
     if not lock.held:
         if lock.pid is not None and not alive(lock.pid):
@@ -125,6 +176,8 @@ def build_status(
     last_runs: Mapping[str, dict[str, Any]],
     backlog: Sequence[tuple[str, str, int]],
     checkpoints: Mapping[str, Any] | None = None,
+    approvals: Sequence[Mapping[str, Any]] = (),
+    history_paused: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     """The whole status; ``state`` is the daemon's last heartbeat state, used when it is up.
 
@@ -153,7 +206,7 @@ def build_status(
             }
         )
     queue = list(state.get("queue", [])) if up and state else []
-    return {
+    report = {
         "daemon": daemon,
         "squads": squads,
         "running": list(state.get("running", [])) if up and state else [],
@@ -168,44 +221,240 @@ def build_status(
         "extraction_backlog": [
             {"squad": squad, "agent": agent, "messages": count} for squad, agent, count in backlog
         ],
+        "waiting_approvals": [dict(a) for a in approvals],
+        "history_paused": [dict(h) for h in history_paused],
         "checkpoints": dict(checkpoints) if checkpoints is not None else None,
+    }
+    report["summary"] = summarize(report)
+    return report
+
+
+def summarize(report: Mapping[str, Any]) -> dict[str, int]:
+    """The counts ``squad status`` opens with."""
+    squads = report["squads"]
+    backlog = report["extraction_backlog"]
+    return {
+        "squads": len(squads),
+        "running": sum(1 for s in squads if s["running"]),
+        "queued": int(report["queue_length"]),
+        "waiting_approvals": len(report["waiting_approvals"]),
+        "failed_files": len(report["failed_files"]),
+        "failed_runs": sum(
+            1 for s in squads if s["last_run"] is not None and s["last_run"]["status"] == "failed"
+        ),
+        "history_paused": len(report["history_paused"]),
+        "backlog_agents": len(backlog),
+        "backlog_messages": sum(int(b["messages"]) for b in backlog),
+    }
+
+
+VALIDATED_FILE = "status-validated.json"
+"""What ``squad status`` (daemon down) learned of each squad file, by path, with the file's
+identity, size and modification time: a file is validated again only when they change."""
+_VALIDATED_VERSION = 1
+
+
+def _file_mark(path: Path) -> list[int] | None:
+    try:
+        info = path.stat()
+    except (OSError, ValueError):
+        return None
+    return [info.st_ino, info.st_size, info.st_mtime_ns]
+
+
+def _validated(path: Path) -> dict[str, Any]:
+    """One file as ``squad status`` shows it: its squad (with schedule and warnings), or
+    why it has none (JSON-ready, for the cache)."""
+    from squad.daemon.definitions import load_definition
+    from squad.daemon.triggers import describe_schedule
+
+    definition = load_definition(path)
+    if definition.spec is None:
+        return {"name": None, "failed": definition.to_dict()}
+    return {
+        "name": definition.spec.name,
+        "schedule": describe_schedule(definition.spec.schedule),
+        "warnings": [w.to_dict() for w in definition.warnings],
     }
 
 
 def _configured(
-    folder: Path, owners: Mapping[str, Path]
+    folder: Path, owners: Mapping[str, Path], *, cache: Path | None = None
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Squads (with their warnings) and failed files of the folder, as the daemon would load
-    them."""
-    from squad.daemon.definitions import assign_squads, list_definition_files, load_definition
-    from squad.daemon.triggers import describe_schedule
+    them: a file that takes a squad name already taken is refused, the file that had the
+    squad (``owners``) keeping it, else the first by name (as
+    :func:`~squad.daemon.definitions.assign_squads`).
 
-    loaded = {path: load_definition(path) for path in list_definition_files(folder)}
-    valid = {path: d for path, d in loaded.items() if d.spec is not None}
-    squads, refused = assign_squads(valid, owners)
-    failed = [d for d in loaded.values() if d.spec is None] + list(refused.values())
+    ``cache`` (a JSON file) keeps each file's validation by its identity, size and
+    modification time; only new and changed files are read and validated again."""
+    from squad.daemon.definitions import list_definition_files
+    from squad.errors import Problem
+
+    known = _read_validated(cache)
+    seen: dict[str, Any] = {}
+    files: dict[Path, dict[str, Any]] = {}
+    for path in list_definition_files(folder):
+        mark = _file_mark(path)
+        entry = known.get(str(path))
+        if mark is None or entry is None or entry.get("mark") != mark:
+            entry = {**_validated(path), "mark": mark}
+        seen[str(path)] = files[path] = entry
+    if cache is not None and seen != known:
+        _write_validated(cache, seen)
+    valid = {path: str(e["name"]) for path, e in files.items() if e.get("name") is not None}
+    squads = {name: path for name, path in owners.items() if valid.get(path) == name}
+    refused: dict[Path, dict[str, Any]] = {}
+    for path in sorted(valid):
+        name = valid[path]
+        holder = squads.setdefault(name, path)
+        if holder != path:
+            message = (
+                f"squad {name!r} is already defined by {holder.name}; "
+                "give this squad another name (or remove one of the files)"
+            )
+            problem = Problem(message, source=str(path))
+            refused[path] = {
+                "file": str(path),
+                "squad": None,
+                "error": problem.render(),
+                "problems": [problem.to_dict()],
+            }
     configured = [
         {
             "name": name,
-            "file": str(d.path),
-            "schedule": describe_schedule(d.spec.schedule if d.spec else None),
-            "warnings": [w.to_dict() for w in d.warnings],
+            "file": str(path),
+            "schedule": files[path]["schedule"],
+            "warnings": list(files[path]["warnings"]),
         }
-        for name, d in sorted(squads.items())
+        for name, path in sorted(squads.items())
     ]
-    return configured, [d.to_dict() for d in sorted(failed, key=lambda d: d.path)]
+    failed = {path: e["failed"] for path, e in files.items() if e.get("name") is None}
+    failed.update(refused)
+    return configured, [failed[path] for path in sorted(failed)]
 
 
-def collect_status(app: App, *, now: datetime, squads_dir: Path | None = None) -> dict[str, Any]:
-    """Gather the lock, heartbeat, squads folder, store and checkpoints, and build the status.
+def _read_validated(cache: Path | None) -> dict[str, Any]:
+    if cache is None:
+        return {}
+    try:
+        data = json.loads(cache.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("version") != _VALIDATED_VERSION:
+        return {}
+    files = data.get("files")
+    return files if isinstance(files, dict) else {}
 
-    A home whose database does not exist yet is not given one."""
+
+def _write_validated(cache: Path, files: Mapping[str, Any]) -> None:
+    """Keep the validations for next time; a home that is not there is not made for it."""
+    from squad.fsutil import atomic_write
+
+    if not cache.parent.is_dir():
+        return
+    text = json.dumps({"version": _VALIDATED_VERSION, "files": files}, sort_keys=True)
+    try:
+        atomic_write(cache, text.encode(), durable=False)
+        cache.chmod(0o600)
+    except OSError:
+        pass  # only a cache: the next status validates again
+
+
+def store_view(
+    app: App, names: Iterable[str], *, now: datetime, settle: bool = True
+) -> dict[str, Any]:
+    """The store's part of the status, in a handful of queries whatever the number of
+    squads: each of ``names``' last run, the runs waiting for approval, the extraction
+    backlog, paused histories and the checkpoints' place. JSON-ready (the daemon publishes
+    it). With ``settle``, a ``running`` run whose process died is settled first (it says
+    so); the daemon, which settles at start and runs its own, does not ask it at every beat."""
     from squad.checkpoints import left_behind
 
+    settings = app.settings
+    last_runs: dict[str, dict[str, Any]] = {}
+    backlog: list[tuple[str, str, int]] = []
+    approvals: list[dict[str, Any]] = []
+    if app.database_exists():
+        from squad.runtime.runlock import settle_dead_runs
+        from squad.store import SpendTotals
+        from squad.store.records import RunStatus, TaskStatus
+
+        store = app.store
+        if settle:
+            settle_dead_runs(store, settings.locks_dir)
+        latest = store.latest_runs()
+        wanted = {name: latest[name] for name in names if name in latest}
+        spend = store.runs.spend_of_runs([run.id for run in wanted.values()])
+        last_runs = {
+            name: run_summary(run, spend.get(run.id, SpendTotals()), now=now)
+            for name, run in wanted.items()
+        }
+        backlog = store.conversation.extraction_backlog()
+        for run in store.interrupted_runs():
+            if run.status is not RunStatus.AWAITING_APPROVAL:
+                continue
+            tasks = [
+                t for t in store.runs.tasks(run.id) if t.status is TaskStatus.AWAITING_APPROVAL
+            ]
+            approvals.append(
+                {
+                    "run_id": run.id,
+                    "squad": run.squad,
+                    "task": tasks[0].task_id if tasks else None,
+                    "agent": tasks[0].agent if tasks else None,
+                    "since": run.created_at.isoformat(),
+                }
+            )
+    checkpoints = app.checkpoints
+    kept = left_behind(settings.home, checkpoints)
+    return {
+        "last_runs": last_runs,
+        "extraction_backlog": [list(item) for item in backlog],
+        "waiting_approvals": approvals,
+        "history_paused": _paused_histories(app),
+        "checkpoints": {
+            "backend": checkpoints.backend,
+            "where": checkpoints.where,
+            "left_behind": None if kept is None else {**kept.to_dict(), "note": kept.describe()},
+        },
+    }
+
+
+def _report(
+    daemon: dict[str, Any],
+    state: Mapping[str, Any] | None,
+    view: Mapping[str, Any],
+    *,
+    configured: Sequence[Mapping[str, Any]] = (),
+    failed: Sequence[Mapping[str, Any]] = (),
+) -> dict[str, Any]:
+    return build_status(
+        daemon=daemon,
+        state=state,
+        configured=configured,
+        failed_files=failed,
+        last_runs=view["last_runs"],
+        backlog=[(str(s), str(a), int(n)) for s, a, n in view["extraction_backlog"]],
+        checkpoints=view["checkpoints"],
+        approvals=view["waiting_approvals"],
+        history_paused=view["history_paused"],
+    )
+
+
+def collect_status(
+    app: App, *, now: datetime | None = None, squads_dir: Path | None = None
+) -> dict[str, Any]:
+    """Gather the lock, heartbeat, squads folder, store and checkpoints, and build the status.
+
+    Without ``now``, the app's clock is read once the heartbeat is: a beat written while
+    the store was opening is not younger than the reading time. A home whose database does
+    not exist yet is not given one."""
     settings = app.settings
     lock = probe_lock(settings.home)
     store = app.store if app.database_exists() else None
     heartbeat = None if store is None else store.daemon.get(str(settings.home))
+    now = app.clock() if now is None else now
     daemon = daemon_status(now=now, lock=lock, heartbeat=heartbeat)
     state = heartbeat.state if heartbeat is not None else None
     up = daemon["state"] == "up" and state is not None
@@ -221,40 +470,77 @@ def collect_status(app: App, *, now: datetime, squads_dir: Path | None = None) -
     if not up:
         from squad.daemon.catalog import recorded_owners
 
-        configured, failed = _configured(folder.resolve(), recorded_owners(app.squads))
+        configured, failed = _configured(
+            folder.resolve(),
+            recorded_owners(app.squads),
+            cache=settings.home / VALIDATED_FILE,
+        )
     names = [str(s["name"]) for s in (state or {}).get("squads", [])] if up else []
     names += [str(s["name"]) for s in configured]
-    last_runs: dict[str, dict[str, Any]] = {}
-    backlog: list[tuple[str, str, int]] = []
-    if store is not None:
-        from squad.runtime.runlock import settle_dead_runs
-
-        settle_dead_runs(store, settings.locks_dir)  # a `running` run whose process died says so
-        for name in names:
-            latest = store.list_runs(name, limit=1)
-            if latest:
-                run = latest[0]
-                last_runs[name] = run_summary(run, store.runs.run_spend(run.id), now=now)
-        backlog = store.conversation.extraction_backlog()
-    checkpoints = app.checkpoints
-    kept = left_behind(settings.home, checkpoints)
-    report = build_status(
-        daemon=daemon,
-        state=state,
-        configured=configured,
-        failed_files=failed,
-        last_runs=last_runs,
-        backlog=backlog,
-        checkpoints={
-            "backend": checkpoints.backend,
-            "where": checkpoints.where,
-            "left_behind": None if kept is None else {**kept.to_dict(), "note": kept.describe()},
-        },
-    )
-    report["history_paused"] = _paused_histories(app)
+    view = store_view(app, names, now=now)
+    report = _report(daemon, state, view, configured=configured, failed=failed)
     if settings.clustered:
         report["cluster"] = _cluster(app, now)
     return report
+
+
+def publish(home: Path, payload: Mapping[str, Any], *, previous: str | None = None) -> str:
+    """Write what the daemon knows for :func:`published_status` (atomically); when it is
+    ``previous`` (the text written last), only move the file's time: the beat. Returns the
+    text."""
+    path = home / PUBLISHED_FILE
+    text = json.dumps(payload, sort_keys=True, default=str)
+    if text == previous:
+        try:
+            os.utime(path)
+            return text
+        except FileNotFoundError:
+            pass  # removed under us: write it again
+    from squad.fsutil import atomic_write
+
+    atomic_write(path, text.encode(), durable=False)  # the next beat rewrites it anyway
+    path.chmod(0o600)  # run errors and goals: the owner's only
+    return text
+
+
+def published_status(
+    home: Path, *, squads_dir: Path | None = None, now: datetime | None = None
+) -> dict[str, Any] | None:
+    """The status from what the running daemon published, without opening the store; None
+    when that cannot be trusted (no daemon holds the home, the file is another process's or
+    unreadable, the beat is stale, the daemon is not running yet, or ``squads_dir`` is not
+    its folder): :func:`collect_status` then says why."""
+    lock = probe_lock(home)
+    if not lock.held or lock.pid is None:
+        return None
+    path = home / PUBLISHED_FILE
+    try:
+        info = path.stat()
+        data = json.loads(path.read_text(encoding="utf-8"))
+        beat = _PublishedBeat(
+            pid=int(data["pid"]),
+            host=str(data["host"]),
+            started_at=datetime.fromisoformat(str(data["started_at"])),
+            beat_at=datetime.fromtimestamp(info.st_mtime, UTC),
+        )
+        state, view = data["state"], data["store"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if beat.pid != lock.pid or not isinstance(state, dict) or state.get("phase") != "running":
+        return None
+    configs = Path(str(state.get("configs")))
+    if squads_dir is not None and squads_dir.resolve() != configs:
+        return None
+    # The file's time and this clock are the same machine's wall clock, read after the stat.
+    daemon = daemon_status(now=now or datetime.now(UTC), lock=lock, heartbeat=beat)
+    if daemon["state"] != "up":
+        return None
+    daemon["configs"] = str(configs)
+    daemon["configs_missing"] = bool(state.get("configs_missing"))
+    try:
+        return _report(daemon, state, view)
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def _paused_histories(app: App) -> list[dict[str, Any]]:

@@ -18,7 +18,7 @@ since a time, over the ``(squad, at)`` index.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -310,6 +310,28 @@ class RunStateStore:
     def run_spend(self, run_id: str) -> SpendTotals:
         """What one run's model calls add up to."""
         return self._totals(LEDGER.c.run_id == run_id, None, f"sum the spend of run {run_id!r}")
+
+    def spend_of_runs(self, run_ids: Sequence[str]) -> dict[str, SpendTotals]:
+        """:meth:`run_spend` of each of ``run_ids`` with a model call, in one query."""
+        if not run_ids:
+            return {}
+        query = (
+            select(
+                LEDGER.c.run_id,
+                func.coalesce(func.sum(LEDGER.c.cost_usd), 0.0),
+                func.coalesce(func.sum(LEDGER.c.prompt_tokens), 0),
+                func.coalesce(func.sum(LEDGER.c.completion_tokens), 0),
+                func.count(),
+            )
+            .where(LEDGER.c.run_id.in_(list(run_ids)))
+            .group_by(LEDGER.c.run_id)
+        )
+        with transaction(self._engine, "sum the spend of runs") as conn:
+            rows = conn.execute(query).all()
+        return {
+            str(run): SpendTotals(float(cost), int(prompt), int(completion), int(calls))
+            for run, cost, prompt, completion, calls in rows
+        }
 
     def spent_by_squad(self) -> dict[str, SpendTotals]:
         """:meth:`spent` of every squad with a model call, in one query per table."""

@@ -370,6 +370,22 @@ class Store:
         with self._session("list runs") as session:
             return [_run_record(row) for row in session.exec(query).all()]
 
+    def latest_runs(self) -> dict[str, RunRecord]:
+        """Each squad's newest run (as :meth:`list_runs` with ``limit=1`` orders them), in
+        one query: what ``squad status`` shows per squad."""
+        rank = (
+            func.row_number()
+            .over(
+                partition_by=col(RunRow.squad),
+                order_by=(col(RunRow.created_at).desc(), col(RunRow.id).desc()),
+            )
+            .label("rank")
+        )
+        ranked = select(col(RunRow.id), rank).subquery()
+        query = select(RunRow).join(ranked, ranked.c.id == col(RunRow.id)).where(ranked.c.rank == 1)
+        with self._session("list the newest run of each squad") as session:
+            return {row.squad: _run_record(row) for row in session.exec(query).all()}
+
     def count_runs(self, squad: str | None = None) -> int:
         """How many runs the store holds, of one squad or of all."""
         from sqlalchemy import func

@@ -262,3 +262,47 @@ def test_help_lists_the_daemon_commands(cli: Cli) -> None:
     imported = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert imported.stdout.strip() == "[]"
     assert json.loads(cli("status", "--json").stdout)["daemon"]["state"] == "down"
+
+
+def test_stop_says_stopped_only_once_the_daemon_process_is_gone(daemon: Daemon) -> None:
+    write(daemon, "a.yaml", "alpha", "{interval: 2h}")
+    daemon.start("--no-http")
+    daemon.wait_event("ready")
+    stopped = daemon.cli("stop")
+    assert stopped.returncode == 0, stopped.stderr
+    assert daemon.process is not None
+    assert daemon.process.poll() == 0, "squad stop returned while the daemon was still exiting"
+    assert "stopped" in stopped.stdout
+
+
+LINGERER = """\
+import signal, sys, time
+from pathlib import Path
+from squad.daemon.lock import DaemonLock
+
+lock = DaemonLock(Path(sys.argv[1]))
+signal.signal(signal.SIGTERM, lambda *_: lock.release())  # lets go of the home, lives on
+lock.acquire()
+print("locked", flush=True)
+time.sleep(600)
+"""
+
+
+def test_stop_says_so_when_the_process_outlives_its_lock_past_the_timeout(cli: Cli) -> None:
+    """A daemon that let go of the home but has not exited by --timeout: exit 1 and a
+    message naming its pid, never "stopped"."""
+    cli.home.mkdir(parents=True)
+    with subprocess.Popen(
+        [sys.executable, "-c", LINGERER, str(cli.home)], stdout=subprocess.PIPE, text=True
+    ) as lingerer:
+        try:
+            assert lingerer.stdout is not None
+            assert lingerer.stdout.readline().strip() == "locked"
+            stopped = cli("stop", "--timeout", "1")
+            assert stopped.returncode == 1
+            assert "stopped" not in stopped.stdout
+            assert f"pid {lingerer.pid}" in stopped.stderr
+            assert "has not exited" in stopped.stderr
+            assert lingerer.poll() is None
+        finally:
+            lingerer.kill()

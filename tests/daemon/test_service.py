@@ -260,3 +260,68 @@ def test_start_up_extracts_for_agents_whose_replies_were_left_unread(
     assert "In this repo the API listens on port 8080." in memory
     (sweep,) = [e for e in events(settings, "job_end") if e["job"] == "extraction"]
     assert sweep["report"]["checked"] == ["alpha/planner", "alpha/writer"]
+
+
+def test_the_default_soul_a_run_writes_is_not_logged_as_a_boot_change_but_a_persons_edit_is(
+    settings: Settings, store: Store
+) -> None:
+    from tests.hostile.test_daemon_hostile import running
+
+    write_squad(settings, "a.yaml", squad_yaml("alpha", "{interval: 1d, run_on_start: true}"))
+    soul = settings.home / "SOUL.md"
+    with running(settings, store) as daemon:
+        wait_for(lambda: bool(events(settings, "run_end")), "the start-up run")
+        assert soul.is_file(), "the run wrote the default persona"
+        (settings.home / "USER.md").write_text("Short answers.\n")
+        wait_for(lambda: bool(events(settings, "boot_changed")), "the USER.md edit logged")
+        logged = [f for e in events(settings, "boot_changed") for f in e["files"]]
+        assert logged == [str(settings.home / "USER.md")]
+
+        soul.write_text("You are terse.\n")  # a person's edit
+        wait_for(lambda: len(events(settings, "boot_changed")) == 2, "the SOUL.md edit logged")
+        assert events(settings, "boot_changed")[1]["files"] == [str(soul)]
+        assert daemon.state()["phase"] == "running"
+
+
+def _idle_threads(settings: Settings, squads: int) -> int:
+    """Threads of this process while a daemon over ``squads`` squads idles."""
+    from tests.hostile.test_daemon_hostile import running
+
+    for i in range(squads):
+        write_squad(settings, f"s{i}.yaml", squad_yaml(f"s{i}", "{interval: 300d}"))
+    with Store.open(settings.database_url) as opened, running(settings, opened) as daemon:
+        wait_for(lambda: len(daemon.state()["squads"]) == squads, "the squads loaded")
+        time.sleep(0.3)  # a few beats: nothing more starts on its own
+        return threading.active_count()
+
+
+def test_the_daemons_thread_count_does_not_grow_with_its_squads(tmp_path: Path) -> None:
+    def home(name: str) -> Settings:
+        root = tmp_path / name
+        return Settings.load(
+            {
+                "SQUAD_HOME": str(root / "home"),
+                "SQUAD_WORKSPACES": str(root / "workspaces"),
+                "SQUAD_CONFIGS": str(root / "configs"),
+            },
+            cwd=root,
+        )
+
+    few, many = _idle_threads(home("few"), 1), _idle_threads(home("many"), 12)
+    assert many == few, f"{many - few} more threads for 11 more squads"
+
+
+def test_a_workspace_agents_md_edit_is_logged_without_a_watch_of_its_own(
+    settings: Settings, store: Store
+) -> None:
+    from tests.hostile.test_daemon_hostile import running
+
+    write_squad(settings, "a.yaml", squad_yaml("alpha", "{interval: 300d}"))
+    with running(settings, store):
+        rules = settings.workspaces / "alpha" / "AGENTS.md"
+        rules.write_text("Cite tickets.\n")
+        wait_for(lambda: bool(events(settings, "boot_changed")), "the AGENTS.md edit logged")
+        assert events(settings, "boot_changed")[0]["files"] == [str(rules)]
+        rules.touch()  # no byte changed
+        time.sleep(0.5)
+    assert len(events(settings, "boot_changed")) == 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -307,3 +308,280 @@ def test_a_squad_whose_file_broke_is_flagged_in_status_and_on_the_dashboard() ->
     html = environment().get_template("overview_body.html").render(status=report, cluster=None)
     assert html.count("running its last good definition") == 1
     assert "squad alpha runs its last good definition" in html
+
+
+def test_a_heartbeat_stamped_after_the_reading_time_is_zero_seconds_old_not_negative() -> None:
+    """The reader's clock was read before the beat was written (or lags the writer's)."""
+    status = state_of(LockState(True, 7), beat(-3))
+    assert status["state"] == "up" and status["reason"] is None
+    assert status["heartbeat_age_s"] == 0.0
+
+
+def test_status_reads_its_clock_after_the_heartbeat_so_a_fresh_beat_is_never_in_the_future(
+    settings: Settings,
+) -> None:
+    """``collect_status`` without ``now`` takes the time once the heartbeat is read: a beat
+    written between a caller's clock reading and the read (a slow start) is not 'ahead'."""
+    ticks = iter(NOW + timedelta(seconds=s) for s in range(0, 100, 10))
+    with App.open(settings, clock=lambda: next(ticks)) as app:
+        app.store.daemon.beat(str(settings.home), pid=7, host="box", started_at=STARTED)
+        report = collect_status(app)
+    assert report["daemon"]["heartbeat_age_s"] is not None
+    assert report["daemon"]["heartbeat_age_s"] >= 0
+
+
+def _publish_for(home: Path, *, pid: int, phase: str = "running", age_s: float = 0.0) -> None:
+    from squad.daemon.status import PUBLISHED_FILE, publish
+
+    home.mkdir(parents=True, exist_ok=True)
+    state = {"phase": phase, "configs": str(home / "squads"), "squads": [{"name": "a"}]}
+    view = {
+        "last_runs": {},
+        "extraction_backlog": [["a", "writer", 3]],
+        "waiting_approvals": [{"run_id": "r1", "squad": "a", "task": "t", "agent": "w"}],
+        "history_paused": [],
+        "checkpoints": None,
+    }
+    publish(
+        home,
+        {
+            "pid": pid,
+            "host": "box",
+            "started_at": STARTED.isoformat(),
+            "state": state,
+            "store": view,
+        },
+    )
+    moment = datetime.now(UTC).timestamp() - age_s
+    os.utime(home / PUBLISHED_FILE, (moment, moment))
+
+
+def test_the_published_status_is_used_only_from_the_live_lock_holder_with_a_fresh_beat(
+    tmp_path: Path,
+) -> None:
+    from squad.daemon.status import published_status
+
+    home = tmp_path / "home"
+    _publish_for(home, pid=os.getpid())
+    assert published_status(home) is None  # nobody holds the home's lock
+    with DaemonLock(home):
+        report = published_status(home)
+        assert report is not None and report["daemon"]["state"] == "up"
+        assert report["daemon"]["heartbeat_age_s"] >= 0
+        assert report["summary"]["waiting_approvals"] == 1
+        assert report["summary"]["backlog_messages"] == 3
+        assert [s["name"] for s in report["squads"]] == ["a"]
+
+        _publish_for(home, pid=os.getpid(), age_s=300)
+        assert published_status(home) is None  # stale: the store's heartbeat says why
+        _publish_for(home, pid=os.getpid() + 1)
+        assert published_status(home) is None  # another process's file
+        _publish_for(home, pid=os.getpid(), phase="starting")
+        assert published_status(home) is None
+        _publish_for(home, pid=os.getpid())
+        assert published_status(home, squads_dir=tmp_path / "elsewhere") is None
+        (home / "daemon-status.json").write_text("{not json")
+        assert published_status(home) is None
+
+
+def test_a_running_daemons_published_status_is_what_the_store_says(settings: Settings) -> None:
+    from squad.daemon.status import published_status
+    from tests.daemon.test_service import events, wait_for, write_squad
+    from tests.hostile.test_daemon_hostile import running
+
+    write_squad(settings, "a.yaml", GOOD.format(name="alpha") + "schedule: {interval: 2h}\n")
+    with Store.open(settings.database_url) as store, running(settings, store) as daemon:
+        run = store.create_run("alpha", trigger="manual")
+        store.update_run(run.id, status=RunStatus.FAILED, error="boom")
+        daemon.request_reload("test")  # a change: the next beat reads the store again
+        wait_for(
+            lambda: (
+                (p := published_status(settings.home)) is not None
+                and p["squads"][0]["last_run"] is not None
+            ),
+            "the run in the published status",
+        )
+        published = published_status(settings.home)
+        stored = collect_status(daemon.app)
+        assert published is not None
+        assert published["squads"] == stored["squads"]
+        assert published["summary"] == stored["summary"]
+        assert published["summary"]["failed_runs"] == 1
+        assert published["squads"][0]["last_run"]["error"] == "boom"
+        assert not events(settings, "job_error")
+    assert not (settings.home / "daemon-status.json").exists()  # a clean stop removes it
+
+
+STATUS_IMPORTS = """\
+import sys
+from squad.cli import main
+try:
+    main()
+except SystemExit as done:
+    assert not done.code, done.code
+heavy = sorted(m for m in ("sqlalchemy", "ruamel", "squad.store", "squad.spec") if m in sys.modules)
+print("HEAVY", heavy)
+"""
+
+
+def test_squad_status_with_the_daemon_up_opens_no_store_and_reads_no_squad_file(
+    tmp_path: Path,
+) -> None:
+    import subprocess
+    import sys
+
+    from tests.cli.test_cli import Cli
+    from tests.daemon.test_daemon_cli import Daemon, write
+
+    cli = Cli(tmp_path)
+    daemon = Daemon(cli)
+    write(daemon, "a.yaml", "alpha", "{interval: 2h}")
+    daemon.start("--no-http")
+    try:
+        daemon.wait_event("ready")
+        daemon.wait_for(lambda: (cli.home / "daemon-status.json").exists(), "the status file")
+        done = subprocess.run(
+            [sys.executable, "-c", STATUS_IMPORTS, "status", "--json"],
+            env=cli.env,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip().endswith("HEAVY []"), done.stdout[-300:]
+        assert '"state": "up"' in done.stdout
+    finally:
+        assert daemon.stop() == 0
+
+
+def test_status_opens_with_a_summary_then_problems_then_only_the_squads_with_news(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    from squad.spec.loader import squad_from_file
+    from squad.store.records import TaskStatus
+    from tests.cli.test_failures import Squad
+
+    squad = Squad(tmp_path, monkeypatch, capsys)
+    folder = tmp_path / "configs" / "squads"
+    folder.mkdir(parents=True)
+    settings = Settings.load()
+    with App.open(settings) as app:
+        for i in range(30):
+            path = folder / f"s{i:02d}.yaml"
+            path.write_text(GOOD.format(name=f"s{i:02d}") + "schedule: {interval: 2h}\n")
+            app.squads.create(squad_from_file(path), source=path)
+        store = app.store
+        for i in range(30):
+            done = store.create_run(f"s{i:02d}")
+            store.update_run(done.id, status=RunStatus.SUCCEEDED)
+        failed = store.create_run("s03")
+        store.update_run(failed.id, status=RunStatus.FAILED, error="the model timed out\nmore")
+        gated = store.create_run("s07")
+        store.update_run(gated.id, status=RunStatus.AWAITING_APPROVAL)
+        store.runs.set_task(
+            gated.id, "t", squad="s07", agent="a", status=TaskStatus.AWAITING_APPROVAL
+        )
+    (folder / "broken.yaml").write_text("name: broken\nagents: [\n")
+
+    outcome = squad("status")
+    assert outcome.code == 0, outcome.stderr
+    lines = outcome.stdout.splitlines()
+    assert lines[0].startswith("daemon: down")
+    assert lines[1] == (
+        "  30 squads, 0 running, 0 queued, 1 waiting for approval, 1 failed file, "
+        "1 failed run, extraction backlog none"
+    )
+    text = outcome.stdout
+    squads_at = text.index("squads (30; 2 with something to say):")
+    assert text.index("files that failed to load (1):") < squads_at
+    assert f"  s03 run {failed.id}: the model timed out  (squad logs s03 --run {failed.id})" in text
+    assert text.index("failed runs (1") < squads_at
+    assert f"squad approve {gated.id} t  (--reject to refuse)" in text
+    assert text.index("waiting for approval (1):") < squads_at
+    listed = [
+        line.split()[0]
+        for line in lines[lines.index(text[squads_at:].splitlines()[0]) + 1 :]
+        if line.startswith("  s")
+    ]
+    assert listed == ["s03", "s07"]
+    assert (
+        "  and 28 more squads with nothing to report (`squad status --all` lists every squad)"
+        in lines
+    )
+
+    every = squad("status", "--all")
+    assert "squads (30):" in every.stdout and "more squads with nothing" not in every.stdout
+    assert (
+        sum(line.startswith("  s") and "every 2h" in line for line in every.stdout.splitlines())
+        == 30
+    )
+    data = json.loads(squad("status", "--json").stdout)
+    assert len(data["squads"]) == 30
+    assert data["summary"]["failed_runs"] == 1 and data["summary"]["waiting_approvals"] == 1
+    assert data["waiting_approvals"][0]["run_id"] == gated.id
+    assert data["waiting_approvals"][0]["task"] == "t"
+
+
+def test_with_the_daemon_down_a_squad_file_is_validated_again_only_when_it_changes(
+    tmp_path: Path,
+) -> None:
+    import subprocess
+    import sys
+
+    from tests.cli.test_cli import Cli
+
+    cli = Cli(tmp_path)
+    cli.home.mkdir()  # status makes no home; the validations are kept in one that exists
+    folder = tmp_path / "configs" / "squads"
+    folder.mkdir(parents=True)
+    (folder / "a.yaml").write_text(GOOD.format(name="a") + "schedule: {interval: 2h}\n")
+    (folder / "bad.yaml").write_text("name: [\n")
+    first = cli.json("status")
+    assert isinstance(first, dict) and first["squads"][0]["schedule"] == "every 2h"
+
+    code = STATUS_IMPORTS.replace(
+        '("sqlalchemy", "ruamel", "squad.store", "squad.spec")', '("ruamel",)'
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, "status", "--json"],
+        env=cli.env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().endswith("HEAVY []"), "a file unchanged was parsed again"
+    again = json.loads(done.stdout.strip().rsplit("\n", 1)[0])
+    assert again["squads"] == first["squads"] and again["failed_files"] == first["failed_files"]
+
+    (folder / "a.yaml").write_text(GOOD.format(name="a") + "schedule: {interval: 3h}\n")
+    changed = cli.json("status")
+    assert isinstance(changed, dict) and changed["squads"][0]["schedule"] == "every 3h"
+
+
+def test_the_cached_folder_assigns_squads_and_refuses_twins_as_the_daemon_does(
+    tmp_path: Path,
+) -> None:
+    from squad.daemon.definitions import assign_squads, list_definition_files, load_definition
+    from squad.daemon.status import _configured
+
+    folder = tmp_path / "squads"
+    folder.mkdir()
+    (folder / "a.yaml").write_text(GOOD.format(name="alpha"))
+    (folder / "b.yaml").write_text(GOOD.format(name="alpha"))  # a twin
+    (folder / "c.yaml").write_text(GOOD.format(name="gamma"))
+    (folder / "d.yaml").write_text("agents: [\n")
+    owners = {"alpha": folder / "b.yaml"}
+    loaded = {p: load_definition(p) for p in list_definition_files(folder)}
+    squads, refused = assign_squads({p: d for p, d in loaded.items() if d.spec}, owners)
+    failed = [d for d in loaded.values() if d.spec is None] + list(refused.values())
+    expected = [d.to_dict() for d in sorted(failed, key=lambda d: d.path)]
+    cache = tmp_path / "cache.json"
+    for _ in range(2):  # validating, then from the cache
+        configured, failures = _configured(folder, owners, cache=cache)
+        assert {s["name"]: s["file"] for s in configured} == {
+            name: str(d.path) for name, d in squads.items()
+        }
+        assert failures == expected

@@ -43,8 +43,11 @@ def test_a_deleted_and_recreated_squads_folder_is_watched_again(settings: Settin
         shutil.rmtree(settings.squads_dir)
         wait_for(lambda: daemon.state()["configs_missing"], "the folder reported missing")
         assert scheduled(daemon) == set()
-        status = collect_status(daemon.app, now=daemon.app.clock())
-        assert status["daemon"]["configs_missing"] is True
+        # the heartbeat in the store follows the daemon's state at its next beat
+        wait_for(
+            lambda: collect_status(daemon.app)["daemon"]["configs_missing"] is True,
+            "the missing folder in squad status",
+        )
 
         write_squad(settings, "b.yaml", squad_yaml("beta", "{interval: 1d}"))
         wait_for(lambda: scheduled(daemon) == {"beta"}, "the new folder's squad scheduled")
