@@ -24,24 +24,32 @@ To write the next migration, generate a draft against a migrated database and ed
 from __future__ import annotations
 
 import contextlib
+import re
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
-from alembic.util import CommandError
 from filelock import FileLock, Timeout
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
+
+if TYPE_CHECKING:
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
 
 from squad.errors import StoreError
 from squad.store.engine import mask_url, sqlite_file
 
-__all__ = ["MIGRATIONS", "alembic_config", "current_revisions", "head_revisions", "upgrade"]
+__all__ = [
+    "MIGRATIONS",
+    "alembic_config",
+    "current_revisions",
+    "head_revisions",
+    "shipped_heads",
+    "upgrade",
+]
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 """The alembic script folder shipped with the package."""
@@ -57,6 +65,8 @@ def alembic_config(
     connection: Connection | None = None, *, script_location: Path = MIGRATIONS
 ) -> Config:
     """An alembic ``Config`` built in code; env.py runs on ``connection``."""
+    from alembic.config import Config
+
     config = Config()
     # The option goes through ConfigParser interpolation: a '%' in the path must be doubled.
     config.set_main_option("script_location", str(script_location).replace("%", "%%"))
@@ -67,6 +77,8 @@ def alembic_config(
 
 def head_revisions(script_location: Path = MIGRATIONS) -> frozenset[str]:
     """The revisions a fully migrated database is at."""
+    from alembic.script import ScriptDirectory
+
     return frozenset(
         ScriptDirectory.from_config(alembic_config(script_location=script_location)).get_heads()
     )
@@ -74,11 +86,21 @@ def head_revisions(script_location: Path = MIGRATIONS) -> frozenset[str]:
 
 def current_revisions(connection: Connection) -> frozenset[str]:
     """The revisions stamped in the database (empty for a fresh one)."""
+    from alembic.runtime.migration import MigrationContext
+
     return frozenset(MigrationContext.configure(connection).get_current_heads())
 
 
 def upgrade(engine: Engine, *, script_location: Path = MIGRATIONS) -> None:
-    """Migrate the database behind ``engine`` to head; StoreError if it cannot be done."""
+    """Migrate the database behind ``engine`` to head; StoreError if it cannot be done.
+
+    A database already at head (every open but the first after an upgrade) is told apart by
+    reading its stamp and the shipped scripts' revision lines, without importing alembic."""
+    if _stamped_at_head(engine, script_location):
+        return
+    from alembic.script import ScriptDirectory
+    from alembic.util import CommandError
+
     where = mask_url(engine.url)
     script = ScriptDirectory.from_config(alembic_config(script_location=script_location))
     try:
@@ -99,6 +121,39 @@ def upgrade(engine: Engine, *, script_location: Path = MIGRATIONS) -> None:
         ) from exc
 
 
+_REVISION = re.compile(r"^revision: str = \"([^\"]+)\"", re.MULTILINE)
+_DOWN = re.compile(r"^down_revision: [^=]+= (?:\"([^\"]+)\"|None)", re.MULTILINE)
+
+
+def shipped_heads(script_location: Path = MIGRATIONS) -> frozenset[str] | None:
+    """The head revisions, read from the scripts' ``revision``/``down_revision`` lines (as
+    every script here writes them); None when a script does not say so plainly."""
+    revisions: set[str] = set()
+    parents: set[str] = set()
+    for path in (script_location / "versions").glob("*.py"):
+        source = path.read_text(encoding="utf-8")
+        revision, down = _REVISION.search(source), _DOWN.search(source)
+        if revision is None or down is None:
+            return None
+        revisions.add(revision.group(1))
+        if down.group(1):
+            parents.add(down.group(1))
+    return frozenset(revisions - parents) or None
+
+
+def _stamped_at_head(engine: Engine, script_location: Path) -> bool:
+    """True when the database's alembic stamp is exactly the shipped heads."""
+    heads = shipped_heads(script_location)
+    if heads is None:
+        return False
+    try:
+        with engine.connect() as connection:
+            stamped = connection.execute(text("SELECT version_num FROM alembic_version"))
+            return frozenset(str(row[0]) for row in stamped) == heads
+    except SQLAlchemyError:  # no stamp table yet, or no database: the full path decides
+        return False
+
+
 def _is_current(connection: Connection, script: ScriptDirectory, where: str) -> bool:
     """True when no migration is needed; raises when the database is ahead of this code."""
     current = current_revisions(connection)
@@ -116,6 +171,8 @@ def _run_upgrade(connection: Connection, script: ScriptDirectory, where: str) ->
     """Re-check under the lock (another opener may have migrated meanwhile), then upgrade."""
     if _is_current(connection, script, where):
         return
+    from alembic import command
+
     config = alembic_config(connection, script_location=Path(script.dir))
     command.upgrade(config, "head")
 

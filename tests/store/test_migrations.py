@@ -519,3 +519,22 @@ def test_upgrading_from_0008_indexes_facts_by_stem_and_gives_messages_an_author(
         assert current_revisions(connection) == {HEAD}
         postings = connection.execute(text("SELECT count(*) FROM memory_postings")).scalar()
         assert postings == 5  # caroline, paint, sunris; logo, blue
+
+
+def test_the_shipped_heads_read_from_the_scripts_are_alembics() -> None:
+    from squad.store.migrate import shipped_heads
+
+    assert shipped_heads() == head_revisions() == frozenset({HEAD})
+
+
+def test_opening_a_database_already_at_head_does_not_import_alembic(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'squad.db'}"
+    Store.open(url).close()
+    probe = (
+        "import sys\n"
+        "from squad.store import Store\n"
+        f"Store.open({url!r}).close()\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'alembic'))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
