@@ -16,7 +16,14 @@ import functools
 from types import ModuleType
 from typing import Any
 
-__all__ = ["blob_at", "blob_bytes", "git"]
+__all__ = ["OBJECT_CACHE_BYTES", "PACK_FILES", "PACK_MAPPED_BYTES", "blob_at", "blob_bytes", "git"]
+
+PACK_FILES = 32
+"""Pack files libgit2 keeps open at once in this process; the least recently used close."""
+PACK_MAPPED_BYTES = 64 * 1024 * 1024
+"""Bytes of pack files libgit2 keeps mapped at once (its default is 8 GiB)."""
+OBJECT_CACHE_BYTES = 16 * 1024 * 1024
+"""libgit2's object cache, per repository (its default is 256 MiB)."""
 
 
 @functools.cache
@@ -27,6 +34,11 @@ def git() -> ModuleType:
 
     for level in (ConfigLevel.GLOBAL, ConfigLevel.XDG, ConfigLevel.SYSTEM):
         pygit2.settings.search_path[level] = ""  # searched nowhere: not read at all
+    # A daemon reads a hundred histories for weeks: libgit2 would keep every pack it opened
+    # open and mapped (no file limit, 8 GiB of windows), a repacked one too, deleted or not.
+    pygit2.settings.mwindow_file_limit = PACK_FILES
+    pygit2.settings.mwindow_mapped_limit = PACK_MAPPED_BYTES
+    pygit2.settings.cache_max_size(OBJECT_CACHE_BYTES)
     return pygit2
 
 

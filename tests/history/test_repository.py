@@ -482,3 +482,37 @@ def test_a_run_start_packs_a_history_grown_past_the_auto_pack_size(
     history.begin_run("r1")
     assert _loose(workspace) == 0
     assert list((workspace / ".git" / "objects" / "pack").glob("*.pack"))
+
+
+def test_a_process_reading_many_packed_histories_keeps_few_pack_files_open(
+    tmp_path: Path,
+) -> None:
+    """A daemon reads a hundred histories for weeks: libgit2 must not keep every pack open."""
+    from squad.history.engine import PACK_FILES
+
+    probe = textwrap.dedent(
+        f"""
+        import os, sys
+        from pathlib import Path
+        from squad.history.history import History
+        kept = []
+        for n in range({PACK_FILES} + 12):
+            root = Path({str(tmp_path)!r}) / f"ws{{n}}"
+            (root / "tasks").mkdir(parents=True)
+            (root / "tasks" / "out.md").write_text(f"output {{n}}\\n")
+            history = History(root, "ws{{n}}")
+            history.start()
+            history.pack(full=True)
+            repo = history.open()
+            repo.get(repo.head.target).tree  # reads through the pack
+            kept.append(repo)
+        packs = [
+            os.readlink(f"/proc/self/fd/{{fd}}") for fd in os.listdir("/proc/self/fd")
+            if os.path.exists(f"/proc/self/fd/{{fd}}")
+        ]
+        print(sum(p.endswith(".pack") for p in packs))
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout) <= PACK_FILES
