@@ -82,10 +82,16 @@ class RetentionSettings(BaseModel):
         extra="forbid", strict=True, frozen=True, use_attribute_docstrings=True
     )
 
-    checkpoints_days: Annotated[int, Field(ge=1, le=36_500)] = 30
+    runs_days: Annotated[float, Field(gt=0, le=36_500)] = 90
+    """Runs that ended more than this many days ago are forgotten by the store: their record,
+    task rows, spend detail (kept as per-day totals), extraction passes, the conversation
+    messages no memory layer still needs, their checkpoints and ``plans/`` files. Their outputs
+    and memory stay in the workspace and its history. Fractions are allowed (0.01 is about
+    15 minutes), so a soak can show the plateau in minutes."""
+    checkpoints_days: Annotated[float, Field(gt=0, le=36_500)] = 30
     """Checkpoints of runs that ended (succeeded, failed, stopped) more than this many days
     ago are deleted; interrupted and paused runs keep theirs, so they can still resume."""
-    logs_days: Annotated[int, Field(ge=1, le=36_500)] = 30
+    logs_days: Annotated[float, Field(gt=0, le=36_500)] = 30
     """Run logs (``logs/run-*.jsonl``) older than this many days are deleted."""
     logs_max_mb: Annotated[int, Field(ge=1, le=1_000_000)] = 100
     """Largest total size of one workspace's run logs; the oldest go first past it."""

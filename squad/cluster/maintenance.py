@@ -31,28 +31,36 @@ def maintain(app: App, name: str) -> dict[str, Any]:
 
 
 def _retain(app: App) -> dict[str, Any]:
+    from datetime import timedelta
     from pathlib import Path
 
-    from squad.daemon.jobs import pack_histories, run_retention
+    from squad.daemon.jobs import pack_histories, prune_plans, run_retention, unread_agents
     from squad.store.records import RunStatus
 
     store = app.store
     workspaces = sorted({Path(record.workspace) for record in store.list_squads()})
     keep = {run.id for run in store.interrupted_runs() if run.status is RunStatus.RUNNING}
-    now = app.clock()
+    now, policy = app.clock(), app.settings.daemon.retention
+    specs = []
+    for record in store.list_squads():
+        try:
+            specs.append(app.squads.registered(record.name))
+        except NotFound:
+            continue
     report = run_retention(
         store,
         app.checkpoints,
         workspaces,
         now=now,
         keep_runs=keep,
-        policy=app.settings.daemon.retention,
+        policy=policy,
+        unread_agents=unread_agents(specs),
     )
     forgotten = store.cluster.forget(stopped_before=now - NODES_KEPT)
-    histories = pack_histories(
-        app, [(record.name, Path(record.workspace)) for record in store.list_squads()]
-    )
-    return {**report.to_dict(), **histories, "nodes_forgotten": forgotten}
+    squads = [(record.name, Path(record.workspace)) for record in store.list_squads()]
+    plans = prune_plans(app, squads, before=now - timedelta(days=policy.runs_days))
+    histories = pack_histories(app, squads)
+    return {**report.to_dict(), **plans, **histories, "nodes_forgotten": forgotten}
 
 
 def _sweep_extraction(app: App) -> dict[str, Any]:

@@ -1,12 +1,15 @@
-"""The daemon's background jobs: retention (old run logs and checkpoints) and memory
-consolidation.
+"""The daemon's background jobs: retention (old runs, run logs, plans and checkpoints) and
+memory consolidation.
 
-Retention deletes only two kinds of things: run logs, ``<workspace>/logs/run-<id>.jsonl``, and
-(through :mod:`squad.checkpoints`) the LangGraph checkpoints of runs that ended long ago or
+Retention deletes in a workspace only run logs, ``<workspace>/logs/run-<id>.jsonl``, and old
+plans, ``plans/plan-<n>.md`` (the newest is kept; every plan stays in the workspace's history,
+and the deletion is committed as ``retention``'s). In the store it forgets runs that ended
+more than ``runs_days`` ago (:mod:`squad.store.retention`), and through
+:mod:`squad.checkpoints` it deletes the LangGraph checkpoints of runs that ended long ago or
 that the store no longer has (their squad was deleted) and were last written long ago. Memory
-files (``memory.md``, daily logs, boot files, ``logs/memory-audit.jsonl``) never match either
-and are never touched. What to delete is decided by pure functions over plain data; the edges
-only list and remove.
+files (``memory.md``, daily logs, boot files, ``logs/memory-audit.jsonl``) never match and
+are never touched. What to delete is decided by pure functions over plain data; the edges only
+list and remove.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ if TYPE_CHECKING:
     from squad.app import App
     from squad.checkpoints import Checkpoints
     from squad.settings import RetentionSettings
+    from squad.spec.models import SquadSpec
     from squad.store import Store
 
 __all__ = [
@@ -31,12 +35,17 @@ __all__ = [
     "find_run_logs",
     "logs_to_prune",
     "orphans_to_prune",
+    "plans_to_prune",
+    "prune_plans",
     "run_consolidation",
     "run_retention",
+    "unread_agents",
 ]
 
 _RUN_LOG = re.compile(r"^run-([A-Za-z0-9][A-Za-z0-9_.-]*)\.jsonl$")
-"""The only file names retention deletes in a workspace (see runtime/runlog.py)."""
+"""The run logs retention deletes in a workspace (see runtime/runlog.py)."""
+_PLAN = re.compile(r"^plan-([0-9]+)\.md$")
+"""The plans retention deletes in a workspace's ``plans/`` (see runtime/executor.py)."""
 
 
 @dataclass(frozen=True)
@@ -120,6 +129,11 @@ class RetentionReport:
     """Run ids whose checkpoints were deleted."""
     orphans: list[str] = field(default_factory=list)
     """Of those, the runs the store no longer had."""
+    forgotten: dict[str, Any] = field(default_factory=dict)
+    """What the store forgot (:meth:`squad.store.retention.Forgotten.to_dict`)."""
+    skipped_messages: int = 0
+    """Messages of agents whose extractor is off that stopped waiting for it."""
+    store_bytes_freed: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -127,9 +141,12 @@ class RetentionReport:
             "log_bytes_freed": self.log_bytes,
             "checkpoint_runs_deleted": len(self.checkpoints),
             "orphan_checkpoint_runs_deleted": len(self.orphans),
+            **self.forgotten,
+            "unread_messages_skipped": self.skipped_messages,
+            "store_bytes_freed": self.store_bytes_freed,
             "logs": self.logs,
-            "checkpoints": self.checkpoints,
-            "orphans": self.orphans,
+            "checkpoints": self.checkpoints[:100],
+            "orphans": self.orphans[:100],
         }
 
 
@@ -141,10 +158,14 @@ def run_retention(
     now: datetime,
     policy: RetentionSettings,
     keep_runs: Collection[str] = (),
+    unread_agents: Collection[tuple[str, str]] = (),
 ) -> RetentionReport:
-    """Prune old run logs in ``workspaces`` and old runs' checkpoints.
+    """Prune old run logs in ``workspaces``, forget old runs in the store, delete old runs'
+    checkpoints and give the store's freed space back.
 
     ``keep_runs`` are runs going on now; runs that may still resume are kept as well.
+    ``unread_agents`` are ``(squad, agent)`` pairs whose extractor is off: their messages stop
+    waiting for it, and those of forgotten runs go.
     """
     unfinished = {run.id for run in store.interrupted_runs()}
     keep = set(keep_runs) | unfinished
@@ -164,14 +185,73 @@ def run_retention(
                 continue
             logs.append(str(log.path))
             freed += log.size
+    skipped = store.retention.skip_unread(unread_agents)
+    forgotten = store.retention.forget_runs(
+        now - timedelta(days=policy.runs_days), keep=keep, unread_agents=unread_agents
+    )
     cutoff = now - timedelta(days=policy.checkpoints_days)
     threads = checkpoints.threads()
     spared = store.known_runs(threads) | keep
     written = checkpoints.last_written(t for t in threads if t not in spared)
     orphans = orphans_to_prune(written, spared, before=cutoff)
     ended = {run.id for run in store.ended_runs(before=cutoff)} - keep
-    deleted = checkpoints.delete(ended | set(orphans))
-    return RetentionReport(logs, freed, deleted, orphans)
+    deleted = checkpoints.delete(ended | set(orphans) | (set(forgotten.runs) & set(threads)))
+    space = store.retention.give_back_space()
+    return RetentionReport(logs, freed, deleted, orphans, forgotten.to_dict(), skipped, space)
+
+
+def unread_agents(squads: Iterable[tuple[SquadSpec, Path]]) -> set[tuple[str, str]]:
+    """``(squad, agent)`` of each agent whose extractor is off: nothing reads its messages."""
+    from squad.memory.service import AgentContext
+
+    return {
+        (spec.name, agent.id)
+        for spec, workspace in squads
+        for agent in spec.agents
+        if not AgentContext.of(spec, agent.id, workspace).extraction_enabled
+    }
+
+
+def plans_to_prune(plans: Mapping[Path, datetime], *, before: datetime) -> list[Path]:
+    """Plans last written before ``before``, lowest number first; never the newest plan."""
+    numbered = sorted(plans, key=_plan_number)
+    return [p for p in numbered[:-1] if plans[p] < before]
+
+
+def _plan_number(path: Path) -> int:
+    match = _PLAN.match(path.name)
+    return int(match.group(1)) if match else -1
+
+
+def prune_plans(
+    app: App, workspaces: Iterable[tuple[str, Path]], *, before: datetime
+) -> dict[str, Any]:
+    """Delete the old plans of idle ``(squad, workspace)``s and commit each squad's deletions
+    to its history as ``retention``'s."""
+    deleted = 0
+    for squad, workspace in workspaces:
+        folder = workspace / "plans"
+        try:
+            found = {
+                entry: datetime.fromtimestamp(entry.stat().st_mtime, tz=UTC)
+                for entry in folder.iterdir()
+                if _PLAN.match(entry.name) and entry.is_file()
+            }
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        gone = []
+        for plan in plans_to_prune(found, before=before):
+            try:
+                plan.unlink()
+            except FileNotFoundError:
+                continue
+            gone.append(plan.relative_to(workspace).as_posix())
+        if gone:
+            deleted += len(gone)
+            app.history(workspace, squad).record_paths(
+                "retention", f"retention: {len(gone)} plans of forgotten runs", gone
+            )
+    return {"plans_deleted": deleted}
 
 
 def pack_histories(app: App, workspaces: Iterable[tuple[str, Path]]) -> dict[str, Any]:

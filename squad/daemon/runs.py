@@ -25,7 +25,13 @@ if TYPE_CHECKING:
     from squad.daemon.eventlog import DaemonLog
     from squad.runtime.runner import RunResult, SquadRunner
 
-__all__ = ["RunDispatcher", "log_asked", "run_end_fields"]
+__all__ = ["SCHEDULED", "RunDispatcher", "log_asked", "run_end_fields"]
+
+SCHEDULED = frozenset({"schedule", "on_start", "missed"})
+"""Triggers of runs nobody asked for by hand. While a squad has a run waiting for approval,
+such a fire starts no new run (``fire_skipped_waiting_approval``): a gated squad on a schedule
+keeps one run waiting, not one per tick. A person's request (dashboard, API) still starts one.
+"""
 
 
 def log_asked(log: DaemonLog, request: RunRequest, accepted: bool) -> bool:
@@ -163,6 +169,16 @@ class RunDispatcher:
                 self._active.pop(request.squad, None)
 
     def _run(self, request: RunRequest, squad: LoadedSquad, active: _Active) -> None:
+        if request.run_id is None and request.trigger in SCHEDULED:
+            waiting = self._waiting_approval(request.squad)
+            if waiting is not None:
+                self._log.emit(
+                    "fire_skipped_waiting_approval",
+                    squad=request.squad,
+                    trigger=request.trigger,
+                    waiting=waiting,
+                )
+                return
         started = time.monotonic()
         self._log.emit(
             "run_start", squad=request.squad, trigger=request.trigger, run_id=request.run_id
@@ -223,6 +239,15 @@ class RunDispatcher:
             )
             result = runner.approve(result.run_id, result.awaiting, approved=True)
         return result
+
+    def _waiting_approval(self, squad: str) -> str | None:
+        """The id of the squad's newest run waiting for approval, if it has one."""
+        from squad.store.records import RunStatus
+
+        for run in self._store.interrupted_runs(squad):
+            if run.status is RunStatus.AWAITING_APPROVAL:
+                return run.id
+        return None
 
     def _give_up_resume(self, run_id: str, reason: str) -> None:
         """A run that cannot be resumed (it has no checkpoint) is failed, so that no later

@@ -601,33 +601,41 @@ class Daemon:
         from squad.memory.service import AgentContext
 
         assert self._catalog is not None and self._runs is not None
-        checked = []
+        checked, off = [], []
         for squad, agent, _ in self.store.conversation.extraction_backlog():
             loaded = self._catalog.get(squad)
             if loaded is None or agent not in {a.id for a in loaded.spec.agents}:
                 continue  # a squad no file defines any more: nothing to extract for
-            self.app.extraction.check(AgentContext.of(loaded.spec, agent, loaded.workspace))
+            ctx = AgentContext.of(loaded.spec, agent, loaded.workspace)
+            if not ctx.extraction_enabled:
+                off.append((squad, agent))  # nothing waits for a pass that never comes
+                continue
+            self.app.extraction.check(ctx)
             checked.append(f"{squad}/{agent}")
-        return {"checked": checked}
+        skipped = self.store.retention.skip_unread(off) if off else 0
+        return {"checked": checked, "unread_messages_skipped": skipped}
 
     def _retain(self) -> dict[str, Any]:
-        from squad.daemon.jobs import pack_histories, run_retention
+        from squad.daemon.jobs import pack_histories, prune_plans, run_retention, unread_agents
 
         assert self._catalog is not None and self._runs is not None
         loaded = self._catalog.squads()
         workspaces = sorted({squad.workspace for squad in loaded.values()})
         busy = self._runs.running_since()
         running = {run.id for squad in busy for run in self.store.list_runs(squad, limit=1)}
+        now, policy = self._clock(), self.config.retention
         report = run_retention(
             self.store,
             self.app.checkpoints,
             workspaces,
-            now=self._clock(),
+            now=now,
             keep_runs=running,
-            policy=self.config.retention,
+            policy=policy,
+            unread_agents=unread_agents((s.spec, s.workspace) for s in loaded.values()),
         )
         idle = [(name, squad.workspace) for name, squad in loaded.items() if name not in busy]
-        return {**report.to_dict(), **pack_histories(self.app, idle)}
+        plans = prune_plans(self.app, idle, before=now - timedelta(days=policy.runs_days))
+        return {**report.to_dict(), **plans, **pack_histories(self.app, idle)}
 
     # -- watching --------------------------------------------------------------------------
 

@@ -214,7 +214,10 @@ class RunExecutor:
         writes = [write for write, keep in journal if keep or not aborted]
         messages, self._pending.messages = ({} if aborted else self._messages), {}
         for agent, items in messages.items():
-            writes.insert(0, self._message_write(agent, items))
+            # Only the extractor (and recall, from its archive) reads a run's messages back:
+            # an agent whose extractor is off keeps none (its run log and outputs remain).
+            if AgentContext.of(self.spec, agent, self.workspace).extraction_enabled:
+                writes.insert(0, self._message_write(agent, items))
         if writes:
             with self.store.batch(f"{action} of run {self.run_id!r}"):
                 for write in writes:

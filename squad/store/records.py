@@ -324,3 +324,11 @@ class SpendTotals:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     calls: int = 0
+
+    def __add__(self, other: SpendTotals) -> SpendTotals:
+        return SpendTotals(
+            self.cost_usd + other.cost_usd,
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.calls + other.calls,
+        )

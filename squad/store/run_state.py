@@ -13,7 +13,7 @@ since a time, over the ``(squad, at)`` index.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import (
@@ -46,6 +46,8 @@ __all__ = ["RunStateStore"]
 
 TASKS: Table = metadata.tables["run_tasks"]
 LEDGER: Table = metadata.tables["spend_ledger"]
+DAYS: Table = metadata.tables["spend_days"]
+"""Spend of forgotten runs, rolled up per squad, UTC day and model (squad.store.retention)."""
 
 
 class RunStateStore:
@@ -247,34 +249,39 @@ class RunStateStore:
     def spent(self, squad: str, *, since: datetime | None = None) -> SpendTotals:
         """What the squad's model calls add up to, over all its runs and chats.
 
-        ``since`` (inclusive) counts only calls at or after that instant.
+        ``since`` (inclusive) counts only calls at or after that instant; calls of forgotten
+        runs, kept as per-day totals, count from the UTC day of ``since`` on.
         """
         where = [LEDGER.c.squad == squad]
+        days = [DAYS.c.squad == squad]
         if since is not None:
             if since.utcoffset() is None:
                 raise ValueError(f"naive since {since!r}; pass a timezone-aware datetime")
             where.append(LEDGER.c.at >= since)
-        return self._totals(and_(*where), f"sum the spend of squad {squad!r}")
+            days.append(DAYS.c.day >= since.astimezone(UTC).date().isoformat())
+        return self._totals(and_(*where), and_(*days), f"sum the spend of squad {squad!r}")
 
     def run_spend(self, run_id: str) -> SpendTotals:
         """What one run's model calls add up to."""
-        return self._totals(LEDGER.c.run_id == run_id, f"sum the spend of run {run_id!r}")
+        return self._totals(LEDGER.c.run_id == run_id, None, f"sum the spend of run {run_id!r}")
 
     def spent_by_squad(self) -> dict[str, SpendTotals]:
-        """:meth:`spent` of every squad with a model call, in one query."""
-        query = select(
-            LEDGER.c.squad,
-            func.coalesce(func.sum(LEDGER.c.cost_usd), 0.0),
-            func.coalesce(func.sum(LEDGER.c.prompt_tokens), 0),
-            func.coalesce(func.sum(LEDGER.c.completion_tokens), 0),
-            func.count(),
-        ).group_by(LEDGER.c.squad)
+        """:meth:`spent` of every squad with a model call, in one query per table."""
+        totals: dict[str, SpendTotals] = {}
         with transaction(self._engine, "sum the spend of every squad") as conn:
-            rows = conn.execute(query).all()
-        return {
-            str(squad): SpendTotals(float(cost), int(prompt), int(completion), int(calls))
-            for squad, cost, prompt, completion, calls in rows
-        }
+            for table, calls in ((LEDGER, func.count()), (DAYS, func.sum(DAYS.c.calls))):
+                query = select(
+                    table.c.squad,
+                    func.coalesce(func.sum(table.c.cost_usd), 0.0),
+                    func.coalesce(func.sum(table.c.prompt_tokens), 0),
+                    func.coalesce(func.sum(table.c.completion_tokens), 0),
+                    func.coalesce(calls, 0),
+                ).group_by(table.c.squad)
+                for squad, cost, prompt, completion, count in conn.execute(query).all():
+                    totals[str(squad)] = totals.get(str(squad), _NONE) + SpendTotals(
+                        float(cost), int(prompt), int(completion), int(count)
+                    )
+        return totals
 
     def spend_since(self, since: datetime) -> list[SpendRecord]:
         """Every model call at or after ``since``, oldest first (the dashboard's charts)."""
@@ -295,7 +302,9 @@ class RunStateStore:
         with transaction(self._engine, f"list the model calls of run {run_id!r}") as conn:
             return [SpendRecord(**row._mapping) for row in conn.execute(query).all()]
 
-    def _totals(self, where: ColumnElement[bool], action: str) -> SpendTotals:
+    def _totals(
+        self, where: ColumnElement[bool], days: ColumnElement[bool] | None, action: str
+    ) -> SpendTotals:
         query = select(
             func.coalesce(func.sum(LEDGER.c.cost_usd), 0.0),
             func.coalesce(func.sum(LEDGER.c.prompt_tokens), 0),
@@ -304,7 +313,20 @@ class RunStateStore:
         ).where(where)
         with transaction(self._engine, action) as conn:
             cost, prompt, completion, calls = conn.execute(query).one()
-        return SpendTotals(float(cost), int(prompt), int(completion), int(calls))
+            total = SpendTotals(float(cost), int(prompt), int(completion), int(calls))
+            if days is not None:
+                rolled = select(
+                    func.coalesce(func.sum(DAYS.c.cost_usd), 0.0),
+                    func.coalesce(func.sum(DAYS.c.prompt_tokens), 0),
+                    func.coalesce(func.sum(DAYS.c.completion_tokens), 0),
+                    func.coalesce(func.sum(DAYS.c.calls), 0),
+                ).where(days)
+                cost, prompt, completion, calls = conn.execute(rolled).one()
+                total += SpendTotals(float(cost), int(prompt), int(completion), int(calls))
+        return total
+
+
+_NONE = SpendTotals(0.0, 0, 0, 0)
 
 
 # helpers

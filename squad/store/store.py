@@ -35,6 +35,7 @@ from squad.store.maintenance import MaintenanceStore
 from squad.store.memory import MemoryStore
 from squad.store.migrate import upgrade
 from squad.store.records import RunRecord, RunStatus, SquadRecord
+from squad.store.retention import RetentionStore
 from squad.store.run_state import RunStateStore
 from squad.store.tables import RunRow, SquadRow, UTCDateTime
 
@@ -86,6 +87,8 @@ class Store:
         """Cluster nodes (daemons and workers on one Postgres) and their heartbeats."""
         self.decisions = DecisionStore(engine, now=self._now)
         """Squads' decisions with their reasons, and which supersedes which."""
+        self.retention = RetentionStore(engine, now=self._now)
+        """What retention forgets: old runs and what only they needed, and the space."""
 
     @classmethod
     def open(

@@ -33,6 +33,7 @@ from sqlmodel import Field, SQLModel
 
 __all__ = [
     "NAMING_CONVENTION",
+    "ArchiveTextRow",
     "ClusterNodeRow",
     "DecisionRow",
     "ExtractionRunRow",
@@ -45,6 +46,7 @@ __all__ = [
     "RunRow",
     "RunTaskRow",
     "SightingRow",
+    "SpendDayRow",
     "SpendRow",
     "SquadRow",
     "TermRow",
@@ -379,6 +381,25 @@ class SpendRow(_Table, table=True):
     at: datetime = Field(sa_type=UTCDateTime)
 
 
+class SpendDayRow(_Table, table=True):
+    """One squad's spend with one model on one UTC day, rolled up from ``spend_ledger`` when
+    retention forgets the runs the calls belonged to (spend charts read both)."""
+
+    __tablename__ = "spend_days"
+    __table_args__ = (PrimaryKeyConstraint("squad", "day", "model", name="pk_spend_days"),)
+
+    squad: str = Field(sa_type=String)
+    day: str = Field(sa_type=String(10))
+    """``YYYY-MM-DD``, UTC."""
+    model: str = Field(sa_type=String)
+    calls: int = Field(sa_type=Integer)
+    prompt_tokens: int = Field(sa_type=Integer)
+    completion_tokens: int = Field(sa_type=Integer)
+    cost_usd: float = Field(sa_type=Float)
+    latency_s: float = Field(sa_type=Float)
+    """Summed over the calls."""
+
+
 class HeartbeatRow(_Table, table=True):
     """The daemon of one squad home: who it is, when it last beat, what it reported."""
 
@@ -415,6 +436,23 @@ class ExtractionRunRow(_Table, table=True):
     message_ids: list[str] = Field(sa_type=JSON)
     written: list[dict[str, Any]] = Field(sa_type=JSON)
     dropped: list[dict[str, Any]] = Field(sa_type=JSON)
+
+
+class ArchiveTextRow(_Table, table=True):
+    """A distinct text of an agent's conversation archive and the fact that holds it: a text
+    said again adds its seq to that fact's ``turns`` instead of a new fact."""
+
+    __tablename__ = "archive_texts"
+    __table_args__ = (PrimaryKeyConstraint("namespace_id", "key", name="pk_archive_texts"),)
+
+    namespace_id: int = Field(
+        sa_type=Integer, foreign_key="memory_namespaces.id", ondelete="CASCADE"
+    )
+    key: str = Field(sa_type=String(64))
+    """sha256 of the entry's text (speaker and message)."""
+    fact_id: int = Field(sa_type=Integer, foreign_key="memory_facts.id", ondelete="CASCADE")
+    occurrences: int = Field(sa_type=Integer)
+    """Times the text was archived, those its fact's ``turns`` no longer lists included."""
 
 
 class SightingRow(_Table, table=True):

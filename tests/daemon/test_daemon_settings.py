@@ -50,7 +50,7 @@ def test_values_from_the_settings_file(tmp_path: Path) -> None:
         ("daemon:\n  max_concurrent_runs: 0\n", "daemon.max_concurrent_runs", "1"),
         ("daemon:\n  misfire_grace_s: '300'\n", "daemon.misfire_grace_s", "number"),
         ("daemon:\n  consolidation_cron: '0 3 * *'\n", "daemon.consolidation_cron", "5 fields"),
-        ("daemon:\n  retention: {logs_days: -1}\n", "daemon.retention.logs_days", "1"),
+        ("daemon:\n  retention: {logs_days: -1}\n", "daemon.retention.logs_days", "must be > 0"),
     ],
 )
 def test_bad_values_are_located_errors(tmp_path: Path, text: str, where: str, message: str) -> None:

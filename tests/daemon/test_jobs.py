@@ -20,10 +20,13 @@ from squad.daemon.jobs import (
     find_run_logs,
     logs_to_prune,
     orphans_to_prune,
+    plans_to_prune,
+    prune_plans,
     run_consolidation,
     run_retention,
+    unread_agents,
 )
-from squad.settings import Settings
+from squad.settings import RetentionSettings, Settings
 from squad.store import FactStatus, RunStatus, Store
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
@@ -97,14 +100,8 @@ def app(settings: Settings, store: Store, clock: FrozenClock) -> Iterator[App]:
 
 
 def retain(app: App, workspaces: list[Path], **options: Any) -> Any:
-    return run_retention(
-        app.store,
-        app.checkpoints,
-        workspaces,
-        now=NOW,
-        policy=app.settings.daemon.retention,
-        **options,
-    )
+    options.setdefault("policy", app.settings.daemon.retention)
+    return run_retention(app.store, app.checkpoints, workspaces, now=NOW, **options)
 
 
 def _old(path: Path, text: str = "x\n", days: float = 60) -> Path:
@@ -186,6 +183,82 @@ def test_retention_keeps_the_logs_of_running_runs(settings: Settings, app: App) 
     _old(workspace / "logs" / "run-live.jsonl", days=90)
     report = retain(app, [workspace], keep_runs={"live"})
     assert report.logs == [] and (workspace / "logs" / "run-live.jsonl").is_file()
+
+
+def test_retention_forgets_runs_past_runs_days_with_their_checkpoints(
+    store: Store, clock: FrozenClock, app: App
+) -> None:
+    store.upsert_squad("docs", workspace="/ws/docs", source=None, definition_sha256="0" * 64)
+    clock.now = NOW - 10 * DAY
+    old = store.create_run("docs")
+    store.update_run(old.id, status=RunStatus.SUCCEEDED)
+    paused = store.create_run("docs")
+    store.update_run(paused.id, status=RunStatus.AWAITING_APPROVAL)
+    clock.now = NOW - DAY / 2
+    recent = store.create_run("docs")
+    store.update_run(recent.id, status=RunStatus.SUCCEEDED)
+    clock.now = NOW
+    _checkpoint(app.checkpoints, old.id, paused.id, recent.id, written=NOW - DAY)
+
+    report = retain(app, [], policy=RetentionSettings(runs_days=1, checkpoints_days=30))
+
+    assert report.forgotten["runs_forgotten"] == 1 and report.checkpoints == [old.id]
+    assert store.get_run(old.id) is None
+    assert {r.id for r in store.list_runs("docs")} == {paused.id, recent.id}
+    assert set(app.checkpoints.threads()) == {paused.id, recent.id}
+
+
+def test_messages_of_agents_whose_extractor_is_off_stop_waiting(
+    store: Store, app: App, make_spec: Any
+) -> None:
+    quiet = make_spec(
+        "name: quiet\ngoal: Ship it.\nmemory: {extract: false}\n"
+        "agents:\n  - {id: writer, role: Writes}\n"
+        "tasks:\n  - {id: draft, description: Write., agent: writer}\n"
+    )
+    assert unread_agents([(quiet, Path("/ws/quiet")), (make_spec(), Path("/ws/demo"))]) == {
+        ("quiet", "writer")
+    }
+    store.conversation.record_message("quiet", "writer", "user", "hello")
+    assert store.conversation.extraction_backlog() == [("quiet", "writer", 1)]
+
+    report = retain(app, [], unread_agents={("quiet", "writer")})
+
+    assert report.skipped_messages == 1 and store.conversation.extraction_backlog() == []
+
+
+def test_old_plans_go_but_never_the_newest() -> None:
+    plans = {
+        Path("plans/plan-999.md"): NOW - 9 * DAY,
+        Path("plans/plan-1000.md"): NOW - 8 * DAY,
+        Path("plans/plan-1001.md"): NOW - 7 * DAY,
+        Path("plans/plan-001.md"): NOW,
+    }
+    assert plans_to_prune(plans, before=NOW - DAY) == [
+        Path("plans/plan-999.md"),
+        Path("plans/plan-1000.md"),
+    ]
+    assert plans_to_prune({Path("plans/plan-002.md"): NOW - 9 * DAY}, before=NOW) == []
+
+
+def test_pruned_plans_are_committed_to_the_history_as_retentions(
+    settings: Settings, app: App, make_spec: Any
+) -> None:
+    workspace = app.squads.create(make_spec()).path
+    for number in (1, 2, 3):
+        _old(workspace / "plans" / f"plan-{number:03d}.md", f"plan {number}\n", days=30)
+    app.history(workspace, "demo").record_all("squad", "plans written")
+
+    report = prune_plans(app, [("demo", workspace)], before=NOW - DAY)
+
+    assert report == {"plans_deleted": 2}
+    assert sorted(p.name for p in (workspace / "plans").iterdir()) == ["plan-003.md"]
+    import pygit2
+
+    repo = pygit2.Repository(str(workspace))
+    head = repo[repo.head.target]
+    assert head.author.name == "retention" and "2 plans" in head.message
+    assert repo.status() == {}
 
 
 def test_consolidation_runs_memory_gc_for_real_with_the_daemons_clock(

@@ -191,6 +191,32 @@ def test_files_added_changed_and_removed_while_running_are_rescheduled(
     assert events(settings, "stop")[0]["reason"] == "test"
 
 
+def test_a_gated_squad_on_a_schedule_keeps_one_run_waiting_and_skips_its_fires(
+    settings: Settings, store: Store
+) -> None:
+    gated = squad_yaml("gated", "{interval: 1s}").replace(
+        "agent: writer, depends_on: [outline]}",
+        "agent: writer, depends_on: [outline], approval: true}",
+    )
+    write_squad(settings, "gated.yaml", gated)
+    daemon = Daemon(App.open(settings, store=store), heartbeat_s=0.2, debounce_s=0.1)
+    thread = threading.Thread(target=daemon.run)
+    thread.start()
+    try:
+        wait_for(
+            lambda: len(events(settings, "fire_skipped_waiting_approval")) >= 3,
+            "three fires skipped while the first run waits",
+        )
+    finally:
+        daemon.request_stop("test")
+        thread.join(WAIT)
+    waiting = [r for r in store.list_runs("gated") if r.status is RunStatus.AWAITING_APPROVAL]
+    assert len(waiting) == 1 and len(store.list_runs("gated")) == 1
+    skipped = events(settings, "fire_skipped_waiting_approval")
+    assert {e["waiting"] for e in skipped} == {waiting[0].id}
+    assert {e["trigger"] for e in skipped} == {"schedule"}
+
+
 def test_boot_file_edits_reach_the_next_prompt_without_a_restart(
     settings: Settings, store: Store, make_spec: Callable[..., Any]
 ) -> None:

@@ -204,6 +204,26 @@ def test_second_run_continues_each_agents_seq(
     assert manager.store.conversation.turn_count("demo", "writer") == 2
 
 
+def test_an_agent_whose_extractor_is_off_keeps_no_conversation_of_its_runs(
+    settings: Settings,
+    manager: SquadManager,
+    make_spec: MakeSpec,
+    app: App,
+) -> None:
+    text = BASIC_YAML.replace(
+        "role: Writes the pages}", "role: Writes the pages, memory: {extract: false}}"
+    )
+    spec, workspace = create(manager, make_spec, text)
+
+    result = app.runner().run(spec, workspace)
+
+    assert result.succeeded
+    assert manager.store.conversation.messages("demo", "writer") == []
+    assert [m.seq for m in manager.store.conversation.messages("demo", "planner")] == [1, 2]
+    assert manager.store.conversation.extraction_backlog() == [("demo", "planner", 2)]
+    assert (workspace / "tasks" / "draft" / "output.md").is_file()
+
+
 def test_a_task_prompt_carries_the_output_of_the_tasks_it_depends_on(
     settings: Settings,
     manager: SquadManager,

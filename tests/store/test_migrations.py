@@ -32,9 +32,9 @@ from squad.store.migrate import (
 from squad.store.tables import metadata
 
 SHA = "0" * 64
-HEAD = "0009"
+HEAD = "0010"
 """The newest shipped revision."""
-NEXT = "0010"
+NEXT = "0011"
 """The revision a newer squad would add."""
 
 REBUILD_SQUADS = f"""
