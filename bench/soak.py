@@ -11,7 +11,8 @@ every minute and every ``daemon.retention.*_days`` the settings accept as a frac
 1 MB), then samples every ``--sample-s`` seconds: the daemon's RSS, open descriptors and
 threads (``/proc``), the bytes of the home, ``squad.db``, ``checkpoints.sqlite``, the
 workspaces (their ``.git`` apart), the rows of every table of both files (opened
-read-only), the files in the workspaces, the runs waiting for approval, and every
+read-only), the files in the workspaces, the runs waiting for approval (all, and the most of one
+squad), and every
 ``--status-every`` seconds how long ``squad status`` takes. It stops the daemon with
 SIGTERM and reports each metric's start, end and slope per hour, over the whole run and
 each half, and whether it plateaued (:mod:`bench.soak_report` says how, and what slope
@@ -31,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -212,9 +214,11 @@ class Soak:
             values[f"rows.checkpoints.{name}"] = rows
         runs = run_rows(self.database)
         self.samples.runs.update(runs)
-        values["approvals_waiting"] = sum(
-            1 for run in runs.values() if run["status"] == "awaiting_approval"
+        waiting = Counter(
+            run["squad"] for run in runs.values() if run["status"] == "awaiting_approval"
         )
+        values["approvals_waiting"] = sum(waiting.values())
+        values["approvals_waiting_max_per_squad"] = max(waiting.values(), default=0)
         if status:
             took, code = _timed([str(BIN / "squad"), "status"], self.env)
             if code == 0:

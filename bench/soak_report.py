@@ -9,17 +9,17 @@
 What counts as *tiny* (per hour, in absolute value), chosen to sit above what the sampling
 noise of a one-hour soak makes of a flat series and below what would matter in a month:
 
-=====================  ==============  ===========================================
-metric                 tiny per hour   a month at that slope
-=====================  ==============  ===========================================
-``rss_bytes``          2 MiB           1.4 GiB (noise: allocator, run threads)
-``fds``, ``threads``   5               run worker threads and connections come and go
-``*_bytes``            1 MiB           720 MiB
-``rows.*``             50 rows         36,000 rows
-``workspace_files``    20 files        14,400 files
-``approvals_waiting``  1 run           720 runs
-``status_latency_s``   0.05 s          36 s
-=====================  ==============  ===========================================
+=======================  ==============  ===============================================
+metric                   tiny per hour   a month at that slope
+=======================  ==============  ===============================================
+``rss_bytes``            2 MiB           1.4 GiB (noise: allocator, run threads)
+``fds``, ``threads``     5               run worker threads and connections come and go
+``*_bytes``              1 MiB           720 MiB
+``rows.*``               50 rows         36,000 rows
+``workspace_files``      20 files        14,400 files
+``approvals_waiting*``   1 run           720 runs
+``status_latency_s``     0.05 s          36 s
+=======================  ==============  ===============================================
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ TINY_PER_HOUR: dict[str, float] = {
     "rows.": 50,
     "workspace_files": 20,
     "approvals_waiting": 1,
+    "approvals_waiting_max_per_squad": 1,
     "status_latency_s": 0.05,
 }
 """Slopes (per hour, absolute) too small to matter, by metric name, suffix or prefix."""

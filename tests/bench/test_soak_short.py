@@ -38,6 +38,7 @@ def test_a_short_soak_reports_every_metric_and_accounts_for_every_run() -> None:
         "git_bytes",
         "workspace_files",
         "approvals_waiting",
+        "approvals_waiting_max_per_squad",
         "status_latency_s",
         "rows.runs",
         "rows.run_tasks",
@@ -50,6 +51,7 @@ def test_a_short_soak_reports_every_metric_and_accounts_for_every_run() -> None:
         for key in ("start", "end", "slope_per_h", "first_half_slope_per_h"):
             assert isinstance(row[key], float), (metric, key)
     assert metrics["rss_bytes"]["start"] > 0
+    assert metrics["approvals_waiting_max_per_squad"]["max"] == 1
     runs = report["runs"]
     assert runs["started"] >= 4  # every squad fired at least once in 72 s at 10-15 s
     assert runs["lost"] == 0
