@@ -99,6 +99,9 @@ class RetentionStore:
                 report.tasks += conn.execute(delete(TASKS).where(TASKS.c.run_id.in_(ids))).rowcount
                 conn.execute(delete(RUNS).where(RUNS.c.id.in_(ids)))
             report.runs += ids
+        with transaction(self._engine, "forget messages of forgotten runs") as conn:
+            # Those still unread when their run was forgotten, read since.
+            report.messages += _delete_messages(conn, None, unread)
         with transaction(self._engine, "forget old spend and extraction passes") as conn:
             no_run = and_(LEDGER.c.run_id.is_(None), LEDGER.c.at < before)
             report.spend_rows += _roll_up_spend(conn, no_run)
@@ -216,8 +219,10 @@ def _ended_before(
 
 
 def _delete_messages(
-    conn: Connection, ids: Sequence[str], unread: Sequence[tuple[str, str]]
+    conn: Connection, ids: Sequence[str] | None, unread: Sequence[tuple[str, str]]
 ) -> int:
+    """Delete the messages of runs ``ids`` (None: of runs the store no longer has) that no
+    memory layer needs: read by the extractor, or of an agent whose extractor is off."""
     read_to = (
         select(WATERMARKS.c.last_processed_seq)
         .where(WATERMARKS.c.squad == MESSAGES.c.squad, WATERMARKS.c.agent == MESSAGES.c.agent)
@@ -226,7 +231,12 @@ def _delete_messages(
     needed_by_nobody = [MESSAGES.c.seq <= read_to]
     if unread:
         needed_by_nobody.append(tuple_(MESSAGES.c.squad, MESSAGES.c.agent).in_(unread))
-    statement = delete(MESSAGES).where(MESSAGES.c.run_id.in_(ids), or_(*needed_by_nobody))
+    runs = (
+        MESSAGES.c.run_id.in_(ids)
+        if ids is not None
+        else and_(MESSAGES.c.run_id.is_not(None), MESSAGES.c.run_id.not_in(select(RUNS.c.id)))
+    )
+    statement = delete(MESSAGES).where(runs, or_(*needed_by_nobody))
     return int(conn.execute(statement).rowcount or 0)
 
 

@@ -142,6 +142,22 @@ def test_messages_go_only_once_read_or_when_nothing_will_read_them(
     assert store.conversation.messages("quiet", "writer") == []
 
 
+def test_messages_read_after_their_run_was_forgotten_go_at_the_next_pass(
+    store: Store, clock: FrozenClock
+) -> None:
+    _squad(store)
+    run = _ended_run(store)
+    clock.advance(3600)
+    first = store.retention.forget_runs(clock())
+    assert first.runs == [run] and first.messages == 0  # unread: the extractor needs them
+    store.conversation.claim_extraction("docs", "writer")
+    store.conversation.finish_extraction("docs", "writer", 2)
+
+    assert store.retention.forget_runs(clock()).messages == 2
+
+    assert store.conversation.messages("docs", "writer") == []
+
+
 def test_extraction_passes_before_the_cutoff_go(store: Store, clock: FrozenClock) -> None:
     def record(reason: str) -> None:
         store.extraction.record(
