@@ -247,6 +247,21 @@ def bench_redaction(notes: list[str]) -> list[Result]:
     return results
 
 
+def bench_daemon_growth(notes: list[str]) -> list[Result]:
+    """Issue 30's daemon at 100-200 squads (fresh processes): ``squad status`` against
+    ``squad --help`` at 100 squads and 10,000 runs, and a restart with 200 squads against one
+    with none."""
+    import bench.daemon_ready_bench as ready
+    import bench.status_bench as status
+
+    results: list[Result] = []
+    for module, name in ((status, "bench.status_bench"), (ready, "bench.daemon_ready_bench")):
+        figures = run_json(name)
+        results += module.results(figures)
+        notes.extend(module.notes(figures))
+    return results
+
+
 def main() -> int:
     notes: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -265,6 +280,7 @@ def main() -> int:
             *bench_cluster(notes),
             *bench_history(notes),
             *bench_redaction(notes),
+            *bench_daemon_growth(notes),
         ]
     print(f"{'benchmark':28} {'measured':>10} {'baseline':>29} {'ratio':>7} {'target':>7}")
     failed = 0
