@@ -146,8 +146,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--warm", type=int, help="runs before the first measure (--runs / 10)")
     parser.add_argument("--step", type=int, default=100, help="runs between RSS measures")
+    parser.add_argument(
+        "--arenas", action="store_true", help="cap malloc arenas as `squad daemon` does"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
+    if args.arenas:
+        from squad.daemon.malloc import limit_arenas
+
+        limit_arenas()
     result = measure(args.runs, args.squads, args.tracemalloc, args.top, args.warm, args.step)
     if args.json:
         print(json.dumps(result))

@@ -139,9 +139,11 @@ def daemon(
     the login link.
     """
     from squad.app import App
+    from squad.daemon.malloc import limit_arenas
     from squad.daemon.service import Daemon
     from squad.settings import Settings
 
+    limit_arenas()  # before any thread: weeks of runs must not fragment a dozen arenas
     err = Output(stream=sys.stderr)
     settings = Settings.load()
     web = settings.daemon.http
