@@ -104,10 +104,12 @@ class SquadManager:
         history = self._histories(report.path, squad)
         if not history.enabled:
             return
-        history.start()
         paths = [p for p in report.created if not p.endswith("/")]
         if report.manifest == "updated":
             paths.append(MANIFEST_NAME)
+        if not paths and history.started:
+            return  # a restart over an unchanged squad: its next run or commit settles it
+        history.start()
         if not paths:
             return
         what = "definition updated" if report.manifest == "updated" else "workspace updated"

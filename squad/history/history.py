@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import asdict, dataclass
@@ -189,6 +190,11 @@ class History:
         return HistoryHealth("ok", None, str(head.id)[:10], count, size, when)
 
     # -- writing -------------------------------------------------------------------------
+
+    @property
+    def started(self) -> bool:
+        """Whether the workspace has a ``.git`` (squad's or not: :meth:`start` tells)."""
+        return os.path.lexists(self.repository.git_dir)
 
     def start(self) -> str | None:
         """Make sure the history exists (``history starts``); its HEAD, None when paused."""
