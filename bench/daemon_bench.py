@@ -107,10 +107,11 @@ def _cpu_s(pid: int) -> float:
         return (int(fields[11]) + int(fields[12])) / _TICKS  # utime + stime
 
 
-def _start(env: dict[str, str], cwd: Path, log: Path, nth: int) -> tuple[float, int]:
+def _start(env: dict[str, str], cwd: Path, log: Path, nth: int, *args: str) -> tuple[float, int]:
+    """Start ``squad daemon ARGS``; seconds to its ``nth`` ``ready`` event, and its pid."""
     begin = time.perf_counter()
     process = subprocess.Popen(
-        [str(BIN / "squad"), "daemon"],
+        [str(BIN / "squad"), "daemon", *args],
         env=env,
         cwd=cwd,
         stdout=subprocess.DEVNULL,

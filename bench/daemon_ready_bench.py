@@ -12,15 +12,13 @@ Run alone with ``python -m bench.daemon_ready_bench`` (``--json`` for the figure
 
 from __future__ import annotations
 
-import signal
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from bench.daemon_bench import BIN, _home, _ready, help_time
+from bench.daemon_bench import _home, _start, _stop, help_time
 from bench.support import report
 
 SQUADS = 200
@@ -31,43 +29,20 @@ def _threads(pid: int) -> int:
     return sum(1 for _ in Path(f"/proc/{pid}/task").iterdir())
 
 
-def _start(env: dict[str, str], cwd: Path, nth: int) -> tuple[float, subprocess.Popen[bytes]]:
-    log = Path(env["SQUAD_HOME"]) / "daemon.jsonl"
-    begin = time.perf_counter()
-    process = subprocess.Popen(
-        [str(BIN / "squad"), "daemon", "--no-http"],
-        env=env,
-        cwd=cwd,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        _ready(log, process, nth)
-    except BaseException:
-        process.kill()
-        process.wait()
-        raise
-    return time.perf_counter() - begin, process
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    process.send_signal(signal.SIGTERM)
-    process.wait(timeout=120)
-
-
 def measure_home(squads: int) -> dict[str, float]:
     """First start, idle threads, restart (the ``ready`` times in seconds)."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         env = _home(root, squads)
-        first, process = _start(env, root, 1)
+        log = Path(env["SQUAD_HOME"]) / "daemon.jsonl"
+        first, pid = _start(env, root, log, 1, "--no-http")
         time.sleep(1.0)
-        threads = _threads(process.pid)
-        _stop(process)
-        restart, process = _start(env, root, 2)
+        threads = _threads(pid)
+        _stop(pid)
+        restart, pid = _start(env, root, log, 2, "--no-http")
         time.sleep(1.0)
-        restart_threads = _threads(process.pid)
-        _stop(process)
+        restart_threads = _threads(pid)
+        _stop(pid)
     return {
         "first_s": first,
         "restart_s": restart,

@@ -12,9 +12,7 @@ Run alone with ``python -m bench.status_bench`` (``--json`` for the figures).
 
 from __future__ import annotations
 
-import json
 import os
-import signal
 import statistics
 import subprocess
 import sys
@@ -23,6 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.daemon_bench import _start, _stop
 from bench.support import report
 
 BIN = Path(sys.executable).parent
@@ -91,29 +90,6 @@ def median_run(args: list[str], env: dict[str, str], cwd: Path) -> tuple[float, 
     return statistics.median(samples), out
 
 
-def start_daemon(env: dict[str, str], cwd: Path) -> subprocess.Popen[bytes]:
-    log = Path(env["SQUAD_HOME"]) / "daemon.jsonl"
-    process = subprocess.Popen(
-        [str(BIN / "squad"), "daemon", "--no-http"],
-        env=env,
-        cwd=cwd,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 300
-    while True:
-        if process.poll() is not None:
-            raise RuntimeError(f"the daemon exited with {process.returncode} before ready")
-        if time.monotonic() > deadline:
-            process.kill()
-            raise RuntimeError("the daemon was not ready after 300 s")
-        lines = log.read_text().splitlines() if log.exists() else []
-        if any(json.loads(line).get("event") == "ready" for line in lines):
-            time.sleep(1.0)  # its first heartbeat after ready
-            return process
-        time.sleep(0.05)
-
-
 def measure() -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -123,13 +99,13 @@ def measure() -> dict[str, Any]:
         squad = str(BIN / "squad")
         help_s, _ = median_run([squad, "--help"], env, root)
         down_s, down_out = median_run([squad, "status"], env, root)
-        daemon = start_daemon(env, root)
+        _, daemon = _start(env, root, Path(env["SQUAD_HOME"]) / "daemon.jsonl", 1, "--no-http")
         try:
+            time.sleep(1.0)  # its first heartbeat after ready: the published status
             up_s, up_out = median_run([squad, "status"], env, root)
             up_json_s, _ = median_run([squad, "status", "--json"], env, root)
         finally:
-            daemon.send_signal(signal.SIGTERM)
-            daemon.wait(120)
+            _stop(daemon)
     return {
         "squads": SQUADS,
         "runs": RUNS,
