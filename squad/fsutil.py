@@ -8,6 +8,7 @@ import os
 import secrets
 import stat
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 __all__ = [
@@ -80,8 +81,17 @@ def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
     stays 0o600, a read-only one stays read-only): a rename would otherwise swap in a
     default-mode file. Refusing to replace a read-only file is the caller's policy.
     """
+    _replace(path, data, durable=durable, unless=lambda: False)
+
+
+def _replace(path: Path, data: bytes, *, durable: bool, unless: Callable[[], bool]) -> bool:
+    """Write ``data`` beside ``path`` and rename it over, unless ``unless()`` says no once it
+    is on disk (the temporary file is then removed); True if ``path`` was replaced."""
     temp = _write_temp(path, data, durable=durable, mode=_permissions(path))
     try:
+        if unless():
+            temp.unlink()
+            return False
         temp.replace(path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -89,6 +99,7 @@ def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
         raise
     if durable:
         fsync_dir(path.parent)
+    return True
 
 
 def replace_if_unchanged(
@@ -108,19 +119,7 @@ def replace_if_unchanged(
     """
     if seen_fd is None or seen is None:
         return create_new(path, data)  # never clobbers a file made since the read
-    temp = _write_temp(path, data, durable=durable, mode=_permissions(path))
-    try:
-        if _changed(path, seen_fd, seen):
-            temp.unlink()
-            return False
-        temp.replace(path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            temp.unlink()
-        raise
-    if durable:
-        fsync_dir(path.parent)
-    return True
+    return _replace(path, data, durable=durable, unless=lambda: _changed(path, seen_fd, seen))
 
 
 def _changed(path: Path, seen_fd: int, seen: bytes) -> bool:
