@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Table, and_, delete, insert, or_, select, tuple_, update
+from sqlalchemy import Table, and_, delete, or_, select, tuple_, update
 from sqlalchemy.engine import Connection, Engine
 
 from squad.clock import Clock
@@ -262,31 +262,20 @@ def _roll_up_spend(conn: Connection, which: Any) -> int:
         entry[3] += float(cost)
         entry[4] += float(latency)
     for (squad, day, model), (calls, prompt, completion, cost, latency) in sums.items():
-        key = and_(DAYS.c.squad == squad, DAYS.c.day == day, DAYS.c.model == model)
-        added = conn.execute(
-            update(DAYS)
-            .where(key)
-            .values(
-                calls=DAYS.c.calls + int(calls),
-                prompt_tokens=DAYS.c.prompt_tokens + int(prompt),
-                completion_tokens=DAYS.c.completion_tokens + int(completion),
-                cost_usd=DAYS.c.cost_usd + cost,
-                latency_s=DAYS.c.latency_s + latency,
-            )
-        ).rowcount
-        if not added:
-            conn.execute(
-                insert(DAYS).values(
-                    squad=squad,
-                    day=day,
-                    model=model,
-                    calls=int(calls),
-                    prompt_tokens=int(prompt),
-                    completion_tokens=int(completion),
-                    cost_usd=cost,
-                    latency_s=latency,
-                )
-            )
+        added = {
+            "calls": int(calls),
+            "prompt_tokens": int(prompt),
+            "completion_tokens": int(completion),
+            "cost_usd": cost,
+            "latency_s": latency,
+        }
+        upsert(
+            conn,
+            DAYS,
+            {"squad": squad, "day": day, "model": model, **added},
+            key=("squad", "day", "model"),
+            set_={name: DAYS.c[name] + value for name, value in added.items()},
+        )
     if rows:
         conn.execute(delete(LEDGER).where(which))
     return len(rows)
