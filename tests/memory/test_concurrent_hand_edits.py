@@ -61,23 +61,15 @@ def test_lines_a_person_appends_while_squad_writes_memory_md_are_all_kept(
     path = workspace / "agents" / "planner" / "memory.md"
     path.write_text(memory_seed())
     file = MemoryFile(workspace, "planner", cap_bytes=10 * 1024 * 1024)
-    writer, stop, started = _person_appending(path, tmp_path)
-    try:
-        _wait_for(started, writer)
+
+    def squad_writes() -> None:
         for n in range(40):
             if n % 5 == 4:
                 file.replace("Coding Rules", f"- rule set {n}", actor="agent:planner")
             else:
                 file.append("Decisions", f"- squad decision {n}", actor="agent:planner")
-    finally:
-        stop.touch()
-        out, _ = writer.communicate(timeout=60)
-    written = int(out)
-    text = path.read_text()
-    missing = set(range(written)) - _hand_lines(text)
-    assert not missing, (
-        f"{len(missing)} of {written} hand-appended lines lost: {sorted(missing)[:10]}"
-    )
+
+    text, written = _while_a_person_appends(path, tmp_path, squad_writes)
     for n in range(40):
         if n % 5 != 4:
             assert f"- squad decision {n}\n" in text
@@ -94,11 +86,25 @@ def test_lines_a_person_appends_to_a_daily_log_while_squad_appends_are_all_kept(
     day = date(2026, 1, 2)
     path = log.path_for(day)
     path.write_text("# 2026-01-02\n")
+
+    def squad_writes() -> None:
+        for n in range(40):
+            log.append(f"squad entry {n}", actor="agent:planner", day=day)
+
+    text, _ = _while_a_person_appends(path, tmp_path, squad_writes)
+    for n in range(40):
+        assert f"squad entry {n}\n" in text
+
+
+def _while_a_person_appends(
+    path: Path, tmp_path: Path, squad_writes: Callable[[], None]
+) -> tuple[str, int]:
+    """Run ``squad_writes`` while a process appends numbered lines to ``path``; the file's
+    text after, and how many lines the person wrote (every one of them must be in it)."""
     writer, stop, started = _person_appending(path, tmp_path)
     try:
         _wait_for(started, writer)
-        for n in range(40):
-            log.append(f"squad entry {n}", actor="agent:planner", day=day)
+        squad_writes()
     finally:
         stop.touch()
         out, _ = writer.communicate(timeout=60)
@@ -108,8 +114,7 @@ def test_lines_a_person_appends_to_a_daily_log_while_squad_appends_are_all_kept(
     assert not missing, (
         f"{len(missing)} of {written} hand-appended lines lost: {sorted(missing)[:10]}"
     )
-    for n in range(40):
-        assert f"squad entry {n}\n" in text
+    return text, written
 
 
 def _seeded(tmp_path: Path) -> Path:
