@@ -25,6 +25,7 @@ from squad.workspace.manifest import definition_sha256
 if TYPE_CHECKING:
     from squad.history.history import History
     from squad.store import Store
+    from squad.store.records import SquadRecord
 
 __all__ = ["SquadManager", "SquadWorkspace"]
 
@@ -80,10 +81,21 @@ class SquadManager:
         spec = squad_from_file(path)
         return spec, self.create(spec, source=path)
 
-    def create(self, spec: SquadSpec, *, source: Path | None = None) -> CreateReport:
-        """Create or update the squad's workspace and register it in the store."""
+    def create(
+        self,
+        spec: SquadSpec,
+        *,
+        source: Path | None = None,
+        registered: SquadRecord | None = None,
+    ) -> CreateReport:
+        """Create or update the squad's workspace and register it in the store.
+
+        ``registered`` is the squad's record as just read from the store (a daemon starting
+        over many squads reads them all at once): when it already says what this would
+        write, the store is left alone."""
         report = self.workspaces.create(spec, source=source)
-        self._register(spec, report.path, source)
+        if not _registered_as(registered, spec, report.path, source):
+            self._register(spec, report.path, source)
         self._record(spec.name, report)
         return report
 
@@ -200,6 +212,13 @@ class SquadManager:
         """Every squad's workspace folder by squad name (:meth:`all_workspaces` as a mapping)."""
         return {found.squad: found.path for found in self.all_workspaces()}
 
+    def registered_squads(self) -> dict[str, SquadRecord]:
+        """Every squad the store has registered, by name; empty when the home has no
+        database yet (none is created for this)."""
+        if not self.database_exists():
+            return {}
+        return {record.name: record for record in self.store.list_squads()}
+
     def _register(self, spec: SquadSpec, path: Path, source: Path | None) -> None:
         self.store.upsert_squad(
             spec.name,
@@ -214,3 +233,13 @@ class SquadManager:
         from squad.store.engine import database_exists
 
         return self._store is not None or database_exists(self.settings.database_url)
+
+
+def _registered_as(
+    record: SquadRecord | None, spec: SquadSpec, path: Path, source: Path | None
+) -> bool:
+    """Whether ``record`` is what registering ``spec`` in ``path`` from ``source`` writes."""
+    if record is None or record.definition is None:
+        return False
+    wanted = (str(path), str(source.resolve()) if source else None, definition_sha256(spec))
+    return (record.workspace, record.source, record.definition_sha256) == wanted

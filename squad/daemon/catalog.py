@@ -1,10 +1,11 @@
 """The squads the daemon has loaded from its folder, kept in step with the files.
 
 :meth:`SquadCatalog.reconcile` re-reads the folder (only files whose bytes changed are
-validated again), then schedules new squads, reschedules changed ones and unschedules those
-whose file went away or now defines another squad. Each loaded squad gets its workspace created
-or updated first (:class:`~squad.manager.SquadManager`); one that cannot be made is reported
-like a bad file.
+validated again, and at start-up only files changed since the last run: a
+:class:`~squad.daemon.definition_cache.DefinitionCache`), then schedules new squads,
+reschedules changed ones and unschedules those whose file went away or now defines another
+squad. Each loaded squad gets its workspace created or updated first
+(:class:`~squad.manager.SquadManager`); one that cannot be made is reported like a bad file.
 
 A file that breaks (it no longer validates, or its new definition's workspace cannot be made)
 does not take its squad down: the squad keeps its last good definition, its schedule and any
@@ -17,7 +18,7 @@ registered when it last loaded.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,23 +37,21 @@ from squad.daemon.triggers import describe_schedule, timing
 from squad.errors import SquadError
 
 if TYPE_CHECKING:
+    from squad.daemon.definition_cache import DefinitionCache
     from squad.daemon.eventlog import DaemonLog
     from squad.daemon.scheduler import JobScheduler
     from squad.manager import SquadManager
     from squad.spec.models import SquadSpec
+    from squad.store.records import SquadRecord
 
 __all__ = ["LoadedSquad", "SquadCatalog", "recorded_owners"]
 
 
-def recorded_owners(manager: SquadManager) -> dict[str, Path]:
-    """Squad -> the definition file it was last loaded from, as the store remembers it, so
-    that with two files naming one squad the one that had it keeps it across restarts.
-    Empty when the home has no database yet (none is created for this)."""
-    if not manager.database_exists():
-        return {}
-    return {
-        record.name: Path(record.source) for record in manager.store.list_squads() if record.source
-    }
+def recorded_owners(records: Mapping[str, SquadRecord]) -> dict[str, Path]:
+    """Squad -> the definition file it was last loaded from, as the store remembers it
+    (``records``: :meth:`SquadManager.registered_squads`), so that with two files naming one
+    squad the one that had it keeps it across restarts."""
+    return {name: Path(record.source) for name, record in records.items() if record.source}
 
 
 _REGISTERED = "last good: as the store registered it"
@@ -94,8 +93,11 @@ class SquadCatalog:
         fire: Callable[[str], None],
         on_added: Callable[[LoadedSquad], None] = lambda _: None,
         clock: Clock = utc_now,
+        cache: DefinitionCache | None = None,
     ) -> None:
         self.folder = folder
+        self._cache = cache
+        """Validated definitions from the last run, by file digest (None: parse every file)."""
         self._manager = manager
         self._log = log
         self._scheduler = scheduler
@@ -165,7 +167,8 @@ class SquadCatalog:
             self._reload_files()
             valid = {p: d for p, d in self._files.items() if d.spec is not None}
             owners = {name: squad.definition.path for name, squad in self._squads.items()}
-            recorded = recorded_owners(self._manager) if starting else {}
+            registered = self._manager.registered_squads() if starting else {}
+            recorded = recorded_owners(registered)
             # the files that had their squads before the restart keep them
             owners = {**recorded, **owners}
             wanted, refused = assign_squads(valid, owners)
@@ -179,7 +182,8 @@ class SquadCatalog:
             for name in plan.remove:
                 self._unschedule(name, self._squads.pop(name).definition)
             for name in plan.change + plan.add:
-                error = self._load(wanted[name], new=name not in self._squads, starting=starting)
+                new = name not in self._squads
+                error = self._load(wanted[name], new=new, starting=starting, known=registered)
                 if error is not None:
                     broken[name] = error
             self._flag(broken)
@@ -242,20 +246,33 @@ class SquadCatalog:
         for path, digest in found.items():
             known = self._files.get(path)
             if known is None or known.digest != digest:
-                loaded = load_definition(path)
+                cached = None if self._cache is None else self._cache.lookup(path, digest)
+                loaded = cached or load_definition(path)
                 self._files[path] = loaded
                 if loaded.spec is None:
                     self._log.emit("load_error", file=str(path), error=loaded.error)
                 elif loaded.warnings:
                     self._log.emit("load_warning", file=str(path), warnings=loaded.warning_text)
+        if self._cache is not None:
+            self._cache.save(self._files)
 
-    def _load(self, definition: Definition, *, new: bool, starting: bool) -> str | None:
+    def _load(
+        self,
+        definition: Definition,
+        *,
+        new: bool,
+        starting: bool,
+        known: Mapping[str, SquadRecord],
+    ) -> str | None:
         """Load a new or changed definition; the error when it cannot be and the squad keeps
-        its last good definition from the same file."""
+        its last good definition from the same file. ``known``: the store's records, read
+        at start-up (an unchanged squad is not registered again)."""
         assert definition.spec is not None
         name = definition.spec.name
         try:
-            report = self._manager.create(definition.spec, source=definition.path)
+            report = self._manager.create(
+                definition.spec, source=definition.path, registered=known.get(name)
+            )
         except SquadError as exc:
             failed = definition.failed(f"cannot prepare the workspace: {exc}")
             self._refused[definition.path] = failed

@@ -23,7 +23,7 @@ from squad.errors import ConfigError, Problem
 from squad.fsutil import read_up_to
 from squad.spec.loader import load_squad_text, read_text_file
 from squad.spec.models import SquadSpec
-from squad.spec.yaml_source import MAX_FILE_BYTES
+from squad.spec.yaml_source import MAX_FILE_BYTES, Positions
 
 __all__ = [
     "Definition",
@@ -67,6 +67,8 @@ class Definition:
     problems: tuple[Problem, ...] = field(default=())
     warnings: tuple[Problem, ...] = field(default=())
     """What validates but is unlikely to be meant (a valid file only)."""
+    positions: Positions | None = field(default=None, compare=False, repr=False)
+    """Where each key sits in the file (a valid file read from its text), to locate warnings."""
 
     @property
     def error(self) -> str | None:
@@ -166,7 +168,9 @@ def load_definition(path: Path) -> Definition:
             hint="simplify the file; please report this as a bug in squad",
         )
         return Definition(path, digest, None, (problem,))
-    return Definition(path, digest, loaded.spec, warnings=loaded.warnings)
+    return Definition(
+        path, digest, loaded.spec, warnings=loaded.warnings, positions=loaded.positions
+    )
 
 
 def assign_squads(

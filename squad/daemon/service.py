@@ -32,6 +32,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from squad.daemon.catalog import LoadedSquad, SquadCatalog
+from squad.daemon.definition_cache import CACHE_FILE as DEFINITIONS_CACHE
+from squad.daemon.definition_cache import DefinitionCache
 from squad.daemon.definitions import is_definition_file
 from squad.daemon.eventlog import DAEMON_LOG, DaemonLog
 from squad.daemon.lock import DaemonLock
@@ -360,6 +362,7 @@ class Daemon:
             scheduler=self._scheduler,
             fire=self._fire,
             on_added=self._added,
+            cache=DefinitionCache(self.settings.home / DEFINITIONS_CACHE),
         )
         self._runs = self._dispatcher(self._catalog)
         if not self.exit_when_idle:

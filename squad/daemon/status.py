@@ -472,7 +472,7 @@ def collect_status(
 
         configured, failed = _configured(
             folder.resolve(),
-            recorded_owners(app.squads),
+            recorded_owners(app.squads.registered_squads()),
             cache=settings.home / VALIDATED_FILE,
         )
     names = [str(s["name"]) for s in (state or {}).get("squads", [])] if up else []

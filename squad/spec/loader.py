@@ -13,7 +13,7 @@ import stat
 import types
 import typing
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -37,6 +37,7 @@ __all__ = [
     "LoadedSquad",
     "load_squad_file",
     "load_squad_text",
+    "located_warnings",
     "read_text_file",
     "squad_from_dict",
     "squad_from_file",
@@ -53,6 +54,8 @@ class LoadedSquad:
 
     spec: SquadSpec
     warnings: tuple[Problem, ...] = ()
+    positions: Positions | None = field(default=None, compare=False, repr=False)
+    """Where each key sat in the text (None: not loaded from text)."""
 
 
 def squad_from_file(path: str | Path) -> SquadSpec:
@@ -74,10 +77,19 @@ def load_squad_text(text: str, *, source: str = "<text>") -> LoadedSquad:
     """:func:`squad_from_text`, with the warnings located in the text."""
     document = parse_yaml(text, source=source)
     spec = squad_from_dict(document.data, source=source, positions=document.positions)
+    return LoadedSquad(
+        spec, located_warnings(spec, document.positions, source=source), document.positions
+    )
+
+
+def located_warnings(spec: SquadSpec, positions: Positions, *, source: str) -> tuple[Problem, ...]:
+    """:func:`~squad.spec.checks.warnings_for` ``spec``, each at its line in the text that
+    ``positions`` describes (checked now: a warning about this machine, such as an MCP
+    command not found, is never stale)."""
     warnings = [
         Problem(w.message, source=source, path=w.path, hint=w.hint) for w in warnings_for(spec)
     ]
-    return LoadedSquad(spec, tuple(_locate(warnings, document.positions)))
+    return tuple(_locate(warnings, positions))
 
 
 def squad_from_dict(

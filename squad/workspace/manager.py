@@ -18,7 +18,7 @@ from typing import Literal
 from filelock import FileLock, Timeout
 
 from squad.clock import Clock, utc_now
-from squad.errors import ConfigError, Problem, WorkspaceError
+from squad.errors import ConfigError, Problem, SquadError, WorkspaceError
 from squad.fsutil import atomic_write, create_new, read_up_to
 from squad.paths import check_name, contained
 from squad.spec.models import SquadSpec
@@ -79,7 +79,13 @@ class WorkspaceManager:
         return self.create_at(self.path_for(spec), spec, source=source)
 
     def create_at(self, path: Path, spec: SquadSpec, *, source: Path | None = None) -> CreateReport:
-        """Create or update ``spec``'s workspace in ``path`` (used by restore too)."""
+        """Create or update ``spec``'s workspace in ``path`` (used by restore too).
+
+        A workspace with nothing to make (a daemon restarting over its squads) is only
+        looked at: no lock is taken and nothing is written."""
+        made = self._already_made(path, spec, source)
+        if made is not None:
+            return made
         with self._lock(spec.name):
             return self._create_locked(path, spec, source)
 
@@ -184,6 +190,27 @@ class WorkspaceManager:
                 + (f" ({exc.filename})" if exc.filename else "")
             ) from None
         return CreateReport(spec.name, path, status, created)
+
+    def _already_made(
+        self, path: Path, spec: SquadSpec, source: Path | None
+    ) -> CreateReport | None:
+        """The report of a create that would change nothing: the manifest current, every
+        folder and memory file there. None when anything is to be made or is wrong (the
+        locked create then makes it, or says what is wrong)."""
+        try:
+            check_name(spec.name, what="squad name")
+            previous = self._existing_manifest(path, spec)
+            if previous is None or self._next_manifest(previous, spec, source)[0] != "unchanged":
+                return None
+            folders = [path, *(contained(path, folder) for folder in STANDARD_FOLDERS)]
+            folders += [contained(path, "agents", agent.id) for agent in spec.agents]
+            if not all(stat.S_ISDIR(os.lstat(folder).st_mode) for folder in folders):
+                return None
+            for agent in spec.agents:
+                os.lstat(contained(path, "agents", agent.id, MEMORY_FILE))
+        except (SquadError, OSError):
+            return None
+        return CreateReport(spec.name, path, "unchanged", [])
 
     def _existing_manifest(self, path: Path, spec: SquadSpec) -> Manifest | None:
         if not (path / MANIFEST_NAME).exists():

@@ -98,6 +98,23 @@ def test_creating_again_changes_nothing_and_keeps_edits(
     assert (ws / MANIFEST_NAME).stat().st_mtime_ns == manifest_mtime
 
 
+def test_creating_again_completes_what_went_missing_from_an_unchanged_workspace(
+    manager: WorkspaceManager, make_spec: MakeSpec
+) -> None:
+    manager.create(make_spec())
+    ws = manager.root / "demo"
+    (ws / "logs").rmdir()
+    (ws / "agents/writer/memory.md").unlink()
+    report = manager.create(make_spec())
+    assert report.manifest == "unchanged"
+    assert sorted(report.created) == ["agents/writer/memory.md", "logs/"]
+    assert (ws / "logs").is_dir() and (ws / "agents/writer/memory.md").is_file()
+    (ws / "plans").rmdir()
+    (ws / "plans").write_text("not a folder")
+    with pytest.raises(WorkspaceError, match="exists and is not a folder"):
+        manager.create(make_spec())
+
+
 def test_changed_definition_updates_manifest_and_adds_new_agents_only(
     manager: WorkspaceManager, make_spec: MakeSpec, clock: FrozenClock
 ) -> None:
