@@ -320,6 +320,12 @@ def _sqlite_engine(url: URL) -> Engine:
     return engine
 
 
+CACHE_KIB = 512
+"""Page cache per pooled connection (SQLite's default is 2 MiB): the pool keeps up to five
+connections for the daemon's life, each cache filling as the database grows; the store's
+reads are by index, and a smaller cache only costs page reads the OS caches anyway."""
+
+
 def _tune_sqlite_connection(dbapi_connection: Any, _record: Any) -> None:
     """Per-connection SQLite settings; busy_timeout first so the WAL switch can wait its turn.
 
@@ -329,6 +335,7 @@ def _tune_sqlite_connection(dbapi_connection: Any, _record: Any) -> None:
     try:
         cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         cursor.execute("PRAGMA foreign_keys = ON")
+        cursor.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
         _switch_to_wal(cursor)
     finally:
         cursor.close()
