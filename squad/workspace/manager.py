@@ -185,6 +185,11 @@ class WorkspaceManager:
                 if status == "created":
                     created.append(MANIFEST_NAME)
         except OSError as exc:
+            from squad.store.engine import as_disk_full
+
+            full = as_disk_full(exc, path)
+            if full is not None:  # which disk, how much is free, what to do
+                raise full from None
             raise WorkspaceError(
                 f"cannot write workspace {path}: {exc.strerror or exc}"
                 + (f" ({exc.filename})" if exc.filename else "")

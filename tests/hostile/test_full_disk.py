@@ -36,10 +36,10 @@ def disk(tmp_path: Path) -> Iterator[Path]:
         subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
-def squad(disk: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def squad(disk: Path, *args: str, home: Path | None = None) -> subprocess.CompletedProcess[str]:
     env = {
         **os.environ,
-        "SQUAD_HOME": str(disk / "home"),
+        "SQUAD_HOME": str(home or disk / "home"),
         "SQUAD_CONFIGS": str(disk / "configs"),
         "SQUAD_WORKSPACES": str(disk / "workspaces"),
     }
@@ -55,20 +55,14 @@ def squad(disk: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def fill(disk: Path) -> Path:
     filler = disk / "filler"
-    with filler.open("wb") as f:
-        try:
-            while True:
-                f.write(b"\0" * 65536)
-                f.flush()
-        except OSError:
-            pass
-    try:  # the last partial block too
-        with filler.open("ab") as f:
-            while True:
-                f.write(b"\0")
-                f.flush()
-    except OSError:
-        pass
+    # Unbuffered: a buffered file's close() would try the refused bytes again and raise.
+    with filler.open("wb", buffering=0) as f:
+        for size in (65536, 1):  # then the last partial block too
+            try:
+                while f.write(b"\0" * size):
+                    pass
+            except OSError:
+                pass
     assert shutil.disk_usage(disk).free == 0
     return filler
 
@@ -108,3 +102,22 @@ def test_a_full_disk_keeps_reading_commands_working_and_names_itself_to_writing_
     for layer in ("experiential", "project"):
         done = squad(disk, *remember, "--layer", layer)
         assert done.returncode == 0, done.stderr
+
+
+def test_a_new_squad_whose_workspace_disk_is_full_names_that_disk_and_writes_nothing_half(
+    disk: Path, tmp_path: Path
+) -> None:
+    """The home has room; the disk of the workspaces has none."""
+    home = tmp_path / "home"
+    (disk / "configs" / "squads").mkdir(parents=True)
+    (disk / "workspaces").mkdir()
+    spec = disk / "configs" / "squads" / "docs-site.yaml"
+    shutil.copy(ROOT / "configs" / "squads" / "docs-site.yaml", spec)
+    fill(disk)
+    done = squad(disk, "run", str(spec), home=home)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert f"{disk} (tmpfs) has 0 B free of 4.0 MiB" in done.stderr, done.stderr
+    assert "Free some space on it" in done.stderr
+    assert not list((disk / "workspaces").glob("*/.squad-config.json"))
+    assert squad(disk, "runs", "list", "--json", home=home).stdout.strip() in ("", "[]")
