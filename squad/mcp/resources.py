@@ -33,7 +33,9 @@ if TYPE_CHECKING:
 
 __all__ = ["TEMPLATES", "Resource", "SquadResources"]
 
-MAX_BYTES = 2_000_000
+MAX_BYTES = 128 * 1024
+"""What one read returns at most, cut before it is redacted (redaction costs about 4 s of
+CPU per MB here, and a client may read as often as it likes): the dashboard's preview size."""
 LISTED_RUNS = 10
 _SLUG = r"[a-z0-9][a-z0-9-]{0,62}"
 _URI = re.compile(
@@ -146,5 +148,8 @@ class SquadResources:
             raise NotFound(f"no resource {uri!r} (nothing at {relative} in {squad})") from None
         text = shown.text
         if shown.truncated:
-            text += f"\n[truncated at {MAX_BYTES:,} bytes]\n"
+            text += (
+                f"\n[truncated at {MAX_BYTES:,} bytes: read {relative} in the workspace for "
+                "the rest]\n"
+            )
         return redacted_text(text)[0], mime

@@ -290,6 +290,25 @@ def test_resources_list_the_workspace_and_read_back_its_files(home: App) -> None
     assert '"event"' in log.contents[0].text.splitlines()[0]
 
 
+def test_a_large_resource_is_cut_before_its_redaction_and_says_so(home: App) -> None:
+    """A 2 MB task output: what is read (and redacted, the costly part) is the first 128 KiB,
+    with a key at its start still redacted and a note saying where the rest is."""
+    from squad.mcp.resources import MAX_BYTES
+
+    output = home.squads.locate("docs-site").path / "tasks" / "outline" / "output.md"
+    key = "sk-" + "Ab3dE" * 8
+    output.write_text(f"token {key}\n" + "the build uses make and a config value\n" * 55_000)
+
+    async def body(client: Any) -> Any:
+        return await client.read_resource("squad://docs-site/tasks/outline/output.md")
+
+    text = with_client(home, body).contents[0].text
+    assert MAX_BYTES == 128 * 1024
+    assert len(text.encode()) <= MAX_BYTES + 200
+    assert key not in text and "[REDACTED" in text.splitlines()[0]
+    assert text.rstrip().endswith("read tasks/outline/output.md in the workspace for the rest]")
+
+
 @pytest.mark.parametrize(
     "uri",
     [
