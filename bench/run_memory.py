@@ -59,10 +59,12 @@ def measure(
     top: int = 25,
     warm: int | None = None,
     step: int = 100,
+    trim: bool = False,
 ) -> dict[str, Any]:
     from squad.app import App
     from squad.daemon.catalog import SquadCatalog
     from squad.daemon.eventlog import DaemonLog
+    from squad.daemon.malloc import give_back
     from squad.daemon.runqueue import RunRequest
     from squad.daemon.runs import RunDispatcher
     from squad.settings import Settings
@@ -111,6 +113,8 @@ def measure(
             marks.pop(0)
             app.drain_extraction(30)
             gc.collect()
+            if trim:
+                give_back()
             point = {"runs": done, "rss_bytes": _rss(), "s": round(time.monotonic() - started, 1)}
             points.append(point)
             if frames:
@@ -149,13 +153,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--arenas", action="store_true", help="cap malloc arenas as `squad daemon` does"
     )
+    parser.add_argument(
+        "--trim",
+        action="store_true",
+        help="give free pages back before each measure, as the daemon does once a minute",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     if args.arenas:
         from squad.daemon.malloc import limit_arenas
 
         limit_arenas()
-    result = measure(args.runs, args.squads, args.tracemalloc, args.top, args.warm, args.step)
+    result = measure(
+        args.runs, args.squads, args.tracemalloc, args.top, args.warm, args.step, args.trim
+    )
     if args.json:
         print(json.dumps(result))
         return 0

@@ -5,15 +5,18 @@ and keeps each one's freed memory for reuse: a daemon whose run and task threads
 grows its resident memory run after run by fragments no single arena can give back (measured
 with ``python -m bench.run_memory``: 4 MB per 1,000 runs late in a run with the default, 0.9
 with two arenas). :func:`limit_arenas` caps them for the threads started after it; a no-op
-where the C library is not glibc.
+where the C library is not glibc. :func:`give_back` returns the free pages of every arena to
+the system (``malloc_trim``), which the daemon does once a minute: glibc otherwise returns only
+what is free at the top of the main heap.
 """
 
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
+from typing import Any
 
-__all__ = ["ARENAS", "limit_arenas"]
+__all__ = ["ARENAS", "give_back", "limit_arenas"]
 
 ARENAS = 2
 """malloc arenas a daemon process uses at most (``MALLOC_ARENA_MAX`` overrides it)."""
@@ -28,14 +31,26 @@ def limit_arenas(arenas: int = ARENAS) -> bool:
 
     if os.environ.get("MALLOC_ARENA_MAX"):
         return False
-    name = ctypes.util.find_library("c")
-    if name is None:
-        return False
+    mallopt = _libc_function("mallopt", (ctypes.c_int, ctypes.c_int))
+    return mallopt is not None and bool(mallopt(_M_ARENA_MAX, arenas))
+
+
+def give_back() -> bool:
+    """Return the allocator's free pages to the system; True if it released any (False
+    too where the C library is not glibc)."""
+    trim = _libc_function("malloc_trim", (ctypes.c_size_t,))
+    return trim is not None and bool(trim(0))
+
+
+def _libc_function(name: str, argtypes: tuple[type, ...]) -> Any:
+    """The C library's function ``name`` returning an int, or None where there is none."""
+    library = ctypes.util.find_library("c")
+    if library is None:
+        return None
     try:
-        libc = ctypes.CDLL(name)
-        mallopt = libc.mallopt
+        function = getattr(ctypes.CDLL(library), name)
     except (OSError, AttributeError):
-        return False
-    mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
-    mallopt.restype = ctypes.c_int
-    return bool(mallopt(_M_ARENA_MAX, arenas))
+        return None
+    function.argtypes = argtypes
+    function.restype = ctypes.c_int
+    return function

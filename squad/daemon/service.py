@@ -37,6 +37,7 @@ from squad.daemon.definition_cache import DefinitionCache
 from squad.daemon.definitions import is_definition_file
 from squad.daemon.eventlog import DAEMON_LOG, DaemonLog
 from squad.daemon.lock import DaemonLock
+from squad.daemon.malloc import give_back
 from squad.daemon.runqueue import RunRequest
 from squad.daemon.runs import RunDispatcher
 from squad.daemon.scheduler import JobScheduler
@@ -56,6 +57,8 @@ if TYPE_CHECKING:
 __all__ = ["DAEMON_TRIGGERS", "HEARTBEAT_S", "Attachment", "Daemon"]
 
 HEARTBEAT_S = 5.0
+GIVE_BACK_S = 60.0
+"""How often the daemon returns freed memory to the system (a few milliseconds each time)."""
 """Seconds between heartbeats (and between wake-ups of an idle daemon's main thread)."""
 STORE_VIEW_S = 15.0
 """Seconds at most between two reads of the store's part of the published status."""
@@ -198,6 +201,7 @@ class Daemon:
         self._view: dict[str, Any] | None = None
         """The store's part of the status as last read (:meth:`_publish`)."""
         self._store_view_due = 0.0
+        self._give_back_due = time.monotonic() + GIVE_BACK_S
         self._published: str | None = None
         """The text of the status file as last written."""
         self._rules: dict[Path, tuple[int, int, int] | None] = {}
@@ -457,6 +461,15 @@ class Daemon:
             # nothing changed, so only the beat's time moves.
             self._safe_beat(changed=woken or changed)
             self._check_workspace_rules()
+            self._give_back_memory()
+
+    def _give_back_memory(self) -> None:
+        """Once every :data:`GIVE_BACK_S`, hand the allocator's free pages back to the
+        system (:func:`~squad.daemon.malloc.give_back`), so what runs freed leaves the RSS."""
+        now = time.monotonic()
+        if now >= self._give_back_due:
+            self._give_back_due = now + GIVE_BACK_S
+            give_back()
 
     def _attach(self) -> None:
         """Start each attachment; one that cannot start is logged, and the daemon goes on
