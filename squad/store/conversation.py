@@ -57,7 +57,6 @@ from squad.store.engine import transaction
 from squad.store.records import MessageRecord, MessageRole, WatermarkRecord, enum_value
 from squad.store.tables import metadata
 from squad.store.upsert import upsert
-from squad.text.secrets import CUE_MESSAGES, needs_previous, redact, redact_conversation
 
 __all__ = ["ConversationStore"]
 
@@ -127,6 +126,9 @@ class ConversationStore:
         action = f"record a message of agent {agent!r} of squad {squad!r}"
         rows: list[dict[str, Any]] = []
         contents = [content for _, content, _ in items]
+        # Imported here: its patterns cost 0.1 s, which commands that only read (status) skip.
+        from squad.text.secrets import CUE_MESSAGES, needs_previous, redact, redact_conversation
+
         stored = redact_conversation(contents)  # before the write lock: long tool output is slow
         cued = [i for i, text in enumerate(contents[:CUE_MESSAGES]) if needs_previous(text)]
         with transaction(self._engine, action) as conn:
@@ -397,6 +399,8 @@ def _last_contents(
 ) -> list[str]:
     """The content of the agent's last :data:`CUE_MESSAGES` messages up to ``seq`` in the same
     run or chat session, oldest first: where a bare value's cue may be."""
+    from squad.text.secrets import CUE_MESSAGES
+
     query = select(MESSAGES.c.content).where(
         _agent_key(MESSAGES, squad, agent),
         MESSAGES.c.seq <= seq,

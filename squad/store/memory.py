@@ -53,7 +53,6 @@ from squad.store.memory_vectors import missing_vectors, read_vectors, write_vect
 from squad.store.records import FactRecord, FactStatus, NamespaceRecord, NewFact
 from squad.store.tables import UTCDateTime
 from squad.text.lexical import query_terms, term_counts
-from squad.text.secrets import refuse_secrets
 
 __all__ = ["MemoryStore"]
 
@@ -614,6 +613,8 @@ def _checked_fact(fact: NewFact) -> NewFact:
         raise UsageError("a memory fact needs non-empty text")
     # The last gate on every path into Layer A (service, extractor, tools, the HTTP and MCP
     # front ends): a caller that forgot the check still cannot store a credential.
+    from squad.text.secrets import refuse_secrets  # its patterns cost 0.1 s to import
+
     refuse_secrets(_indexed_text(fact), what="a memory fact")
     if fact.expires_at is not None and fact.expires_at.utcoffset() is None:
         raise ValueError(f"naive expires_at {fact.expires_at!r}; pass a timezone-aware one")
