@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import functools
 import os
 import secrets
+import signal
 import stat
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,6 +25,7 @@ __all__ = [
     "private_file",
     "read_all",
     "read_up_to",
+    "read_when_no_writer",
     "replace_if_unchanged",
 ]
 
@@ -147,6 +152,49 @@ def append(path: Path, data: bytes, *, durable: bool = True) -> None:
             os.fsync(fd)
     finally:
         os.close(fd)
+
+
+WRITER_WAIT_S = 1.0
+"""How long :func:`read_when_no_writer` waits for the last writer of a replaced file."""
+_F_SETLEASE = getattr(fcntl, "F_SETLEASE", None)
+_F_SETSIG = getattr(fcntl, "F_SETSIG", 10)
+
+
+def read_when_no_writer(fd: int, *, timeout_s: float = WRITER_WAIT_S) -> bytes:
+    """Every byte of the file open as ``fd`` (read-only) once no process holds it open for
+    writing, or after ``timeout_s``: what a file just renamed away ends up holding.
+
+    A person's ``>>`` opens the file, writes and closes; one who opened it just before squad's
+    rename writes to the file the rename took away, maybe after squad read it. Linux tells
+    whether anyone still has a file open for writing: a read lease (``F_SETLEASE``) is refused
+    while someone does. Taken and given back at once; a lease break (an open through another
+    link in that instant) is signalled as SIGURG, which is ignored, instead of SIGIO, which
+    would end the process. Where leases are not supported (another system, some network
+    filesystems) the file is read again after 5 ms until it stops growing.
+    """
+    deadline = time.monotonic() + timeout_s
+    if _F_SETLEASE is not None:
+        while True:
+            try:
+                fcntl.fcntl(fd, _F_SETSIG, signal.SIGURG)
+                fcntl.fcntl(fd, _F_SETLEASE, fcntl.F_RDLCK)
+            except OSError as exc:
+                if exc.errno != errno.EAGAIN:
+                    break  # no leases here: settle instead
+                if time.monotonic() >= deadline:
+                    return read_all(fd)
+                time.sleep(0.001)
+                continue
+            fcntl.fcntl(fd, _F_SETLEASE, fcntl.F_UNLCK)
+            return read_all(fd)
+    seen = read_all(fd)
+    while time.monotonic() < deadline:
+        time.sleep(0.005)
+        now = read_all(fd)
+        if now == seen:
+            break
+        seen = now
+    return seen
 
 
 def read_all(fd: int) -> bytes:

@@ -35,7 +35,7 @@ from filelock import FileLock, Timeout
 
 from squad.clock import Clock, utc_now
 from squad.errors import MemoryError_, MemoryFileError, MemoryFullError, StaleWriteError
-from squad.fsutil import append, atomic_write, read_all, replace_if_unchanged
+from squad.fsutil import append, atomic_write, read_all, read_when_no_writer, replace_if_unchanged
 from squad.history.history import NO_HISTORY, WriteHook
 from squad.history.merge import carry_over
 from squad.memory.audit import AuditLog, AuditRecord, sha256_text
@@ -409,7 +409,7 @@ class DailyLog(_AgentFile):
                         )
                     return data
 
-                existing, data = _write_unclobbered(path, relative, appended)
+                existing, data = _append_unclobbered(path, relative, appended)
                 wrote(relative, existing, data)
                 old = existing or b""
         except Timeout:
@@ -450,6 +450,24 @@ class DailyLog(_AgentFile):
         return sorted(found)
 
 
+def _append_unclobbered(
+    path: Path, relative: str, make: Callable[[bytes | None], bytes]
+) -> tuple[bytes | None, bytes]:
+    """Add to the end of ``path``, in place (``O_APPEND``, as ``>>`` does), what ``make(its
+    bytes)`` adds after them; a file not there yet is made whole (:func:`_write_unclobbered`).
+    Nothing is replaced, so a person appending at the same time, even through a descriptor
+    opened long before, loses nothing: both writes land whole, one after the other. Returns
+    the bytes read and those bytes with squad's addition (what history and audit record)."""
+    with _held(path, relative) as (_, raw):
+        if raw is not None:
+            data = make(raw)
+            if not data.startswith(raw):
+                raise ValueError("an append must keep the file's bytes as they are")
+            append(path, data[len(raw) :])
+            return raw, data
+    return _write_unclobbered(path, relative, make)
+
+
 def _write_unclobbered(
     path: Path, relative: str, make: Callable[[bytes | None], bytes]
 ) -> tuple[bytes | None, bytes]:
@@ -478,7 +496,7 @@ def _write_unclobbered(
                 data = carried
             if not replace_if_unchanged(path, data, fd, raw):
                 continue
-            after = read_all(fd) if fd is not None and raw is not None else None
+            after = read_when_no_writer(fd) if fd is not None and raw is not None else None
         if made is None:
             made = (raw, data)
         if after is None or after == raw:

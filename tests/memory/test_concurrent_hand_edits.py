@@ -6,6 +6,7 @@ append mode, write a line, close): it takes no lock, as an editor or a shell doe
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -182,7 +183,7 @@ def test_a_rewrite_in_place_between_squads_check_and_its_rename_is_merged(
     assert seen == [False, False]  # one write, then one that carried the person's change
 
 
-@pytest.mark.parametrize("kind", ["memory", "daily"])
+@pytest.mark.parametrize("kind", ["memory"])
 def test_a_file_someone_keeps_replacing_is_a_stale_write_error_and_loses_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
 ) -> None:
@@ -216,3 +217,61 @@ def test_a_file_someone_keeps_replacing_is_a_stale_write_error_and_loses_nothing
     assert count == WRITE_ATTEMPTS
     assert path.read_text() == before + "".join(f"- hand line {n}\n" for n in range(count))
     assert not [p for p in path.parent.iterdir() if p.name.endswith(".tmp")]
+
+
+_HOLDER = r"""
+import sys, time
+path, opened = sys.argv[1], sys.argv[2]
+with open(path, "a", encoding="utf-8") as f:  # opened before squad's write, written after
+    open(opened, "w").close()
+    time.sleep(0.3)
+    f.write("- hand line held open\n")
+"""
+
+
+def _held_open_by_a_person(path: Path, tmp_path: Path) -> subprocess.Popen[str]:
+    opened = tmp_path / "opened"
+    holder = subprocess.Popen([sys.executable, "-c", _HOLDER, str(path), str(opened)], text=True)
+    _wait_for(opened, holder)
+    return holder
+
+
+def test_a_line_written_through_a_memory_md_descriptor_opened_before_squads_write_is_kept(
+    tmp_path: Path,
+) -> None:
+    path = _seeded(tmp_path)
+    holder = _held_open_by_a_person(path, tmp_path)
+    MemoryFile(path.parents[2], "planner").append("Decisions", "- squad", actor="agent:a")
+    assert holder.wait(timeout=30) == 0
+    text = path.read_text()
+    assert "- hand line held open\n" in text and "- squad\n" in text
+
+
+def test_a_line_written_through_a_daily_log_descriptor_opened_before_squads_append_is_kept(
+    tmp_path: Path,
+) -> None:
+    log = DailyLog(tmp_path / "ws", "planner")
+    day = date(2026, 1, 2)
+    path = log.path_for(day)
+    path.parent.mkdir(parents=True)
+    path.write_text("# 2026-01-02\n")
+    with path.open("a", encoding="utf-8") as person:
+        log.append("squad entry", actor="agent:planner", day=day)
+        person.write("- hand line held open\n")
+    text = path.read_text()
+    assert "- hand line held open\n" in text and "squad entry\n" in text
+
+
+def test_a_writer_that_keeps_the_replaced_file_open_delays_squad_only_so_long(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "f.md"
+    path.write_text("old\n")
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        with path.open("a") as forever:  # held for the whole wait
+            forever.write("more\n")
+            forever.flush()
+            assert fsutil.read_when_no_writer(fd, timeout_s=0.2) == b"old\nmore\n"
+    finally:
+        os.close(fd)
