@@ -34,7 +34,7 @@ from typing import Literal
 from squad.classifier.cues import features, has_secret
 from squad.classifier.dates import absolutise
 from squad.classifier.subjects import section_for, subject_for
-from squad.text.chatter import ChatterKind, substance
+from squad.text.chatter import ChatterKind, Context, substance
 
 __all__ = [
     "GATE_THRESHOLD",
@@ -144,7 +144,7 @@ def _score(text: str, role: str) -> dict[Label, float]:
     return {label: e / total for label, e in zip(LABELS, exps, strict=True)}
 
 
-def _best_span(text: str, role: str, context: Sequence[str] = ()) -> tuple[str, dict[Label, float]]:
+def _best_span(text: str, role: str, context: Context = ()) -> tuple[str, dict[Label, float]]:
     """The part of ``text`` that states its fact, and the message's label probabilities.
 
     Fenced code blocks are dropped first: code states no fact by itself ("Here is the
@@ -184,9 +184,7 @@ def _best_span(text: str, role: str, context: Sequence[str] = ()) -> tuple[str, 
     return best, probabilities
 
 
-def fact_probabilities(
-    text: str, role: str = "user", context: Sequence[str] = ()
-) -> dict[Label, float]:
+def fact_probabilities(text: str, role: str = "user", context: Context = ()) -> dict[Label, float]:
     """The probability of each label for one message, judged whole (code blocks and an
     assistant's chatter aside; ``context`` is what was said before it).
 
@@ -208,7 +206,7 @@ def _one_line(text: str) -> str:
 
 
 def classify(
-    text: str, *, role: str = "user", today: date, context: Sequence[str] = ()
+    text: str, *, role: str = "user", today: date, context: Context = ()
 ) -> OfflineFact | None:
     """The durable fact ``text`` states, or None when it states none (or holds a credential).
 

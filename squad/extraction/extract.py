@@ -27,12 +27,18 @@ from squad.extraction.model_answer import parse_answer
 from squad.extraction.prompt import extraction_messages
 from squad.extraction.quality import containment
 from squad.model.types import ChatModel, Message, ModelReply
-from squad.text.chatter import ChatterKind, is_chatter_message, pieces, restates, substance
+from squad.text.chatter import (
+    ChatterKind,
+    Said,
+    is_chatter_message,
+    pieces,
+    restates,
+    substance,
+)
 from squad.text.secrets import redact_conversation
 
 __all__ = [
     "BatchResult",
-    "context_of",
     "extract_batch",
     "extract_offline",
     "own_words_reason",
@@ -66,7 +72,7 @@ def _echoes(fact: str, earlier: str) -> bool:
     return containment(earlier, fact) >= ECHO or containment(fact, earlier) >= ECHO
 
 
-def context_of(message: ConversationMessage, batch: Sequence[ConversationMessage]) -> list[str]:
+def _context_of(message: ConversationMessage, batch: Sequence[ConversationMessage]) -> list[str]:
     """What the user and the task said before ``message`` in its batch."""
     return [m.content for m in batch if m.role != "assistant" and m.index < message.index]
 
@@ -82,10 +88,13 @@ def extract_offline(batch: Sequence[ConversationMessage], today: date) -> list[C
     dropped as an echo.
     """
     out = []
+    said = Said()  # what the user and the task said so far: a reply's context
     for message in batch:
+        if message.role != "assistant":
+            said.add(message.content)
         if message.role == "task":
             continue
-        context = context_of(message, batch) if message.role == "assistant" else []
+        context = said if message.role == "assistant" else Said()
         fact = classify(message.content, role=message.role, today=today, context=context)
         if fact is None:
             continue
@@ -142,10 +151,10 @@ def own_words_reason(candidate: Candidate, batch: Sequence[ConversationMessage])
     if not mine:
         return None
     last = max(sources, key=lambda m: m.index)
-    said = "\n".join(context_of(last, batch))
+    said = Said.of(_context_of(last, batch))
     if said and restates(candidate.text, said):
         return "restates the user"
-    if all(is_chatter_message(m.content, m.role, context_of(m, batch)) for m in sources):
+    if all(is_chatter_message(m.content, m.role, _context_of(m, batch)) for m in sources):
         return "from the model's chatter"
     return None
 
@@ -162,10 +171,13 @@ def _shown(batch: Sequence[ConversationMessage]) -> list[ConversationMessage]:
     """The batch as the extraction model reads it: assistant messages without their chatter
     (one that is all chatter reads as such), so it is never offered as a fact."""
     out = []
+    said = Said()
     for m in batch:
         if m.role == "assistant":
-            own = substance(m.content, context=context_of(m, batch))
+            own = substance(m.content, context=said)
             m = replace(m, content=own or "(nothing new: acknowledgement or filler)")
+        else:
+            said.add(m.content)
         out.append(m)
     return out
 

@@ -38,8 +38,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable, Iterator, Sequence
-from dataclasses import dataclass
-from functools import cache
+from dataclasses import dataclass, field
+from functools import cache, lru_cache
 from typing import Any, Literal
 
 from squad import prompts
@@ -47,7 +47,9 @@ from squad.text.lexical import stem, term_counts
 
 __all__ = [
     "ChatterKind",
+    "Context",
     "Piece",
+    "Said",
     "chatter_kind",
     "is_chatter_message",
     "pieces",
@@ -215,37 +217,80 @@ def _only(words: list[str], vocabulary: frozenset[str]) -> bool:
     return bool(words) and all(w in vocabulary for w in words)
 
 
-def _terms(text: str) -> set[str]:
-    """The words that could carry news: stemmed, words about answering left out."""
-    return {
-        stem(t)
-        for t in term_counts(text, stemmed=False)
-        if t not in _META_WORDS and t not in _CONTRACTION_PARTS
-    }
+@lru_cache(maxsize=2048)
+def _terms(text: str) -> frozenset[str]:
+    """The words that could carry news: stemmed, words about answering left out (cached: a
+    batch's context is read again for each sentence of each reply)."""
+    return frozenset(
+        {
+            stem(t)
+            for t in term_counts(text, stemmed=False)
+            if t not in _META_WORDS and t not in _CONTRACTION_PARTS
+        }
+    )
 
 
-def _statements(context: Iterable[str]) -> str:
-    """The context's sentences that state something: a question restated is answered."""
-    kept = []
-    for text in context:
-        for line in text.splitlines():
-            kept += [s for s in _SENTENCE_END.split(line) if s.strip() and not _QUESTION.search(s)]
-    return "\n".join(kept)
+@lru_cache(maxsize=2048)
+def _stated(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The words and numbers of ``text``'s sentences that state something: a question's words
+    restated are its answer, not a restatement."""
+    kept = [
+        sentence
+        for line in text.splitlines()
+        for sentence in _SENTENCE_END.split(line)
+        if sentence.strip() and not _QUESTION.search(sentence)
+    ]
+    statements = "\n".join(kept)
+    return _terms(statements), frozenset(_NUMBER.findall(statements))
 
 
-def restates(text: str, context: str) -> bool:
+@dataclass
+class Said:
+    """What the user and the task said before a reply: the words and numbers of their
+    statements, grown one message at a time (a batch reads each message once)."""
+
+    terms: set[str] = field(default_factory=set)
+    numbers: set[str] = field(default_factory=set)
+
+    @classmethod
+    def of(cls, texts: Iterable[str]) -> Said:
+        said = cls()
+        for text in texts:
+            said.add(text)
+        return said
+
+    def add(self, text: str) -> None:
+        terms, numbers = _stated(text)
+        self.terms |= terms
+        self.numbers |= numbers
+
+    def __bool__(self) -> bool:
+        return bool(self.terms or self.numbers)
+
+
+Context = Sequence[str] | Said
+"""What was said before a reply: the texts, or a :class:`Said` built from them."""
+
+
+def _said(context: Context) -> Said:
+    if isinstance(context, Said):
+        return context
+    return Said.of([context] if isinstance(context, str) else context)  # one text, not letters
+
+
+def restates(text: str, context: Context) -> bool:
     """``text`` says nothing ``context`` did not: at least :data:`RESTATED` of its words (and
-    every number) are there, and it has enough words to tell."""
+    every number) were said, and it has enough words to tell."""
     terms = _terms(text)
     if len(terms) < _MIN_TERMS:
         return False
-    known = _terms(context)
-    if not set(_NUMBER.findall(text)) <= set(_NUMBER.findall(context)):
+    said = _said(context)
+    if not set(_NUMBER.findall(text)) <= said.numbers:
         return False
-    return len(terms & known) / len(terms) >= RESTATED
+    return len(terms & said.terms) / len(terms) >= RESTATED
 
 
-def _kind(piece: str, role: str, context: str) -> ChatterKind | None:
+def _kind(piece: str, role: str, context: Said) -> ChatterKind | None:
     bare = _bare(piece)
     if not re.search(r"\w", bare):
         return "boilerplate" if role == "assistant" and piece.strip() else None
@@ -268,7 +313,7 @@ def _kind(piece: str, role: str, context: str) -> ChatterKind | None:
 
 
 def chatter_kind(
-    text: str, *, role: str = "assistant", context: Sequence[str] = ()
+    text: str, *, role: str = "assistant", context: Context = ()
 ) -> ChatterKind | None:
     """What chatter one sentence (or line) is, or None when it may state a fact.
 
@@ -278,10 +323,10 @@ def chatter_kind(
         return "tool_receipt"
     if role == "system":
         return "boilerplate"
-    return _kind(text, role, _statements(context) if role == "assistant" else "")
+    return _kind(text, role, _said(context) if role == "assistant" else Said())
 
 
-def pieces(text: str, *, role: str = "assistant", context: Sequence[str] = ()) -> list[Piece]:
+def pieces(text: str, *, role: str = "assistant", context: Context = ()) -> list[Piece]:
     """``text`` as lines, and the lines no phrase covers whole as sentences, each judged.
 
     A fenced code block is one piece of substance: code is no chatter (nor a fact by itself;
@@ -290,7 +335,7 @@ def pieces(text: str, *, role: str = "assistant", context: Sequence[str] = ()) -
     if role in ("tool", "system"):
         kind = chatter_kind(text, role=role)
         return [Piece(text, kind)] if text.strip() else []
-    said = _statements(context) if role == "assistant" else ""
+    said = _said(context) if role == "assistant" else Said()
     out: list[Piece] = []
     at, number = 0, 0
     for fence in [*_FENCE.finditer(text), None]:
@@ -320,7 +365,7 @@ def substance(
     text: str,
     *,
     role: str = "assistant",
-    context: Sequence[str] = (),
+    context: Context = (),
     keep: Collection[ChatterKind] = (),
 ) -> str:
     """``text`` without its chatter (but the kinds in ``keep``), a line per line kept; ""
@@ -332,7 +377,7 @@ def substance(
     return "\n".join(" ".join(kept) for _, kept in sorted(lines.items()))
 
 
-def is_chatter_message(text: str, role: str, context: Sequence[str] = ()) -> bool:
+def is_chatter_message(text: str, role: str, context: Context = ()) -> bool:
     """True when a whole message is chatter: no line or sentence of it may state a fact.
 
     For recall: a message that is only "Thanks!", a tool receipt or the offline model's

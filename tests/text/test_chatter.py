@@ -10,6 +10,7 @@ from squad import prompts
 from squad.model.offline import answer
 from squad.model.types import Message, ToolCall, ToolSpec
 from squad.text.chatter import (
+    Said,
     chatter_kind,
     is_chatter_message,
     pieces,
@@ -130,6 +131,11 @@ def test_a_restatement_of_the_user_is_chatter_and_news_is_not() -> None:
     assert chatter_kind(changed, context=user) is None  # a new number is news
     added = "The staging database runs Postgres 16 on port 5433 behind PgBouncer in Frankfurt."
     assert chatter_kind(added, context=user) is None
+    said = Said()  # the same context, grown message by message as a batch is read
+    said.add("Hi there.")
+    said.add(user[0])
+    assert chatter_kind(noted, context=said) == "restatement"
+    assert restates(noted, user[0])  # one text is one text, not a sequence of letters
 
 
 def test_answering_a_question_with_its_own_words_is_news() -> None:
