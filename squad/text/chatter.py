@@ -102,7 +102,7 @@ def _pattern(template: str) -> re.Pattern[str] | None:
         return None
     parts = _FIELD.split(template)
     literal = [r"\s+".join(re.escape(w) for w in part.split(" ")) for part in parts]
-    body = "(?:.*?)".join(literal)
+    body = ".*?".join(literal)
     return re.compile(rf"^{body}$", re.IGNORECASE | re.DOTALL)
 
 
@@ -291,21 +291,27 @@ def restates(text: str, context: Context) -> bool:
 
 
 def _kind(piece: str, role: str, context: Said) -> ChatterKind | None:
+    """What chatter ``piece`` is when ``role`` says it (see :data:`_ANYONE`)."""
+    kind = _any_kind(piece, context if role == "assistant" else Said())
+    return kind if role == "assistant" or kind in _ANYONE else None
+
+
+def _any_kind(piece: str, context: Said) -> ChatterKind | None:
+    """What chatter ``piece`` would be in a model's reply; the first kind that fits."""
     bare = _bare(piece)
     if not re.search(r"\w", bare):
-        return "boilerplate" if role == "assistant" and piece.strip() else None
+        return "boilerplate"  # a rule, a lone bullet, an emoji
     if any(p.match(bare) for p in _offline_patterns()):
         return "offline_model"
     words = _words(bare)
-    if _only(words, _ACK_WORDS) and not _NUMBER.search(bare):
+    numbered = _NUMBER.search(bare) is not None  # a number is news: "OK, port 8080 then."
+    if _only(words, _ACK_WORDS) and not numbered:
         return "acknowledgement"
     if any(p.search(bare) for p in _TOOL_RECEIPT):
         return "tool_receipt"
-    if role != "assistant":
-        return None
     if any(p.search(bare) for p in _REFUSAL):
         return "refusal"
-    if _only(words, _META_WORDS) and not _NUMBER.search(bare):
+    if _only(words, _META_WORDS) and not numbered:
         return "boilerplate"
     if context and restates(bare, context):
         return "restatement"
