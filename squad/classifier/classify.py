@@ -34,6 +34,7 @@ from typing import Literal
 from squad.classifier.cues import features, has_secret
 from squad.classifier.dates import absolutise
 from squad.classifier.subjects import section_for, subject_for
+from squad.text.chatter import ChatterKind, Context, substance
 
 __all__ = [
     "GATE_THRESHOLD",
@@ -124,6 +125,8 @@ def _weights() -> _Weights:
     return _Weights(tuple(data["bias"]), {name: tuple(w) for name, w in data["weights"].items()})
 
 
+_SCORED_CHATTER: tuple[ChatterKind, ...] = ("acknowledgement",)
+"""Chatter the weights learnt from, so it stays in the text they score."""
 _NO_FACT: dict[Label, float] = {"none": 1.0, "project": 0.0, "experiential": 0.0}
 _FENCE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?。])\s+|\s*\n\s*")
@@ -141,7 +144,7 @@ def _score(text: str, role: str) -> dict[Label, float]:
     return {label: e / total for label, e in zip(LABELS, exps, strict=True)}
 
 
-def _best_span(text: str, role: str) -> tuple[str, dict[Label, float]]:
+def _best_span(text: str, role: str, context: Context = ()) -> tuple[str, dict[Label, float]]:
     """The part of ``text`` that states its fact, and the message's label probabilities.
 
     Fenced code blocks are dropped first: code states no fact by itself ("Here is the
@@ -153,31 +156,41 @@ def _best_span(text: str, role: str) -> tuple[str, dict[Label, float]]:
     pasted paragraph) that states a fact gives its likeliest sentence as the fact's text, so
     a fact is one sentence rather than a screenful. A credential anywhere, code included,
     refuses the whole message.
+
+    An assistant's chatter (:mod:`squad.text.chatter`: acknowledgements, boilerplate, tool
+    receipts, refusals, the offline model's fixed phrases, restatements of ``context``) is
+    never a fact's text: a reply that is all chatter states no fact, and the fact of one that
+    is not comes from what is left, which is also what is scored. Acknowledgements are
+    scored with it, as the weights were trained: "Got it." before a fact is a sign of one.
     """
     if has_secret(text):
         return "", _NO_FACT
     prose = _FENCE.sub(" ", text)
-    if not re.search(r"\w", prose):
+    own = substance(prose, role=role, context=context) if role == "assistant" else prose
+    if not re.search(r"\w", own):
         return "", _NO_FACT
+    if own != prose:
+        prose = substance(prose, role=role, context=context, keep=_SCORED_CHATTER)
     probabilities = _score(prose, role)
     label = max(LABELS, key=lambda name: probabilities[name])
-    if len(prose) <= LONG_MESSAGE_CHARS or label == "none":
-        return prose, probabilities
+    if len(own) <= LONG_MESSAGE_CHARS or label == "none":
+        return own, probabilities
     spans = [
         s
-        for s in _SENTENCE_BREAK.split(prose)
+        for s in _SENTENCE_BREAK.split(own)
         if len(s) <= LONG_MESSAGE_CHARS and re.search(r"\w", s)
     ]
-    best = max(spans, key=lambda span: _score(span, role)[label], default=prose)
+    best = max(spans, key=lambda span: _score(span, role)[label], default=own)
     return best, probabilities
 
 
-def fact_probabilities(text: str, role: str = "user") -> dict[Label, float]:
-    """The probability of each label for one message, judged whole (code blocks aside).
+def fact_probabilities(text: str, role: str = "user", context: Context = ()) -> dict[Label, float]:
+    """The probability of each label for one message, judged whole (code blocks and an
+    assistant's chatter aside; ``context`` is what was said before it).
 
     A message holding a credential, or no word at all, is ``none`` with certainty.
     """
-    return _best_span(text, role)[1]
+    return _best_span(text, role, context)[1]
 
 
 _LEAD_IN = re.compile(
@@ -192,12 +205,16 @@ def _one_line(text: str) -> str:
     return _LEAD_IN.sub("", text) or text
 
 
-def classify(text: str, *, role: str = "user", today: date) -> OfflineFact | None:
+def classify(
+    text: str, *, role: str = "user", today: date, context: Context = ()
+) -> OfflineFact | None:
     """The durable fact ``text`` states, or None when it states none (or holds a credential).
 
-    ``role`` is ``"user"`` or ``"assistant"``; ``today`` anchors relative dates.
+    ``role`` is ``"user"`` or ``"assistant"``; ``today`` anchors relative dates. ``context``
+    is what the user or the task said before an assistant's ``text``: what it merely
+    restates is not its fact.
     """
-    span, probabilities = _best_span(text, role)
+    span, probabilities = _best_span(text, role, context)
     label = max(LABELS, key=lambda name: probabilities[name])
     if label == "none":
         return None
@@ -215,11 +232,16 @@ def worth_a_model_call(
 ) -> bool:
     """True when some ``(role, text)`` message looks fact-bearing: P(fact) >= ``threshold``.
 
-    System and tool messages are never fact sources and are ignored.
+    System, tool and task messages are never fact sources; a task prompt is an assistant
+    message's context, as the user's messages before it are.
     """
+    said: list[str] = []
     for role, text in messages:
         if role in ("user", "assistant"):
-            probabilities = fact_probabilities(text, role)
+            context = said if role == "assistant" else ()
+            probabilities = fact_probabilities(text, role, context)
             if 1.0 - probabilities["none"] >= threshold:
                 return True
+        if role in ("user", "task"):
+            said.append(text)
     return False

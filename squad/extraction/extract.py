@@ -4,6 +4,13 @@ A batch is read with its credentials redacted first (:func:`redacted`), each mes
 the ones before it, so neither the model nor a fact ever sees a password split across two
 messages ("what's the db password?" / "hunter2x"); a fact built from a redacted message is
 dropped by :func:`~squad.extraction.quality.drop_reason`.
+
+The model's own words are no facts (:mod:`squad.text.chatter`): its acknowledgements, filler,
+tool receipts, refusals, the offline model's fixed phrases and its restatements of the user or
+the task. The offline classifier reads an assistant message without them; the extraction model
+is shown assistant messages without them, and a fact it proposes from assistant messages
+alone is dropped when it is chatter, restates what the user or the task said, or comes from
+messages that were all chatter (:func:`own_words_reason`).
 """
 
 from __future__ import annotations
@@ -20,9 +27,23 @@ from squad.extraction.model_answer import parse_answer
 from squad.extraction.prompt import extraction_messages
 from squad.extraction.quality import containment
 from squad.model.types import ChatModel, Message, ModelReply
+from squad.text.chatter import (
+    ChatterKind,
+    Said,
+    is_chatter_message,
+    pieces,
+    restates,
+    substance,
+)
 from squad.text.secrets import redact_conversation
 
-__all__ = ["BatchResult", "extract_batch", "extract_offline", "redacted"]
+__all__ = [
+    "BatchResult",
+    "extract_batch",
+    "extract_offline",
+    "own_words_reason",
+    "redacted",
+]
 
 Extractor = Literal["offline", "model", "gate"]
 MODEL_TIMEOUT_S = 120.0
@@ -51,27 +72,42 @@ def _echoes(fact: str, earlier: str) -> bool:
     return containment(earlier, fact) >= ECHO or containment(fact, earlier) >= ECHO
 
 
+def _context_of(message: ConversationMessage, batch: Sequence[ConversationMessage]) -> list[str]:
+    """What the user and the task said before ``message`` in its batch."""
+    return [m.content for m in batch if m.role != "assistant" and m.index < message.index]
+
+
 def extract_offline(batch: Sequence[ConversationMessage], today: date) -> list[Candidate]:
     """One candidate per message that states a fact, by the offline classifier.
 
     Task prompts are never sources. A message whose author is known (a named person of a
     replayed transcript) gives a fact that names them: "Caroline: I ran a charity race".
-    An assistant reply that restates an earlier user message
-    or task prompt ("Noted: the API is on 8080", "This deliverable addresses the task: ...")
-    adds nothing: it is dropped as an echo.
+    An assistant reply is read without its chatter, restatements of what the user or the task
+    said before it included ("Noted: the API is on 8080", "This deliverable addresses the
+    task: ..."); a fact left that still echoes an earlier message adds nothing: it is
+    dropped as an echo.
     """
     out = []
+    said = Said()  # what the user and the task said so far: a reply's context
     for message in batch:
+        if message.role != "assistant":
+            said.add(message.content)
         if message.role == "task":
             continue
-        fact = classify(message.content, role=message.role, today=today)
+        context = said if message.role == "assistant" else Said()
+        fact = classify(message.content, role=message.role, today=today, context=context)
         if fact is None:
             continue
         echo = message.role == "assistant" and any(
             m.role != "assistant" and m.index < message.index and _echoes(fact.text, m.content)
             for m in batch
         )
-        long = len(message.content) > LONG_MESSAGE_CHARS
+        source = (
+            substance(message.content, context=context)
+            if message.role == "assistant"
+            else message.content
+        )
+        long = len(source) > LONG_MESSAGE_CHARS
         out.append(
             Candidate(
                 text=f"{message.author}: {fact.text}" if message.author else fact.text,
@@ -80,7 +116,7 @@ def extract_offline(batch: Sequence[ConversationMessage], today: date) -> list[C
                 subject=fact.subject,
                 confidence=fact.confidence,
                 source_turns=(message.index,),
-                detail=message.content.strip() if long else None,
+                detail=source.strip() if long else None,
                 dropped="restates the user" if echo else None,
             )
         )
@@ -97,6 +133,53 @@ def redacted(
         m if text == m.content else replace(m, content=text)
         for m, text in zip(batch, contents, strict=True)
     ]
+
+
+def own_words_reason(candidate: Candidate, batch: Sequence[ConversationMessage]) -> str | None:
+    """Why a fact the model proposed is the model's own words rather than a fact, or None.
+
+    Chatter whoever said it (an acknowledgement, a tool receipt, the offline model's phrases)
+    is never a fact. A fact drawn from assistant messages alone must state something new:
+    not chatter of any kind, not what the user or the task said before (that is their fact,
+    filed from their message), and not from messages that were nothing but chatter.
+    """
+    sources = [m for m in batch if m.index in candidate.source_turns]
+    mine = bool(sources) and all(m.role == "assistant" for m in sources)
+    kind = _whole_chatter(candidate.text, "assistant" if mine else "user")
+    if kind is not None:
+        return f"chatter ({kind.replace('_', ' ')})"
+    if not mine:
+        return None
+    last = max(sources, key=lambda m: m.index)
+    said = Said.of(_context_of(last, batch))
+    if said and restates(candidate.text, said):
+        return "restates the user"
+    if all(is_chatter_message(m.content, m.role, _context_of(m, batch)) for m in sources):
+        return "from the model's chatter"
+    return None
+
+
+def _whole_chatter(text: str, role: str) -> ChatterKind | None:
+    """The kind of chatter ``text`` is when every piece of it is chatter, else None."""
+    found = pieces(text, role=role)
+    if not found or any(p.kind is None for p in found):
+        return None
+    return found[0].kind
+
+
+def _shown(batch: Sequence[ConversationMessage]) -> list[ConversationMessage]:
+    """The batch as the extraction model reads it: assistant messages without their chatter
+    (one that is all chatter reads as such), so it is never offered as a fact."""
+    out = []
+    said = Said()
+    for m in batch:
+        if m.role == "assistant":
+            own = substance(m.content, context=said)
+            m = replace(m, content=own or "(nothing new: acknowledgement or filler)")
+        else:
+            said.add(m.content)
+        out.append(m)
+    return out
 
 
 def _detail(sources: Iterable[str]) -> str | None:
@@ -123,9 +206,10 @@ def extract_batch(
     batch = redacted(batch)
     if model is None:
         return BatchResult(extract_offline(batch, today), "offline")
-    if not worth_a_model_call([(m.role, m.content) for m in batch if m.role != "task"]):
+    if not worth_a_model_call([(m.role, m.content) for m in batch]):
         return BatchResult([], "gate")
-    messages = extraction_messages(batch, existing, today)
+    shown = _shown(batch)
+    messages = extraction_messages(shown, existing, today)
     replies: list[ModelReply] = []
     error: AnswerError | None = None
     for attempt in (1, 2):
@@ -149,9 +233,12 @@ def extract_batch(
             replace(
                 c,
                 source_turns=tuple(batch[t].index for t in c.source_turns),
-                detail=_detail(batch[t].content for t in c.source_turns),
+                detail=_detail(shown[t].content for t in c.source_turns),
             )
             for c in found
+        ]
+        mapped = [
+            c if c.dropped else replace(c, dropped=own_words_reason(c, batch)) for c in mapped
         ]
         return BatchResult(mapped, "model", tuple(replies), attempt)
     return BatchResult(

@@ -26,7 +26,8 @@ ports, owners, decisions, conventions, deadlines. Give a memory.md section: "Dec
 user's preferences, working style, name, role, timezone, reusable lessons.
 Never extract: credentials or secrets; questions; greetings or thanks; transient status ("I'm \
 running the tests now"); one-off requests; suggestions nobody accepted; the assistant merely \
-restating what it was told. Messages from "task" are an orchestrator's instructions to the \
+restating what it was told; the assistant's own filler, tool receipts, refusals or remarks \
+about itself. Messages from "task" are an orchestrator's instructions to the \
 agent: context only, never a source of facts.
 
 Rules:

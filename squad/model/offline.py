@@ -41,7 +41,6 @@ import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, Literal
 
 from squad.model import prompt_text as pt
@@ -170,16 +169,12 @@ def _digest(*parts: str) -> str:
     return hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:12]
 
 
-@lru_cache(maxsize=1)
 def _phrases() -> dict[str, Any]:
-    from ruamel.yaml import YAML
-
+    """The templates of ``squad/prompts/offline.yaml``: the one source of the offline model's
+    fixed phrases, read by :mod:`squad.text.chatter` too so they are never filed as facts."""
     from squad import prompts
 
-    loaded = YAML(typ="safe").load(prompts.load("offline.yaml"))
-    if not isinstance(loaded, dict):
-        raise RuntimeError("squad/prompts/offline.yaml must hold a mapping")
-    return loaded
+    return prompts.offline_phrases()
 
 
 def _wants_json(response_format: Mapping[str, Any] | None) -> bool:

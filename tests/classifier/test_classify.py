@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from bench.train_extractor import macro_f1
 from squad.classifier.classify import (
+    LONG_MESSAGE_CHARS,
     OfflineFact,
     classify,
     fact_probabilities,
@@ -27,6 +28,8 @@ from squad.classifier.classify import (
     worth_a_model_call,
 )
 from squad.classifier.dates import absolutise
+from squad.model.offline import answer as offline_answer
+from squad.model.types import Message
 
 TODAY = date(2026, 11, 29)  # a Sunday
 REPO = Path(__file__).parents[2]
@@ -109,6 +112,41 @@ def test_an_assistant_restating_a_project_fact_is_a_project_fact() -> None:
     assert fact is not None
     assert fact.scope == "project"
     assert fact.text == "the cron jobs here run in UTC."
+
+
+def test_the_offline_models_disclaimer_states_no_fact() -> None:
+    said = (
+        "The docs site is built with MkDocs Material, deployed from the gh-pages branch by the "
+        "docs workflow, and every page needs an owner listed in its front matter."
+    )
+    reply = offline_answer([Message.user(said)]).content
+    assert len(reply) > LONG_MESSAGE_CHARS  # judged by its likeliest sentence: the disclaimer
+    assert classify(reply, role="assistant", today=TODAY) is None
+
+
+def test_an_assistants_filler_states_no_fact() -> None:
+    filler = "Done. The work is written up below.\n- point one\n- point two"
+    assert classify(filler, role="assistant", today=TODAY) is None
+    assert not worth_a_model_call([("task", "Task: Outline the guide."), ("assistant", filler)])
+
+
+def test_an_assistants_fact_is_filed_without_its_chatter() -> None:
+    reply = (
+        "Got it! The staging database runs Postgres 16 on port 5433. "
+        "Let me know if you need anything else."
+    )
+    fact = classify(reply, role="assistant", today=TODAY)
+    assert fact is not None
+    assert fact.text == "The staging database runs Postgres 16 on port 5433."
+
+
+def test_an_assistant_restating_the_user_states_no_fact_of_its_own() -> None:
+    user = "The cron jobs here run in UTC."
+    noted = "Noted: the cron jobs here run in UTC."
+    assert classify(noted, role="assistant", today=TODAY, context=[user]) is None
+    assert not worth_a_model_call(
+        [("user", "What time zone do the crons use?"), ("assistant", "Thanks!")]
+    )
 
 
 def test_an_assistant_status_update_states_no_fact() -> None:
