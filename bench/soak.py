@@ -200,6 +200,10 @@ class Soak:
     def sample(self, t: float, pid: int, *, status: bool) -> None:
         values: dict[str, float] = dict(process_metrics(pid))
         values["home_bytes"] = tree_size(self.home)[0]
+        # The daemon's log is bounded by rotation (20 MB a file, 3 kept), not by retention.
+        logs = sum(_size(p) for p in self.home.glob("daemon.jsonl*"))
+        values["daemon_log_bytes"] = logs
+        values["home_bytes_without_log"] = values["home_bytes"] - logs
         values["db_bytes"] = _sqlite_bytes(self.database)
         values["checkpoints_bytes"] = _sqlite_bytes(self.checkpoints)
         workspace_bytes, workspace_files = tree_size(self.workspaces, skip=".git")
@@ -241,6 +245,13 @@ def _sqlite_bytes(path: Path) -> int:
         for p in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm"))
         if p.exists()
     )
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:  # rotated away meanwhile
+        return 0
 
 
 def _folders(root: Path) -> list[Path]:
