@@ -16,7 +16,7 @@ passes finish, then closes checkpoints and the store.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -137,6 +137,7 @@ class App:
                     clock=self.clock,
                     embedder=self._embedder(),
                     histories=self.history,
+                    same_as=known_to_the_extractor,
                 )
             return self._memory
 
@@ -380,3 +381,21 @@ class App:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def known_to_the_extractor(fact: str, known: Sequence[str]) -> int | None:
+    """The extractor's duplicate check (exact, normalised, near-duplicate merge), as the
+    memory service's :data:`~squad.memory.dedupe.SameAs`: the index of the fact of ``known``
+    that ``fact`` repeats, None when the extractor would write it as new. The memory layer
+    sits below the extractor, so the App is where the two meet."""
+    from squad.extraction.candidates import Candidate, Existing
+    from squad.extraction.quality import decide
+
+    existing = [
+        Existing(number, "project", text, None, ref=f"line:{number}")
+        for number, text in enumerate(known)
+    ]
+    (verdict,) = decide([Candidate(fact, "project")], existing)
+    if verdict.reason in ("duplicate", "near-duplicate") and verdict.target is not None:
+        return verdict.target.number
+    return None

@@ -27,7 +27,7 @@ import re
 import stat
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
 
@@ -39,6 +39,7 @@ from squad.fsutil import append, atomic_write, read_all, replace_if_unchanged
 from squad.history.history import NO_HISTORY, WriteHook
 from squad.history.merge import carry_over
 from squad.memory.audit import AuditLog, AuditRecord, sha256_text
+from squad.memory.dedupe import Known, SameAs, fresh_lines, same_key
 from squad.memory.document import (
     BOM,
     MemoryDocument,
@@ -88,7 +89,14 @@ class WriteResult:
     section: str | None
     old_version: str
     new_version: str
+    """Equal to ``old_version`` when nothing was written (every line already known)."""
     size: int
+    known: tuple[Known, ...] = ()
+    """Lines of a deduplicating write left out: the file already said them."""
+
+    @property
+    def written(self) -> bool:
+        return self.new_version != self.old_version
 
 
 def locked(path: Path) -> FileLock:
@@ -121,6 +129,21 @@ class _AgentFile:
 class MemoryFile(_AgentFile):
     """One agent's ``memory.md`` inside a workspace."""
 
+    def __init__(
+        self,
+        workspace: Path,
+        agent: str,
+        *,
+        cap_bytes: int = DEFAULT_CAP_BYTES,
+        clock: Clock = utc_now,
+        history: WriteHook = NO_HISTORY,
+        same_as: SameAs = same_key,
+    ) -> None:
+        """``same_as`` judges whether a line says what another does, for deduplicating
+        writes (the extractor's judgement, handed in by the memory service)."""
+        super().__init__(workspace, agent, cap_bytes=cap_bytes, clock=clock, history=history)
+        self.same_as = same_as
+
     @functools.cached_property
     def path(self) -> Path:
         return contained(self.workspace, "agents", self.agent, MEMORY_FILE)
@@ -149,8 +172,14 @@ class MemoryFile(_AgentFile):
             )
         return document.read(section)
 
-    def append(self, section: str, text: str, *, actor: str) -> WriteResult:
-        return self._edit("append", section, text, actor=actor, automatic=False, expected=None)
+    def append(self, section: str, text: str, *, actor: str, dedupe: bool = False) -> WriteResult:
+        """Add ``text`` at the end of ``section``. With ``dedupe``, lines the file already says
+        (in any section; superseded lines aside) or that repeat an earlier line of ``text``
+        are left out and reported in :attr:`WriteResult.known`; when none is left, nothing is
+        written."""
+        return self._edit(
+            "append", section, text, actor=actor, automatic=False, expected=None, dedupe=dedupe
+        )
 
     def replace(
         self,
@@ -160,9 +189,19 @@ class MemoryFile(_AgentFile):
         actor: str,
         automatic: bool = False,
         expected_version: str | None = None,
+        dedupe: bool = False,
     ) -> WriteResult:
+        """Set ``section``'s body to ``text``; with ``dedupe``, a line repeating an earlier
+        line of ``text`` is left out (other sections are not looked at: a replace may be
+        moving a fact between sections)."""
         return self._edit(
-            "replace", section, text, actor=actor, automatic=automatic, expected=expected_version
+            "replace",
+            section,
+            text,
+            actor=actor,
+            automatic=automatic,
+            expected=expected_version,
+            dedupe=dedupe,
         )
 
     def undo(self, before: bytes | None, after: bytes | None, *, actor: str) -> WriteResult:
@@ -215,15 +254,26 @@ class MemoryFile(_AgentFile):
         actor: str,
         automatic: bool,
         expected: str | None,
+        dedupe: bool = False,
     ) -> WriteResult:
         refuse_secrets(text, what=f"text for {self.relative}")
         refuse_unencodable(section + text, what=f"text for {self.relative}")
         try:
             with self._history.writing(actor) as wrote, locked(self.path):
+                known: tuple[Known, ...] = ()
 
                 def edited(current: Snapshot) -> bytes:
+                    nonlocal known
+                    new = text
+                    if dedupe:
+                        said = [line for _, line in current.document.live_lines()]
+                        new, known = fresh_lines(
+                            text, said if operation == "append" else [], self.same_as
+                        )
+                        if known and not new.strip() and operation == "append":
+                            return current.raw or b""  # all known: nothing to write
                     return self._capped(
-                        self._edited(current, operation, section, text, automatic, expected)
+                        self._edited(current, operation, section, new, automatic, expected)
                         .render()
                         .encode(),
                         current,
@@ -233,9 +283,13 @@ class MemoryFile(_AgentFile):
                     )
 
                 current, data = self._write(edited)
+                if current.raw is not None and data == current.raw:
+                    return WriteResult(
+                        self.relative, section, current.version, current.version, len(data), known
+                    )
                 result = self._written(data, current, operation, actor, section)
                 wrote(self.relative, current.raw, data)
-                return result
+                return replace(result, known=known)
         except Timeout:
             raise MemoryError_(f"{self.relative} is locked by another writer; try again") from None
 
@@ -471,6 +525,8 @@ def _write_unclobbered(
         with _held(path, relative) as (fd, raw):
             if late is None:
                 data = make(raw)
+                if raw is not None and data == raw:
+                    return raw, data  # nothing to change: the file is left as it is
             else:
                 carried = carry_over(*late, raw or b"")
                 if carried is None:

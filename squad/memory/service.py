@@ -29,6 +29,7 @@ from squad.memory.assembly import (
 )
 from squad.memory.audit import AuditLog, AuditRecord
 from squad.memory.boot import ensure_default_soul, load_boot_files
+from squad.memory.dedupe import SameAs, same_key
 from squad.memory.files import DailyLog, MemoryFile
 from squad.memory.recall import RecalledLine, recall_order
 from squad.spec.models import AgentSpec, SquadSpec
@@ -152,15 +153,18 @@ class MemoryService:
         clock: Clock = utc_now,
         embedder: Embedder | None = None,
         histories: HistoryFactory | None = None,
+        same_as: SameAs = same_key,
     ) -> None:
         """``embedder`` ranks Layer A semantically (``load_embedder``); None: lexically.
         ``histories`` gives each workspace's history (None: memory changes are not
-        committed, as in a home with ``history.enabled: false``)."""
+        committed, as in a home with ``history.enabled: false``). ``same_as`` judges
+        whether a memory.md line repeats another (the App hands in the extractor's)."""
         self.settings = settings
         self.store = store
         self._clock = clock
         self.embedder = embedder
         self._histories = histories
+        self.same_as = same_as
         self._namespace_ids: dict[tuple[str, str], int] = {}
 
     # -- layers ----------------------------------------------------------------------------
@@ -191,6 +195,7 @@ class MemoryService:
             cap_bytes=self.settings.memory_file_cap_bytes,
             clock=self._clock,
             history=self._hook(ctx),
+            same_as=self.same_as,
         )
 
     def daily_log(self, ctx: AgentContext) -> DailyLog:

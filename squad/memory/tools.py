@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from squad.errors import MemoryError_, UsageError
 from squad.memory.assembly import Budget, build_memory_block
+from squad.memory.dedupe import Known
 from squad.memory.files import WriteResult
 from squad.memory.service import AgentContext, MemoryService
 
@@ -36,10 +37,13 @@ class MemoryTools:
         return _guard(lambda: self._service.memory_file(self._ctx).read(section) or "(empty)")
 
     def memory_append(self, section: str, text: str) -> str:
-        """Add lines at the end of a memory.md section (created if missing)."""
+        """Add lines at the end of a memory.md section (created if missing); lines memory.md
+        already says are not written again."""
         return _guard(
             lambda: self._written(
-                self._service.memory_file(self._ctx).append(section, text, actor=self._actor)
+                self._service.memory_file(self._ctx).append(
+                    section, text, actor=self._actor, dedupe=True
+                )
             )
         )
 
@@ -48,7 +52,7 @@ class MemoryTools:
         return _guard(
             lambda: self._written(
                 self._service.memory_file(self._ctx).replace(
-                    section, text, actor=self._actor, automatic=True
+                    section, text, actor=self._actor, automatic=True, dedupe=True
                 )
             )
         )
@@ -102,7 +106,11 @@ class MemoryTools:
 
         Counted with the same tokenizer and assembly the next prompt uses.
         """
+        if not result.written:
+            return f"already known, nothing written: {_said(result.known)}"
         message = f"saved to {result.file} ({result.section}); file is now {result.size:,} bytes"
+        if result.known:
+            message += f"; already known, left out: {_said(result.known)}"
         budget = Budget(self._ctx.squad.memory.max_tokens)
         document = self._service.memory_file(self._ctx).snapshot().document
         layer = build_memory_block([], document, budget, self._service.counter(self._ctx)).project
@@ -130,6 +138,17 @@ class MemoryTools:
                 self.memory_write_daily,
             )
         ]
+
+
+KNOWN_SHOWN = 5
+"""Lines left out as already known that an answer quotes."""
+
+
+def _said(known: tuple[Known, ...]) -> str:
+    """The lines left out, each with the line of memory.md that already says it."""
+    shown = [f"{k.line.strip()!r} (memory.md has {k.same_as.strip()!r})" for k in known]
+    more = len(shown) - KNOWN_SHOWN
+    return "; ".join(shown[:KNOWN_SHOWN]) + (f"; and {more} more" if more > 0 else "")
 
 
 def _guard(action: Callable[[], object]) -> str:

@@ -223,3 +223,56 @@ def test_share_unused_lets_experience_borrow_the_empty_project_share(
     block = service.memory_block(sharing, touch=False)
     assert block.experiential.kept > kept_strict
     assert block.experiential.tokens + block.project.tokens <= 300
+
+
+def test_a_fact_told_in_four_chats_is_written_to_memory_md_once(
+    settings: Settings, store: Store, clock: FrozenClock
+) -> None:
+    """Exact repeats, a normalised variant and a near duplicate are all known already: the
+    extractor's judgement (the one the App hands the memory service) decides."""
+    from squad.app import known_to_the_extractor
+
+    manager = SquadManager(settings, store=store, clock=clock)
+    manager.create(squad_from_text(BASIC_YAML))
+    service = MemoryService(settings, store, clock=clock, same_as=known_to_the_extractor)
+    fact = "- The docs site is built with the MkDocs Material theme"
+    told = [
+        fact,
+        fact,  # the same words in another chat
+        "- the docs site is BUILT with the mkdocs material theme!! (2026-11-30)",  # normalised
+        "- The docs site is built with MkDocs Material theme",  # near duplicate
+    ]
+    answers = [MemoryTools(service, ctx(service)).memory_append("Insights", t) for t in told]
+    assert answers[0].startswith("saved to agents/writer/memory.md (Insights)")
+    for answer in answers[1:]:
+        assert answer.startswith("already known, nothing written:"), answer
+        assert "MkDocs Material theme" in answer
+    text = service.memory_file(ctx(service)).path.read_text()
+    assert text.count("MkDocs Material theme") == 1
+    writes = AuditLog(service.settings.workspaces / "demo").records()
+    assert [r.operation for r in writes] == ["append"]  # the repeats wrote nothing at all
+
+    tools = MemoryTools(service, ctx(service))
+    mixed = tools.memory_append("Decisions", f"{fact}\n- Deploys go out on Fridays\n{fact}")
+    assert "saved to agents/writer/memory.md (Decisions)" in mixed
+    assert "already known, left out:" in mixed
+    memory = service.memory_file(ctx(service))
+    assert memory.read("Decisions").strip() == "- Deploys go out on Fridays"
+    assert tools.memory_append("Insights", "- The API listens on 8080").startswith("saved")
+    assert tools.memory_append("Insights", "- The API listens on 9090").startswith("saved")
+
+    replaced = tools.memory_replace("Coding Rules", "- Use tabs\n- use tabs.\n- Lint first")
+    assert "already known, left out: '- use tabs.'" in replaced
+    assert memory.read("Coding Rules").strip() == "- Use tabs\n- Lint first"
+
+
+def test_a_superseded_line_does_not_make_its_fact_known(service: MemoryService) -> None:
+    file = service.memory_file(ctx(service))
+    file.append(
+        "Insights", "- ~~The API listens on 8080~~ (2026-11-02; superseded 2026-11-29)", actor="x"
+    )
+    answer = MemoryTools(service, ctx(service)).memory_append(
+        "Insights", "- The API listens on 8080"
+    )
+    assert answer.startswith("saved to"), answer
+    assert file.read("Insights").count("The API listens on 8080") == 2
