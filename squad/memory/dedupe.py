@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from squad.memory.sightings import sighting_key
 
@@ -48,12 +49,16 @@ def fact_of(line: str) -> str:
     return text
 
 
+_key = lru_cache(maxsize=16_384)(sighting_key)
+"""Keys of the lines a file holds, computed once while it is written again and again."""
+
+
 def same_key(fact: str, known: Sequence[str]) -> int | None:
     """The first of ``known`` with ``fact``'s :func:`sighting_key` (None: none, or no words)."""
-    key = sighting_key(fact)
+    key = _key(fact)
     if not key:
         return None
-    return next((i for i, text in enumerate(known) if sighting_key(text) == key), None)
+    return next((i for i, text in enumerate(known) if _key(text) == key), None)
 
 
 def fresh_lines(
@@ -72,7 +77,7 @@ def fresh_lines(
             fenced = not fenced
         judged = not fenced and not _FENCE.match(bare) and not bare.lstrip().startswith("#")
         fact = fact_of(bare) if judged else ""
-        if not fact or not sighting_key(fact):
+        if not fact or not _key(fact):
             kept.append(line)
             continue
         found = same_as(fact, facts)

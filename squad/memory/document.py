@@ -35,6 +35,7 @@ __all__ = [
     "heading_lines",
     "line_ending",
     "open_block",
+    "split_lines",
     "superseded",
     "with_line_ending",
 ]
@@ -251,6 +252,14 @@ class MemoryDocument:
         _, trailing = _split_trailing_blank(section.body)
         return self._edited(section, _joined(addition, trailing), addition)
 
+    def with_body(self, name: str, body: str) -> MemoryDocument:
+        """Section ``name``'s body set to exactly ``body`` (line endings as given); KeyError
+        when there is no such section, StructureError when the sections would change."""
+        section = self.find(name)
+        if section is None:
+            raise KeyError(name)
+        return self._edited(section, body, body)
+
     def _matching(self, name: str) -> Iterator[Section]:
         wanted = name.strip().casefold()
         return (s for s in self.sections if s.name is not None and s.name.casefold() == wanted)
@@ -307,9 +316,12 @@ class MemoryDocument:
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 
-def _lines(text: str) -> list[str]:
+def split_lines(text: str) -> list[str]:
     """Lines with their endings, split exactly where the markdown parser splits them."""
     return _LINE.findall(text)
+
+
+_lines = split_lines
 
 
 def _joined(addition: str, trailing: str) -> str:
