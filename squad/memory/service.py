@@ -31,6 +31,7 @@ from squad.memory.audit import AuditLog, AuditRecord
 from squad.memory.boot import ensure_default_soul, load_boot_files
 from squad.memory.dedupe import SameAs, same_key
 from squad.memory.files import DailyLog, MemoryFile
+from squad.memory.fold import Folded
 from squad.memory.recall import RecalledLine, recall_order
 from squad.spec.models import AgentSpec, SquadSpec
 from squad.store.records import MessageRecord, MessageRole, NewFact
@@ -208,6 +209,15 @@ class MemoryService:
         )
 
     # -- history ---------------------------------------------------------------------------
+
+    def consolidate(self, ctx: AgentContext, *, actor: str = "consolidation") -> Folded | None:
+        """Fold the oldest Insights of the agent's memory.md when it holds more than
+        :data:`~squad.memory.fold.NIGHTLY_AT` of its cap (the nightly maintenance): the
+        daily log and memory.md change together, audited, and committed as one change
+        outside a run. None when the file needed no fold."""
+        subject = f"memory: {actor} folded the oldest Insights of {ctx.agent.id}"
+        with self.change(ctx, actor, subject=subject):
+            return self.memory_file(ctx).consolidate(actor=actor)
 
     def history(self, workspace: Path, squad: str) -> History | None:
         """The workspace's history, None when history is off."""
