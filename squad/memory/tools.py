@@ -12,8 +12,10 @@ from typing import TYPE_CHECKING
 
 from squad.errors import MemoryError_, UsageError
 from squad.memory.assembly import Budget, build_memory_block
+from squad.memory.boot import BOOT_FILES, WORKSPACE_RULES_TITLE, load_boot_files
 from squad.memory.dedupe import Known
 from squad.memory.files import WriteResult
+from squad.memory.reading import read_targets, render_read
 from squad.memory.service import AgentContext, MemoryService
 
 if TYPE_CHECKING:
@@ -32,9 +34,33 @@ class MemoryTools:
         self._ctx = ctx
         self._actor = f"agent:{ctx.agent.id}"
 
-    def memory_read(self, section: str | None = None) -> str:
-        """Read your project memory (memory.md): one section by name, or all of it."""
-        return _guard(lambda: self._service.memory_file(self._ctx).read(section) or "(empty)")
+    def memory_read(self, section: str | None = None, target: str = "memory") -> str:
+        """Read your memory. target: 'memory' (your memory.md: one section by name, or all
+        of it), 'soul' (persona, SOUL.md), 'user' (user preferences, USER.md), 'agents' (work
+        rules, AGENTS.md) or 'all'."""
+
+        def run() -> str:
+            wanted = target.strip().casefold()
+            if wanted not in read_targets():
+                raise UsageError(
+                    f"unknown memory_read target {target!r}; use one of: "
+                    + ", ".join(read_targets())
+                )
+            if section is not None and wanted != "memory":
+                raise UsageError("section applies to target 'memory' (memory.md) only")
+            titles = {title for name, (_, title) in BOOT_FILES.items() if wanted in (name, "all")}
+            if wanted in ("agents", "all"):
+                titles.add(WORKSPACE_RULES_TITLE)
+            home = self._service.settings.home
+            boot = [b for b in load_boot_files(home, self._ctx.workspace) if b.title in titles]
+            memory = None
+            if wanted in ("memory", "all"):
+                memory = self._service.memory_file(self._ctx).read(section)
+            if not boot and memory is None:
+                return f"(nothing in {wanted}: the file is empty or missing)"
+            return render_read(boot, memory)
+
+        return _guard(run)
 
     def memory_append(self, section: str, text: str) -> str:
         """Add lines at the end of a memory.md section (created if missing); lines memory.md
