@@ -306,17 +306,18 @@ class MemoryFile(_AgentFile):
                     ) -> bytes:
                         data = built(current)
                         if len(data) > self.cap_bytes and fold:
-                            raise _Full(len(data))
+                            raise _Full
                         return self._capped(data, current, operation, actor, section)
 
                     try:
                         current, data = self._write(fitted)
                         break
-                    except _Full as full:
+                    except _Full:
                         # Fold, then write again: on the file as it is now (a person may
                         # have added to it since), with room made for a while.
                         snapshot = self.snapshot()
-                        plan = self._plan_fold(snapshot, full.size, actor)
+                        plan = None
+                        plan = self._plan_fold(snapshot, len(built(snapshot)), actor)
                         if plan is not None and len(built(snapshot)) > self.cap_bytes:
                             plan = None  # folding all it can would not make room
                         folded = None if plan is None else self._fold_out(plan, actor, wrote, kept)
@@ -548,10 +549,6 @@ class MemoryFile(_AgentFile):
 
 class _Full(Exception):  # control flow inside one write: never raised out of it
     """A write's bytes would pass the cap: fold first, then write again."""
-
-    def __init__(self, size: int) -> None:
-        super().__init__(size)
-        self.size = size
 
 
 def _undo_lines(raw: bytes, before: bytes, removed: list[str], added: list[str]) -> bytes:

@@ -23,6 +23,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
+from functools import lru_cache
 
 from squad.classifier.subjects import subject_for
 from squad.memory.dedupe import SameAs, fact_of, same_key
@@ -103,7 +104,7 @@ class _Item:
 
 def _items(body: str) -> list[_Item]:
     """The section body as items: each top-level bullet with its indented continuation
-    lines (foldable unless it holds a credential), every other line on its own (kept)."""
+    lines (foldable), every other line on its own (kept)."""
     items: list[_Item] = []
     fenced = False
     for line in split_lines(body):
@@ -125,10 +126,7 @@ def _items(body: str) -> list[_Item]:
             items.append(_Item(line, True))
         else:
             items.append(_Item(line, False))
-    return [
-        _Item(item.text, False) if item.foldable and contains_secret(item.text) else item
-        for item in items
-    ]
+    return items
 
 
 def plan_fold(
@@ -146,31 +144,30 @@ def plan_fold(
     section = document.find(FOLD_SECTION)
     if section is None or need <= 0:
         return None
-    foldable = [item.text for item in _items(section.body) if item.foldable]
-    sizes = [len(text.encode()) for text in foldable]
-    fits = 0
-    total = 0
-    for size in sizes:  # what the daily log can take
-        if total + size > room:
-            break
-        total += size
-        fits += 1
-    count = 0
-    freed = 0
-    while count < fits and freed < need:
-        freed += sizes[count]
-        count += 1
-    while count > 0:
-        chosen = tuple(foldable[:count])
+    candidates = (item.text for item in _items(section.body) if item.foldable)
+    chosen: list[str] = []
+    summaries: list[str] = []
+    freed = kept = 0  # bytes taken out, bytes of the summary lines put in
+    exhausted = False
+    while True:
+        while freed - kept < need:  # enough, were the summaries as long as before
+            text = next(candidates, None)
+            if text is None or freed + len(text.encode()) > room:
+                exhausted = True  # no more items, or no more room in the daily log
+                break
+            if contains_secret(text):
+                continue  # a credential never moves to another file: it stays for a person
+            chosen.append(text)
+            freed += len(text.encode())
+        if not chosen:
+            return None
         summaries = summary_lines(chosen, day=day, pointer=pointer, same_as=same_as)
         kept = sum(len(line.encode()) + len(document.newline) for line in summaries)
-        if freed - kept >= need or count == fits:
-            if freed - kept <= 0:
-                return None  # summaries as long as what they replace: folding frees nothing
-            return FoldPlan(chosen, tuple(summaries))
-        freed += sizes[count]
-        count += 1
-    return None
+        if freed - kept >= need or exhausted:
+            break
+    if freed - kept <= 0:
+        return None  # summaries as long as what they replace: folding frees nothing
+    return FoldPlan(tuple(chosen), tuple(summaries))
 
 
 def summary_lines(
@@ -191,7 +188,9 @@ def summary_lines(
     groups: dict[str, list[int]] = {}
     for (fact, stamp), topic in zip(found, _topics([f for f, _ in found]), strict=True):
         members = groups.setdefault(topic, [])
-        same = same_as(fact, [facts[i] for i in members])
+        same = same_key(fact, [facts[i] for i in members])  # cheap: the same normal form
+        if same is None:
+            same = same_as(fact, [facts[i] for i in members])
         if same is None:
             members.append(len(facts))
             facts.append(fact)
@@ -224,7 +223,7 @@ def _topics(facts: Sequence[str]) -> list[str]:
     """Each fact's topic: its subject when the classifier knows one, else its most specific
     word shared with another fact of the fold (the rarest such word, so that "search" rather
     than "needs" names a group; :data:`OTHER` when it shares none)."""
-    subjects = [subject_for(fact, "project") for fact in facts]
+    subjects = [_subject(fact) for fact in facts]
     words = [
         list(dict.fromkeys(w for w in _WORD.findall(fact.casefold()) if len(w) > 3))
         for fact in facts
@@ -238,6 +237,11 @@ def _topics(facts: Sequence[str]) -> list[str]:
         shared = [w for w in ws if w not in _STOP and frequency[w] >= 2]
         topics.append(min(shared, key=lambda w: frequency[w]) if shared else OTHER)
     return topics
+
+
+@lru_cache(maxsize=8192)
+def _subject(fact: str) -> str | None:
+    return subject_for(fact, "project")
 
 
 def _bounded(groups: dict[str, list[int]]) -> dict[str, list[int]]:

@@ -137,6 +137,12 @@ class MemoryTools:
         message = f"saved to {result.file} ({result.section}); file is now {result.size:,} bytes"
         if result.known:
             message += f"; already known, left out: {_said(result.known)}"
+        if result.folded is not None:
+            message += (
+                f"; memory.md was full, so its {result.folded.moved} oldest Insights lines "
+                f"were folded: moved whole to {result.folded.daily} (memory_read_daily reads "
+                f"them), {result.folded.summaries} summary lines in their place"
+            )
         budget = Budget(self._ctx.squad.memory.max_tokens)
         document = self._service.memory_file(self._ctx).snapshot().document
         layer = build_memory_block([], document, budget, self._service.counter(self._ctx)).project
