@@ -255,3 +255,15 @@ def test_a_fold_takes_out_only_lines_still_there_and_summarises_per_topic() -> N
 def test_nothing_is_planned_when_the_daily_log_has_no_room() -> None:
     document = MemoryDocument.parse("# Insights\n- a fact worth keeping (2026-01-01)\n")
     assert plan_fold(document, need=10, room=5, day=date(2026, 12, 6), pointer="p") is None
+
+
+def test_a_line_holding_a_credential_a_person_wrote_is_never_moved() -> None:
+    secret = "- deploy with password=Sup3rS3cret!x (2026-01-01)"
+    why = ", because the auditors ask for them every quarter and the archive is slow" * 3
+    others = [
+        f"- the billing service keeps {n} days of invoices{why} (2026-01-0{n})" for n in (2, 3)
+    ]
+    document = MemoryDocument.parse("# Insights\n" + "\n".join([secret, *others]) + "\n")
+    plan = plan_fold(document, need=60, room=10_000, day=date(2026, 12, 6), pointer="p")
+    assert plan is not None and secret not in plan.lines and plan.lines[0] == others[0]
+    assert secret in apply_fold(document, plan).read("Insights")
