@@ -133,6 +133,8 @@ class MemoryTools:
         Counted with the same tokenizer and assembly the next prompt uses.
         """
         if not result.written:
+            if not result.known:
+                return f"nothing written: {result.file} already holds exactly that"
             return f"already known, nothing written: {_said(result.known)}"
         message = f"saved to {result.file} ({result.section}); file is now {result.size:,} bytes"
         if result.known:

@@ -262,6 +262,9 @@ def test_a_fact_told_in_four_chats_is_written_to_memory_md_once(
     assert tools.memory_append("Insights", "- The API listens on 8080").startswith("saved")
     assert tools.memory_append("Insights", "- The API listens on 9090").startswith("saved")
 
+    assert tools.memory_append("Insights", "\n") == (
+        "nothing written: agents/writer/memory.md already holds exactly that"
+    )
     replaced = tools.memory_replace("Coding Rules", "- Use tabs\n- use tabs.\n- Lint first")
     assert "already known, left out: '- use tabs.'" in replaced
     assert memory.read("Coding Rules").strip() == "- Use tabs\n- Lint first"
