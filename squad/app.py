@@ -16,7 +16,8 @@ passes finish, then closes checkpoints and the store.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -137,6 +138,7 @@ class App:
                     clock=self.clock,
                     embedder=self._embedder(),
                     histories=self.history,
+                    same_as=known_to_the_extractor,
                 )
             return self._memory
 
@@ -380,3 +382,37 @@ class App:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def known_to_the_extractor(fact: str, known: Sequence[str]) -> int | None:
+    """The extractor's duplicate check (exact, normalised, near-duplicate merge), as the
+    memory service's :data:`~squad.memory.dedupe.SameAs`: the index of the fact of ``known``
+    that ``fact`` repeats, None when the extractor would write it as new. The memory layer
+    sits below the extractor, so the App is where the two meet.
+
+    Only the facts the extractor's own measures put close (same normal form, or similarity
+    at the near-duplicate threshold) go to its decision, so a check costs one pass of cheap
+    comparisons over a full memory.md rather than its whole decision per line."""
+    from squad.extraction.candidates import Candidate, Existing
+    from squad.extraction.quality import NEAR_DUPLICATE, decide, similarity
+
+    key = _normalised(fact)
+    close = [
+        number
+        for number, text in enumerate(known)
+        if _normalised(text) == key or similarity(fact, text) >= NEAR_DUPLICATE
+    ]
+    if not close:
+        return None
+    existing = [Existing(n, "project", known[n], None, ref=f"line:{n}") for n in close]
+    (verdict,) = decide([Candidate(fact, "project")], existing)
+    if verdict.reason in ("duplicate", "near-duplicate") and verdict.target is not None:
+        return verdict.target.number
+    return None
+
+
+@lru_cache(maxsize=16_384)
+def _normalised(text: str) -> str:
+    from squad.extraction.quality import normalise
+
+    return normalise(text)

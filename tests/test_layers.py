@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent / "squad"
 LAYERS: list[set[str]] = [
     {"errors"},
     {"fsutil"},
-    {"clock", "paths", "flock", "eventlines", "prompts"},
+    {"clock", "paths", "flock", "eventlines", "prompts", "diskfull"},
     {"text", "spec"},
     {"settings", "classifier", "telemetry"},
     {"model", "store", "workspace", "history"},

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from squad.checkpoints.base import Checkpoints
+from squad.diskfull import as_disk_full
 from squad.fsutil import SQLITE_COMPANIONS, private_dir, private_file
-from squad.store.engine import as_disk_full
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.sqlite import SqliteSaver

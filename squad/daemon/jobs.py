@@ -10,6 +10,10 @@ that the store no longer has (their squad was deleted) and were last written lon
 files (``memory.md``, daily logs, boot files, ``logs/memory-audit.jsonl``) never match and
 are never touched. What to delete is decided by pure functions over plain data; the edges only
 list and remove.
+
+Consolidation runs memory gc, and folds each agent's ``memory.md`` grown past 80% of its cap:
+its oldest Insights move whole to the agent's daily log, summarised in place
+(:mod:`squad.memory.fold`), committed as the ``consolidation`` actor's change.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ __all__ = [
     "LogFile",
     "RetentionReport",
     "find_run_logs",
+    "fold_memory_files",
     "logs_to_prune",
     "orphans_to_prune",
     "plans_to_prune",
@@ -264,9 +269,46 @@ def pack_histories(app: App, workspaces: Iterable[tuple[str, Path]]) -> dict[str
 
 
 def run_consolidation(app: App, *, now: datetime) -> dict[str, Any]:
-    """The memory consolidation pass (:func:`squad.memory.gc.run_gc`), as its report's dict."""
+    """The memory consolidation pass: memory gc (:func:`squad.memory.gc.run_gc`) and the fold
+    of every agent's memory.md grown past 80% of its cap (:func:`fold_memory_files`), as
+    the gc report's dict with ``memory_folds`` added."""
     from squad.memory.gc import run_gc
 
-    report = run_gc(app.store, app.squads.workspace_paths(), now=now, dry_run=False)
+    workspaces = app.squads.workspace_paths()
+    report = run_gc(app.store, workspaces, now=now, dry_run=False)
     result: dict[str, Any] = report.to_dict()
+    result["memory_folds"] = fold_memory_files(app, workspaces)
     return result
+
+
+def fold_memory_files(app: App, workspaces: Mapping[str, Path]) -> list[dict[str, Any]]:
+    """Fold the oldest Insights of each agent's memory.md that holds more than 80% of its
+    cap (:meth:`squad.memory.service.MemoryService.consolidate`): one entry per fold, or per
+    file that could not be folded (with the reason; the pass goes on)."""
+    from squad.errors import MemoryError_, SquadError
+    from squad.memory.service import AgentContext
+
+    folds: list[dict[str, Any]] = []
+    for squad, workspace in sorted(workspaces.items()):
+        try:
+            spec = app.squads.workspaces.read_manifest(workspace).definition
+        except SquadError:
+            continue  # an unreadable manifest: `squad ws health` reports it
+        for agent in spec.agents:
+            ctx = AgentContext.of(spec, agent.id, workspace)
+            entry: dict[str, Any] = {"squad": squad, "agent": agent.id}
+            try:
+                folded = app.memory.consolidate(ctx)
+            except MemoryError_ as exc:
+                folds.append({**entry, "error": str(exc)})
+                continue
+            if folded is not None:
+                folds.append(
+                    {
+                        **entry,
+                        "moved": folded.moved,
+                        "summaries": folded.summaries,
+                        "daily": folded.daily,
+                    }
+                )
+    return folds

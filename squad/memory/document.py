@@ -10,6 +10,10 @@ first line is one) and rendered back; new text takes the line ending the documen
 An edit is refused (:class:`StructureError`) when the result would not parse back into
 exactly the sections it was built from, and when text would be added inside a code fence or
 HTML block the document leaves open at its end; the error then names the line that opens it.
+
+A superseded line stays in the file, struck through and dated (``- ~~<fact>~~ (2026-11-02;
+superseded 2026-11-29)``): history, not a current fact. :meth:`Section.live_lines` and
+:meth:`MemoryDocument.live_lines` leave such lines out (what a prompt should show).
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ __all__ = [
     "heading_lines",
     "line_ending",
     "open_block",
+    "split_lines",
+    "superseded",
     "with_line_ending",
 ]
 
@@ -38,6 +44,10 @@ BOM = "\ufeff"
 """The byte-order mark some editors put at the start of a UTF-8 file."""
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
+_BULLET_LINE = re.compile(
+    r"^\s*[-*]\s+(?P<text>.*?)(?:\s+\((?P<date>\d{4}-\d\d-\d\d)(?P<rest>[^)]*)\))?\s*$"
+)
+"""A fact line: a bullet, its text, and an optional trailing ``(YYYY-MM-DD...)`` stamp."""
 
 
 class StructureError(ValueError):
@@ -67,6 +77,21 @@ class Section:
     def content_lines(self) -> list[str]:
         """Non-blank body lines, without line endings."""
         return [line for line in self.body.splitlines() if line.strip()]
+
+    def live_lines(self) -> list[str]:
+        """:meth:`content_lines` without the superseded (struck-through) ones."""
+        return [line for line in self.content_lines() if not superseded(line)]
+
+
+def superseded(line: str) -> bool:
+    """Whether ``line`` is a fact marked superseded: a bullet whose whole text is struck
+    through (``- ~~old fact~~``), or whose date stamp says ``superseded``."""
+    found = _BULLET_LINE.match(line)
+    if found is None:
+        return False
+    text = found.group("text").strip()
+    struck = len(text) > 4 and text.startswith("~~") and text.endswith("~~")
+    return struck or "superseded" in (found.group("rest") or "")
 
 
 def heading_lines(text: str) -> list[tuple[int, str]]:
@@ -178,6 +203,16 @@ class MemoryDocument:
     def names(self) -> list[str]:
         return [s.name for s in self.sections if s.name is not None]
 
+    def live_lines(self) -> list[tuple[str, str]]:
+        """``(section, line)`` of every current line of the named sections, in file order:
+        superseded (struck-through) lines are history and left out."""
+        return [
+            (section.name, line)
+            for section in self.sections
+            if section.name is not None
+            for line in section.live_lines()
+        ]
+
     def find(self, name: str) -> Section | None:
         """The first section called ``name`` (case-insensitive), if any."""
         return next(iter(self._matching(name)), None)
@@ -216,6 +251,14 @@ class MemoryDocument:
         addition = self._new_lines(text)
         _, trailing = _split_trailing_blank(section.body)
         return self._edited(section, _joined(addition, trailing), addition)
+
+    def with_body(self, name: str, body: str) -> MemoryDocument:
+        """Section ``name``'s body set to exactly ``body`` (line endings as given); KeyError
+        when there is no such section, StructureError when the sections would change."""
+        section = self.find(name)
+        if section is None:
+            raise KeyError(name)
+        return self._edited(section, body, body)
 
     def _matching(self, name: str) -> Iterator[Section]:
         wanted = name.strip().casefold()
@@ -273,9 +316,12 @@ class MemoryDocument:
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 
-def _lines(text: str) -> list[str]:
+def split_lines(text: str) -> list[str]:
     """Lines with their endings, split exactly where the markdown parser splits them."""
     return _LINE.findall(text)
+
+
+_lines = split_lines
 
 
 def _joined(addition: str, trailing: str) -> str:

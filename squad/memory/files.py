@@ -27,18 +27,20 @@ import re
 import stat
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
 
 from filelock import FileLock, Timeout
 
 from squad.clock import Clock, utc_now
+from squad.diskfull import as_disk_full
 from squad.errors import MemoryError_, MemoryFileError, MemoryFullError, StaleWriteError
 from squad.fsutil import append, atomic_write, read_all, read_when_no_writer, replace_if_unchanged
-from squad.history.history import NO_HISTORY, WriteHook
+from squad.history.history import NO_HISTORY, WriteHook, Wrote
 from squad.history.merge import carry_over
 from squad.memory.audit import AuditLog, AuditRecord, sha256_text
+from squad.memory.dedupe import Known, SameAs, fresh_lines, same_key
 from squad.memory.document import (
     BOM,
     MemoryDocument,
@@ -46,8 +48,17 @@ from squad.memory.document import (
     line_ending,
     with_line_ending,
 )
+from squad.memory.fold import (
+    FOLD_SECTION,
+    FOLD_TO,
+    NIGHTLY_AT,
+    Folded,
+    FoldPlan,
+    apply_fold,
+    daily_entry,
+    plan_fold,
+)
 from squad.paths import check_name, contained
-from squad.store.engine import as_disk_full
 from squad.text.secrets import refuse_secrets
 from squad.workspace.layout import MEMORY_FILE
 
@@ -64,6 +75,10 @@ __all__ = [
 
 LOCK_TIMEOUT_S = 30.0
 DEFAULT_CAP_BYTES = 50 * 1024
+FOLD_ATTEMPTS = 4
+"""Tries of a write that must fold first (a person adding lines meanwhile can use up room)."""
+FOLD_ENTRY_SLACK = 64
+"""Bytes of a daily log kept free beyond a fold entry's estimate (its counts may grow)."""
 WRITE_ATTEMPTS = 20
 """How often a write starts again on a file someone else keeps rewriting before giving up."""
 
@@ -88,7 +103,16 @@ class WriteResult:
     section: str | None
     old_version: str
     new_version: str
+    """Equal to ``old_version`` when nothing was written (every line already known)."""
     size: int
+    known: tuple[Known, ...] = ()
+    """Lines of a deduplicating write left out: the file already said them."""
+    folded: Folded | None = None
+    """The fold that made room for the write (the file was full)."""
+
+    @property
+    def written(self) -> bool:
+        return self.new_version != self.old_version
 
 
 def locked(path: Path) -> FileLock:
@@ -121,6 +145,21 @@ class _AgentFile:
 class MemoryFile(_AgentFile):
     """One agent's ``memory.md`` inside a workspace."""
 
+    def __init__(
+        self,
+        workspace: Path,
+        agent: str,
+        *,
+        cap_bytes: int = DEFAULT_CAP_BYTES,
+        clock: Clock = utc_now,
+        history: WriteHook = NO_HISTORY,
+        same_as: SameAs = same_key,
+    ) -> None:
+        """``same_as`` judges whether a line says what another does, for deduplicating
+        writes (the extractor's judgement, handed in by the memory service)."""
+        super().__init__(workspace, agent, cap_bytes=cap_bytes, clock=clock, history=history)
+        self.same_as = same_as
+
     @functools.cached_property
     def path(self) -> Path:
         return contained(self.workspace, "agents", self.agent, MEMORY_FILE)
@@ -149,8 +188,14 @@ class MemoryFile(_AgentFile):
             )
         return document.read(section)
 
-    def append(self, section: str, text: str, *, actor: str) -> WriteResult:
-        return self._edit("append", section, text, actor=actor, automatic=False, expected=None)
+    def append(self, section: str, text: str, *, actor: str, dedupe: bool = False) -> WriteResult:
+        """Add ``text`` at the end of ``section``. With ``dedupe``, lines the file already says
+        (in any section; superseded lines aside) or that repeat an earlier line of ``text``
+        are left out and reported in :attr:`WriteResult.known`; when none is left, nothing is
+        written."""
+        return self._edit(
+            "append", section, text, actor=actor, automatic=False, expected=None, dedupe=dedupe
+        )
 
     def replace(
         self,
@@ -160,9 +205,19 @@ class MemoryFile(_AgentFile):
         actor: str,
         automatic: bool = False,
         expected_version: str | None = None,
+        dedupe: bool = False,
     ) -> WriteResult:
+        """Set ``section``'s body to ``text``; with ``dedupe``, a line repeating an earlier
+        line of ``text`` is left out (other sections are not looked at: a replace may be
+        moving a fact between sections)."""
         return self._edit(
-            "replace", section, text, actor=actor, automatic=automatic, expected=expected_version
+            "replace",
+            section,
+            text,
+            actor=actor,
+            automatic=automatic,
+            expected=expected_version,
+            dedupe=dedupe,
         )
 
     def undo(self, before: bytes | None, after: bytes | None, *, actor: str) -> WriteResult:
@@ -215,29 +270,172 @@ class MemoryFile(_AgentFile):
         actor: str,
         automatic: bool,
         expected: str | None,
+        dedupe: bool = False,
     ) -> WriteResult:
         refuse_secrets(text, what=f"text for {self.relative}")
         refuse_unencodable(section + text, what=f"text for {self.relative}")
         try:
             with self._history.writing(actor) as wrote, locked(self.path):
+                known: tuple[Known, ...] = ()
+                plan: FoldPlan | None = None
 
-                def edited(current: Snapshot) -> bytes:
-                    return self._capped(
-                        self._edited(current, operation, section, text, automatic, expected)
-                        .render()
-                        .encode(),
-                        current,
-                        operation,
-                        actor,
-                        section,
+                def built(current: Snapshot) -> bytes:
+                    nonlocal known
+                    new = text
+                    if dedupe:
+                        said = [line for _, line in current.document.live_lines()]
+                        new, known = fresh_lines(
+                            text, said if operation == "append" else [], self.same_as
+                        )
+                        if known and not new.strip() and operation == "append":
+                            return current.raw or b""  # all known: nothing to write
+                    base = current.document if plan is None else apply_fold(current.document, plan)
+                    document = self._edited(
+                        current, operation, section, new, automatic, expected, base
                     )
+                    return document.render().encode()
 
-                current, data = self._write(edited)
+                folded: Folded | None = None
+                kept: set[str] = set()  # items the daily log holds already
+                into_insights = section.casefold() == FOLD_SECTION.casefold()
+                can_fold = operation == "append" or not into_insights
+                for attempt in range(FOLD_ATTEMPTS):
+
+                    def fitted(
+                        current: Snapshot, fold: bool = can_fold and attempt < FOLD_ATTEMPTS - 1
+                    ) -> bytes:
+                        data = built(current)
+                        if len(data) > self.cap_bytes and fold:
+                            raise _Full
+                        return self._capped(data, current, operation, actor, section)
+
+                    try:
+                        current, data = self._write(fitted)
+                        break
+                    except _Full:
+                        # Fold, then write again: on the file as it is now (a person may
+                        # have added to it since), with room made for a while.
+                        snapshot = self.snapshot()
+                        plan = None
+                        plan = self._plan_fold(snapshot, len(built(snapshot)), actor)
+                        if plan is not None and len(built(snapshot)) > self.cap_bytes:
+                            plan = None  # folding all it can would not make room
+                        folded = None if plan is None else self._fold_out(plan, actor, wrote, kept)
+                        if folded is None:
+                            plan, can_fold = None, False  # refused on the next try
+                else:  # pragma: no cover - the last attempt never raises _Full
+                    raise AssertionError("unreachable")
+                if current.raw is not None and data == current.raw:
+                    return WriteResult(
+                        self.relative, section, current.version, current.version, len(data), known
+                    )
+                if folded is not None:
+                    self._audit_fold(folded, current, data, actor)
                 result = self._written(data, current, operation, actor, section)
                 wrote(self.relative, current.raw, data)
-                return result
+                return replace(result, known=known, folded=folded)
         except Timeout:
             raise MemoryError_(f"{self.relative} is locked by another writer; try again") from None
+
+    def consolidate(
+        self, *, actor: str = "consolidation", over: float = NIGHTLY_AT
+    ) -> Folded | None:
+        """Fold the oldest Insights (see :mod:`squad.memory.fold`) when the file holds more
+        than ``over`` of its cap; what was folded, None when nothing was (the nightly
+        maintenance calls this for every agent)."""
+        try:
+            with self._history.writing(actor) as wrote, locked(self.path):
+                first = self.snapshot()
+                if first.problem is not None or first.size <= over * self.cap_bytes:
+                    return None
+                plan = self._plan_fold(first, first.size, actor)
+                if plan is None:
+                    return None
+                folded = self._fold_out(plan, actor, wrote)
+                if folded is None:
+                    return None
+
+                def fold(current: Snapshot) -> bytes:
+                    if current.problem is not None:
+                        raise MemoryFileError(current.problem)
+                    refuse_read_only(self.path, self.relative)
+                    return apply_fold(current.document, plan).render().encode()
+
+                current, data = self._write(fold)
+                if current.raw is not None and data == current.raw:
+                    return None
+                self._audit_fold(folded, current, data, actor)
+                wrote(self.relative, current.raw, data)
+                return folded
+        except Timeout:
+            raise MemoryError_(f"{self.relative} is locked by another writer; try again") from None
+
+    def _plan_fold(self, current: Snapshot, size: int, actor: str) -> FoldPlan | None:
+        """What to fold so that a file of ``size`` bytes comes back to :data:`FOLD_TO` of the
+        cap, within what today's daily log can still take; None when nothing can be."""
+        if current.problem is not None:
+            return None
+        day = self._clock().date()
+        log = self._daily()
+        try:
+            room = log.room(day, daily_entry(FoldPlan((), ()), self.relative), actor)
+        except MemoryError_:
+            return None  # no usable daily log: nowhere to keep the lines
+        return plan_fold(
+            current.document,
+            need=size - int(FOLD_TO * self.cap_bytes),
+            room=room - FOLD_ENTRY_SLACK,
+            day=day,
+            pointer=log.relative(day),
+            same_as=self.same_as,
+        )
+
+    def _fold_out(
+        self, plan: FoldPlan, actor: str, wrote: Wrote, kept: set[str] | None = None
+    ) -> Folded | None:
+        """Keep the plan's lines whole in today's daily log, before memory.md loses them
+        (but for items of ``kept``, there already from an earlier try, which it gains); None
+        when the log refuses them (then nothing is folded)."""
+        kept = set() if kept is None else kept
+        new = FoldPlan(tuple(item for item in plan.items if item not in kept), plan.summaries)
+        log = self._daily()
+        try:
+            daily = log.relative(self._clock().date())
+            if new.items:
+                daily = log.append_within(
+                    daily_entry(new, self.relative), actor=actor, day=None, wrote=wrote
+                )
+        except MemoryError_:
+            return None
+        kept.update(new.items)
+        return Folded(len(plan.lines), len(plan.summaries), daily)
+
+    def _daily(self) -> DailyLog:
+        return DailyLog(self.workspace, self.agent, cap_bytes=self.cap_bytes, clock=self._clock)
+
+    def _audit_fold(self, folded: Folded, current: Snapshot, data: bytes, actor: str) -> None:
+        self._audit.append(
+            AuditRecord(
+                time=self._clock().isoformat(),
+                actor=actor,
+                operation="fold",
+                file=self.relative,
+                section=FOLD_SECTION,
+                old_sha256=current.version or None,
+                new_sha256=_version(data),
+                bytes=len(data),
+                note=(
+                    f"{folded.moved} oldest {FOLD_SECTION} lines moved whole to {folded.daily}; "
+                    f"{folded.summaries} summary lines in their place"
+                ),
+                details={
+                    "moved": folded.moved,
+                    "summaries": folded.summaries,
+                    "daily": folded.daily,
+                    "bytes_before": current.size,
+                },
+            )
+        )
 
     def _edited(
         self,
@@ -247,7 +445,10 @@ class MemoryFile(_AgentFile):
         text: str,
         automatic: bool,
         expected: str | None,
+        base: MemoryDocument | None = None,
     ) -> MemoryDocument:
+        """The edit made to ``base`` (the document of ``current`` unless given: the same
+        folded first), after the checks ``current`` must pass."""
         if current.problem is not None:
             raise MemoryFileError(current.problem)
         refuse_read_only(self.path, self.relative)
@@ -257,7 +458,8 @@ class MemoryFile(_AgentFile):
                 f"{expected[:12]} is now {current.version[:12]}); read it again and "
                 "redo the change"
             )
-        old = current.document.find(section)
+        document = current.document if base is None else base
+        old = document.find(section)
         if (
             automatic
             and operation == "replace"
@@ -271,8 +473,8 @@ class MemoryFile(_AgentFile):
             )
         try:
             if operation == "append":
-                return current.document.append(section, text)
-            return current.document.replace(section, text)
+                return document.append(section, text)
+            return document.replace(section, text)
         except StructureError as exc:
             # A line number means the file, not the text, is what needs fixing.
             error = MemoryError_ if exc.line is None else MemoryFileError
@@ -345,6 +547,10 @@ class MemoryFile(_AgentFile):
         return result
 
 
+class _Full(Exception):  # control flow inside one write: never raised out of it
+    """A write's bytes would pass the cap: fold first, then write again."""
+
+
 def _undo_lines(raw: bytes, before: bytes, removed: list[str], added: list[str]) -> bytes:
     """``raw`` with one occurrence of each ``added`` line taken out (the last) and each
     ``removed`` line put back after the nearest line above it in ``before`` that ``raw``
@@ -384,6 +590,17 @@ class DailyLog(_AgentFile):
 
     def append(self, text: str, *, actor: str, day: date | None = None) -> str:
         """Add a timestamped entry to the day's log; returns the log's workspace path."""
+        try:
+            with self._history.writing(actor) as wrote:
+                return self.append_within(text, actor=actor, day=day, wrote=wrote)
+        except Timeout:
+            raise MemoryError_(
+                f"{self.relative(day or self._clock().date())} is locked; try again"
+            ) from None
+
+    def append_within(self, text: str, *, actor: str, day: date | None, wrote: Wrote) -> str:
+        """:meth:`append` inside a history hook its caller holds already (a fold of
+        ``memory.md`` writes its lines here within its own write)."""
         refuse_secrets(text, what="text for the daily log")
         refuse_unencodable(actor + text, what="text for the daily log")
         now = self._clock()
@@ -391,17 +608,16 @@ class DailyLog(_AgentFile):
         path = self.path_for(day)
         relative = self.relative(day)
         try:
-            with self._history.writing(actor) as wrote, _mkdir_lock(path):
+            with _mkdir_lock(path):
 
                 def appended(existing: bytes | None) -> bytes:
                     if existing is not None:
                         refuse_read_only(path, relative)
-                    old = existing if existing is not None else f"# {day.isoformat()}\n".encode()
+                    old = existing if existing is not None else self.header(day)
                     # latin-1 maps each byte to one character: finds the line ending of any bytes.
                     nl = line_ending(old.decode("latin-1"))
                     body = with_line_ending(text.strip(), nl)
-                    entry = f"{nl}## {now.strftime('%H:%M:%S')} {actor}{nl}{nl}{body}{nl}"
-                    data = old + entry.encode()
+                    data = old + self.entry(body, actor, nl).encode()
                     if len(data) > self.cap_bytes:
                         raise MemoryFullError(
                             f"{relative} would pass its {self.cap_bytes:,}-byte cap; "
@@ -429,6 +645,22 @@ class DailyLog(_AgentFile):
             )
         )
         return self.relative(day)
+
+    @staticmethod
+    def header(day: date) -> bytes:
+        """A new day's log before its first entry."""
+        return f"# {day.isoformat()}\n".encode()
+
+    def entry(self, body: str, actor: str, newline: str = "\n") -> str:
+        """One entry as appended: a timestamped heading naming ``actor``, then ``body``."""
+        stamp = self._clock().strftime("%H:%M:%S")
+        return f"{newline}## {stamp} {actor}{newline}{newline}{body}{newline}"
+
+    def room(self, day: date, body: str, actor: str) -> int:
+        """Bytes of ``body`` (an entry for ``day``) the log can still take."""
+        path = self.path_for(day)
+        size = len(read_file_bytes(path, self.relative(day)) or self.header(day))
+        return self.cap_bytes - size - len(self.entry(body, actor).encode())
 
     def read(self, day: date) -> str:
         """The day's log for reading: ``\\n`` line endings, U+FFFD for bytes not UTF-8."""
@@ -489,6 +721,8 @@ def _write_unclobbered(
         with _held(path, relative) as (fd, raw):
             if late is None:
                 data = make(raw)
+                if raw is not None and data == raw:
+                    return raw, data  # nothing to change: the file is left as it is
             else:
                 carried = carry_over(*late, raw or b"")
                 if carried is None:

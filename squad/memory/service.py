@@ -29,7 +29,9 @@ from squad.memory.assembly import (
 )
 from squad.memory.audit import AuditLog, AuditRecord
 from squad.memory.boot import ensure_default_soul, load_boot_files
+from squad.memory.dedupe import SameAs, same_key
 from squad.memory.files import DailyLog, MemoryFile
+from squad.memory.fold import Folded
 from squad.memory.recall import RecalledLine, recall_order
 from squad.spec.models import AgentSpec, SquadSpec
 from squad.store.records import MessageRecord, MessageRole, NewFact
@@ -152,15 +154,18 @@ class MemoryService:
         clock: Clock = utc_now,
         embedder: Embedder | None = None,
         histories: HistoryFactory | None = None,
+        same_as: SameAs = same_key,
     ) -> None:
         """``embedder`` ranks Layer A semantically (``load_embedder``); None: lexically.
         ``histories`` gives each workspace's history (None: memory changes are not
-        committed, as in a home with ``history.enabled: false``)."""
+        committed, as in a home with ``history.enabled: false``). ``same_as`` judges
+        whether a memory.md line repeats another (the App hands in the extractor's)."""
         self.settings = settings
         self.store = store
         self._clock = clock
         self.embedder = embedder
         self._histories = histories
+        self.same_as = same_as
         self._namespace_ids: dict[tuple[str, str], int] = {}
 
     # -- layers ----------------------------------------------------------------------------
@@ -191,6 +196,7 @@ class MemoryService:
             cap_bytes=self.settings.memory_file_cap_bytes,
             clock=self._clock,
             history=self._hook(ctx),
+            same_as=self.same_as,
         )
 
     def daily_log(self, ctx: AgentContext) -> DailyLog:
@@ -203,6 +209,15 @@ class MemoryService:
         )
 
     # -- history ---------------------------------------------------------------------------
+
+    def consolidate(self, ctx: AgentContext, *, actor: str = "consolidation") -> Folded | None:
+        """Fold the oldest Insights of the agent's memory.md when it holds more than
+        :data:`~squad.memory.fold.NIGHTLY_AT` of its cap (the nightly maintenance): the
+        daily log and memory.md change together, audited, and committed as one change
+        outside a run. None when the file needed no fold."""
+        subject = f"memory: {actor} folded the oldest Insights of {ctx.agent.id}"
+        with self.change(ctx, actor, subject=subject):
+            return self.memory_file(ctx).consolidate(actor=actor)
 
     def history(self, workspace: Path, squad: str) -> History | None:
         """The workspace's history, None when history is off."""

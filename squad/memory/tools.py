@@ -12,7 +12,10 @@ from typing import TYPE_CHECKING
 
 from squad.errors import MemoryError_, UsageError
 from squad.memory.assembly import Budget, build_memory_block
+from squad.memory.boot import BOOT_FILES, WORKSPACE_RULES_TITLE, load_boot_files
+from squad.memory.dedupe import Known
 from squad.memory.files import WriteResult
+from squad.memory.reading import read_targets, render_read
 from squad.memory.service import AgentContext, MemoryService
 
 if TYPE_CHECKING:
@@ -31,15 +34,42 @@ class MemoryTools:
         self._ctx = ctx
         self._actor = f"agent:{ctx.agent.id}"
 
-    def memory_read(self, section: str | None = None) -> str:
-        """Read your project memory (memory.md): one section by name, or all of it."""
-        return _guard(lambda: self._service.memory_file(self._ctx).read(section) or "(empty)")
+    def memory_read(self, section: str | None = None, target: str = "memory") -> str:
+        """Read your memory. target: 'memory' (your memory.md: one section by name, or all
+        of it), 'soul' (persona, SOUL.md), 'user' (user preferences, USER.md), 'agents' (work
+        rules, AGENTS.md) or 'all'."""
+
+        def run() -> str:
+            wanted = target.strip().casefold()
+            if wanted not in read_targets():
+                raise UsageError(
+                    f"unknown memory_read target {target!r}; use one of: "
+                    + ", ".join(read_targets())
+                )
+            if section is not None and wanted != "memory":
+                raise UsageError("section applies to target 'memory' (memory.md) only")
+            titles = {title for name, (_, title) in BOOT_FILES.items() if wanted in (name, "all")}
+            if wanted in ("agents", "all"):
+                titles.add(WORKSPACE_RULES_TITLE)
+            home = self._service.settings.home
+            boot = [b for b in load_boot_files(home, self._ctx.workspace) if b.title in titles]
+            memory = None
+            if wanted in ("memory", "all"):
+                memory = self._service.memory_file(self._ctx).read(section)
+            if not boot and memory is None:
+                return f"(nothing in {wanted}: the file is empty or missing)"
+            return render_read(boot, memory)
+
+        return _guard(run)
 
     def memory_append(self, section: str, text: str) -> str:
-        """Add lines at the end of a memory.md section (created if missing)."""
+        """Add lines at the end of a memory.md section (created if missing); lines memory.md
+        already says are not written again."""
         return _guard(
             lambda: self._written(
-                self._service.memory_file(self._ctx).append(section, text, actor=self._actor)
+                self._service.memory_file(self._ctx).append(
+                    section, text, actor=self._actor, dedupe=True
+                )
             )
         )
 
@@ -48,7 +78,7 @@ class MemoryTools:
         return _guard(
             lambda: self._written(
                 self._service.memory_file(self._ctx).replace(
-                    section, text, actor=self._actor, automatic=True
+                    section, text, actor=self._actor, automatic=True, dedupe=True
                 )
             )
         )
@@ -102,7 +132,19 @@ class MemoryTools:
 
         Counted with the same tokenizer and assembly the next prompt uses.
         """
+        if not result.written:
+            if not result.known:
+                return f"nothing written: {result.file} already holds exactly that"
+            return f"already known, nothing written: {_said(result.known)}"
         message = f"saved to {result.file} ({result.section}); file is now {result.size:,} bytes"
+        if result.known:
+            message += f"; already known, left out: {_said(result.known)}"
+        if result.folded is not None:
+            message += (
+                f"; memory.md was full, so its {result.folded.moved} oldest Insights lines "
+                f"were folded: moved whole to {result.folded.daily} (memory_read_daily reads "
+                f"them), {result.folded.summaries} summary lines in their place"
+            )
         budget = Budget(self._ctx.squad.memory.max_tokens)
         document = self._service.memory_file(self._ctx).snapshot().document
         layer = build_memory_block([], document, budget, self._service.counter(self._ctx)).project
@@ -130,6 +172,17 @@ class MemoryTools:
                 self.memory_write_daily,
             )
         ]
+
+
+KNOWN_SHOWN = 5
+"""Lines left out as already known that an answer quotes."""
+
+
+def _said(known: tuple[Known, ...]) -> str:
+    """The lines left out, each with the line of memory.md that already says it."""
+    shown = [f"{k.line.strip()!r} (memory.md has {k.same_as.strip()!r})" for k in known]
+    more = len(shown) - KNOWN_SHOWN
+    return "; ".join(shown[:KNOWN_SHOWN]) + (f"; and {more} more" if more > 0 else "")
 
 
 def _guard(action: Callable[[], object]) -> str:

@@ -24,6 +24,7 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlmodel import Session, col, delete, select, update
 
 from squad.clock import Clock, utc_now
+from squad.diskfull import as_disk_full
 from squad.errors import RunFenced, StoreError
 from squad.store.archive import ArchiveStore
 from squad.store.cluster_nodes import ClusterNodeStore
@@ -31,7 +32,6 @@ from squad.store.conversation import ConversationStore
 from squad.store.daemon_state import DaemonStateStore
 from squad.store.decisions import DecisionStore
 from squad.store.engine import (
-    as_disk_full,
     batch,
     make_engine,
     mask_url,

@@ -185,7 +185,7 @@ class WorkspaceManager:
                 if status == "created":
                     created.append(MANIFEST_NAME)
         except OSError as exc:
-            from squad.store.engine import as_disk_full
+            from squad.diskfull import as_disk_full
 
             full = as_disk_full(exc, path)
             if full is not None:  # which disk, how much is free, what to do

@@ -306,3 +306,37 @@ def test_consolidation_runs_memory_gc_for_real_with_the_daemons_clock(
         f"fact:{stale.id}",
     )
     assert record["time"] == NOW.isoformat()
+
+
+def test_consolidation_folds_a_memory_md_over_80_percent_of_its_cap_and_commits_it(
+    settings: Settings, app: App, make_spec: Any
+) -> None:
+    workspace = app.squads.create(make_spec()).path
+    path = workspace / "agents" / "writer" / "memory.md"
+    cap = settings.memory_file_cap_bytes
+    lines = [
+        f"- the {('search', 'deploy', 'billing')[n % 3]} job {n} runs at {n % 24}:00"
+        f" (2026-03-0{1 + n % 9})"
+        for n in range(int(0.85 * cap) // 48)
+    ]
+    path.write_text(path.read_text() + "\n".join(lines) + "\n")
+    assert path.stat().st_size > 0.8 * cap
+    planner = (workspace / "agents" / "planner" / "memory.md").read_bytes()
+    app.history(workspace, "demo").record_all("squad", "memory filled by hand")
+
+    report = run_consolidation(app, now=NOW)
+
+    (fold,) = report["memory_folds"]
+    assert (fold["squad"], fold["agent"]) == ("demo", "writer") and fold["moved"] > 0
+    assert path.stat().st_size <= 0.7 * cap
+    daily = (workspace / fold["daily"]).read_text()
+    kept = path.read_text() + daily
+    assert all(line in kept for line in lines)
+    assert (workspace / "agents" / "planner" / "memory.md").read_bytes() == planner
+    import pygit2
+
+    repo = pygit2.Repository(str(workspace))
+    head = repo[repo.head.target]
+    assert head.author.name == "consolidation" and "folded" in head.message
+    assert repo.status() == {}  # memory.md and the daily log, one commit
+    assert run_consolidation(app, now=NOW)["memory_folds"] == []  # under 80% now: no fold

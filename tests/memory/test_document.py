@@ -13,6 +13,7 @@ from squad.memory.document import (
     heading_lines,
     line_ending,
     open_block,
+    superseded,
 )
 from squad.workspace.layout import memory_seed
 
@@ -236,3 +237,36 @@ def test_an_unclosed_fence_in_the_text_is_the_texts_fault_even_at_the_end() -> N
 def test_a_heading_in_the_text_is_named_in_the_refusal() -> None:
     with pytest.raises(StructureError, match=r"its line 2 \('# Oops'\) is a top-level heading"):
         MemoryDocument.parse(memory_seed()).append("Decisions", "- a\n# Oops")
+
+
+def test_live_lines_leave_out_struck_through_superseded_lines_and_keep_them_in_the_file() -> None:
+    from squad.extraction.lines import parse_line
+
+    text = (
+        "# Project Context\n"
+        "- ~~The API listens on 8080~~ (2026-11-02; superseded 2026-11-29)\n"
+        "- The API listens on 9090 (2026-11-29)\n"
+        "Prose that is not a bullet stays live.\n"
+        "# Insights\n"
+        "- ~~struck by hand~~\n"
+        "* old note (2026-10-01; superseded 2026-11-01)\n"
+        "- ~~partly~~ struck is still live (2026-11-03)\n"
+        "- ~~~~\n"
+    )
+    document = MemoryDocument.parse(text)
+    assert document.live_lines() == [
+        ("Project Context", "- The API listens on 9090 (2026-11-29)"),
+        ("Project Context", "Prose that is not a bullet stays live."),
+        ("Insights", "- ~~partly~~ struck is still live (2026-11-03)"),
+        ("Insights", "- ~~~~"),
+    ]
+    insights = document.find("Insights")
+    assert insights is not None
+    assert insights.live_lines() == [
+        "- ~~partly~~ struck is still live (2026-11-03)",
+        "- ~~~~",
+    ]
+    assert document.render() == text  # superseded lines stay in the file
+    for line in text.splitlines():  # the same rule as the extractor's line format
+        parsed = parse_line(line)
+        assert superseded(line) == (parsed is not None and parsed.superseded), line
