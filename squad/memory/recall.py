@@ -13,9 +13,9 @@ recalled for the question that led to it. Measured on LoCoMo (``python -m bench.
 this is what puts recall past BM25 over the raw turns.
 
 Its cost is bounded, whatever the archive's size: the index gives a bounded candidate set
-(:data:`~squad.memory.service.RECALL_CANDIDATES` texts, each recalled once, where last said
-before the prompt's history), and the messages are read in rank order, a small batch at a
-time, only until :class:`RecallPacker` says the recall budget is full. The packer shows each
+(:data:`~squad.memory.recall_reader.RECALL_CANDIDATES` texts, each recalled once, where last
+said before the prompt's history), and the messages are read in rank order, a small batch at
+a time, only until :class:`RecallPacker` says the recall budget is full. The packer shows each
 thing once: not a line already recalled, nor one the block already shows from memory.md or
 Layer A (:mod:`squad.memory.repeats`).
 """
@@ -97,16 +97,13 @@ def recall_order(
     reach of ``shares`` are candidates too. Seqs in ``exclude`` (the messages the prompt
     already holds) are left out. Equal scores go to the newer message.
     """
-    candidates = set(scores)
-    for offset, _ in shares:
-        candidates.update(seq + offset for seq in scores if seq + offset >= 1)
-    combined = {
-        seq: scores.get(seq, 0.0)
-        + sum(share * scores.get(seq - offset, 0.0) for offset, share in shares)
-        for seq in candidates
-        if seq not in exclude
-    }
-    return sorted(combined, key=lambda seq: (-combined[seq], -seq))
+    combined = dict(scores)
+    for seq, score in scores.items():  # each hit lends its shares to the messages around it
+        for offset, share in shares:
+            if seq + offset >= 1:
+                combined[seq + offset] = combined.get(seq + offset, 0.0) + share * score
+    ranked = [seq for seq in combined if seq not in exclude]
+    return sorted(ranked, key=lambda seq: (-combined[seq], -seq))
 
 
 def speaker_line(speaker: str, text: str) -> str:

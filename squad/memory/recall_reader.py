@@ -18,6 +18,7 @@ recall leaves the model's chatter out.
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
@@ -26,6 +27,7 @@ from datetime import date
 from typing import TYPE_CHECKING
 
 from squad.memory.recall import (
+    LINE_CHARS,
     RECALL_CONSIDERED,
     ChatterFilter,
     RecalledLine,
@@ -41,15 +43,18 @@ if TYPE_CHECKING:
     from squad.store import Store
     from squad.store.archive import Version
 
-__all__ = ["RANKINGS_KEPT", "RECALL_BATCH", "RECALL_CANDIDATES", "RecallReader"]
+__all__ = ["RANKINGS_KEPT", "RECALL_BATCH", "RECALL_CANDIDATES", "TEXT_KEPT", "RecallReader"]
 
 RECALL_CANDIDATES = 64
 """Archived texts scored per prompt (their neighbours join them): a bounded index read, and
 more than a recall budget reaches (the messages are read best first, until it is full)."""
 RECALL_BATCH = 16
 """Messages read at a time while the recall budget has room."""
-RANKINGS_KEPT = 64
+RANKINGS_KEPT = 16
 """Rankings a reader keeps, the least recently used going first."""
+TEXT_KEPT = 4 * LINE_CHARS
+"""Characters of a message a ranking keeps: more than a recalled line shows, so the cache
+stays small (:data:`RANKINGS_KEPT` rankings of at most :data:`RECALL_CONSIDERED` messages)."""
 
 
 @dataclass(frozen=True)
@@ -86,7 +91,7 @@ class RecallReader:
     def __init__(self, store: Store, *, chatter: ChatterFilter | None = None) -> None:
         self.store = store
         self.chatter = chatter
-        self._rankings: OrderedDict[tuple[int, str, int | None], _Ranking] = OrderedDict()
+        self._rankings: OrderedDict[tuple[int, bytes, int | None], _Ranking] = OrderedDict()
         self._lock = threading.Lock()
 
     def fill(
@@ -162,7 +167,8 @@ class RecallReader:
             yield lines, fetched
 
     def _ranking(self, namespace_id: int, message: str, before_seq: int | None) -> _Ranking:
-        key = (namespace_id, message, before_seq)
+        digest = hashlib.blake2b(message.encode(), digest_size=16).digest()
+        key = (namespace_id, digest, before_seq)
         with self._lock:
             cached = self._rankings.get(key)
             if cached is not None:
@@ -205,14 +211,14 @@ class RecallReader:
             if record is not None:
                 day, role = record.created_at.date(), record.role
                 ranking.said[seq] = (
-                    _Said(day, role.value, record.author, record.content)
+                    _Said(day, role.value, record.author, record.content[:TEXT_KEPT])
                     if role in (MessageRole.USER, MessageRole.ASSISTANT)
                     else None
                 )
             elif seq in ranking.facts and ranking.facts[seq] in archived:
                 copy = archived[ranking.facts[seq]]
                 speaker, _, text = copy.text.partition(": ")
-                ranking.said[seq] = _Said(copy.day, None, speaker, text)
+                ranking.said[seq] = _Said(copy.day, None, speaker, text[:TEXT_KEPT])
             else:
                 ranking.said[seq] = None
         return len(missing)
