@@ -31,7 +31,7 @@ from typing import Any
 TARGET = 1.15
 SHORT = 10
 LONG = 1_000
-REPEAT = 15
+REPEAT = 31
 
 SQUAD_YAML = """\
 name: {name}
