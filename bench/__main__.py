@@ -19,7 +19,7 @@ from pathlib import Path
 from bench.cluster_bench import bench_cluster
 from bench.mcp_bench import bench_mcp
 from bench.parallel_bench import bench_parallel
-from bench.support import run_json
+from bench.support import in_fresh_process, run_json
 from bench.web_bench import bench_web
 from bench.workspace_search import measure as bench_search_index
 
@@ -262,6 +262,16 @@ def bench_daemon_growth(notes: list[str]) -> list[Result]:
     return results
 
 
+def bench_recall_history(notes: list[str]) -> list[Result]:
+    """A 2-task run after 1,000 earlier runs against one after 10, recall on (issue 31: recall
+    reads a bounded candidate set and a few batches of messages, whatever the history)."""
+    import bench.recall_history as recall_history
+
+    return in_fresh_process(
+        "bench.recall_history", recall_history.results, recall_history.notes, notes
+    )
+
+
 def main() -> int:
     notes: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -281,6 +291,7 @@ def main() -> int:
             *bench_history(notes),
             *bench_redaction(notes),
             *bench_daemon_growth(notes),
+            *bench_recall_history(notes),
         ]
     print(f"{'benchmark':28} {'measured':>10} {'baseline':>29} {'ratio':>7} {'target':>7}")
     failed = 0

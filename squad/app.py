@@ -131,6 +131,7 @@ class App:
         with self._lock:
             if self._memory is None:
                 from squad.memory.service import MemoryService
+                from squad.text.chatter import is_chatter_message
 
                 self._memory = MemoryService(
                     self.settings,
@@ -139,6 +140,7 @@ class App:
                     embedder=self._embedder(),
                     histories=self.history,
                     same_as=known_to_the_extractor,
+                    chatter=is_chatter_message,
                 )
             return self._memory
 

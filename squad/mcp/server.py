@@ -174,16 +174,20 @@ def build_server(
         squad: SquadName | None = None,
         agent: AgentId | None = None,
         layer: Annotated[
-            Literal["project", "experiential"] | None,
-            Field(description="project: memory.md files; experiential: facts (default both)."),
+            Literal["project", "experiential", "conversation"] | None,
+            Field(
+                description="project: memory.md files; experiential: facts; conversation: "
+                "earlier messages agents recall (default all)."
+            ),
         ] = None,
         section: Section | None = None,
         case_sensitive: bool = False,
         context: Annotated[int, Field(ge=0, le=20, description="Lines around each hit.")] = 0,
         limit: Annotated[int, Field(ge=1, le=500)] = 50,
     ) -> dict[str, Any]:
-        """Search what the agents know: every memory.md line and experiential fact matching
-        the query, filtered by squad, agent, layer or section; fact hits carry their id."""
+        """Search what the agents know: every memory.md line, experiential fact and recalled
+        conversation message matching the query, filtered by squad, agent, layer or section;
+        fact hits carry their id (``where: fact:N``), messages their seq (``message:N``)."""
         return tools.memory_search(
             query,
             squad=squad,

@@ -20,6 +20,7 @@ from squad.web.redaction import redacted_text
 
 if TYPE_CHECKING:
     from squad.app import App
+    from squad.memory.search import HitLayer
     from squad.memory.service import AgentContext
     from squad.web.control import RunControl
 
@@ -111,7 +112,7 @@ class SquadTools:
         *,
         squad: str | None = None,
         agent: str | None = None,
-        layer: Layer | None = None,
+        layer: HitLayer | None = None,
         section: str | None = None,
         case_sensitive: bool = False,
         context: int = 0,

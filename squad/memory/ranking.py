@@ -13,12 +13,19 @@ orders a blend cannot tell apart: BM25 hits, then a recency fill with no relevan
 The lexical stage has already done its job (recall); this one decides precision. And as the
 memory service embeds every candidate that lacks a vector, "without a vector" means a vector
 of the wrong size, a corner case that keeps its lexical place rather than vanishing.
+
+:func:`line_relevance` scores the lines of a memory.md for a message the same lexical way
+(BM25, the file's lines as the corpus), so a memory.md over its share keeps the lines that
+bear on the task at hand rather than those that happen to sit lowest in the file.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
+
+from squad.text.lexical import bm25, query_terms, term_counts
 
 if TYPE_CHECKING:
     import numpy as np
@@ -26,7 +33,7 @@ if TYPE_CHECKING:
 
     from squad.store.records import FactRecord
 
-__all__ = ["SCORE_DECIMALS", "embedding_text", "rerank"]
+__all__ = ["SCORE_DECIMALS", "embedding_text", "line_relevance", "rerank"]
 
 SCORE_DECIMALS = 6
 """Cosine similarities are compared at this precision; closer ones are ties."""
@@ -77,3 +84,19 @@ def rerank(
     scored.sort(key=lambda item: (item[1].updated_at, item[1].id), reverse=True)
     scored.sort(key=lambda item: item[0], reverse=True)  # stable: equal scores stay newest first
     return [fact for _, fact in scored] + without
+
+
+def line_relevance(message: str, lines: Sequence[str]) -> list[float]:
+    """Each line's BM25 score for ``message``, the lines themselves as the corpus: 0.0 for a
+    line that shares no term with it (and for every line when the message has none)."""
+    wanted = set(query_terms(message))
+    counts = [term_counts(line) for line in lines]
+    if not wanted or not counts:
+        return [0.0] * len(lines)
+    df = Counter(term for c in counts for term in c.keys() & wanted)
+    lengths = [sum(c.values()) for c in counts]
+    avg_len = sum(lengths) / len(lengths)
+    return [
+        sum(bm25(len(counts), df[term], c[term], length, avg_len) for term in c.keys() & wanted)
+        for c, length in zip(counts, lengths, strict=True)
+    ]

@@ -1,6 +1,8 @@
 """Memory search across every agent's memory.md (Layer B) and the experiential store (Layer A).
 
-Each hit says where it lives (squad, agent, section or fact id) so a person can jump to it;
+Each hit says where it lives (squad, agent, section, fact id, or for an earlier message of an
+agent's conversation archive ``layer: conversation`` and ``where: message:<seq>``, the seq it
+was last said at) so a person can jump to it;
 line matching and context follow grep, like ``squad ws search``, and so do its bounds: a line
 or a fact that takes too long to match ends the search with an error naming it, and a memory
 file that is not read (a link, too large, not a regular file) is listed as skipped.
@@ -36,7 +38,9 @@ if TYPE_CHECKING:
     from squad.store.records import FactRecord
 
 __all__ = [
+    "ARCHIVE_SOURCE",
     "MAX_MEMORY_FILE_BYTES",
+    "HitLayer",
     "MemoryHit",
     "MemorySearch",
     "scan_memory_files",
@@ -45,17 +49,23 @@ __all__ = [
     "search_memory_files",
 ]
 
+ARCHIVE_SOURCE = "archive"
+"""``source`` of a conversation archive's entries, one per distinct message text."""
 MAX_MEMORY_FILE_BYTES = 5_000_000
 """A memory.md past this is skipped (and listed): far past any cap, so edited by hand."""
 
 
+HitLayer = Literal["project", "experiential", "conversation"]
+
+
 @dataclass(frozen=True)
 class MemoryHit:
-    layer: Literal["project", "experiential"]
+    layer: HitLayer
     squad: str | None
     agent: str | None
     where: str
-    """``agents/<agent>/memory.md`` for project hits, ``fact:<id>`` for experiential ones."""
+    """``agents/<agent>/memory.md`` for project hits, ``fact:<id>`` for experiential ones,
+    ``message:<seq>`` for a message of the conversation archive."""
     section: str | None
     match: LineMatch
     namespace: str | None = None
@@ -146,13 +156,14 @@ def search_facts(
     """Hits in experiential facts, given as ``(namespace name, fact)``: a fact is one line."""
     hits = []
     for namespace, fact in facts:
+        layer: HitLayer = "experiential"
         where = f"fact:{fact.id}"
+        if fact.source == ARCHIVE_SOURCE and fact.turns:
+            layer, where = "conversation", f"message:{max(fact.turns)}"
         spans = find_spans(pattern, fact.text, timeout_s=timeout_s, where=where)
         if spans:
             match = LineMatch(1, fact.text, spans, [], [])
-            hits.append(
-                MemoryHit("experiential", fact.squad, fact.agent, where, None, match, namespace)
-            )
+            hits.append(MemoryHit(layer, fact.squad, fact.agent, where, None, match, namespace))
     return hits
 
 
@@ -164,7 +175,7 @@ def search_all_memory(
     squad: str | None = None,
     agent: str | None = None,
     section: str | None = None,
-    layer: Literal["project", "experiential"] | None = None,
+    layer: HitLayer | None = None,
     context: int = 0,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     literal: str | None = None,
@@ -191,7 +202,7 @@ def search_all_memory(
         )
         hits += found.hits
         skipped += found.skipped
-    if layer in (None, "experiential") and section is None and facts_store is not None:
+    if layer != "project" and section is None and facts_store is not None:
         facts = (
             (ns.name, fact)
             for ns in facts_store.list_namespaces()
@@ -200,7 +211,9 @@ def search_all_memory(
                 if not literal
                 else facts_store.candidate_facts(ns.id, literal, case_sensitive=case_sensitive)
             )
-            if not (squad and fact.squad != squad) and not (agent and fact.agent != agent)
+            if not (squad and fact.squad != squad)
+            and not (agent and fact.agent != agent)
+            and (layer is None or (layer == "conversation") == (fact.source == ARCHIVE_SOURCE))
         )
         hits += search_facts(facts, pattern, timeout_s=timeout_s)
     return MemorySearch(hits, skipped)

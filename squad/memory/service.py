@@ -22,17 +22,20 @@ from squad.memory.assembly import (
     LayerResult,
     MemoryBlock,
     SupplementaryEntry,
-    add_recall,
     assemble_system_prompt,
     build_memory_block,
     build_supplementary_block,
+    recall_share,
+    with_recall,
 )
 from squad.memory.audit import AuditLog, AuditRecord
 from squad.memory.boot import ensure_default_soul, load_boot_files
 from squad.memory.dedupe import SameAs, same_key
 from squad.memory.files import DailyLog, MemoryFile
 from squad.memory.fold import Folded
-from squad.memory.recall import RecalledLine, recall_order
+from squad.memory.recall import ChatterFilter, RecalledLine, RecallPacker
+from squad.memory.recall_reader import RecallReader
+from squad.memory.search import ARCHIVE_SOURCE
 from squad.spec.models import AgentSpec, SquadSpec
 from squad.store.records import MessageRecord, MessageRole, NewFact
 from squad.text.secrets import contains_secret, refuse_secrets
@@ -58,10 +61,6 @@ Layer = Literal["project", "experiential"]
 EXPERIENCE_LIMIT = 200
 """Layer A candidates fetched per prompt: far more than a 2,000-token share can hold."""
 SUPPLEMENTARY_PER_NAMESPACE = 50
-RECALL_CANDIDATES = 200
-"""Archived messages scored per prompt (their neighbours join them): a bounded read."""
-ARCHIVE_SOURCE = "archive"
-"""``source`` of the archive's entries, one per message (its seq in ``turns``)."""
 
 
 @dataclass(frozen=True)
@@ -155,17 +154,21 @@ class MemoryService:
         embedder: Embedder | None = None,
         histories: HistoryFactory | None = None,
         same_as: SameAs = same_key,
+        chatter: ChatterFilter | None = None,
     ) -> None:
         """``embedder`` ranks Layer A semantically (``load_embedder``); None: lexically.
         ``histories`` gives each workspace's history (None: memory changes are not
         committed, as in a home with ``history.enabled: false``). ``same_as`` judges
-        whether a memory.md line repeats another (the App hands in the extractor's)."""
+        whether a memory.md line repeats another (the App hands in the extractor's).
+        ``chatter`` tells the model's chatter, which recall leaves out (None: recall leaves
+        nothing out)."""
         self.settings = settings
         self.store = store
         self._clock = clock
         self.embedder = embedder
         self._histories = histories
         self.same_as = same_as
+        self.recall = RecallReader(store, chatter=chatter)
         self._namespace_ids: dict[tuple[str, str], int] = {}
 
     # -- layers ----------------------------------------------------------------------------
@@ -459,47 +462,17 @@ class MemoryService:
         before_seq: int | None = None,
         exclude: Iterable[int] = (),
     ) -> list[RecalledLine]:
-        """Earlier messages of the agent's conversation relevant to ``message``, best first.
+        """Earlier messages of the agent's conversation relevant to ``message``, best first,
+        each text once (the prompt's recall takes the best that fit: :meth:`memory_block`).
 
         ``before_seq``: only messages older than it (the prompt holds the rest); ``exclude``:
         seqs already shown another way (as the source of a fact in Layer A).
         """
         if not message.strip():
             return []
-        scored = self.store.memory.scored_facts(
-            self.archive_id(ctx), message, limit=RECALL_CANDIDATES
+        return self.recall.ranked(
+            ctx, self.archive_id(ctx), message, before_seq=before_seq, exclude=tuple(exclude)
         )
-        scores: dict[int, float] = {}
-        entries: dict[int, FactRecord] = {}
-        for fact, score in scored:
-            # A text said many times is one entry; it is recalled once, where last said.
-            seqs = [s for s in fact.turns if before_seq is None or s < before_seq]
-            if seqs:
-                seq = max(seqs)
-                scores[seq] = max(score, scores.get(seq, 0.0))
-                entries[seq] = fact
-        skip = set(exclude)
-        order = [
-            seq
-            for seq in recall_order(scores, exclude=skip)
-            if before_seq is None or seq < before_seq
-        ][: 2 * RECALL_CANDIDATES]
-        found = {
-            m.seq: RecalledLine(m.seq, m.created_at.date(), ctx.speaker(m), m.content)
-            for m in self.store.conversation.messages_at(ctx.squad.name, ctx.agent.id, order)
-            if m.role in (MessageRole.USER, MessageRole.ASSISTANT)
-        }
-        for seq in order:  # retention forgot the message: the archive still has its text
-            if seq not in found and seq in entries:
-                speaker, _, text = entries[seq].text.partition(": ")
-                found[seq] = RecalledLine(seq, entries[seq].updated_at.date(), speaker, text)
-        lines, said = [], set()
-        for seq in order:  # a neighbour that repeats a line already recalled adds nothing
-            line = found.get(seq)
-            if line is not None and (line.speaker, line.text.strip()) not in said:
-                said.add((line.speaker, line.text.strip()))
-                lines.append(line)
-        return lines
 
     def forget(
         self,
@@ -597,14 +570,28 @@ class MemoryService:
             ctx.squad.memory.recall_max_tokens if recall_tokens is None else recall_tokens
         )
         block = build_memory_block(
-            [f.text for f in facts], document, budget, counter, recall_budget=recall_budget
+            [f.text for f in facts],
+            document,
+            budget,
+            counter,
+            message=message,
+            recall_budget=recall_budget,
         )
-        shown_facts = facts[: block.experiential.kept]
+        shown_in_a = set(block.shown[: block.experiential.kept])
+        shown_facts = [f for f in facts if f.text in shown_in_a]
         sources = tuple(sorted({seq for f in shown_facts for seq in f.turns}))
-        if recall_budget > 0 and message.strip():
-            lines = self.recalled(ctx, message, before_seq=recall_before, exclude=sources)
-            block = add_recall(block, lines, counter)
         block = replace(block, experience_sources=sources)
+        if recall_budget > 0 and message.strip():
+            packer = RecallPacker(recall_share(block), counter, shown=block.shown)
+            read = self.recall.fill(
+                ctx,
+                self.archive_id(ctx),
+                message,
+                packer,
+                before_seq=recall_before,
+                exclude=sources,
+            )
+            block = with_recall(block, packer, counter, read=read)
         if touch and shown_facts:
             self.store.memory.touch_facts(f.id for f in shown_facts)
         return block

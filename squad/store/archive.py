@@ -5,14 +5,19 @@ squad says the same things run after run, so a text said again does not add a fa
 joins the ``turns`` of the fact that holds it (the newest :data:`TURNS_KEPT`; ``occurrences``
 in ``archive_texts`` counts them all). Rows, postings and ranking cost then grow with what was
 said, not with how often.
+
+Recall reads it through :meth:`ArchiveStore.search`: a bounded candidate set from the index
+(BM25, as every fact query), each hit's id, score and seqs, and nothing else of the fact;
+with the archive's :data:`Version`, so a caller may keep a ranking while the archive stays
+as it was and ask for none then.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import replace
-from datetime import datetime
+from dataclasses import dataclass, replace
+from datetime import date, datetime
 
 from sqlalchemy import Table, func, insert, select, update
 from sqlalchemy.engine import Connection, Engine
@@ -21,22 +26,47 @@ from squad.clock import Clock
 from squad.errors import UsageError
 from squad.store.engine import transaction
 from squad.store.memory import (
+    _QUERY_TERMS_LOOKED_UP,
     _checked_fact,
+    _checked_limit,
     _fact_values,
+    _index_stats,
     _indexed_text,
     _insert_facts,
 )
-from squad.store.memory_index import FACTS, grow_namespace, index_facts
-from squad.store.records import NewFact
+from squad.store.memory_index import FACTS, chunks, grow_namespace, index_facts, scores
+from squad.store.records import FactStatus, NewFact
 from squad.store.tables import metadata
-from squad.text.lexical import term_counts
+from squad.text.lexical import query_terms, term_counts
 
-__all__ = ["TURNS_KEPT", "ArchiveStore", "text_key"]
+__all__ = ["TURNS_KEPT", "ArchiveHit", "ArchiveStore", "ArchivedText", "Version", "text_key"]
+
+Version = tuple[int, int, int]
+"""An archive's state as ``(indexed facts, indexed terms, newest seq archived)``: every
+archive write raises the newest seq (messages are archived in order), and forgetting or
+purging an entry changes the counts, so the same version means the same archive."""
 
 TEXTS: Table = metadata.tables["archive_texts"]
 TURNS_KEPT = 200
 """Seqs a distinct text keeps in its fact's ``turns``, newest last; recall uses the newest."""
 _CHUNK = 500
+
+
+@dataclass(frozen=True)
+class ArchiveHit:
+    """One archived text matching a query: its fact, BM25 score and the seqs it was said at."""
+
+    fact_id: int
+    score: float
+    turns: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class ArchivedText:
+    """An archived text as recall shows it when the message itself is gone (retention)."""
+
+    text: str
+    day: date
 
 
 def text_key(text: str) -> str:
@@ -88,6 +118,45 @@ class ArchiveStore:
                     .values(occurrences=occurrences + len(seqs), last_seq=max(seqs))
                 )
         return len(fresh), sum(len(seqs) for seqs in again.values())
+
+    def search(
+        self, namespace_id: int, query: str, *, limit: int, unless: Version | None = None
+    ) -> tuple[Version, list[ArchiveHit] | None]:
+        """The archive's version and the ``limit`` texts best matching ``query``, best first
+        (bounded like every fact query: :mod:`squad.store.memory_index`); no hits (None) when
+        the version is ``unless``, the one a caller's ranking was made at."""
+        limit = _checked_limit(limit)
+        wanted = query_terms(query)[:_QUERY_TERMS_LOOKED_UP]
+        reach = select(func.max(TEXTS.c.last_seq)).where(TEXTS.c.namespace_id == namespace_id)
+        with transaction(self._engine, f"search archive {namespace_id!r}") as conn:
+            n_docs, total_len = _index_stats(conn, namespace_id)
+            version = (n_docs, total_len, int(conn.execute(reach).scalar() or 0))
+            if version == unless:
+                return version, None
+            found = scores(conn, namespace_id, wanted, n_docs, total_len, limit)
+            turns: dict[int, tuple[int, ...]] = {}
+            for chunk in chunks([fact_id for fact_id, _ in found]):
+                rows = conn.execute(
+                    select(FACTS.c.id, FACTS.c.turns).where(
+                        FACTS.c.id.in_(chunk), FACTS.c.status == FactStatus.ACTIVE.value
+                    )
+                )
+                turns.update((int(i), tuple(t or ())) for i, t in rows)
+        return version, [ArchiveHit(i, score, turns[i]) for i, score in found if i in turns]
+
+    def texts(self, fact_ids: Sequence[int]) -> dict[int, ArchivedText]:
+        """The text of each of ``fact_ids`` that exists, and the day it was last archived."""
+        out: dict[int, ArchivedText] = {}
+        with transaction(self._engine, "read archived texts") as conn:
+            for chunk in chunks(sorted(set(fact_ids))):
+                rows = conn.execute(
+                    select(FACTS.c.id, FACTS.c.text, FACTS.c.updated_at).where(
+                        FACTS.c.id.in_(chunk)
+                    )
+                )
+                for fact_id, text, updated_at in rows:
+                    out[int(fact_id)] = ArchivedText(str(text), updated_at.date())
+        return out
 
     def reaches(self, namespace_id: int) -> int:
         """The newest seq the archive holds (0 when it holds none)."""

@@ -209,15 +209,8 @@ class ConversationStore:
         out: list[MessageRecord] = []
         with transaction(self._engine, f"read messages of agent {agent!r}") as conn:
             for start in range(0, len(wanted), 500):
-                query = (
-                    select(MESSAGES)
-                    .where(
-                        _agent_key(MESSAGES, squad, agent),
-                        MESSAGES.c.seq.in_(wanted[start : start + 500]),
-                    )
-                    .order_by(MESSAGES.c.seq)
-                )
-                out += [_message_record(row) for row in conn.execute(query)]
+                params = {"squad": squad, "agent": agent, "seqs": wanted[start : start + 500]}
+                out += [_message_record(row) for row in conn.execute(_MESSAGES_AT, params)]
         return out
 
     def turn_count(self, squad: str, agent: str) -> int:
@@ -387,6 +380,16 @@ _TAKE_SEQS = {
 }
 """Prepared per dialect: a message write builds no SQL (others take the portable path)."""
 _INSERT_MESSAGES = insert(MESSAGES).returning(MESSAGES.c.id, sort_by_parameter_order=True)
+_MESSAGES_AT = (
+    select(MESSAGES)
+    .where(
+        MESSAGES.c.squad == bindparam("squad"),
+        MESSAGES.c.agent == bindparam("agent"),
+        MESSAGES.c.seq.in_(bindparam("seqs", expanding=True)),
+    )
+    .order_by(MESSAGES.c.seq)
+)
+"""Built once: recall reads a few messages at a time, before every turn."""
 
 
 def _last_contents(

@@ -397,7 +397,7 @@ class BootFile(_Open):
 
 
 class MemoryHit(_Open):
-    layer: Literal["project", "experiential"]
+    layer: Literal["project", "experiential", "conversation"]
     squad: str | None
     agent: str | None
     where: str

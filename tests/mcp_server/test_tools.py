@@ -515,3 +515,30 @@ def test_run_status_gives_a_runs_commit_and_its_diff(home: App) -> None:
     assert one["commit"] and len(one["commit"]) == 40
     assert one["changes"] and all("path" in c for c in one["changes"])
     assert one["diff"].startswith("diff --git")
+
+
+def test_memory_search_labels_recalled_messages_as_conversation_with_their_seq(
+    home: App,
+) -> None:
+    ctx = home.agent("docs-site", "writer")
+    said = home.store.conversation.record_message(
+        "docs-site", "writer", "user", "the glossary of billing words lives in docs/terms.md"
+    )
+    home.memory.archive(ctx, [said])
+
+    async def body(client: Any) -> Any:
+        every = await ok(client, "memory_search", query="glossary of billing words")
+        talk = await ok(
+            client, "memory_search", query="glossary of billing words", layer="conversation"
+        )
+        facts = await ok(
+            client, "memory_search", query="glossary of billing words", layer="experiential"
+        )
+        return every, talk, facts
+
+    every, talk, facts = with_client(home, body)
+    (hit,) = every["hits"]
+    assert (hit["layer"], hit["where"]) == ("conversation", f"message:{said.seq}")
+    assert hit["squad"] == "docs-site" and hit["agent"] == "writer"
+    assert hit["line"] == "user: the glossary of billing words lives in docs/terms.md"
+    assert talk["hits"] == every["hits"] and facts["hits"] == []

@@ -265,3 +265,97 @@ def test_recall_reads_the_archive_when_retention_forgot_the_message(
         "user",
         "the greenhouse key is under the blue pot",
     )
+
+
+# bounded reads, the ranking kept per archive version, the chatter hook
+
+
+SERVICES = ["billing", "payments", "ledger", "checkout", "search", "shipping", "identity"]
+TOPICS = ["retry policy", "connection pool", "rate limits", "backup schedule", "alert routing"]
+
+
+def history_of_runs(service: MemoryService, runs: int) -> None:
+    """``runs`` runs' worth of the writer's messages (the task, the answer), each run on
+    another service and topic, archived as the extractor would."""
+    ctx = writer(service)
+    store = service.store
+    with store.batch("write a long history"):
+        for n in range(runs):
+            topic, name = TOPICS[n % len(TOPICS)], SERVICES[n % len(SERVICES)]
+            store.conversation.record_messages(
+                "demo",
+                "writer",
+                [
+                    ("user", f"Run {n}: document the {topic} of the {name} service.", None),
+                    ("assistant", f"The {name} {topic} is documented; {n % 9} questions.", None),
+                ],
+                run_id=f"run-{n}",
+            )
+    service.archive(ctx, store.conversation.messages("demo", "writer"))
+
+
+def test_recall_after_a_thousand_runs_reads_a_bounded_few_batches_of_messages(
+    service: MemoryService,
+) -> None:
+    from squad.memory.recall import RECALL_CONSIDERED
+
+    history_of_runs(service, 1000)
+    ctx = writer(service)
+    archived = service.store.memory.facts(service.archive_id(ctx), limit=5000)
+    assert len(archived) == 1000 + 5 * 7 * 9  # each task, and each distinct answer once
+
+    block = service.memory_block(ctx, message="What is the retry policy of the billing service?")
+
+    assert block.recall.tokens > 0.8 * block.recall_budget  # the budget is filled...
+    assert 0 < block.recall_read <= RECALL_CONSIDERED  # ...from a few batches, not the archive
+    assert block.to_dict()["recall_read"] == block.recall_read
+
+
+def test_the_same_message_at_the_same_archive_reads_no_message_again(
+    service: MemoryService,
+) -> None:
+    history_of_runs(service, 20)
+    ctx = writer(service)
+    question = "What is the retry policy of the billing service?"
+    first = service.memory_block(ctx, message=question)
+    again = service.memory_block(ctx, message=question)
+    assert first.recall_read > 0 and again.recall_read == 0
+    assert again.text == first.text
+
+    (news,) = service.store.conversation.record_messages(
+        "demo", "writer", [("user", "The billing retry policy is now three tries.", None)]
+    )
+    service.archive(ctx, [news])  # a new archive version: the ranking is made again
+    after = service.memory_block(ctx, message=question)
+    assert after.recall_read > 0 and news.seq in after.recalled
+
+
+def test_recall_leaves_out_what_the_chatter_filter_calls_chatter(
+    settings: Settings, store: Store, clock: FrozenClock, service: MemoryService
+) -> None:
+    ctx = writer(service)
+    say(
+        service,
+        ("user", "Which database does the ledger use?"),
+        ("assistant", "Done. The work is written up below."),
+        ("user", "The ledger uses Postgres 16 on db2."),
+        ("assistant", "The ledger's database is Postgres 16, on db2."),
+    )
+    service.archive(ctx, store.conversation.messages("demo", "writer"))
+    asked: list[tuple[str, str]] = []
+
+    def chatter(text: str, role: str) -> bool:
+        asked.append((role, text))
+        return text.startswith("Done.")
+
+    filtered = MemoryService(settings, store, clock=clock, chatter=chatter)
+    question = "what database does the ledger use, and the work written up?"
+    plain = [line.text for line in service.recalled(ctx, question)]
+    kept = [line.text for line in filtered.recalled(ctx, question)]
+    assert "Done. The work is written up below." in plain
+    assert "Done. The work is written up below." not in kept
+    assert "The ledger uses Postgres 16 on db2." in kept
+    assert ("assistant", "Done. The work is written up below.") in asked
+    assert ("user", "The ledger uses Postgres 16 on db2.") in asked
+    block = filtered.memory_block(ctx, message=question)
+    assert "Done. The work" not in block.text and "Postgres 16 on db2" in block.text

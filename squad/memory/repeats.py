@@ -1,0 +1,41 @@
+"""Which lines of a memory block say the same thing, and which are history. Pure.
+
+The block shows each thing once: a fact told in four chats, written four times to memory.md
+and filed in Layer A, is one line; a recalled message whose text is already a line of
+memory.md or a Layer A fact shown is not shown again. Two lines are the same when their
+:func:`line_key` is: the text without its list marker, its trailing date note (``(2026-11-02)``,
+``(2026-11-02; details: ...)``) or its end punctuation, whitespace made single, case folded.
+That is exact sameness after formatting, deliberately: merging near-duplicates, which may
+differ in a word that matters, is the extractor's and the memory tools' decision, made once
+when the line is written, not re-guessed for every prompt.
+
+A memory.md line struck through as a whole (``- ~~old fact~~ (superseded 2026-11-29)``) is a
+superseded fact: it stays in the file as history and is never injected (:func:`struck_through`).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+__all__ = ["line_key", "struck_through"]
+
+_MARKER = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+")
+_DATE_NOTE = re.compile(r"\s*\(\d{4}-\d\d-\d\d[^()]*\)\s*$")
+_END_PUNCTUATION = ".!;:,"
+_STRUCK = re.compile(r"^~~(?:(?!~~).)*[^~\s]~~(?:\s*\([^()]*\))?$")
+
+
+def line_key(text: str) -> str:
+    """What ``text`` says, for telling repeats apart: '' for a line that says nothing."""
+    flat = " ".join(unicodedata.normalize("NFKC", text).split())
+    flat = _MARKER.sub("", flat)
+    flat = _DATE_NOTE.sub("", flat)
+    return flat.rstrip(_END_PUNCTUATION + " ").casefold()
+
+
+def struck_through(line: str) -> bool:
+    """Whether ``line`` (a memory.md line, list marker or not) is struck through as a whole,
+    a note in parentheses after it allowed: a superseded fact kept as history."""
+    body = _MARKER.sub("", line.strip())
+    return bool(_STRUCK.match(body))
