@@ -203,7 +203,7 @@ class Soak:
         # The daemon's log is bounded by rotation (20 MB a file, 3 kept), not by retention.
         logs = sum(_size(p) for p in self.home.glob("daemon.jsonl*"))
         values["daemon_log_bytes"] = logs
-        values["home_bytes_without_log"] = values["home_bytes"] - logs
+        values["home_without_log_bytes"] = values["home_bytes"] - logs
         values["db_bytes"] = _sqlite_bytes(self.database)
         values["checkpoints_bytes"] = _sqlite_bytes(self.checkpoints)
         workspace_bytes, workspace_files = tree_size(self.workspaces, skip=".git")

@@ -32,7 +32,7 @@ def test_a_short_soak_reports_every_metric_and_accounts_for_every_run() -> None:
         "fds",
         "threads",
         "home_bytes",
-        "home_bytes_without_log",
+        "home_without_log_bytes",
         "daemon_log_bytes",
         "db_bytes",
         "checkpoints_bytes",
