@@ -23,22 +23,28 @@ from squad.workspace.layout import memory_seed
 _WRITER = r"""
 import os, sys, time
 path, stop, started = sys.argv[1], sys.argv[2], sys.argv[3]
+lines_first, pause_s = int(sys.argv[4]), float(sys.argv[5])
 count = 0
 while not os.path.exists(stop):
     with open(path, "a", encoding="utf-8") as f:
         f.write(f"- hand line {count}\n")
     count += 1
-    if count == 20:
+    if count == lines_first:
         open(started, "w").close()
-    time.sleep(0.002)
+    time.sleep(pause_s)
 print(count)
 """
 
 
-def _person_appending(path: Path, tmp: Path) -> tuple[subprocess.Popen[str], Path, Path]:
+def person_appending(
+    path: Path, tmp: Path, *, lines_first: int = 20, pause_s: float = 0.002
+) -> tuple[subprocess.Popen[str], Path, Path]:
+    """A separate process appending ``- hand line N`` to ``path`` every ``pause_s`` until
+    ``stop`` exists (``started`` once it wrote ``lines_first``): the writer, stop, started."""
     stop, started = tmp / "stop", tmp / "started"
+    args = [str(path), str(stop), str(started), str(lines_first), str(pause_s)]
     writer = subprocess.Popen(
-        [sys.executable, "-c", _WRITER, str(path), str(stop), str(started)],
+        [sys.executable, "-c", _WRITER, *args],
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -102,7 +108,7 @@ def _while_a_person_appends(
 ) -> tuple[str, int]:
     """Run ``squad_writes`` while a process appends numbered lines to ``path``; the file's
     text after, and how many lines the person wrote (every one of them must be in it)."""
-    writer, stop, started = _person_appending(path, tmp_path)
+    writer, stop, started = person_appending(path, tmp_path)
     try:
         _wait_for(started, writer)
         squad_writes()

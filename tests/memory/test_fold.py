@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from datetime import UTC, date, datetime
 from pathlib import Path
 
@@ -18,6 +16,7 @@ from squad.memory.document import MemoryDocument
 from squad.memory.files import DailyLog, MemoryFile
 from squad.memory.fold import FOLD_TO, FoldPlan, apply_fold, plan_fold
 from squad.workspace.layout import memory_seed
+from tests.memory.test_concurrent_hand_edits import person_appending
 
 CAP = 6000
 TOPICS = ["the search indexer", "the deploy pipeline", "the billing service", "the docs build"]
@@ -164,12 +163,7 @@ def test_lines_a_person_appends_while_squad_folds_are_all_kept(tmp_path: Path) -
     squad keeps writing a full file: every one of their lines is in memory.md or, folded,
     in the daily log."""
     file, lines = _filled(tmp_path, CAP - 5)
-    stop, started = tmp_path / "stop", tmp_path / "started"
-    writer = subprocess.Popen(
-        [sys.executable, "-c", _SLOW_WRITER, str(file.path), str(stop), str(started)],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    writer, stop, started = person_appending(file.path, tmp_path, lines_first=3, pause_s=0.02)
     folds = []
     try:
         while not started.exists():
@@ -192,21 +186,6 @@ def test_lines_a_person_appends_while_squad_folds_are_all_kept(tmp_path: Path) -
     missing = [n for n in range(written) if f"- hand line {n}\n" not in everything]
     assert not missing, f"{len(missing)} of {written} hand lines lost: {missing[:10]}"
     assert all(line in everything for line in lines)
-
-
-_SLOW_WRITER = r"""
-import os, sys, time
-path, stop, started = sys.argv[1], sys.argv[2], sys.argv[3]
-count = 0
-while not os.path.exists(stop):
-    with open(path, "a", encoding="utf-8") as f:
-        f.write(f"- hand line {count}\n")
-    count += 1
-    if count == 3:
-        open(started, "w").close()
-    time.sleep(0.02)
-print(count)
-"""
 
 
 def test_a_fold_takes_out_only_lines_still_there_and_summarises_per_topic() -> None:
