@@ -116,7 +116,7 @@ def remember(
     ] = None,
     json_output: JsonFlag = False,
 ) -> None:
-    """Store a fact in an agent's memory yourself."""
+    """Store a fact in an agent's memory yourself; a fact it already holds is not stored again."""
     out = Output(json_mode=json_output)
     with open_app() as app:
         result = app.memory.remember(
@@ -128,8 +128,12 @@ def remember(
                 "layer": result.layer,
                 "where": result.where,
                 "id": result.fact.id if result.fact else None,
+                "stored": result.already is None,
+                "already": result.already,
             }
         )
+    elif result.already is not None:
+        out.line(f"already remembered, nothing stored: {result.already}", style="yellow")
     else:
         out.line(f"remembered in {result.where}", style="green")
 

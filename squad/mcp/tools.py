@@ -282,6 +282,8 @@ class SquadTools:
             "layer": result.layer,
             "where": result.where,
             "fact_id": result.fact.id if result.fact else None,
+            "stored": result.already is None,
+            "already": result.already,
         }
 
     def forget(self, fact_id: int, reason: str, *, actor: str) -> dict[str, Any]:

@@ -61,6 +61,8 @@ Layer = Literal["project", "experiential"]
 EXPERIENCE_LIMIT = 200
 """Layer A candidates fetched per prompt: far more than a 2,000-token share can hold."""
 SUPPLEMENTARY_PER_NAMESPACE = 50
+KNOWN_FACT_CANDIDATES = 20
+"""Closest active facts a hand-remembered experiential fact is checked against for a repeat."""
 
 
 @dataclass(frozen=True)
@@ -142,6 +144,8 @@ class Remembered:
     where: str
     """``agents/<id>/memory.md#Section`` or ``fact:<id>``."""
     fact: FactRecord | None = None
+    already: str | None = None
+    """When nothing was stored: the memory.md line or ``fact:<id>`` that already says it."""
 
 
 class MemoryService:
@@ -375,10 +379,18 @@ class MemoryService:
             target = section or "Insights"
             day = self._clock().date().isoformat()
             with self.change(ctx, actor, subject=f"memory: {actor} remembered for {ctx.agent.id}"):
-                self.memory_file(ctx).append(target, f"- {text} ({day})", actor=actor)
-            return Remembered("project", f"agents/{ctx.agent.id}/memory.md#{target}")
+                result = self.memory_file(ctx).append(
+                    target, f"- {text} ({day})", actor=actor, dedupe=True
+                )
+            where = f"agents/{ctx.agent.id}/memory.md#{target}"
+            if not result.written and result.known:
+                return Remembered("project", where, already=result.known[0].same_as.strip())
+            return Remembered("project", where)
         if section is not None:
             raise UsageError("--section applies to project memory only")
+        same = self._known_fact(ctx, text)
+        if same is not None:
+            return Remembered("experiential", f"fact:{same.id}", same, already=f"fact:{same.id}")
         with self.change(
             ctx, actor, subject=f"memory: {actor} remembered for {ctx.agent.id}"
         ) as change:
@@ -386,6 +398,15 @@ class MemoryService:
             if change is not None and remembered.fact is not None:
                 change.fact(FactChange(FactOp.ADDED, remembered.fact.id, ctx.agent.id, text))
             return remembered
+
+    def _known_fact(self, ctx: AgentContext, text: str) -> FactRecord | None:
+        """The agent's active experiential fact that already says ``text`` (the same judgement
+        as memory.md writes: :attr:`same_as`, over the facts the index finds closest)."""
+        candidates = self.store.memory.relevant_facts(
+            self.namespace_id(ctx), text, limit=KNOWN_FACT_CANDIDATES
+        )
+        found = self.same_as(text, [f.text for f in candidates])
+        return None if found is None else candidates[found]
 
     def _remember_fact(self, ctx: AgentContext, text: str, actor: str) -> Remembered:
         namespace = self.namespace(ctx)

@@ -49,6 +49,27 @@ def test_remember_show_and_forget(docs: Cli) -> None:
     ]
 
 
+def test_remembering_a_known_fact_again_stores_nothing_and_says_where_it_is(docs: Cli) -> None:
+    def remember(text: str, layer: str) -> dict[str, object]:
+        return docs.json("memory", "remember", "docs-site", "writer", text, "--layer", layer)
+
+    first = remember("The site uses MkDocs", "project")
+    again = remember("the site uses mkdocs.", "project")
+    assert first["stored"] is True and first["already"] is None
+    assert again["stored"] is False
+    assert str(again["already"]).startswith("- The site uses MkDocs (")
+    fact = remember("User likes examples first", "experiential")
+    repeat = remember("User likes examples first!", "experiential")
+    assert repeat == {**fact, "stored": False, "already": f"fact:{fact['id']}"}
+    plain = docs(
+        "memory", "remember", "docs-site", "writer", "The site uses MkDocs", "--layer", "project"
+    )
+    assert plain.returncode == 0 and "already remembered, nothing stored" in plain.stdout
+    shown = docs.json("memory", "show", "docs-site", "writer")
+    assert shown["project"]["text"].count("The site uses MkDocs") == 1
+    assert [f["text"] for f in shown["experiential"]["facts"]] == ["User likes examples first"]
+
+
 def test_secrets_and_bad_input_exit_2_without_storing(docs: Cli) -> None:
     secret = docs(
         "memory",
