@@ -25,6 +25,7 @@ JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON instead of te
 SquadArg = Annotated[str, typer.Argument(help="Squad name (or workspace folder).")]
 AgentArg = Annotated[str, typer.Argument(help="Agent id within the squad.")]
 LayerName = Literal["project", "experiential"]
+SearchLayer = Literal["project", "experiential", "conversation"]
 
 MAX_ID = 2**31 - 1
 """The largest id the store's key columns can hold: they are INTEGER, 32 bits on PostgreSQL
@@ -440,7 +441,14 @@ def search(
     section: Annotated[
         str | None, typer.Option("--section", help="Only this memory.md section.")
     ] = None,
-    layer: Annotated[LayerName | None, typer.Option("--layer", help="Only one layer.")] = None,
+    layer: Annotated[
+        SearchLayer | None,
+        typer.Option(
+            "--layer",
+            help="Only one layer: project (memory.md), experiential or conversation (the "
+            "earlier messages recall draws on).",
+        ),
+    ] = None,
     case_sensitive: Annotated[bool, typer.Option("--case-sensitive", "-s")] = False,
     regex: Annotated[bool, typer.Option("--regex", "-e", help="QUERY is a regex.")] = False,
     context_lines: Annotated[int, typer.Option("-C", "--context", min=0, max=50)] = 0,

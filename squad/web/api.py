@@ -370,7 +370,7 @@ def search_memory(
     squad: Annotated[str | None, Query(pattern=SLUG)] = None,
     agent: Annotated[str | None, Query(pattern=SLUG)] = None,
     section: Annotated[str | None, Query(max_length=100)] = None,
-    layer: Literal["project", "experiential"] | None = None,
+    layer: Literal["project", "experiential", "conversation"] | None = None,
     regex: bool = False,
     case_sensitive: bool = False,
     context: Annotated[int, Query(ge=0, le=20)] = 0,

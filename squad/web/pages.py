@@ -401,6 +401,7 @@ def memory_search_fragment(
     squad: Annotated[str, Query(pattern=OPTIONAL_SLUG)] = "",
     agent: Annotated[str, Query(pattern=OPTIONAL_SLUG)] = "",
     section: Annotated[str, Query(max_length=200)] = "",
+    layer: Literal["", "project", "experiential", "conversation"] = "",
     case_sensitive: bool = False,
     context: Annotated[int, Query(ge=0, le=20)] = 0,
 ) -> HTMLResponse:
@@ -414,7 +415,7 @@ def memory_search_fragment(
         squad=squad or None,
         agent=agent or None,
         section=section or None,
-        layer=None,
+        layer=layer or None,
         regex=False,
         case_sensitive=case_sensitive,
         context=context,

@@ -164,6 +164,8 @@ def test_search_spans_files_and_facts_with_filters(docs: Cli) -> None:
     assert docs.json("memory", "search", "MKDOCS", "--case-sensitive")["hits"] == []
     none = docs("memory", "search", "nothing-like-this")
     assert none.returncode == 1
+    talk = docs("memory", "search", "mkdocs", "--layer", "conversation")
+    assert (talk.returncode, talk.stderr) == (1, "")  # a layer it knows, with nothing said yet
 
 
 def test_edit_boot_files_from_a_file_and_from_stdin(docs: Cli) -> None:

@@ -417,6 +417,27 @@ def test_memory_search_finds_an_experiential_fact(served: Served) -> None:
     assert [h["where"] for h in data["hits"]] == [f"fact:{made.fact.id}"]
 
 
+def test_memory_search_of_the_conversation_layer_finds_earlier_messages_only(
+    served: Served,
+) -> None:
+    ctx = context_of(served, "code-review", "planner")
+    said = served.app.store.conversation.record_message(
+        "code-review", "planner", "user", "the staging cluster is called heron-7"
+    )
+    served.app.memory.archive(ctx, [said])
+    served.app.memory.remember(ctx, "heron-7 restarts nightly", layer="experiential")
+    talk = get(served, "/api/v1/memory/search", q="heron-7", layer="conversation")
+    assert [(h["layer"], h["where"]) for h in talk["hits"]] == [
+        ("conversation", f"message:{said.seq}")
+    ]
+    page = served.client.get("/memory/find", params={"q": "heron-7", "layer": "conversation"})
+    assert page.status_code == 200
+    assert f"code-review/planner message:{said.seq} [earlier conversation]" in page.text
+    assert "restarts nightly" not in page.text
+    facts = served.client.get("/memory/find", params={"q": "heron-7", "layer": "experiential"})
+    assert "restarts nightly" in facts.text and "earlier conversation" not in facts.text
+
+
 def test_extraction_lists_a_pass_the_extractor_made(served: Served) -> None:
     from squad.extraction.job import AgentExtractor
     from squad.extraction.models import ExtractionModels
