@@ -10,6 +10,8 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
+from squad.memory.document import superseded, unstruck
+
 __all__ = ["MemoryLine", "parse_line", "render_line", "struck"]
 
 _LINE = re.compile(
@@ -30,10 +32,7 @@ def parse_line(line: str) -> MemoryLine | None:
     if m is None or not m.group("text").strip():
         return None
     text = m.group("text").strip()
-    superseded = text.startswith("~~") and text.endswith("~~") and len(text) > 4
-    if superseded:
-        text = text[2:-2].strip()
-    return MemoryLine(text, m.group("date"), superseded or "superseded" in (m.group("rest") or ""))
+    return MemoryLine(unstruck(text) or text, m.group("date"), superseded(line))
 
 
 def render_line(text: str, day: date, *, pointer: str | None = None) -> str:

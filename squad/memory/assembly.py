@@ -33,10 +33,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from squad.memory.document import MemoryDocument
+from squad.memory.document import MemoryDocument, superseded
 from squad.memory.ranking import line_relevance
 from squad.memory.recall import RecalledLine, RecallPacker, day_heading
-from squad.memory.repeats import line_key, struck_through
+from squad.memory.repeats import line_key
 from squad.memory.untrusted import defuse
 from squad.text.tokens import TokenCounter
 
@@ -267,7 +267,7 @@ def _project_layer(
         for section in document.sections:
             for line in section.content_lines():
                 key = line_key(line)
-                if struck_through(line) or (_says_something(key) and key in said):
+                if superseded(line) or (_says_something(key) and key in said):
                     continue
                 said.add(key)
                 items.append(_Item(defuse(line.rstrip()), group=section.name, source=line))

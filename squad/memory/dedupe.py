@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from squad.memory.document import unstruck
 from squad.memory.sightings import sighting_key
 
 __all__ = ["Known", "SameAs", "fact_of", "fresh_lines", "same_key"]
@@ -44,9 +45,7 @@ class Known:
 def fact_of(line: str) -> str:
     """A memory.md line as a fact: no bullet, no trailing date stamp, no strike-through."""
     text = _STAMP.sub("", _BULLET.sub("", line)).strip()
-    if len(text) > 4 and text.startswith("~~") and text.endswith("~~"):
-        text = text[2:-2].strip()
-    return text
+    return unstruck(text) or text
 
 
 _key = lru_cache(maxsize=16_384)(sighting_key)

@@ -37,6 +37,7 @@ __all__ = [
     "open_block",
     "split_lines",
     "superseded",
+    "unstruck",
     "with_line_ending",
 ]
 
@@ -48,6 +49,12 @@ _BULLET_LINE = re.compile(
     r"^\s*[-*]\s+(?P<text>.*?)(?:\s+\((?P<date>\d{4}-\d\d-\d\d)(?P<rest>[^)]*)\))?\s*$"
 )
 """A fact line: a bullet, its text, and an optional trailing ``(YYYY-MM-DD...)`` stamp."""
+
+
+_LIST_MARKER = re.compile(r"^(?:[-*+]|\d{1,3}[.)])\s+")
+_DATE_STAMP = re.compile(r"\((?P<date>\d{4}-\d\d-\d\d)(?P<rest>[^()]*)\)\s*$")
+_TRAILING_NOTE = re.compile(r"\s*\([^()]*\)\s*$")
+_STRUCK = re.compile(r"^~~(?P<inner>(?:(?!~~).)*[^~\s])~~$")
 
 
 class StructureError(ValueError):
@@ -84,14 +91,22 @@ class Section:
 
 
 def superseded(line: str) -> bool:
-    """Whether ``line`` is a fact marked superseded: a bullet whose whole text is struck
-    through (``- ~~old fact~~``), or whose date stamp says ``superseded``."""
-    found = _BULLET_LINE.match(line)
-    if found is None:
-        return False
-    text = found.group("text").strip()
-    struck = len(text) > 4 and text.startswith("~~") and text.endswith("~~")
-    return struck or "superseded" in (found.group("rest") or "")
+    """Whether ``line`` (a memory.md line, list marker or not) is a fact marked superseded:
+    its whole text struck through (``- ~~old fact~~``, a note in parentheses after it
+    allowed), or its date stamp saying ``superseded``. A line with only a word struck
+    (``- Deploys go to ~~staging~~ production``) is a current fact. The one definition every
+    reader of memory.md uses (prompt assembly, the extractor, folds, deduplication)."""
+    body = _LIST_MARKER.sub("", line.strip())
+    stamp = _DATE_STAMP.search(body)
+    if stamp is not None and "superseded" in stamp.group("rest"):
+        return True
+    return unstruck(_TRAILING_NOTE.sub("", body)) is not None
+
+
+def unstruck(text: str) -> str | None:
+    """The text inside ``~~...~~`` when all of ``text`` is struck through, else None."""
+    found = _STRUCK.match(text.strip())
+    return found.group("inner").strip() if found else None
 
 
 def heading_lines(text: str) -> list[tuple[int, str]]:

@@ -10,7 +10,8 @@ differ in a word that matters, is the extractor's and the memory tools' decision
 when the line is written, not re-guessed for every prompt.
 
 A memory.md line struck through as a whole (``- ~~old fact~~ (superseded 2026-11-29)``) is a
-superseded fact: it stays in the file as history and is never injected (:func:`struck_through`).
+superseded fact: it stays in the file as history and is never injected
+(:func:`squad.memory.document.superseded`, the one definition).
 """
 
 from __future__ import annotations
@@ -18,12 +19,11 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["line_key", "struck_through"]
+__all__ = ["line_key"]
 
 _MARKER = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+")
 _DATE_NOTE = re.compile(r"\s*\(\d{4}-\d\d-\d\d[^()]*\)\s*$")
 _END_PUNCTUATION = ".!;:,"
-_STRUCK = re.compile(r"^~~(?:(?!~~).)*[^~\s]~~(?:\s*\([^()]*\))?$")
 
 
 def line_key(text: str) -> str:
@@ -32,10 +32,3 @@ def line_key(text: str) -> str:
     flat = _MARKER.sub("", flat)
     flat = _DATE_NOTE.sub("", flat)
     return flat.rstrip(_END_PUNCTUATION + " ").casefold()
-
-
-def struck_through(line: str) -> bool:
-    """Whether ``line`` (a memory.md line, list marker or not) is struck through as a whole,
-    a note in parentheses after it allowed: a superseded fact kept as history."""
-    body = _MARKER.sub("", line.strip())
-    return bool(_STRUCK.match(body))

@@ -10,8 +10,8 @@ import pytest
 from squad.clock import FrozenClock
 from squad.manager import SquadManager
 from squad.memory.assembly import PROJECT_HEADER, Budget, build_memory_block
-from squad.memory.document import MemoryDocument
-from squad.memory.repeats import line_key, struck_through
+from squad.memory.document import MemoryDocument, superseded
+from squad.memory.repeats import line_key
 from squad.memory.service import AgentContext, MemoryService
 from squad.settings import Settings
 from squad.spec.loader import squad_from_text
@@ -56,11 +56,14 @@ def test_lines_are_the_same_when_only_marker_date_note_case_and_spacing_differ()
 
 
 def test_a_line_is_struck_through_only_when_all_of_it_is() -> None:
-    assert struck_through("- ~~Deploys go to staging~~ (2026-11-02; superseded 2026-11-29)")
-    assert struck_through("~~Deploys go to staging~~")
-    assert not struck_through("- Deploys go to ~~staging~~ production")
-    assert not struck_through("- ~~old~~ and ~~older~~ but this stays")
-    assert not struck_through("- Deploys go to production")
+    assert superseded("- ~~Deploys go to staging~~ (2026-11-02; superseded 2026-11-29)")
+    assert superseded("~~Deploys go to staging~~")
+    assert not superseded("- Deploys go to ~~staging~~ production")
+    assert not superseded("- ~~old~~ and ~~older~~ but this stays")
+    assert not superseded("- Deploys go to production")
+    assert not superseded("- ~~old~~ middle ~~older~~")
+    assert superseded("- Deploys go to staging (2026-11-02; superseded 2026-11-29)")
+    assert superseded("1. ~~Deploys go to staging~~ (moved to the daily log)")
 
 
 def test_a_struck_through_memory_line_stays_in_the_file_but_is_not_injected() -> None:
