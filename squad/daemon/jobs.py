@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 import stat
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -31,6 +31,9 @@ from squad.workspace.plans import PLANS_FOLDER, plan_number
 if TYPE_CHECKING:
     from squad.app import App
     from squad.checkpoints import Checkpoints
+    from squad.memory.fold_summary import ModelFoldSummariser
+    from squad.memory.service import AgentContext
+    from squad.model.types import Message, ModelReply
     from squad.settings import RetentionSettings
     from squad.spec.models import SquadSpec
     from squad.store import Store
@@ -284,7 +287,8 @@ def run_consolidation(app: App, *, now: datetime) -> dict[str, Any]:
 def fold_memory_files(app: App, workspaces: Mapping[str, Path]) -> list[dict[str, Any]]:
     """Fold the oldest Insights of each agent's memory.md that holds more than 80% of its
     cap (:meth:`squad.memory.service.MemoryService.consolidate`): one entry per fold, or per
-    file that could not be folded (with the reason; the pass goes on)."""
+    file that could not be folded (with the reason; the pass goes on). An agent on a real
+    model gets its summary lines from that model (:func:`fold_summariser`)."""
     from squad.errors import MemoryError_, SquadError
     from squad.memory.service import AgentContext
 
@@ -298,7 +302,7 @@ def fold_memory_files(app: App, workspaces: Mapping[str, Path]) -> list[dict[str
             ctx = AgentContext.of(spec, agent.id, workspace)
             entry: dict[str, Any] = {"squad": squad, "agent": agent.id}
             try:
-                folded = app.memory.consolidate(ctx)
+                folded = app.memory.consolidate(ctx, summarise=fold_summariser(app, ctx))
             except MemoryError_ as exc:
                 folds.append({**entry, "error": str(exc)})
                 continue
@@ -312,3 +316,28 @@ def fold_memory_files(app: App, workspaces: Mapping[str, Path]) -> list[dict[str
                     }
                 )
     return folds
+
+
+def fold_summariser(app: App, ctx: AgentContext) -> ModelFoldSummariser | None:
+    """The agent's own model as the writer of its fold's summary lines; None on the built-in
+    offline model (the fold stays extractive). The call is charged to the squad's spend and
+    made only when what it may cost fits ``limits.max_cost_usd``, as an extraction pass."""
+    from squad.memory.fold_summary import ModelFoldSummariser
+    from squad.model.offline import is_offline
+    from squad.model.types import reserve_usd
+
+    spec = ctx.agent.model or ctx.squad.model
+    if is_offline(spec.name):
+        return None
+    model = app.model_factory(spec, lambda event: None)
+    runs = app.store.runs
+
+    def allowed(messages: Sequence[Message]) -> bool:
+        estimate = reserve_usd(model, messages, ())
+        spent = runs.spent(ctx.squad.name).cost_usd
+        return estimate <= 0 or spent + estimate <= ctx.squad.limits.max_cost_usd
+
+    def charge(reply: ModelReply) -> None:
+        runs.record_spend(ctx.squad.name, agent=ctx.agent.id, **reply.spend())
+
+    return ModelFoldSummariser(model, on_reply=charge, allowed=allowed)

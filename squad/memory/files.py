@@ -54,6 +54,7 @@ from squad.memory.fold import (
     NIGHTLY_AT,
     Folded,
     FoldPlan,
+    TopicSummaries,
     apply_fold,
     daily_entry,
     plan_fold,
@@ -338,17 +339,33 @@ class MemoryFile(_AgentFile):
             raise MemoryError_(f"{self.relative} is locked by another writer; try again") from None
 
     def consolidate(
-        self, *, actor: str = "consolidation", over: float = NIGHTLY_AT
+        self,
+        *,
+        actor: str = "consolidation",
+        over: float = NIGHTLY_AT,
+        summarise: TopicSummaries | None = None,
     ) -> Folded | None:
         """Fold the oldest Insights (see :mod:`squad.memory.fold`) when the file holds more
         than ``over`` of its cap; what was folded, None when nothing was (the nightly
-        maintenance calls this for every agent)."""
+        maintenance calls this for every agent).
+
+        ``summarise`` (a model) is asked before the file is locked, so writers never wait on
+        it; its lines are used only when the file is still the version it summarised."""
+        asked: tuple[str, FoldPlan] | None = None
+        if summarise is not None:
+            seen = self.snapshot()
+            if seen.problem is None and seen.size > over * self.cap_bytes:
+                ahead = self._plan_fold(seen, seen.size, actor, summarise)
+                asked = None if ahead is None else (seen.version, ahead)
         try:
             with self._history.writing(actor) as wrote, locked(self.path):
                 first = self.snapshot()
                 if first.problem is not None or first.size <= over * self.cap_bytes:
                     return None
-                plan = self._plan_fold(first, first.size, actor)
+                if asked is not None and asked[0] == first.version:
+                    plan: FoldPlan | None = asked[1]
+                else:
+                    plan = self._plan_fold(first, first.size, actor)
                 if plan is None:
                     return None
                 folded = self._fold_out(plan, actor, wrote)
@@ -370,7 +387,13 @@ class MemoryFile(_AgentFile):
         except Timeout:
             raise MemoryError_(f"{self.relative} is locked by another writer; try again") from None
 
-    def _plan_fold(self, current: Snapshot, size: int, actor: str) -> FoldPlan | None:
+    def _plan_fold(
+        self,
+        current: Snapshot,
+        size: int,
+        actor: str,
+        summarise: TopicSummaries | None = None,
+    ) -> FoldPlan | None:
         """What to fold so that a file of ``size`` bytes comes back to :data:`FOLD_TO` of the
         cap, within what today's daily log can still take; None when nothing can be."""
         if current.problem is not None:
@@ -388,6 +411,7 @@ class MemoryFile(_AgentFile):
             day=day,
             pointer=log.relative(day),
             same_as=self.same_as,
+            summarise=summarise,
         )
 
     def _fold_out(

@@ -6,7 +6,9 @@ is back to :data:`FOLD_TO` of its cap: they move whole, byte for byte, to the ag
 log (so nothing is lost), and in their place the file keeps one dated summary line per
 topic. The summary is extractive (no model): the topic's distinct facts, newest first, after
 merging duplicates with the same judgement the memory tools use; superseded lines are moved
-but not summarised (they are history already).
+but not summarised (they are history already). The nightly consolidation may hand in a
+:data:`TopicSummaries` that asks a real model for each topic's line instead
+(:mod:`squad.memory.fold_summary`); a topic it gives no usable line keeps the extractive one.
 
 Only fact items are folded: a top-level bullet with its indented continuation lines. Other
 lines of the section (prose, sub-headings, code blocks, anything holding a credential) stay
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from functools import lru_cache
@@ -36,6 +38,7 @@ __all__ = [
     "NIGHTLY_AT",
     "FoldPlan",
     "Folded",
+    "TopicSummaries",
     "apply_fold",
     "daily_entry",
     "plan_fold",
@@ -53,6 +56,10 @@ FACT_MAX_CHARS = 120
 MAX_TOPICS = 8
 """Summary lines per fold at most: the smallest topics beyond them are summarised together."""
 OTHER = "other notes"
+
+TopicSummaries = Callable[[Mapping[str, Sequence[str]]], Mapping[str, str]]
+"""``{topic: its distinct facts, newest first}`` -> ``{topic: one summary line}`` for the
+topics it can summarise (the others keep their extractive line)."""
 
 _BULLET = re.compile(r"^ {0,3}[-*+][ \t]+\S")
 _FENCE = re.compile(r"^\s{0,3}(?:`{3,}|~{3,})")
@@ -137,10 +144,14 @@ def plan_fold(
     day: date,
     pointer: str,
     same_as: SameAs = same_key,
+    summarise: TopicSummaries | None = None,
 ) -> FoldPlan | None:
     """The oldest fact items of ``# Insights`` whose folding frees at least ``need`` bytes of
     memory.md (net of the summary lines), or as many as there are; never more than ``room``
-    bytes of them (what the daily log can take). None when nothing can be folded."""
+    bytes of them (what the daily log can take). None when nothing can be folded.
+
+    The items are chosen with the extractive summary; ``summarise`` is then asked once for
+    the chosen items' lines, which are used when they free at least as much."""
     section = document.find(FOLD_SECTION)
     if section is None or need <= 0:
         return None
@@ -167,13 +178,25 @@ def plan_fold(
             break
     if freed - kept <= 0:
         return None  # summaries as long as what they replace: folding frees nothing
+    if summarise is not None:
+        written = summary_lines(
+            chosen, day=day, pointer=pointer, same_as=same_as, summarise=summarise
+        )
+        if sum(len(line.encode()) + len(document.newline) for line in written) <= kept:
+            summaries = written
     return FoldPlan(tuple(chosen), tuple(summaries))
 
 
 def summary_lines(
-    items: Sequence[str], *, day: date, pointer: str, same_as: SameAs = same_key
+    items: Sequence[str],
+    *,
+    day: date,
+    pointer: str,
+    same_as: SameAs = same_key,
+    summarise: TopicSummaries | None = None,
 ) -> list[str]:
-    """One dated line per topic of the (non-superseded) facts of ``items``."""
+    """One dated line per topic of the (non-superseded) facts of ``items``: extractive, or
+    ``summarise``'s line for the topics it gives one."""
     found: list[tuple[str, str | None]] = []  # (fact, its date stamp), oldest first
     for item in items:
         first = item.splitlines()[0] if item.strip() else ""
@@ -199,16 +222,14 @@ def summary_lines(
         else:
             counts[members[same]] += 1
             days[members[same]] += [stamp] if stamp else []
+    bounded = _bounded(groups)
+    written: Mapping[str, str] = {}
+    if summarise is not None and bounded:
+        written = summarise({t: [facts[i] for i in reversed(m)] for t, m in bounded.items()})
     lines = []
-    for topic, members in _bounded(groups).items():
+    for topic, members in bounded.items():
         shown = [_shortened(facts[i]) for i in reversed(members)]  # newest first
-        text = f"{topic}: {shown[0]}"
-        for number, fact in enumerate(shown[1:], start=1):
-            more = f" (+{len(shown) - number} more)"
-            if len(text) + 2 + len(fact) + len(more) > SUMMARY_MAX_CHARS:
-                text += more
-                break
-            text += f"; {fact}"
+        text = f"{topic}: {written[topic]}" if topic in written else _extractive(topic, shown)
         stamped = sorted(d for i in members for d in days[i])
         span = f" of {stamped[0]}" if stamped else ""
         if stamped and stamped[-1] != stamped[0]:
@@ -217,6 +238,17 @@ def summary_lines(
         noun = "line" if folded == 1 else "lines"
         lines.append(f"- {text} ({day.isoformat()}; {folded} {noun}{span} in {pointer})")
     return lines
+
+
+def _extractive(topic: str, shown: Sequence[str]) -> str:
+    """The topic's facts (newest first) joined, within :data:`SUMMARY_MAX_CHARS`."""
+    text = f"{topic}: {shown[0]}"
+    for number, fact in enumerate(shown[1:], start=1):
+        more = f" (+{len(shown) - number} more)"
+        if len(text) + 2 + len(fact) + len(more) > SUMMARY_MAX_CHARS:
+            return text + more
+        text += f"; {fact}"
+    return text
 
 
 def _topics(facts: Sequence[str]) -> list[str]:

@@ -32,7 +32,7 @@ from squad.memory.audit import AuditLog, AuditRecord
 from squad.memory.boot import ensure_default_soul, load_boot_files
 from squad.memory.dedupe import SameAs, same_key
 from squad.memory.files import DailyLog, MemoryFile
-from squad.memory.fold import Folded
+from squad.memory.fold import Folded, TopicSummaries
 from squad.memory.recall import ChatterFilter, RecalledLine, RecallPacker
 from squad.memory.recall_reader import RecallReader
 from squad.memory.search import ARCHIVE_SOURCE
@@ -217,14 +217,21 @@ class MemoryService:
 
     # -- history ---------------------------------------------------------------------------
 
-    def consolidate(self, ctx: AgentContext, *, actor: str = "consolidation") -> Folded | None:
+    def consolidate(
+        self,
+        ctx: AgentContext,
+        *,
+        actor: str = "consolidation",
+        summarise: TopicSummaries | None = None,
+    ) -> Folded | None:
         """Fold the oldest Insights of the agent's memory.md when it holds more than
         :data:`~squad.memory.fold.NIGHTLY_AT` of its cap (the nightly maintenance): the
         daily log and memory.md change together, audited, and committed as one change
-        outside a run. None when the file needed no fold."""
+        outside a run. None when the file needed no fold. ``summarise`` writes the summary
+        lines (a model, :mod:`squad.memory.fold_summary`); without it they are extractive."""
         subject = f"memory: {actor} folded the oldest Insights of {ctx.agent.id}"
         with self.change(ctx, actor, subject=subject):
-            return self.memory_file(ctx).consolidate(actor=actor)
+            return self.memory_file(ctx).consolidate(actor=actor, summarise=summarise)
 
     def history(self, workspace: Path, squad: str) -> History | None:
         """The workspace's history, None when history is off."""
