@@ -101,6 +101,13 @@ class AgentContext:
         return self.memory_enabled and (self.squad.memory.extract if own is None else own)
 
     @property
+    def review(self) -> str:
+        """Which extracted facts wait for review: the agent's setting, else the squad's
+        (``off``, ``low_confidence`` or ``all``)."""
+        own = self.agent.memory.review
+        return self.squad.memory.review if own is None else own
+
+    @property
     def identity(self) -> str:
         return experience_identity(self.squad.name, self.agent.id, self.agent.profile)
 
