@@ -5,8 +5,8 @@ approved (audited, committed); a rejection is remembered."""
 from __future__ import annotations
 
 import subprocess
-from datetime import timedelta
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
