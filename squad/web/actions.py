@@ -56,12 +56,24 @@ class RevertRequest(_Body):
     """The id of the change to undo (the memory history lists them)."""
 
 
-class ReviewRequest(_Body):
-    action: Literal["approve", "reject", "edit"]
-    ids: Annotated[list[Annotated[int, Field(ge=1, le=2**31 - 1)]], Field(min_length=1)]
-    """The review items (an edit takes exactly one)."""
-    text: Annotated[str | None, Field(min_length=1, max_length=2_000)] = None
-    """With ``edit``: the fact as it should be kept."""
+ReviewId = Annotated[int, Field(ge=1, le=2**31 - 1, strict=False)]
+
+
+class ReviewDecide(_Body):
+    action: Literal["approve", "reject"]
+    ids: Annotated[list[ReviewId], Field(min_length=1, max_length=500)]
+    """The review items to approve or reject."""
+
+
+class ReviewEdit(_Body):
+    action: Literal["edit"]
+    ids: Annotated[list[ReviewId], Field(min_length=1, max_length=1)]
+    """The one review item to approve with ``text``."""
+    text: Annotated[str, Field(min_length=1, max_length=2_000)]
+    """The fact as it should be kept."""
+
+
+ReviewRequest = Annotated[ReviewDecide | ReviewEdit, Field(discriminator="action")]
 
 
 class Accepted(BaseModel):
@@ -211,6 +223,7 @@ def review_memory(request: Request, squad: SquadName, agent: AgentId, body: Revi
     written: 404 for one that is not the agent's, 422 for one decided already."""
     from squad.web.review import review_decide
 
+    text = body.text if isinstance(body, ReviewEdit) else None
     return review_decide(
-        _web(request).app, squad, agent, body.action, body.ids, actor="web", text=body.text
+        _web(request).app, squad, agent, body.action, body.ids, actor="web", text=text
     )
