@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
     from squad.checkpoints import Checkpoints
     from squad.extraction.background import BackgroundExtractor
+    from squad.extraction.review import ReviewQueue
     from squad.history.history import History
     from squad.jobqueue.client import ClusterClient
     from squad.manager import SquadManager
@@ -207,6 +208,13 @@ class App:
 
                 self._decisions = DecisionLog(self.store, clock=self.clock, histories=self.history)
             return self._decisions
+
+    @property
+    def review(self) -> ReviewQueue:
+        """The memory review queue: a person's approve, edit and reject of proposed facts."""
+        from squad.extraction.review import ReviewQueue
+
+        return ReviewQueue(self.memory, self.decisions, clock=self.clock)
 
     def _embedder(self) -> Embedder | None:
         from squad.memory.embeddings import load_embedder

@@ -31,6 +31,7 @@ from squad.extraction.candidates import ConversationMessage
 from squad.extraction.decisions import file_decisions
 from squad.extraction.extract import extract_batch
 from squad.extraction.quality import decide
+from squad.extraction.review import hold_for_review
 from squad.memory.audit import AuditLog, AuditRecord
 from squad.memory.decisions import DecisionLog
 from squad.memory.service import AgentContext, MemoryService
@@ -310,20 +311,26 @@ class AgentExtractor:
             min_confidence=MODEL_MIN_CONFIDENCE if result.extractor == "model" else 0.0,
         )
         run_id = _run_of(talk)
+        seqs = {m.index: m.seq for m in batch}
         with self.memory.change(ctx, "extractor") as change:  # one commit: what the pass wrote
+            # Facts the agent's memory.review holds back wait in the queue, written nowhere.
+            now_apply, held = hold_for_review(
+                self.memory, ctx, decisions, source=_source(talk), seqs=seqs, run_id=run_id
+            )
             applied = apply_decisions(
                 self.memory,
                 ctx,
-                decisions,
+                now_apply,
                 now=started,
                 source=_source(talk),
-                seqs={m.index: m.seq for m in batch},
+                seqs=seqs,
                 run_id=run_id,
             )
+            applied.dropped += held
             file_decisions(
                 self.decisions,
                 ctx,
-                decisions,
+                now_apply,
                 batch,
                 written=applied.written,
                 on_error=lambda text, exc: self._log(

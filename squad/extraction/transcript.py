@@ -25,6 +25,7 @@ from squad.extraction.job import (
     record_pass,
 )
 from squad.extraction.quality import Decision, decide
+from squad.extraction.review import hold_for_review
 from squad.memory.service import AgentContext, MemoryService
 from squad.model.types import ChatModel
 
@@ -166,9 +167,11 @@ def extract_transcript(
         ]
     if not dry_run and memory is not None and ctx is not None:
         with memory.change(ctx, "extractor") as change:
+            now_apply, held = hold_for_review(memory, ctx, result.decisions, source=source, seqs={})
             result.applied = apply_decisions(
-                memory, ctx, result.decisions, now=now, source=source, seqs={}
+                memory, ctx, now_apply, now=now, source=source, seqs={}
             )
+            result.applied.dropped += held
             pass_id = record_pass(
                 memory,
                 ctx,

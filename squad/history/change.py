@@ -47,6 +47,9 @@ class Change:
     facts: list[FactChange] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     """Lines for the body beyond the changed text (why, from which run)."""
+    keep: bool = False
+    """Commit it even if it wrote nothing: a decision that belongs in the history (a
+    review-queue rejection leaves memory as it was, and is still a commit)."""
 
     def wrote(self, path: str, before: bytes | None, after: bytes | None) -> None:
         if before != after:

@@ -294,7 +294,7 @@ class History:
                 try:
                     yield change
                 finally:
-                    if ready is not None and not change.empty:
+                    if ready is not None and (change.keep or not change.empty):
                         self._safely(lambda: self._commit_change(change))
 
     @contextmanager
@@ -376,7 +376,7 @@ class History:
             if current != committed:
                 blobs[path] = current
                 before_of[path] = committed
-        if not blobs and not change.facts:
+        if not blobs and not change.facts and not change.keep:
             return None
         message = memory_message(change, before_of, blobs, mixed)
         return self.repository.commit_blobs(Author(change.author), message, blobs, repo=repo)

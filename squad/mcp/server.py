@@ -335,6 +335,27 @@ def build_server(
         took out brought back. History is never rewritten."""
         return tools.memory_revert(squad, agent, change, actor=client_actor(ctx))
 
-    for write in (remember, forget, memory_revert, decision_record, run_start, run_approve):
+    def memory_review(
+        squad: SquadName,
+        agent: AgentId,
+        ctx: Context[Any, Any],
+        action: Annotated[
+            Literal["list", "approve", "reject", "edit"],
+            Field(
+                description="list: the facts waiting; approve or reject: the ids given; edit: "
+                "approve the one id with `text` instead."
+            ),
+        ] = "list",
+        ids: Annotated[list[Annotated[int, Field(ge=1, le=2**31 - 1)]], Field(max_length=500)] = [],  # noqa: B006
+        text: Annotated[str | None, Field(min_length=1, max_length=2000)] = None,
+    ) -> dict[str, Any]:
+        """The agent's review queue (memory.review: low_confidence or all): facts the
+        extractor proposed wait here, never in a prompt, until approved (written as the
+        extractor would have), edited or rejected (never proposed again). Each decision is
+        audited and committed as yours."""
+        return tools.memory_review(squad, agent, action, ids, text, actor=client_actor(ctx))
+
+    writes = (remember, forget, memory_revert, memory_review, decision_record)
+    for write in (*writes, run_start, run_approve):
         server.add(write, read_only=False)
     return server

@@ -297,6 +297,29 @@ class SquadTools:
         self.app.memory.forget(fact_id, actor=actor, workspace=workspace, reason=reason.strip())
         return {"fact_id": fact_id, "forgotten": True, "reason": reason.strip()}
 
+    def memory_review(
+        self,
+        squad: str,
+        agent: str,
+        action: Literal["list", "approve", "reject", "edit"],
+        ids: list[int],
+        text: str | None,
+        *,
+        actor: str,
+    ) -> dict[str, Any]:
+        """The review queue of an agent: list what waits, or approve, reject or edit (approve
+        with new text) items, each decision audited and committed as ``actor``'s."""
+        from squad.web.review import review_decide, review_list
+
+        self.scope.check_write("memory_review")
+        self.scope.check(squad)
+        if action == "list":
+            return review_list(self.app, squad, agent).model_dump()
+        if text is not None and action != "edit":
+            raise UsageError("text goes with action edit only")
+        done = review_decide(self.app, squad, agent, action, ids, actor=actor, text=text)
+        return done.model_dump()
+
     def decision_record(
         self,
         squad: str,

@@ -36,7 +36,7 @@ from squad.memory.fold import Folded, TopicSummaries
 from squad.memory.recall import ChatterFilter, RecalledLine, RecallPacker
 from squad.memory.recall_reader import RecallReader
 from squad.memory.search import ARCHIVE_SOURCE
-from squad.spec.models import AgentSpec, SquadSpec
+from squad.spec.models import AgentSpec, ReviewMode, SquadSpec
 from squad.store.records import MessageRecord, MessageRole, NewFact
 from squad.text.secrets import contains_secret, refuse_secrets
 from squad.text.tokens import TokenCounter, counter_for_model
@@ -101,6 +101,13 @@ class AgentContext:
         """Memory on, and the background extractor not turned off for the agent or squad."""
         own = self.agent.memory.extract
         return self.memory_enabled and (self.squad.memory.extract if own is None else own)
+
+    @property
+    def review(self) -> ReviewMode:
+        """Which extracted facts wait for review: the agent's setting, else the squad's
+        (``off``, ``low_confidence`` or ``all``)."""
+        own = self.agent.memory.review
+        return self.squad.memory.review if own is None else own
 
     @property
     def identity(self) -> str:

@@ -30,6 +30,7 @@ __all__ = [
     "McpServerSpec",
     "MemoryPolicy",
     "ModelSpec",
+    "ReviewMode",
     "Schedule",
     "SquadSpec",
     "TaskSpec",
@@ -206,6 +207,10 @@ ModelField = Annotated[
 ]
 
 
+ReviewMode = Literal["off", "low_confidence", "all"]
+"""Which extracted facts wait for a person's review before they are written."""
+
+
 class AgentMemory(_Strict):
     """Per-agent memory overrides; unset values inherit the squad's memory policy."""
 
@@ -216,6 +221,9 @@ class AgentMemory(_Strict):
     extract: bool | None = None
     """Whether the background extractor learns facts from this agent's conversations
     (default: the squad setting)."""
+    review: ReviewMode | None = None
+    """Which extracted facts wait for a person before any prompt sees them (default: the
+    squad setting)."""
 
 
 def split_tool_ref(entry: str) -> tuple[str, str | None]:
@@ -300,6 +308,10 @@ class MemoryPolicy(_Strict):
     """Whether the background extractor learns facts from conversations (needs memory on)."""
     share_unused: bool = False
     """Let a memory layer use the share the other layer leaves unused (off: strict 60/40)."""
+    review: ReviewMode = "off"
+    """Which facts the extractor proposes wait in the review queue for a person (``squad
+    memory review``) instead of being written: ``off`` none, ``low_confidence`` those whose
+    classification confidence is under 0.7, ``all`` every new fact."""
 
 
 class McpServerSpec(_Strict):

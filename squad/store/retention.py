@@ -5,8 +5,10 @@ rows, its spend detail (rolled up first into per-day totals in ``spend_days``, w
 charts read beside the ledger), and those of its conversation messages no memory layer still
 needs: a message the background extractor has read (it is in the agent's conversation
 archive, which recall falls back on) or one of an agent whose extractor is off (nothing will
-ever read it). Extraction passes older than the cutoff go too. A run's outputs, plans and
-memory stay in its workspace's history; ``squad runs list`` still lists it from there.
+ever read it). Extraction passes older than the cutoff go too, and so do review-queue rows
+decided before it (pending ones wait for their person however old they are). A run's
+outputs, plans and memory stay in its workspace's history; ``squad runs list`` still lists it
+from there.
 
 Each batch of runs is one transaction, so a kill between batches leaves whole runs, never
 half of one. :meth:`RetentionStore.give_back_space` returns freed pages to the file system on
@@ -41,6 +43,7 @@ COUNTERS: Table = metadata.tables["message_counters"]
 LEDGER: Table = metadata.tables["spend_ledger"]
 DAYS: Table = metadata.tables["spend_days"]
 PASSES: Table = metadata.tables["extraction_runs"]
+REVIEW: Table = metadata.tables["memory_review"]
 
 BATCH = 200
 """Runs forgotten per transaction: short enough that runs going on meanwhile barely wait."""
@@ -56,6 +59,7 @@ class Forgotten:
     messages: int = 0
     spend_rows: int = 0
     passes: int = 0
+    reviews: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -64,6 +68,7 @@ class Forgotten:
             "messages_deleted": self.messages,
             "spend_rows_rolled_up": self.spend_rows,
             "extraction_passes_deleted": self.passes,
+            "review_rows_deleted": self.reviews,
         }
 
 
@@ -109,6 +114,9 @@ class RetentionStore:
                 delete(PASSES).where(
                     PASSES.c.started_at < before, PASSES.c.finished_at.is_not(None)
                 )
+            ).rowcount
+            report.reviews += conn.execute(
+                delete(REVIEW).where(REVIEW.c.status != "pending", REVIEW.c.decided_at < before)
             ).rowcount
         return report
 

@@ -2,8 +2,9 @@
 
 The rest hangs off a Store by concept: :attr:`Store.memory` (experiential memory),
 :attr:`Store.conversation` (agents' messages, turns, extraction watermarks) and
-:attr:`Store.runs` (task states per run, the spend ledger) and :attr:`Store.decisions`
-(squads' decisions with their reasons).
+:attr:`Store.runs` (task states per run, the spend ledger), :attr:`Store.decisions`
+(squads' decisions with their reasons) and :attr:`Store.review` (proposed facts awaiting a
+person).
 
 Nothing outside this package sees a session or a table row. Time and ids come from injected
 callables, so tests freeze the clock and get exact timestamps back.
@@ -44,6 +45,7 @@ from squad.store.memory import MemoryStore
 from squad.store.migrate import upgrade
 from squad.store.records import RunRecord, RunStatus, SquadRecord
 from squad.store.retention import RetentionStore
+from squad.store.review import ReviewStore
 from squad.store.run_state import RunStateStore
 from squad.store.tables import RunRow, SquadRow, UTCDateTime
 
@@ -97,6 +99,8 @@ class Store:
         """Squads' decisions with their reasons, and which supersedes which."""
         self.archive = ArchiveStore(engine, now=self._now)
         """Agents' conversation archives, each distinct text once (recall searches them)."""
+        self.review = ReviewStore(engine, now=self._now)
+        """Facts the extractor proposed that wait for a person (the review queue)."""
         self.retention = RetentionStore(engine, now=self._now)
         """What retention forgets: old runs and what only they needed, and the space."""
 

@@ -43,6 +43,7 @@ __all__ = [
     "MessageRow",
     "NamespaceRow",
     "PostingRow",
+    "ReviewRow",
     "RunRow",
     "RunTaskRow",
     "SightingRow",
@@ -476,6 +477,52 @@ class SightingRow(_Table, table=True):
     first_seen_at: datetime = Field(sa_type=UTCDateTime)
     last_seen_at: datetime = Field(sa_type=UTCDateTime)
     proposed_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+
+
+class ReviewRow(_Table, table=True):
+    """A fact the extractor proposed that waits for a person (the review queue), and what
+    the person decided. Prompt assembly never reads this table: a fact reaches memory.md or
+    ``memory_facts`` only when approved, through the extractor's own write path."""
+
+    __tablename__ = "memory_review"
+    __table_args__ = (
+        Index("ix_memory_review_squad_agent_status", "squad", "agent", "status", "id"),
+        Index("ix_memory_review_squad_agent_key", "squad", "agent", "key"),
+        Index("ix_memory_review_decided_at", "decided_at"),
+        {"sqlite_autoincrement": True},  # ids are typed by people: never reused
+    )
+
+    id: int | None = Field(default=None, sa_type=Integer, primary_key=True)
+    squad: str = Field(sa_type=String)
+    agent: str = Field(sa_type=String)
+    layer: str = Field(sa_type=String(16))
+    """``project`` (a memory.md line) or ``experiential`` (a Layer A fact)."""
+    section: str | None = Field(default=None, sa_type=String)
+    """The memory.md section of a project fact."""
+    subject: str | None = Field(default=None, sa_type=String)
+    text: str = Field(sa_type=Text)
+    """As proposed, credentials already redacted."""
+    key: str = Field(sa_type=String(64))
+    """sha256 of the normalised text: the same fact proposed again is not queued twice."""
+    confidence: float = Field(sa_type=Float)
+    extractor: str = Field(sa_type=String(32))
+    turns: list[int] = Field(sa_type=JSON)
+    """Store seqs of the messages it came from."""
+    run_id: str | None = Field(default=None, sa_type=String)
+    source: str = Field(sa_type=String)
+    """The run, or chat session and day, it came from (promotion evidence once approved)."""
+    details: dict[str, Any] | None = Field(default=None, sa_type=JSON)
+    """What the write needs besides the text: ``expires_on``, ``detail`` (the daily log's)."""
+    proposed_at: datetime = Field(sa_type=UTCDateTime)
+    status: str = Field(sa_type=String(16))
+    """``pending``, ``approved`` or ``rejected``."""
+    decided_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    decided_by: str | None = Field(default=None, sa_type=String)
+    edited_text: str | None = Field(default=None, sa_type=Text)
+    """The text the person approved instead of ``text``, when they edited it."""
+    outcome: str | None = Field(default=None, sa_type=Text)
+    """Where the approved fact went (``agents/x/memory.md#Insights``, ``fact:12``), or why
+    nothing was written (already in memory)."""
 
 
 # decisions with their reasons

@@ -1,5 +1,6 @@
 """The JSON API's actions, ``/api/v1/...``: run now, approve or reject, resume, switch a
-namespace, edit a boot file or a workspace's rules, forget and revive a fact.
+namespace, edit a boot file or a workspace's rules, forget and revive a fact, decide the
+memory review queue.
 
 Each takes the same guarded path as the CLI (the run queue, version-checked and audited
 writes); runs are queued and the request returns 202 at once.
@@ -17,6 +18,7 @@ from squad.web import schemas
 from squad.web.api import ERRORS, SLUG, AgentId, FactId, NamespaceId, RunId, SquadName, _web
 from squad.web.control import RunRequest
 from squad.web.history import MemoryRevert
+from squad.web.review import ReviewResult
 
 __all__ = ["Accepted", "ApprovalAnswer", "BootEdit", "NamespaceSwitch", "RunStart", "router"]
 
@@ -52,6 +54,26 @@ class BootEdit(_Body):
 class RevertRequest(_Body):
     change: Annotated[str, Field(pattern=r"^[0-9a-f]{4,40}$")]
     """The id of the change to undo (the memory history lists them)."""
+
+
+ReviewId = Annotated[int, Field(ge=1, le=2**31 - 1, strict=False)]
+
+
+class ReviewDecide(_Body):
+    action: Literal["approve", "reject"]
+    ids: Annotated[list[ReviewId], Field(min_length=1, max_length=500)]
+    """The review items to approve or reject."""
+
+
+class ReviewEdit(_Body):
+    action: Literal["edit"]
+    ids: Annotated[list[ReviewId], Field(min_length=1, max_length=1)]
+    """The one review item to approve with ``text``."""
+    text: Annotated[str, Field(min_length=1, max_length=2_000)]
+    """The fact as it should be kept."""
+
+
+ReviewRequest = Annotated[ReviewDecide | ReviewEdit, Field(discriminator="action")]
 
 
 class Accepted(BaseModel):
@@ -192,3 +214,16 @@ def revert_memory(request: Request, squad: SquadName, agent: AgentId, body: Reve
     from squad.web.history import memory_revert
 
     return memory_revert(_web(request).app, squad, agent, body.change, actor="web")
+
+
+@router.post("/squads/{squad}/agents/{agent}/memory/review", response_model=ReviewResult)
+def review_memory(request: Request, squad: SquadName, agent: AgentId, body: ReviewRequest) -> Any:
+    """Approve (written as the extractor would have), reject (kept, never proposed again) or
+    edit and approve proposed facts, as ``web``; every id is checked before anything is
+    written: 404 for one that is not the agent's, 422 for one decided already."""
+    from squad.web.review import review_decide
+
+    text = body.text if isinstance(body, ReviewEdit) else None
+    return review_decide(
+        _web(request).app, squad, agent, body.action, body.ids, actor="web", text=text
+    )

@@ -18,6 +18,7 @@ from squad.web.history import HistoryRun as RunsListItem
 from squad.web.history import MemoryChange
 from squad.web.history import RunChangesView as RunChanges
 from squad.web.history import RunDiffView as RunDiff
+from squad.web.review import ReviewList
 
 __all__ = ["ERRORS", "SLUG", "Problem", "router"]
 
@@ -188,6 +189,21 @@ def get_memory_history(
     from squad.web.history import memory_history
 
     return memory_history(_web(request).app, squad, agent, limit=limit)
+
+
+@router.get("/squads/{squad}/agents/{agent}/memory/review", response_model=ReviewList)
+def get_memory_review(
+    request: Request,
+    squad: SquadName,
+    agent: AgentId,
+    status: Literal["pending", "approved", "rejected", "all"] = "pending",
+    limit: Annotated[int, Query(ge=1, le=1000)] = 200,
+) -> Any:
+    """The facts the extractor proposed for the agent that wait for review (or those
+    decided), with the agent's ``memory.review`` mode."""
+    from squad.web.review import review_list
+
+    return review_list(_web(request).app, squad, agent, status=status, limit=limit)
 
 
 @router.get("/approvals", response_model=list[schemas.Approval])

@@ -100,7 +100,7 @@ def create_app(
     the same guard."""
     from importlib.metadata import version
 
-    from squad.web import actions, api, history_pages, pages, stream
+    from squad.web import actions, api, history_pages, pages, review_pages, stream
 
     web = FastAPI(
         title="squad",
@@ -117,6 +117,7 @@ def create_app(
     web.include_router(stream.router)
     web.include_router(pages.router)
     web.include_router(history_pages.router)
+    web.include_router(review_pages.router)
     web.mount("/static", StaticFiles(directory=str(files("squad.web") / "static")), name="static")
     web.router.routes.extend(routes)
 

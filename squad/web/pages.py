@@ -320,12 +320,14 @@ def memory_page(request: Request) -> HTMLResponse:
         except SquadError:
             continue
         agents += [(name, a.id, a.display_name) for a in spec.agents]
+    waiting = app.store.review.pending_counts() if app.database_exists() else {}
     return _page(
         request,
         "memory.html",
         namespaces=namespaces(app),
         boot=[boot_file(app, n) for n in ("soul", "user", "agents")],
         agents=agents,
+        waiting=waiting,
         passes=extraction_passes(app, limit=20),
         decisions=decisions(app, limit=50),
     )
@@ -426,12 +428,14 @@ def memory_search_fragment(
 @router.get("/squads/{squad}/agents/{agent}", response_class=HTMLResponse)
 def agent_page(request: Request, squad: SquadName, agent: AgentId) -> HTMLResponse:
     from squad.web.memory import agent_memory, context_preview, extraction_passes
+    from squad.web.review import review_list
 
     app = _web(request).app
     return _page(
         request,
         "agent.html",
         memory=agent_memory(app, squad, agent),
+        review=review_list(app, squad, agent),
         context=context_preview(app, squad, agent, message=""),
         passes=extraction_passes(app, squad, agent, limit=10),
     )

@@ -19,7 +19,15 @@ READS = {
     "decision_search",
     "run_status",
 }
-WRITES = {"remember", "forget", "memory_revert", "decision_record", "run_start", "run_approve"}
+WRITES = {
+    "remember",
+    "forget",
+    "memory_revert",
+    "memory_review",
+    "decision_record",
+    "run_start",
+    "run_approve",
+}
 CLIENT = Implementation(name="claude-code", version="2.1")
 
 
@@ -542,3 +550,51 @@ def test_memory_search_labels_recalled_messages_as_conversation_with_their_seq(
     assert hit["squad"] == "docs-site" and hit["agent"] == "writer"
     assert hit["line"] == "user: the glossary of billing words lives in docs/terms.md"
     assert talk["hits"] == every["hits"] and facts["hits"] == []
+
+
+def test_memory_review_over_mcp_lists_approves_and_rejects_as_the_client(home: App) -> None:
+    from squad.extraction.review import review_key
+    from squad.store.review import NewProposal
+
+    ids = []
+    for text in ("Diagrams are drawn with Mermaid.", "The glossary lives in docs/terms.md."):
+        record, _ = home.store.review.propose(
+            NewProposal(
+                squad="docs-site",
+                agent="reviewer",
+                layer="project",
+                text=text,
+                key=review_key(text),
+                confidence=0.6,
+                extractor="offline",
+                source="chat:2030-01-01",
+                section="Insights",
+            )
+        )
+        ids.append(record.id)
+    args = {"squad": "docs-site", "agent": "reviewer"}
+
+    async def body(client: Any) -> Any:
+        listed = await ok(client, "memory_review", **args)
+        approved = await ok(client, "memory_review", **args, action="approve", ids=[ids[0]])
+        rejected = await ok(client, "memory_review", **args, action="reject", ids=[ids[1]])
+        again = await call(client, "memory_review", **args, action="reject", ids=[ids[1]])
+        return listed, approved, rejected, again
+
+    listed, approved, rejected, again = _client_named(home, body)
+    assert [i["id"] for i in listed["items"]] == ids and listed["mode"] == "off"
+    decided = approved["decided"][0]
+    assert decided["written"] and decided["item"]["decided_by"] == "mcp:claude-code"
+    memory = home.squads.locate("docs-site").path / "agents" / "reviewer" / "memory.md"
+    assert "Mermaid" in memory.read_text() and "docs/terms.md" not in memory.read_text()
+    assert rejected["decided"][0]["item"]["status"] == "rejected"
+    assert "rejected already" in error_text(again)
+    workspace = home.squads.locate("docs-site").path
+    operations = [(a["actor"], a["operation"]) for a in audit_lines(workspace)]
+    assert ("mcp:claude-code", "review-approve") in operations
+    assert ("mcp:claude-code", "review-reject") in operations
+
+    async def read_only(client: Any) -> Any:
+        return {t.name for t in (await client.list_tools()).tools}
+
+    assert "memory_review" not in with_client(home, read_only, read_only=True)

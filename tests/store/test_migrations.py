@@ -32,9 +32,9 @@ from squad.store.migrate import (
 from squad.store.tables import metadata
 
 SHA = "0" * 64
-HEAD = "0011"
+HEAD = "0012"
 """The newest shipped revision."""
-NEXT = "0012"
+NEXT = "0013"
 """The revision a newer squad would add."""
 
 REBUILD_SQUADS = f"""

@@ -64,6 +64,15 @@
     });
     link.setAttribute("aria-current", "true");
   });
+  // the review queue's "tick all" box ticks (or clears) every box of its form
+  document.addEventListener("change", function (event) {
+    var all = event.target;
+    var form = all.getAttribute && all.getAttribute("data-tick-all");
+    if (!form) return;
+    document.querySelectorAll("#" + form + " input[name=id]").forEach(function (box) {
+      box.checked = all.checked;
+    });
+  });
   function start() {
     document.querySelectorAll("[data-events]").forEach(follow);
     var open = new URLSearchParams(window.location.search).get("open");
