@@ -25,7 +25,7 @@ from squad.extraction.job import (
     record_pass,
 )
 from squad.extraction.quality import Decision, decide
-from squad.extraction.review import hold_for_review
+from squad.extraction.review import held, hold_for_review
 from squad.memory.service import AgentContext, MemoryService
 from squad.model.types import ChatModel
 
@@ -85,6 +85,8 @@ class TranscriptResult:
     applied: Applied | None = None
     warnings: list[str] = field(default_factory=list)
     """Why a batch's facts came from the offline extractor instead of the model asked for."""
+    review: str = "off"
+    """The agent's ``memory.review``: facts it holds are listed with action ``review``."""
 
     def to_dict(self, *, dry_run: bool) -> dict[str, Any]:
         facts, dropped = [], []
@@ -101,7 +103,9 @@ class TranscriptResult:
             if d.kind == "drop":
                 dropped.append({**entry, "reason": d.reason})
                 continue
-            entry["action"] = "merge" if d.kind == "merge" else "write"
+            entry["action"] = (
+                "merge" if d.kind == "merge" else "review" if held(d, self.review) else "write"
+            )
             entry["reason"] = d.reason
             if d.target is not None:
                 entry["target"] = d.target.ref
@@ -139,7 +143,9 @@ def extract_transcript(
     existing: list[Existing] = (
         existing_facts(memory, ctx) if memory is not None and ctx is not None else []
     )
-    result = TranscriptResult("offline" if model is None else "model")
+    result = TranscriptResult(
+        "offline" if model is None else "model", review=ctx.review if ctx is not None else "off"
+    )
     for start in range(0, len(talk), BATCH_MESSAGES):
         batch = talk[start : start + BATCH_MESSAGES]
         found = extract_batch(batch, existing, now.date(), model)

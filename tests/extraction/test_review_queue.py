@@ -196,3 +196,18 @@ def test_retention_drops_decided_rows_but_keeps_pending_ones(app: App, clock: Fr
     report = app.store.retention.forget_runs(app.clock() - timedelta(days=30))
     assert report.reviews == 1
     assert [r.id for r in app.review.items(ctx, status=None)] == [second.id]
+
+
+def test_a_transcript_lists_the_facts_it_holds_for_review_as_review_not_write(app: App) -> None:
+    from squad.extraction.transcript import extract_transcript
+
+    ctx = _agent(app, "low_confidence")
+    talk = [("user", PORT), ("assistant", "OK."), ("user", UNSURE), ("assistant", "OK.")]
+    for dry_run in (True, False):
+        result = extract_transcript(
+            talk, now=app.clock(), model=None, memory=app.memory, ctx=ctx, dry_run=dry_run
+        )
+        actions = {f["text"]: f["action"] for f in result.to_dict(dry_run=dry_run)["facts"]}
+        assert actions == {PORT: "write", UNSURE: "review"}
+    (item,) = app.review.items(ctx)
+    assert item.text == UNSURE
