@@ -22,6 +22,7 @@ from squad.extraction.lines import parse_line, render_line, struck
 from squad.extraction.quality import Decision
 from squad.history.message import FactOp
 from squad.memory.audit import AuditLog, AuditRecord
+from squad.memory.dedupe import fact_of
 from squad.memory.files import MemoryFile
 from squad.memory.service import AgentContext, MemoryService
 from squad.memory.sightings import sighting_key
@@ -154,7 +155,14 @@ def _write_project(
     file = memory.memory_file(ctx)
     new_lines: dict[str, list[tuple[Decision, str]]] = defaultdict(list)
     strike: dict[str, set[str]] = defaultdict(set)
+    # The decisions saw the newest RECENT_FACTS lines; a fact told again after many newer
+    # ones is judged here against every live line of the file, as the memory tools' writes are.
+    live = [fact_of(line) for _, line in file.snapshot().document.live_lines()]
     for d in decisions:
+        repeats = d.kind == "write" and d.reason == "new"
+        if repeats and file.same_as(d.candidate.text, live) is not None:
+            applied.dropped.append(_entry(d.candidate, "duplicate"))
+            continue
         if d.kind == "merge":
             applied.written.append(
                 _entry(d.candidate, "merged", d.target, where=d.target.ref if d.target else None)

@@ -181,3 +181,20 @@ def test_in_a_run_task_prompts_are_context_and_echoes_of_them_are_dropped(
         "We decided to use MkDocs Material for the docs site."
     ]
     assert world.facts() == []  # nothing from the task prompts themselves
+
+
+def test_a_fact_told_again_after_many_newer_lines_is_not_written_twice(
+    make_world: MakeWorld,
+) -> None:
+    world = make_world(interval=1)
+    world.talk("In this repo the API listens on port 8080.")
+    world.extractor().run(world.ctx)
+    newer = "\n".join(f"- The job number {n} keeps its logs for {n} days." for n in range(40))
+    world.memory.memory_file(world.ctx).append("Insights", newer, actor="cli")
+
+    world.talk("In this repo the API listens on port 8080.")
+    [report] = world.extractor().run(world.ctx)
+
+    assert world.memory_md().count("the API listens on port 8080") == 1
+    assert report.written == []
+    assert [d["reason"] for d in report.dropped] == ["duplicate"]
