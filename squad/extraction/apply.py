@@ -19,7 +19,7 @@ from squad.classifier.subjects import subject_for
 from squad.errors import MemoryError_, MemoryFullError, SecretInMemoryError, StaleWriteError
 from squad.extraction.candidates import Candidate, Existing
 from squad.extraction.lines import parse_line, render_line, struck
-from squad.extraction.quality import Decision
+from squad.extraction.quality import Decision, changes, similarity
 from squad.history.message import FactOp
 from squad.memory.audit import AuditLog, AuditRecord
 from squad.memory.dedupe import fact_of
@@ -34,6 +34,8 @@ EDIT_ATTEMPTS = 3
 ACTOR = "extractor"
 RECENT_FACTS = 30
 """Existing facts shown to the model and checked against, per layer."""
+RELATED = 0.5
+"""Similarity at which an older memory.md line is checked against a candidate too."""
 
 
 @dataclass
@@ -47,27 +49,11 @@ class Applied:
 def existing_facts(memory: MemoryService, ctx: AgentContext) -> list[Existing]:
     """The agent's current facts: memory.md bullet lines, then recent Layer A facts."""
     out: list[Existing] = []
-    document = memory.memory_file(ctx).snapshot().document
-    project: list[tuple[str, str]] = []
-    for name in document.names:
-        section = document.find(name)
-        if section is not None:
-            project += [(name, line) for line in section.content_lines()]
-    for name, line in project[-RECENT_FACTS:]:
+    for name, line in _project_lines(memory, ctx)[-RECENT_FACTS:]:
         parsed = parse_line(line)
         if parsed is None or parsed.superseded:
             continue
-        out.append(
-            Existing(
-                number=len(out) + 1,
-                scope="project",
-                text=parsed.text,
-                subject=subject_for(parsed.text, "project"),
-                ref=f"{memory.memory_file(ctx).relative}#{name}",
-                section=name,
-                line=line,
-            )
-        )
+        out.append(_project_fact(memory, ctx, len(out) + 1, name, line, parsed.text))
     facts = memory.store.memory.facts(memory.namespace_id(ctx), limit=RECENT_FACTS)
     for fact in reversed(facts):  # oldest first, like the file
         out.append(
@@ -81,6 +67,62 @@ def existing_facts(memory: MemoryService, ctx: AgentContext) -> list[Existing]:
             )
         )
     return out
+
+
+def related_facts(
+    memory: MemoryService,
+    ctx: AgentContext,
+    candidates: Sequence[Candidate],
+    existing: Sequence[Existing],
+) -> list[Existing]:
+    """``existing`` and the older live memory.md lines, past the newest :data:`RECENT_FACTS`
+    (the ones a model is shown), that a candidate may repeat or change: the same subject,
+    half its words alike, or a change of it (:func:`~squad.extraction.quality.changes`).
+    So a fact told again, or changed, months after the line it repeats is judged against
+    that line, however much was written since."""
+    shown = {e.line for e in existing if e.line is not None}
+    wanted = [(c.text, c.subject) for c in candidates if c.scope == "project"]
+    if not wanted:
+        return list(existing)
+    out = list(existing)
+    for name, line in _project_lines(memory, ctx)[:-RECENT_FACTS]:
+        parsed = parse_line(line)
+        if parsed is None or parsed.superseded or line in shown:
+            continue
+        subject = subject_for(parsed.text, "project")
+        if any(
+            (subject is not None and subject == c_subject)
+            or similarity(c_text, parsed.text) >= RELATED
+            or changes(c_text, parsed.text)
+            for c_text, c_subject in wanted
+        ):
+            out.append(_project_fact(memory, ctx, len(out) + 1, name, line, parsed.text))
+    return out
+
+
+def _project_lines(memory: MemoryService, ctx: AgentContext) -> list[tuple[str, str]]:
+    """Every non-blank line of memory.md with its section, in file order."""
+    document = memory.memory_file(ctx).snapshot().document
+    lines: list[tuple[str, str]] = []
+    for name in document.names:
+        section = document.find(name)
+        if section is not None:
+            lines += [(name, line) for line in section.content_lines()]
+    return lines
+
+
+def _project_fact(
+    memory: MemoryService, ctx: AgentContext, number: int, name: str, line: str, text: str
+) -> Existing:
+    return Existing(
+        number=number,
+        scope="project",
+        text=text,
+        subject=subject_for(text, "project"),
+        ref=f"{memory.memory_file(ctx).relative}#{name}",
+        section=name,
+        line=line,
+    )
 
 
 def apply_decisions(

@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from squad.clock import Clock, utc_now
 from squad.errors import ModelError
-from squad.extraction.apply import Applied, apply_decisions, existing_facts
+from squad.extraction.apply import Applied, apply_decisions, existing_facts, related_facts
 from squad.extraction.candidates import ConversationMessage
 from squad.extraction.decisions import file_decisions
 from squad.extraction.extract import extract_batch
@@ -307,7 +307,7 @@ class AgentExtractor:
         self._spend(ctx, [reply.spend() for reply in result.replies])
         decisions = decide(
             result.candidates,
-            existing,
+            related_facts(self.memory, ctx, result.candidates, existing),
             min_confidence=MODEL_MIN_CONFIDENCE if result.extractor == "model" else 0.0,
         )
         run_id = _run_of(talk)

@@ -9,10 +9,14 @@ library found 97.8% of ten thousand extracted memories were junk). Each candidat
    could try Redis"), or the extractor was not confident enough;
 2. **dropped as a duplicate** when memory (or an earlier candidate of the batch) already says
    the same after normalisation (case, punctuation, spacing, dates stamped on lines);
-3. **merged** into a near-duplicate (most words shared, same numbers, same negation): nothing
-   new is written, the existing fact counts as seen again;
+3. **merged** into a near-duplicate (most words shared, same numbers, same negation, and not
+   a change of it with a word it did not have): nothing new is written, the existing fact
+   counts as seen again;
 4. **superseding** an existing fact of the same scope about the same subject (or the one the
-   extractor named): the new fact is written and the old one marked superseded, kept and dated;
+   extractor named), or, for a candidate that says it is a change ("we now deploy on
+   Tuesdays, not Fridays", "we switched CI from GitHub Actions to Buildkite", "이제 ..."), the
+   fact most of whose content words it repeats (:func:`changes`): the new fact is written and
+   the old one marked superseded, kept and dated;
 5. otherwise **written** as new.
 
 Near-duplicates never merge across a changed number or a negation: "the API listens on 8080"
@@ -34,8 +38,10 @@ from squad.extraction.candidates import Candidate, Existing
 from squad.text.secrets import contains_redaction
 
 __all__ = [
+    "CHANGE_OVERLAP",
     "NEAR_DUPLICATE",
     "Decision",
+    "changes",
     "containment",
     "decide",
     "drop_reason",
@@ -82,6 +88,23 @@ _NEGATION = re.compile(
 )
 _NUMBER = re.compile(r"\d+(?:[.:]\d+)*")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_CHANGE = re.compile(
+    r"\b(?:now|no longer|any ?more|switched|moved|migrated|changed|replaced|instead"
+    r"|from now on|going forward|these days)\b|\bnot\s+\w+\s*[.!]?$"
+    r"|이제|바꿨|바꾸었|바뀌었|변경|대신|옮겼|더 이상",
+    _I,
+)
+"""A fact that says it is a change of an earlier one."""
+CHANGE_OVERLAP = 0.5
+"""Share of an earlier fact's content words a change must repeat to supersede it."""
+_FUNCTION_WORDS = frozenset(
+    {
+        "the", "and", "for", "our", "are", "was", "were", "with", "from", "this", "that",
+        "now", "not", "use", "uses", "used", "using", "has", "have", "had", "its", "all",
+        "any", "anymore", "longer", "into", "onto", "than", "then", "but", "also", "just",
+        "instead", "switched", "moved", "migrated", "changed", "replaced", "will", "should",
+    }
+)  # fmt: skip
 
 
 def normalise(text: str) -> str:
@@ -120,6 +143,27 @@ def similarity(a: str, b: str) -> float:
     small, large = sorted((len(left), len(right)))
     overlap: float = len(left & right) / small
     return overlap * math.sqrt(small / large)
+
+
+def _content(text: str) -> frozenset[str]:
+    return frozenset(w for w in _shingles(text) if w not in _FUNCTION_WORDS)
+
+
+def changes(candidate: str, earlier: str) -> bool:
+    """Whether ``candidate`` says it changes ``earlier``: it reads as a change and repeats at
+    least two and :data:`CHANGE_OVERLAP` of ``earlier``'s content words (so "we now use ruff
+    for linting" does not replace "we use black for formatting")."""
+    if not _CHANGE.search(candidate):
+        return False
+    old = _content(earlier)
+    shared = len(old & _content(candidate))
+    return shared >= 2 and shared >= CHANGE_OVERLAP * len(old)
+
+
+def _news(candidate: str, earlier: str) -> bool:
+    """Whether ``candidate`` changes ``earlier`` with words it did not have ("Dana owns the
+    billing service now" after "Ji-ho owns the billing service"): never a near-duplicate."""
+    return changes(candidate, earlier) and bool(_content(candidate) - _content(earlier))
 
 
 def _same_claims(a: str, b: str) -> bool:
@@ -202,7 +246,7 @@ def decide(
             (
                 (similarity(candidate.text, e.text), e.number, e)
                 for e in same_scope
-                if _same_claims(candidate.text, e.text)
+                if _same_claims(candidate.text, e.text) and not _news(candidate.text, e.text)
             ),
             default=None,
             key=lambda item: (item[0], item[1]),
@@ -234,4 +278,7 @@ def _superseded(
         for e in reversed(same_scope):  # the newest fact about the subject
             if e.subject == candidate.subject and e.ref not in taken:
                 return e
+    changed = [e for e in same_scope if e.ref not in taken and changes(candidate.text, e.text)]
+    if changed:  # the one it repeats most of, the newest of equals
+        return max(changed, key=lambda e: (similarity(candidate.text, e.text), e.number))
     return None

@@ -38,7 +38,7 @@ from typing import Any, Literal
 from squad.classifier.subjects import subject_for
 from squad.clock import Clock, utc_now
 from squad.errors import NotFound, SecretInMemoryError, UsageError
-from squad.extraction.apply import _entry, apply_decisions, existing_facts
+from squad.extraction.apply import _entry, apply_decisions, existing_facts, related_facts
 from squad.extraction.candidates import Candidate, ConversationMessage
 from squad.extraction.decisions import file_decisions
 from squad.extraction.quality import Decision, decide, drop_reason, normalise
@@ -254,7 +254,8 @@ class ReviewQueue:
         store.decide(record.id, "approved", by=actor, edited_text=text)  # claimed: one winner
         try:
             candidate = _candidate(record, text)
-            decisions = decide([candidate], existing_facts(self.memory, ctx))
+            known = existing_facts(self.memory, ctx)
+            decisions = decide([candidate], related_facts(self.memory, ctx, [candidate], known))
             applied = apply_decisions(
                 self.memory,
                 ctx,

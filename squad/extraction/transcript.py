@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from squad.errors import UsageError
-from squad.extraction.apply import Applied, apply_decisions, existing_facts
+from squad.extraction.apply import Applied, apply_decisions, existing_facts, related_facts
 from squad.extraction.candidates import ConversationMessage, Existing
 from squad.extraction.extract import extract_batch, redacted
 from squad.extraction.job import (
@@ -152,9 +152,14 @@ def extract_transcript(
         result.extractor = found.extractor if found.extractor != "gate" else result.extractor
         if found.fallback is not None:
             result.warnings.append(found.fallback)
+        judged = (
+            related_facts(memory, ctx, found.candidates, existing)
+            if memory is not None and ctx is not None
+            else existing
+        )
         decided = decide(
             found.candidates,
-            existing,
+            judged,
             min_confidence=MODEL_MIN_CONFIDENCE if found.extractor == "model" else 0.0,
         )
         result.decisions += decided

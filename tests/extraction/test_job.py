@@ -198,3 +198,23 @@ def test_a_fact_told_again_after_many_newer_lines_is_not_written_twice(
     assert world.memory_md().count("the API listens on port 8080") == 1
     assert report.written == []
     assert [d["reason"] for d in report.dropped] == ["duplicate"]
+
+
+def test_a_change_told_after_many_newer_lines_supersedes_the_old_line(
+    make_world: MakeWorld,
+) -> None:
+    world = make_world(interval=1)
+    world.talk("We deploy the backend on Fridays.")
+    world.extractor().run(world.ctx)
+    newer = "\n".join(f"- The job number {n} keeps its logs for {n} days." for n in range(40))
+    world.memory.memory_file(world.ctx).append("Insights", newer, actor="cli")
+
+    world.talk("We now deploy the backend on Tuesdays, not Fridays.")
+    [report] = world.extractor().run(world.ctx)
+
+    text = world.memory_md()
+    assert "- ~~We deploy the backend on Fridays.~~" in text
+    assert "- We now deploy the backend on Tuesdays, not Fridays." in text
+    assert [w["text"] for w in report.written] == [
+        "We now deploy the backend on Tuesdays, not Fridays."
+    ]

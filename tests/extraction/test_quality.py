@@ -101,6 +101,36 @@ def test_the_fact_the_extractor_names_is_superseded_within_its_scope_only() -> N
     assert decisions[1].reason == "new"
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("We deploy on Fridays.", "We now deploy on Tuesdays, not Fridays."),
+        ("Our CI runs on GitHub Actions.", "We switched CI from GitHub Actions to Buildkite."),
+        ("Ji-ho owns the billing service.", "Dana owns the billing service now."),
+        ("배포는 금요일에 해요.", "이제 배포는 화요일에 해요."),
+    ],
+)
+def test_a_fact_that_says_it_changes_an_earlier_one_supersedes_it_without_a_subject(
+    old: str, new: str
+) -> None:
+    existing = [known(1, "The docs site is built with MkDocs"), known(2, old)]
+    [d] = decide([fact(new)], existing)
+    assert (d.kind, d.reason, d.target and d.target.number) == ("write", "supersedes", 2)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("We use black for formatting", "We now use ruff for linting"),
+        ("The docs site is built with MkDocs", "The API now listens on port 9090"),
+        ("We deploy on Fridays.", "Deploys on Fridays need a second reviewer."),  # no change said
+    ],
+)
+def test_a_change_of_something_else_supersedes_nothing(old: str, new: str) -> None:
+    [d] = decide([fact(new)], [known(1, old)])
+    assert (d.kind, d.reason) == ("write", "new")
+
+
 def test_in_one_batch_the_later_fact_about_a_subject_wins() -> None:
     decisions = decide(
         [
