@@ -313,12 +313,15 @@ class MemoryPolicy(_Strict):
 
     enabled: bool = True
     """Whether agents read and write memory."""
-    max_tokens: Annotated[int, Field(ge=0, le=200_000)] = 2000
-    """Token budget of the injected agent memory block (60% experiential, 40% project)."""
-    supplementary_max_tokens: Annotated[int, Field(ge=0, le=200_000)] = 2000
-    """Independent budget of the global [Supplementary Context] block."""
-    recall_max_tokens: Annotated[int, Field(ge=0, le=200_000)] = 1000
-    """Independent budget of the earlier conversation recalled for each message (0: off)."""
+    max_tokens: Annotated[int, Field(ge=0, le=200_000)] | None = None
+    """Token budget of the injected agent memory block (60% experiential, 40% project).
+    Default: sized from the model's context window (2,000 at 8,192 tokens)."""
+    supplementary_max_tokens: Annotated[int, Field(ge=0, le=200_000)] | None = None
+    """Independent budget of the global [Supplementary Context] block. Default: sized from
+    the model's context window (1,000 at 8,192 tokens)."""
+    recall_max_tokens: Annotated[int, Field(ge=0, le=200_000)] | None = None
+    """Independent budget of the earlier conversation recalled for each message (0: off).
+    Default: sized from the model's context window (1,000 at 8,192 tokens)."""
     trigger_interval: Annotated[int, Field(ge=1, le=1000)] = 6
     """Turns between background fact extractions."""
     extract: bool = True
