@@ -43,16 +43,13 @@ from squad.text.tokens import counter_for_model
 if TYPE_CHECKING:
     from squad.runtime.runner import SquadRunner
 
-__all__ = ["CHAT_SESSION", "SESSION_BUDGET_TOKENS", "ChatSession", "without_credentials"]
+__all__ = ["CHAT_SESSION", "ChatSession", "without_credentials"]
 
 CHAT_SESSION = "chat"
 CHAT_WINDOW = 400
 """Messages of a chat read per turn: compression works on this recent window, so a turn's cost
 does not grow with a session that lasts for weeks (what fell out of it lives on in what the
 extractor learned)."""
-SESSION_BUDGET_TOKENS = 6_000
-"""Tokens the earlier conversation may take in a chat prompt; past it, older turns are
-compressed (summary + landmarks + recent turns, :mod:`squad.chat.compress`)."""
 
 
 @dataclass
@@ -91,8 +88,11 @@ class _ShownNames(_ChatRecorder):
 
 
 class ChatSession:
-    history_budget: int = SESSION_BUDGET_TOKENS
-    """Tokens of earlier conversation sent with each turn (:data:`SESSION_BUDGET_TOKENS`)."""
+    history_budget: int | None = None
+    """Tokens of earlier conversation sent with each turn; past them, older turns are
+    compressed (summary + landmarks + recent turns, :mod:`squad.chat.compress`). None: the
+    prompt's history region, plus what the system prompt's regions leave unused
+    (:meth:`~squad.memory.regions.Regions.history_room`), sized from the model's window."""
 
     def __init__(
         self, runner: SquadRunner, ctx: AgentContext, model: ChatModel, model_spec: ModelSpec
@@ -136,13 +136,23 @@ class ChatSession:
         window = store.conversation.messages(
             ctx.squad.name, ctx.agent.id, session_id=CHAT_SESSION, newest=CHAT_WINDOW
         )
+        prompt = self.runner.memory.prompt(
+            ctx,
+            message=text,
+            recall_before=window[0].seq if window else None,
+            model=self.model_spec,
+        )
         history = compress_history(
             [
                 Message("user" if m.role == "user" else "assistant", m.content)
                 for m in window
                 if m.role in ("user", "assistant")
             ],
-            budget=self.history_budget,
+            budget=(
+                prompt.regions.history_room(prompt.used)
+                if self.history_budget is None
+                else self.history_budget
+            ),
             counter=counter_for_model(self.model_spec.name),
             summariser=self.summariser,
         ).messages
@@ -170,9 +180,7 @@ class ChatSession:
             shown = turn.shown
         result = run_turn(
             model=self.model,
-            system_prompt=self.runner.memory.system_prompt(
-                ctx, message=text, recall_before=window[0].seq if window else None
-            ),
+            system_prompt=prompt.text,
             user_message=text,
             history=history,
             tools=offered,

@@ -12,6 +12,7 @@ from squad.cli.context import open_app
 from squad.cli.options import TimeoutOption
 from squad.cli.output import Output, skip_notes
 from squad.errors import UsageError
+from squad.spec.window import MAX_CONTEXT_WINDOW, MIN_CONTEXT_WINDOW
 
 if TYPE_CHECKING:
     from squad.app import App
@@ -407,33 +408,46 @@ def context(
     agent: AgentArg,
     max_tokens: Annotated[
         int | None,
-        typer.Option(
-            "--max-tokens", min=0, help="Budget T (default: the squad's memory.max_tokens)"
-        ),
+        typer.Option("--max-tokens", min=0, help="Budget T (default: the squad's memory region's)"),
     ] = None,
     message: Annotated[
         str, typer.Option("--message", "-m", help="The user message the facts are ranked against.")
     ] = "",
+    context_window: Annotated[
+        int | None,
+        typer.Option(
+            "--context-window",
+            min=MIN_CONTEXT_WINDOW,
+            max=MAX_CONTEXT_WINDOW,
+            help="Plan the prompt for a model with this many tokens of context (default: the "
+            "agent's model's window).",
+        ),
+    ] = None,
     json_output: JsonFlag = False,
 ) -> None:
-    """Print exactly the memory part the agent's next prompt would get."""
+    """Print exactly the memory part the agent's next prompt would get, and its regions."""
     out = Output(json_mode=json_output)
     with open_app() as app:
         ctx = app.agent(squad, agent)
-        block = app.memory.memory_block(ctx, message=message, max_tokens=max_tokens, touch=False)
-        supplementary = app.memory.supplementary_block(ctx, message=message)
+        prompt = app.memory.prompt(
+            ctx,
+            message=message,
+            max_tokens=max_tokens,
+            context_window=context_window,
+            touch=False,
+        )
     if json_output:
-        data = block.to_dict()
-        data["supplementary"] = {
-            "text": supplementary.text,
-            "tokens": supplementary.tokens,
-            "budget": ctx.squad.memory.supplementary_max_tokens,
-            "dropped_lines": supplementary.dropped,
-        }
-        out.json(data)
+        out.json(prompt.to_dict())
         return
-    text = "\n\n".join(t for t in (block.text, supplementary.text) if t)
+    text = "\n\n".join(t for t in (prompt.block.text, prompt.supplementary.text) if t)
     out.stream.write((text or "(no memory would be injected)") + "\n")
+    window = prompt.window
+    out.line()
+    out.line(f"# regions for a window of {window.tokens:,} tokens ({window.source})", style="bold")
+    for row in prompt.regions.report(prompt.used):
+        used = "-" if row.used is None else f"{row.used:,}"
+        note = f"  ({row.set_by}{', capped' if row.capped else ''})" if row.set_by else ""
+        out.line(f"{row.region:<14}{row.budget:>10,}{used:>10}{note}")
 
 
 @memory_app.command()

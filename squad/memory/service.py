@@ -30,13 +30,17 @@ from squad.memory.assembly import (
 )
 from squad.memory.audit import AuditLog, AuditRecord
 from squad.memory.boot import ensure_default_soul, load_boot_files
+from squad.memory.boot_fit import FittedBoot, fit_boot_files
 from squad.memory.dedupe import SameAs, same_key
 from squad.memory.files import DailyLog, MemoryFile
 from squad.memory.fold import Folded, TopicSummaries
 from squad.memory.recall import ChatterFilter, RecalledLine, RecallPacker
 from squad.memory.recall_reader import RecallReader
+from squad.memory.regions import Region, Regions, plan_regions
 from squad.memory.search import ARCHIVE_SOURCE
-from squad.spec.models import AgentSpec, ReviewMode, SquadSpec
+from squad.model.window import ContextWindow
+from squad.model.window import context_window as window_of
+from squad.spec.models import AgentSpec, ModelSpec, ReviewMode, SquadSpec
 from squad.store.records import MessageRecord, MessageRole, NewFact
 from squad.text.secrets import contains_secret, refuse_secrets
 from squad.text.tokens import TokenCounter, counter_for_model
@@ -52,7 +56,15 @@ if TYPE_CHECKING:
     from squad.store import Store
     from squad.store.records import FactRecord, NamespaceRecord
 
-__all__ = ["AgentContext", "HistoryFactory", "MemoryService", "Remembered", "Reverted"]
+__all__ = [
+    "AgentContext",
+    "HistoryFactory",
+    "MemoryService",
+    "Prompt",
+    "Remembered",
+    "Reverted",
+    "working_tokens",
+]
 
 HistoryFactory = Callable[[Path, str], History]
 """A workspace's history by folder and squad name (``App.history``)."""
@@ -88,8 +100,12 @@ class AgentContext:
             ) from None
 
     @property
+    def model_spec(self) -> ModelSpec:
+        return self.agent.model or self.squad.model
+
+    @property
     def model(self) -> str:
-        return (self.agent.model or self.squad.model).name
+        return self.model_spec.name
 
     @property
     def memory_enabled(self) -> bool:
@@ -143,6 +159,37 @@ class Reverted:
     restored: tuple[str, ...]
     """memory.md lines put back (the change had removed them)."""
     facts: tuple[FactChange, ...]
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """One system prompt, its regions, and the tokens each region of it holds."""
+
+    text: str
+    regions: Regions
+    window: ContextWindow
+    used: dict[Region, int]
+    """Tokens used per region the system prompt holds (boot: the header, the memory block's
+    frame and the boot files), plus the message's as ``turn``; the history is the caller's."""
+    block: MemoryBlock
+    supplementary: LayerResult
+    boot: FittedBoot
+
+    def to_dict(self) -> dict[str, Any]:
+        """What ``squad memory context --json`` and the dashboard show: the memory block
+        (:meth:`MemoryBlock.to_dict`), the supplementary block, the boot files' cuts, the
+        window and every region's budget and use (None: not measured here)."""
+        data = self.block.to_dict()
+        data["supplementary"] = {
+            "text": self.supplementary.text,
+            "tokens": self.supplementary.tokens,
+            "budget": self.regions.budget("supplementary"),
+            "dropped_lines": self.supplementary.dropped,
+        }
+        data["boot"] = {"tokens": self.used["boot"], "dropped_lines": dict(self.boot.dropped)}
+        data["context_window"] = {"tokens": self.window.tokens, "source": self.window.source}
+        data["regions"] = [row.to_dict() for row in self.regions.report(self.used)]
+        return data
 
 
 @dataclass(frozen=True)
@@ -571,6 +618,28 @@ class MemoryService:
 
     # -- reads -----------------------------------------------------------------------------
 
+    def plan(
+        self,
+        ctx: AgentContext,
+        *,
+        model: ModelSpec | None = None,
+        context_window: int | None = None,
+    ) -> tuple[Regions, ContextWindow]:
+        """The regions of the agent's prompts (:mod:`squad.memory.regions`) and the window
+        they are sized from: ``context_window`` if given, else ``model``'s (default: the
+        agent's model). The squad's memory budgets that are set win over the window's."""
+        spec = model or ctx.model_spec
+        window = window_of(spec, option=context_window)
+        policy = ctx.squad.memory
+        settings: tuple[tuple[Region, int | None], ...] = (
+            ("memory", policy.max_tokens),
+            ("recall", policy.recall_max_tokens),
+            ("supplementary", policy.supplementary_max_tokens),
+        )
+        explicit = {region: value for region, value in settings if value is not None}
+        regions = plan_regions(window.tokens, answer_reserve=spec.max_tokens, explicit=explicit)
+        return regions, window
+
     def memory_block(
         self,
         ctx: AgentContext,
@@ -580,17 +649,23 @@ class MemoryService:
         touch: bool = True,
         recall_tokens: int | None = None,
         recall_before: int | None = None,
+        regions: Regions | None = None,
     ) -> MemoryBlock:
         """Exactly the ``## Agent Memory`` block of the agent's next prompt.
 
-        ``recall_tokens`` overrides the squad's ``memory.recall_max_tokens``; ``recall_before``
-        is the seq of the oldest message the prompt holds (older ones may be recalled).
+        ``max_tokens`` and ``recall_tokens`` override the memory and recall budgets of
+        ``regions`` (default: :meth:`plan`'s); ``recall_before`` is the seq of the oldest
+        message the prompt holds (older ones may be recalled).
         """
-        total = ctx.squad.memory.max_tokens if max_tokens is None else max_tokens
         if max_tokens is not None and max_tokens < 0:
             raise UsageError(f"--max-tokens must be 0 or more, got {max_tokens}")
         if recall_tokens is not None and recall_tokens < 0:
             raise UsageError(f"the recall budget must be 0 or more, got {recall_tokens}")
+        total, recall_budget = max_tokens, recall_tokens
+        if total is None or recall_budget is None:
+            planned = regions or self.plan(ctx)[0]
+            total = planned.budget("memory") if total is None else total
+            recall_budget = planned.budget("recall") if recall_budget is None else recall_budget
         budget = Budget(total, flow=ctx.squad.memory.share_unused)
         counter = self.counter(ctx)
         if not ctx.memory_enabled:
@@ -601,9 +676,6 @@ class MemoryService:
         if self.embedder is not None and message.strip():
             facts = self._semantic_order(self.embedder, message, facts)
         document = self.memory_file(ctx).snapshot().document
-        recall_budget = (
-            ctx.squad.memory.recall_max_tokens if recall_tokens is None else recall_tokens
-        )
         block = build_memory_block(
             [f.text for f in facts],
             document,
@@ -660,8 +732,12 @@ class MemoryService:
             )
         return rerank(embedded[0], facts, vectors | new)
 
-    def supplementary_block(self, ctx: AgentContext, *, message: str = "") -> LayerResult:
-        """Other agents' enabled experience; never the agent's own (it has Layer A)."""
+    def supplementary_block(
+        self, ctx: AgentContext, *, message: str = "", regions: Regions | None = None
+    ) -> LayerResult:
+        """Other agents' enabled experience; never the agent's own (it has Layer A), within
+        the supplementary budget of ``regions`` (default: :meth:`plan`'s)."""
+        budget = (regions or self.plan(ctx)[0]).budget("supplementary")
         counter = self.counter(ctx)
         own = ctx.identity
         columns: list[list[SupplementaryEntry]] = []
@@ -678,19 +754,44 @@ class MemoryService:
             for row in columns
             if i < len(row)
         ]
-        return build_supplementary_block(
-            interleaved, ctx.squad.memory.supplementary_max_tokens, counter
-        )
+        return build_supplementary_block(interleaved, budget, counter)
 
     def system_prompt(
-        self, ctx: AgentContext, *, message: str = "", recall_before: int | None = None
+        self,
+        ctx: AgentContext,
+        *,
+        message: str = "",
+        recall_before: int | None = None,
+        model: ModelSpec | None = None,
     ) -> str:
-        """The whole system prompt for the agent's next turn, read fresh from disk and store.
+        """The whole system prompt for the agent's next turn (:meth:`prompt`'s text)."""
+        return self.prompt(ctx, message=message, recall_before=recall_before, model=model).text
+
+    def prompt(
+        self,
+        ctx: AgentContext,
+        *,
+        message: str = "",
+        recall_before: int | None = None,
+        model: ModelSpec | None = None,
+        context_window: int | None = None,
+        max_tokens: int | None = None,
+        touch: bool = True,
+        working: str = "",
+    ) -> Prompt:
+        """The system prompt for the agent's next turn, read fresh from disk and store, with
+        its regions (:meth:`plan` for ``model``, default the agent's, or ``context_window``)
+        and the tokens each holds.
 
         ``recall_before``: the seq of the oldest message the turn sends as history (recall
-        brings back only older ones)."""
+        brings back only older ones). ``max_tokens`` overrides the memory budget (``squad
+        memory context --max-tokens``). ``working``: the rendered ``## Working memory``
+        section, injected last and counted in the working region ('' when there is none).
+        """
         from squad.prompts import load
 
+        regions, window = self.plan(ctx, model=model, context_window=context_window)
+        counter = self.counter(ctx)
         ensure_default_soul(self.settings.home)
         header = load("agent_header.md").format(
             name=ctx.agent.display_name,
@@ -706,12 +807,39 @@ class MemoryService:
                 for a in ctx.squad.agents
             ),
         )
-        boot = load_boot_files(self.settings.home, ctx.workspace)
-        if not ctx.memory_enabled:
-            return assemble_system_prompt(header, boot)
-        return assemble_system_prompt(
-            header,
-            boot,
-            self.memory_block(ctx, message=message, recall_before=recall_before),
-            self.supplementary_block(ctx, message=message),
+        block = self.memory_block(
+            ctx,
+            message=message,
+            max_tokens=max_tokens,
+            touch=touch,
+            recall_before=recall_before,
+            regions=regions,
         )
+        supplementary = (
+            self.supplementary_block(ctx, message=message, regions=regions)
+            if ctx.memory_enabled
+            else LayerResult("", 0, 0, 0)
+        )
+        fixed = counter.count(header.strip()) + block.frame_tokens
+        boot = fit_boot_files(
+            load_boot_files(self.settings.home, ctx.workspace),
+            regions.budget("boot") - fixed,
+            counter,
+        )
+        text = assemble_system_prompt(header, boot.files, block, supplementary)
+        if working.strip():
+            text = f"{text}\n{working.strip()}\n"
+        used: dict[Region, int] = {
+            "boot": fixed + boot.tokens,
+            "memory": block.experiential.tokens + block.project.tokens,
+            "recall": block.recall.tokens,
+            "supplementary": supplementary.tokens,
+            "working": working_tokens(working, counter),
+            "turn": counter.count(message),
+        }
+        return Prompt(text, regions, window, used, block, supplementary, boot)
+
+
+def working_tokens(working: str, counter: TokenCounter) -> int:
+    """Tokens the rendered working-memory section takes in the prompt (0: none)."""
+    return counter.count(working.strip()) if working.strip() else 0

@@ -145,7 +145,7 @@ class MemoryTools:
                 f"were folded: moved whole to {result.folded.daily} (memory_read_daily reads "
                 f"them), {result.folded.summaries} summary lines in their place"
             )
-        budget = Budget(self._ctx.squad.memory.max_tokens)
+        budget = Budget(self._service.plan(self._ctx)[0].budget("memory"))
         document = self._service.memory_file(self._ctx).snapshot().document
         layer = build_memory_block([], document, budget, self._service.counter(self._ctx)).project
         if layer.dropped:

@@ -56,10 +56,23 @@ from squad.model.types import (
     Usage,
 )
 
-__all__ = ["MODEL_NAME", "OfflineAnswer", "OfflineModel", "answer", "count_usage", "is_offline"]
+__all__ = [
+    "CONTEXT_WINDOW",
+    "MODEL_NAME",
+    "OfflineAnswer",
+    "OfflineModel",
+    "answer",
+    "count_usage",
+    "is_offline",
+]
 
 MODEL_NAME = "offline"
 """The model string that names the built-in offline model (the default of every squad)."""
+
+CONTEXT_WINDOW = 8192
+"""The context window the offline model declares. It reads a prompt of any length, but its
+prompts are planned as an ordinary small model's are, so an offline squad's regions are the
+ones a real 8,192-token model gets (memory 2,000, recall 1,000, ...)."""
 
 Kind = Literal["tool_result", "plan", "review", "tool_call", "work", "chat"]
 

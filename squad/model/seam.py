@@ -33,7 +33,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from functools import partial
+from functools import lru_cache, partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from squad.errors import ModelError
@@ -60,7 +60,7 @@ from squad.model.types import (
 if TYPE_CHECKING:
     from squad.spec.models import ModelSpec
 
-__all__ = ["NO_KEY", "LiteLLMModel", "RetryPolicy"]
+__all__ = ["NO_KEY", "LiteLLMModel", "RetryPolicy", "model_window"]
 
 _T = TypeVar("_T")
 _IMPORT_LOCK = threading.Lock()
@@ -494,6 +494,23 @@ def _price(spec: ModelSpec) -> Price | None:
     if given[0] is None or given[1] is None:
         return None
     return Price(float(given[0]) * 1000, float(given[1]) * 1000)
+
+
+@lru_cache(maxsize=256)
+def model_window(name: str) -> int | None:
+    """The context window litellm's model map gives for the model ``name``:
+    ``max_input_tokens``, else ``max_tokens``; None when litellm does not map it. Imports
+    litellm (with its look-ups off, :func:`_litellm`); remembered per name for the process."""
+    litellm = _litellm()
+    try:
+        info = litellm.get_model_info(model=name)
+    except Exception:  # noqa: BLE001 - litellm raises assorted errors for a model it does not map
+        return None
+    for key in ("max_input_tokens", "max_tokens"):
+        value = info.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
 
 
 def _provider_key_missing(litellm: Any, spec: ModelSpec) -> bool:

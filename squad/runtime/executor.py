@@ -494,7 +494,7 @@ class RunExecutor:
         if tools and self._mcp is not None:
             mcp = self._mcp.for_turn(agent_id, turn_identity(task_id or "-", agent_id, prompt))
             offered += mcp.tools
-        system = self.memory.system_prompt(ctx, message=prompt)
+        system = self.memory.system_prompt(ctx, message=prompt, model=spec)
         result = run_turn(
             model=model,
             system_prompt=system,

@@ -21,6 +21,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from squad.spec.schedule import parse_cron, parse_interval
+from squad.spec.window import MAX_CONTEXT_WINDOW, MIN_CONTEXT_WINDOW
 
 __all__ = [
     "SLUG_PATTERN",
@@ -146,6 +147,18 @@ def _check_header_name(value: str) -> str:
     return value
 
 
+def _check_context_window(value: int) -> int:
+    if not MIN_CONTEXT_WINDOW <= value <= MAX_CONTEXT_WINDOW:
+        raise _invalid(
+            "context_window",
+            f"context_window {value!r} is out of range: give the model's whole window in "
+            f"tokens, prompt and answer together, from {MIN_CONTEXT_WINDOW:,} to "
+            f"{MAX_CONTEXT_WINDOW:,} (for example 8192 or 128000), or leave it out to use "
+            "litellm's figure for the model",
+        )
+    return value
+
+
 def _model_from_string(value: Any) -> Any:
     if isinstance(value, str):
         return {"name": value}
@@ -182,7 +195,19 @@ class ModelSpec(_Strict):
     timeout_s: Annotated[float, Field(gt=0, le=3600)] | None = None
     """Per-call timeout in seconds."""
     max_tokens: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
-    """Cap on tokens generated per call."""
+    """Cap on tokens generated per call; the prompt keeps at least this much of the context
+    window free for the answer."""
+    context_window: (
+        Annotated[
+            int,
+            AfterValidator(_check_context_window),
+            Field(json_schema_extra={"minimum": MIN_CONTEXT_WINDOW, "maximum": MAX_CONTEXT_WINDOW}),
+        ]
+        | None
+    ) = None
+    """Tokens one call may hold, prompt and answer together (2,048 to 10,000,000). The
+    prompt's regions (boot files, memory, recall, history, ...) are sized from it. Default:
+    litellm's figure for the model, else 8,192 (the offline model: 8,192)."""
     cost_per_1k_input: Annotated[float, Field(ge=0, le=1000)] | None = None
     """US dollars per 1,000 prompt tokens; with ``cost_per_1k_output``, replaces litellm's
     price map (needed for a model litellm has no price for, such as a self-hosted one: 0)."""
@@ -296,12 +321,15 @@ class MemoryPolicy(_Strict):
 
     enabled: bool = True
     """Whether agents read and write memory."""
-    max_tokens: Annotated[int, Field(ge=0, le=200_000)] = 2000
-    """Token budget of the injected agent memory block (60% experiential, 40% project)."""
-    supplementary_max_tokens: Annotated[int, Field(ge=0, le=200_000)] = 2000
-    """Independent budget of the global [Supplementary Context] block."""
-    recall_max_tokens: Annotated[int, Field(ge=0, le=200_000)] = 1000
-    """Independent budget of the earlier conversation recalled for each message (0: off)."""
+    max_tokens: Annotated[int, Field(ge=0, le=200_000)] | None = None
+    """Token budget of the injected agent memory block (60% experiential, 40% project).
+    Default: sized from the model's context window (2,000 at 8,192 tokens)."""
+    supplementary_max_tokens: Annotated[int, Field(ge=0, le=200_000)] | None = None
+    """Independent budget of the global [Supplementary Context] block. Default: sized from
+    the model's context window (1,000 at 8,192 tokens)."""
+    recall_max_tokens: Annotated[int, Field(ge=0, le=200_000)] | None = None
+    """Independent budget of the earlier conversation recalled for each message (0: off).
+    Default: sized from the model's context window (1,000 at 8,192 tokens)."""
     trigger_interval: Annotated[int, Field(ge=1, le=1000)] = 6
     """Turns between background fact extractions."""
     extract: bool = True

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Path, Query, Request
 from pydantic import BaseModel, ConfigDict
 
+from squad.spec.window import MAX_CONTEXT_WINDOW, MIN_CONTEXT_WINDOW
 from squad.web import schemas
 from squad.web.history import HistoryRun as RunsListItem
 from squad.web.history import MemoryChange
@@ -356,11 +357,22 @@ def get_context(
     agent: AgentId,
     message: Annotated[str, Query(max_length=MAX_TEXT_CHARS)] = "",
     max_tokens: Annotated[int | None, Query(ge=0, le=1_000_000)] = None,
+    context_window: Annotated[
+        int | None, Query(ge=MIN_CONTEXT_WINDOW, le=MAX_CONTEXT_WINDOW)
+    ] = None,
 ) -> dict[str, Any]:
-    """The exact memory block the agent's next prompt would get for ``message``."""
+    """The exact memory block the agent's next prompt would get for ``message``, and the
+    prompt's regions sized from the model's window (or ``context_window``)."""
     from squad.web.memory import context_preview
 
-    return context_preview(_web(request).app, squad, agent, message=message, max_tokens=max_tokens)
+    return context_preview(
+        _web(request).app,
+        squad,
+        agent,
+        message=message,
+        max_tokens=max_tokens,
+        context_window=context_window,
+    )
 
 
 @router.get("/memory/namespaces", response_model=list[schemas.Namespace])

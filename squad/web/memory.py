@@ -79,20 +79,22 @@ def agent_memory(
 
 
 def context_preview(
-    app: App, squad: str, agent: str, *, message: str, max_tokens: int | None = None
+    app: App,
+    squad: str,
+    agent: str,
+    *,
+    message: str,
+    max_tokens: int | None = None,
+    context_window: int | None = None,
 ) -> dict[str, Any]:
-    """The memory part of the agent's next prompt for ``message`` (nothing is touched)."""
+    """The memory part of the agent's next prompt for ``message`` and the prompt's regions
+    with their budgets and use (nothing is touched)."""
     ctx = app.agent(squad, agent)
-    block = app.memory.memory_block(ctx, message=message, max_tokens=max_tokens, touch=False)
-    supplementary = app.memory.supplementary_block(ctx, message=message)
-    data = block.to_dict()
+    prompt = app.memory.prompt(
+        ctx, message=message, max_tokens=max_tokens, context_window=context_window, touch=False
+    )
+    data = prompt.to_dict()
     data["message"] = message
-    data["supplementary"] = {
-        "text": supplementary.text,
-        "tokens": supplementary.tokens,
-        "budget": ctx.squad.memory.supplementary_max_tokens,
-        "dropped_lines": supplementary.dropped,
-    }
     return data
 
 

@@ -22,6 +22,7 @@ __all__ = [
     "ClusterQueue",
     "ClusterUnreachable",
     "ContextPreview",
+    "ContextWindow",
     "Decision",
     "ExtractionPass",
     "Fact",
@@ -31,6 +32,7 @@ __all__ = [
     "Namespace",
     "Overview",
     "Preview",
+    "RegionRow",
     "RunDetail",
     "RunRow",
     "SearchResult",
@@ -377,6 +379,25 @@ class AgentMemory(_Open):
     facts: list[Fact]
 
 
+class ContextWindow(_Open):
+    tokens: int
+    source: Literal["option", "spec", "offline", "litellm", "default"]
+    """Where the figure came from: the request, the model mapping, the offline model,
+    litellm's model map, or the default for a model none of them knows."""
+
+
+class RegionRow(_Open):
+    region: Literal[
+        "boot", "memory", "recall", "supplementary", "working", "history", "turn", "reserve"
+    ]
+    budget: int
+    used: int | None
+    """Tokens the prompt holds in the region; None when not measured here."""
+    set_by: str | None
+    """The setting that fixed the budget; None when the window sized it."""
+    capped: bool
+
+
 class ContextPreview(_Open):
     text: str
     budget: dict[str, Any]
@@ -384,6 +405,8 @@ class ContextPreview(_Open):
     dropped_lines: dict[str, int]
     message: str
     supplementary: dict[str, Any]
+    context_window: ContextWindow
+    regions: list[RegionRow]
 
 
 class BootFile(_Open):

@@ -222,3 +222,31 @@ def test_a_model_summary_that_could_pass_the_spend_cap_is_not_asked_for(
 
         assert chat._budget.reserved_usd == 0.0
     assert stub.requests == []
+
+
+@pytest.mark.parametrize(("window", "compressed"), [(2048, True), (200_000, False)])
+def test_the_history_a_chat_sends_is_sized_from_the_models_window(
+    settings: Settings, stub: OpenAIStubServer, app: App, window: int, compressed: bool
+) -> None:
+    yaml = CHAT_YAML.format(url=stub.url).replace(
+        "api_key_env: STUB_KEY,", f"api_key_env: STUB_KEY, context_window: {window},"
+    )
+    with app.squads as manager:
+        manager.create(squad_from_text(yaml, source="demo.yaml"))
+        runner = app.runner()
+        try:
+            chat = ChatSession.open(runner, "demo", "writer")
+            assert chat.history_budget is None  # the window decides
+            for text in SAID:
+                chat.say(text)
+            regions, planned = runner.memory.plan(chat.ctx)
+        finally:
+            app.drain_extraction()
+    assert (planned.tokens, planned.source) == (window, "spec")
+    (last,) = [b for b in stub.bodies if b["messages"][-1]["content"] == SAID[-1]]
+    history = [Message(m["role"], m["content"]) for m in last["messages"][1:-1]]
+    sent = history_tokens(history, counter_for_model("openai/stub"))
+    assert str(history[0].content).startswith(SUMMARY_PREFIX) is compressed
+    system = counter_for_model("openai/stub").count(last["messages"][0]["content"])
+    # the system prompt and the history share what the turn and the reserve leave
+    assert system + sent <= window - regions.budget("turn") - regions.budget("reserve")

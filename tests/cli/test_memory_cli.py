@@ -109,7 +109,9 @@ def test_context_json_has_the_documented_shape(docs: Cli) -> None:
     assert data["dropped_lines"]["project"] > 0 and data["dropped_lines"]["experiential"] == 0
     assert "lines dropped to fit the memory budget" in data["text"]
     plain = docs("memory", "context", "docs-site", "writer", "--max-tokens", "200")
-    assert plain.stdout.strip() == data["text"]
+    block, regions = plain.stdout.split("\n\n# regions for a window of ", 1)
+    assert block.strip() == data["text"]
+    assert regions.startswith("8,192 tokens (offline)\nboot ")
 
 
 def test_namespaces_enable_and_supplementary_context(docs: Cli) -> None:
@@ -188,3 +190,85 @@ def test_edit_boot_files_from_a_file_and_from_stdin(docs: Cli) -> None:
     result = docs("memory", "edit", "soul", "--file", too_big)
     assert result.returncode == 1 and "cap" in result.stderr
     assert docs("memory", "edit", "memory", "--file", rules).returncode == 2
+
+
+def test_context_reports_each_region_of_the_models_window_or_of_the_one_given(
+    docs: Cli,
+) -> None:
+    data = docs.json("memory", "context", "docs-site", "writer", "-m", "How do we deploy?")
+    assert data["context_window"] == {"tokens": 8192, "source": "offline"}
+    rows = {row["region"]: row for row in data["regions"]}
+    assert list(rows) == [
+        "boot",
+        "memory",
+        "recall",
+        "supplementary",
+        "working",
+        "history",
+        "turn",
+        "reserve",
+    ]
+    assert sum(row["budget"] for row in rows.values()) == 8192
+    # docs-site sets memory.max_tokens and supplementary_max_tokens: they win
+    assert rows["memory"] == {
+        "region": "memory",
+        "budget": 2000,
+        "used": data["tokens"]["experiential"] + data["tokens"]["project"],
+        "set_by": "memory.max_tokens",
+        "capped": False,
+    }
+    assert rows["supplementary"]["set_by"] == "memory.supplementary_max_tokens"
+    assert (rows["recall"]["budget"], rows["recall"]["set_by"]) == (1000, None)
+    assert data["budget"]["recall"] == 1000
+    assert 0 < rows["boot"]["used"] <= rows["boot"]["budget"]  # header and the default SOUL.md
+    assert rows["working"]["used"] == 0 and rows["history"]["used"] is None
+    assert rows["turn"]["used"] > 0  # the message
+
+    wide = docs.json("memory", "context", "docs-site", "writer", "--context-window", "128000")
+    assert wide["context_window"] == {"tokens": 128_000, "source": "option"}
+    wide_rows = {row["region"]: row for row in wide["regions"]}
+    assert (wide_rows["memory"]["budget"], wide_rows["recall"]["budget"]) == (2000, 3995)
+    assert wide["budget"]["recall"] == 3995
+
+    text = docs("memory", "context", "docs-site", "writer", "--context-window", "4096")
+    assert text.returncode == 0, text.stderr
+    assert "# regions for a window of 4,096 tokens (option)" in text.stdout
+    table = [line.split() for line in text.stdout.splitlines()[-8:]]
+    assert table[1] == ["memory", "2,000", "0", "(memory.max_tokens)"]
+    # the two budgets docs-site sets take half the window: the sized regions give way
+    assert table[2][:2] == ["recall", "64"] and table[5][:3] == ["history", "256", "-"]
+
+    small = docs("memory", "context", "docs-site", "writer", "--context-window", "100")
+    assert small.returncode == 2 and "--context-window" in small.stderr
+    assert "Traceback" not in small.stderr
+
+
+LITELLM_PROBE = """\
+import sys
+from squad.cli import main
+
+sys.argv = ["squad", "memory", "context", "docs-site", "writer", "--json"]
+try:
+    main()
+except SystemExit as done:
+    assert not done.code, done.code
+print("litellm" in sys.modules, file=sys.stderr)
+"""
+
+
+def test_planning_an_offline_prompt_never_imports_litellm(docs: Cli) -> None:
+    """The offline model declares its window: litellm's model map is read only for a real
+    model (and litellm takes seconds to import)."""
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "-c", LITELLM_PROBE],
+        env=docs.env,
+        cwd=docs.tmp,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["context_window"]["source"] == "offline"
+    assert result.stderr.strip().splitlines()[-1] == "False"

@@ -352,6 +352,14 @@ CASES = [
         ["environment variable name"],
     ),
     (
+        "context-window-too-small",
+        "name: x\nmodel: {name: m, context_window: 512}\n" + HIER + GOOD_AGENTS,
+        2,
+        34,
+        "model.context_window",
+        ["context_window 512 is out of range", "from 2,048 to 10,000,000", "leave it out"],
+    ),
+    (
         "two-leads",
         "name: x\n" + HIER + "agents:\n  - {id: a, role: r, lead: true}\n"
         "  - {id: b, role: r, lead: true}\n",

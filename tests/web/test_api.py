@@ -379,6 +379,30 @@ def test_context_preview_splits_the_token_budget_60_40(
     assert data["supplementary"]["budget"] == 2000
 
 
+def test_the_context_api_and_fragment_show_each_region_of_the_window(served: Served) -> None:
+    url = "/api/v1/squads/docs-site/agents/planner/context"
+    data = get(served, url, context_window=32_768)
+    assert data["context_window"] == {"tokens": 32_768, "source": "option"}
+    rows = {row["region"]: row for row in data["regions"]}
+    assert (rows["memory"]["budget"], rows["memory"]["set_by"]) == (2000, "memory.max_tokens")
+    assert (rows["recall"]["budget"], rows["recall"]["set_by"]) == (1614, None)
+    assert sum(row["budget"] for row in rows.values()) == 32_768
+    assert served.client.get(url, params={"context_window": 100}).status_code == 422
+
+    response = served.client.get(
+        "/squads/docs-site/agents/planner/context",
+        params={"message": "write the install page"},
+        headers={"HX-Request": "true"},
+    )
+    assert response.status_code == 200, response.text
+    html = response.text
+    assert "regions for a window of 8,192 tokens (offline)" in html
+    assert '<tr data-region="memory"><td>memory</td><td class="num">2,000</td>' in html
+    assert '<tr data-region="recall"><td>recall</td><td class="num">1,000</td>' in html
+    assert html.count("<tr data-region=") == 8
+    assert "memory.max_tokens" in html
+
+
 def test_namespaces_lists_one_per_agent_identity(served: Served) -> None:
     rows = get(served, "/api/v1/memory/namespaces")
     identities = {r["identity"] for r in rows}
