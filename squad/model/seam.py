@@ -500,16 +500,21 @@ def _price(spec: ModelSpec) -> Price | None:
 def model_window(name: str) -> int | None:
     """The context window litellm's model map gives for the model ``name``:
     ``max_input_tokens``, else ``max_tokens``; None when litellm does not map it. Imports
-    litellm (with its look-ups off, :func:`_litellm`); remembered per name for the process."""
+    litellm (with its look-ups off, :func:`_litellm`); remembered per name for the process.
+
+    Read from the shipped map (``litellm.model_cost``, by the full name, then without its
+    provider prefix), never through ``get_model_info``, which asks some providers' servers
+    (Ollama's ``/api/show``, Hugging Face's API) and so could reach the network."""
     litellm = _litellm()
-    try:
-        info = litellm.get_model_info(model=name)
-    except Exception:  # noqa: BLE001 - litellm raises assorted errors for a model it does not map
-        return None
-    for key in ("max_input_tokens", "max_tokens"):
-        value = info.get(key)
-        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-            return value
+    table = getattr(litellm, "model_cost", None) or {}
+    for key in dict.fromkeys((name, name.split("/", 1)[-1])):
+        info = table.get(key)
+        if not isinstance(info, dict):
+            continue
+        for field in ("max_input_tokens", "max_tokens"):
+            value = info.get(field)
+            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                return value
     return None
 
 
