@@ -46,6 +46,9 @@ or the start of an escape."""
 _TAG_START = re.compile(f"[{re.escape(_OPENERS)}]\\s*(?:[{re.escape(_SLASHES)}]\\s*)?(?:u|$)")
 _PEEK = 24
 """Characters of the text read to rule a candidate out: past the longest escaped ``</u``."""
+_LONGEST_ESCAPE = 34
+"""Characters of the longest escape :data:`_ESCAPE` matches (``&``, a 32-letter name, ``;``)."""
+_ESCAPE_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789#;&%\\")
 _WINDOW = 600
 """Characters of the text a tag may span (every letter double-encoded still fits)."""
 _ROUNDS = 3
@@ -76,8 +79,15 @@ def defuse(text: str) -> str:
 
 def _could_start(text: str, start: int) -> bool:
     """Whether a tag may begin at ``start``: its first characters, normalised, are an
-    opening bracket, then space or a slash, then a ``u`` (a cheap test before the real one)."""
-    view, _ = _normalised(text[start : start + _PEEK])
+    opening bracket, then space or a slash, then a ``u`` (a cheap test before the real one).
+
+    The characters read never end inside an escape: ``&#117;`` cut to ``&#1`` would decode
+    to another character and rule a real tag out."""
+    chunk = text[start : start + _PEEK + _LONGEST_ESCAPE]
+    end = _PEEK
+    while end < len(chunk) and chunk[end] in _ESCAPE_CHARS:  # an escape may go on: read it all
+        end += 1
+    view, _ = _normalised(chunk[:end])
     return _TAG_START.match(view) is not None
 
 
