@@ -36,9 +36,11 @@ from squad.memory.fold import Folded, TopicSummaries
 from squad.memory.recall import ChatterFilter, RecalledLine, RecallPacker
 from squad.memory.recall_reader import RecallReader
 from squad.memory.search import ARCHIVE_SOURCE
+from squad.memory.working import summary
+from squad.memory.working_file import WorkingMemoryFile, WorkingRecord
 from squad.spec.models import AgentSpec, ReviewMode, SquadSpec
 from squad.store.records import MessageRecord, MessageRole, NewFact
-from squad.text.secrets import contains_secret, refuse_secrets
+from squad.text.secrets import contains_secret, redact, refuse_secrets
 from squad.text.tokens import TokenCounter, counter_for_model
 from squad.workspace.manifest import experience_identity
 
@@ -63,6 +65,8 @@ EXPERIENCE_LIMIT = 200
 SUPPLEMENTARY_PER_NAMESPACE = 50
 KNOWN_FACT_CANDIDATES = 20
 """Closest active facts a hand-remembered experiential fact is checked against for a repeat."""
+WORKING_MEMORY_ACTOR = "working-memory"
+"""Who the daily log says wrote a run's working memory summary."""
 
 
 @dataclass(frozen=True)
@@ -221,6 +225,34 @@ class MemoryService:
             clock=self._clock,
             history=self._hook(ctx),
         )
+
+    # -- working memory --------------------------------------------------------------------
+
+    def working_file(self, ctx: AgentContext) -> WorkingMemoryFile:
+        """The agent's working memory file (``agents/<agent>/working-memory.json``)."""
+        return WorkingMemoryFile(ctx.workspace, ctx.agent.id, clock=self._clock)
+
+    def working_memory(self, ctx: AgentContext) -> WorkingRecord | None:
+        """The agent's working memory as its file holds it now: in ``ctx``'s run when it has
+        one, else whichever run left it (what ``squad memory context`` and the dashboard
+        show); None when there is none, or memory is off for the agent."""
+        if not ctx.memory_enabled:
+            return None
+        record = self.working_file(ctx).read()
+        if record is None or (ctx.run_id is not None and record.run_id != ctx.run_id):
+            return None
+        return record
+
+    def log_working_memory(
+        self, ctx: AgentContext, record: WorkingRecord, *, ended: str | None
+    ) -> str | None:
+        """Keep ``record`` in the agent's daily log as its run ends with status ``ended``
+        (None: found left behind by a run that never ended it); the log's path, None when
+        there was nothing to keep."""
+        if record.state.empty:
+            return None
+        text = summary(record.state, run_id=record.run_id, ended=ended)
+        return self.daily_log(ctx).append(redact(text)[0], actor=WORKING_MEMORY_ACTOR)
 
     # -- history ---------------------------------------------------------------------------
 
@@ -688,7 +720,8 @@ class MemoryService:
         """The whole system prompt for the agent's next turn, read fresh from disk and store.
 
         ``recall_before``: the seq of the oldest message the turn sends as history (recall
-        brings back only older ones)."""
+        brings back only older ones). In a run (``ctx.run_id``) the prompt ends with the
+        agent's working memory of that run; a chat is no run and has none."""
         from squad.prompts import load
 
         ensure_default_soul(self.settings.home)
@@ -709,9 +742,11 @@ class MemoryService:
         boot = load_boot_files(self.settings.home, ctx.workspace)
         if not ctx.memory_enabled:
             return assemble_system_prompt(header, boot)
+        working = self.working_memory(ctx) if ctx.run_id is not None else None
         return assemble_system_prompt(
             header,
             boot,
             self.memory_block(ctx, message=message, recall_before=recall_before),
             self.supplementary_block(ctx, message=message),
+            working.state.render() if working is not None else "",
         )
