@@ -26,7 +26,7 @@ GITIGNORE = """\
 /.squad-locks/
 # caches squad rebuilds, and a run's working memory (its daily log keeps its summary)
 /agents/*/chat-summary.json
-/agents/*/working-memory.json
+/agents/*/working-memory/
 __pycache__/
 # files whose names say they hold credentials
 .env

@@ -37,7 +37,7 @@ from squad.memory.recall import ChatterFilter, RecalledLine, RecallPacker
 from squad.memory.recall_reader import RecallReader
 from squad.memory.search import ARCHIVE_SOURCE
 from squad.memory.working import summary
-from squad.memory.working_file import WorkingMemoryFile, WorkingRecord
+from squad.memory.working_file import WorkingMemoryFile, WorkingRecord, working_runs
 from squad.spec.models import AgentSpec, ReviewMode, SquadSpec
 from squad.store.records import MessageRecord, MessageRole, NewFact
 from squad.text.secrets import contains_secret, redact, refuse_secrets
@@ -228,20 +228,28 @@ class MemoryService:
 
     # -- working memory --------------------------------------------------------------------
 
-    def working_file(self, ctx: AgentContext) -> WorkingMemoryFile:
-        """The agent's working memory file (``agents/<agent>/working-memory.json``)."""
-        return WorkingMemoryFile(ctx.workspace, ctx.agent.id, clock=self._clock)
+    def working_file(self, ctx: AgentContext, run_id: str | None = None) -> WorkingMemoryFile:
+        """The agent's working memory file of run ``run_id`` (default: ``ctx``'s run)."""
+        run = run_id or ctx.run_id
+        if run is None:
+            raise UsageError("working memory belongs to a run; this agent is not in one")
+        return WorkingMemoryFile(ctx.workspace, ctx.agent.id, run, clock=self._clock)
+
+    def working_runs(self, ctx: AgentContext) -> list[str]:
+        """The runs that have a working memory file of the agent (not ended, or left behind)."""
+        return working_runs(ctx.workspace, ctx.agent.id)
 
     def working_memory(self, ctx: AgentContext) -> WorkingRecord | None:
-        """The agent's working memory as its file holds it now: in ``ctx``'s run when it has
-        one, else whichever run left it (what ``squad memory context`` and the dashboard
-        show); None when there is none, or memory is off for the agent."""
+        """The agent's working memory: of ``ctx``'s run when it has one, else the one changed
+        last (what ``squad memory context`` and the dashboard show); None when there is
+        none, or memory is off for the agent."""
         if not ctx.memory_enabled:
             return None
-        record = self.working_file(ctx).read()
-        if record is None or (ctx.run_id is not None and record.run_id != ctx.run_id):
-            return None
-        return record
+        if ctx.run_id is not None:
+            return self.working_file(ctx).read()
+        records = [self.working_file(ctx, run).read() for run in self.working_runs(ctx)]
+        found = [r for r in records if r is not None]
+        return max(found, key=lambda r: r.updated_at) if found else None
 
     def log_working_memory(
         self, ctx: AgentContext, record: WorkingRecord, *, ended: str | None

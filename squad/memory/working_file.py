@@ -1,14 +1,16 @@
-"""Where an agent's working memory lives during its run: ``agents/<agent>/working-memory.json``.
+"""Where working memory lives while its run works: ``agents/<agent>/working-memory/<run-id>.json``.
 
 A file in the workspace, so a run resumed after a kill finds its working memory where it left
-it, and a person opening the folder sees what the agent is doing. It holds the run's id, when
-it last changed and the state (:class:`~squad.memory.working.WorkingMemory`). Tasks of one
-agent that run at once update it together: each update takes the file's lock, re-reads it and
-replaces it atomically. The file stays out of the workspace's history (it is transient: what
-it held goes to the daily log when the run ends).
+it, and a person opening the folder sees what each agent is doing. One file per run: a run
+waiting for approval keeps its own while other runs of the squad come and go. It holds the
+run's id, when it last changed and the state (:class:`~squad.memory.working.WorkingMemory`).
+Tasks of one agent that run at once update it together: each update takes the agent's lock
+(one ``.working-memory.lock`` in the folder, so ended runs leave no lock files behind),
+re-reads the file and replaces it atomically. The folder stays out of the workspace's history (it is
+transient: what a file held goes to the daily log when its run ends).
 
-A file that is not what squad writes (not JSON, hand-edited into another shape) reads as no
-working memory; the next update replaces it.
+A file that is not what squad writes (not JSON, hand-edited into another shape, another run's
+id inside) reads as no working memory; the next update replaces it.
 """
 
 from __future__ import annotations
@@ -29,14 +31,14 @@ from squad.memory.files import locked
 from squad.memory.working import WorkingMemory
 from squad.paths import check_name, contained
 
-__all__ = ["WORKING_MEMORY_FILE", "WorkingMemoryFile", "WorkingRecord"]
+__all__ = ["WORKING_MEMORY_FOLDER", "WorkingMemoryFile", "WorkingRecord", "working_runs"]
 
-WORKING_MEMORY_FILE = "working-memory.json"
+WORKING_MEMORY_FOLDER = "working-memory"
 
 
 @dataclass(frozen=True)
 class WorkingRecord:
-    """What the file holds: whose run, when it last changed, the state."""
+    """What a file holds: whose run, when it last changed, the state."""
 
     run_id: str
     updated_at: str
@@ -51,15 +53,30 @@ class WorkingRecord:
         }
 
 
-class WorkingMemoryFile:
-    """The working memory file of one agent in one workspace."""
+def working_runs(workspace: Path, agent: str) -> list[str]:
+    """The runs with a working memory file of ``agent``, in name order."""
+    folder = contained(workspace, "agents", check_name(agent, what="agent id"))
+    folder = folder / WORKING_MEMORY_FOLDER
+    try:
+        names = [p.name for p in folder.iterdir()]
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    except OSError as exc:
+        raise MemoryError_(f"cannot list {folder}: {exc.strerror}") from None
+    return sorted(n.removesuffix(".json") for n in names if n.endswith(".json") and n[0] != ".")
 
-    def __init__(self, workspace: Path, agent: str, *, clock: Clock = utc_now) -> None:
+
+class WorkingMemoryFile:
+    """The working memory file of one agent in one run."""
+
+    def __init__(self, workspace: Path, agent: str, run_id: str, *, clock: Clock = utc_now) -> None:
         self.workspace = workspace
         self.agent = check_name(agent, what="agent id")
+        self.run_id = check_name(run_id, what="run id")
         self._clock = clock
-        self.path = contained(workspace, "agents", self.agent, WORKING_MEMORY_FILE)
-        self.relative = f"agents/{self.agent}/{WORKING_MEMORY_FILE}"
+        name = f"{self.run_id}.json"
+        self.path = contained(workspace, "agents", self.agent, WORKING_MEMORY_FOLDER, name)
+        self.relative = f"agents/{self.agent}/{WORKING_MEMORY_FOLDER}/{name}"
 
     def read(self) -> WorkingRecord | None:
         """The record in the file; None when there is none (or none squad can read)."""
@@ -73,34 +90,29 @@ class WorkingMemoryFile:
             data = json.loads(raw)
         except (ValueError, UnicodeDecodeError):
             return None
-        if not isinstance(data, dict) or not isinstance(data.get("run_id"), str):
+        if not isinstance(data, dict) or data.get("run_id") != self.run_id:
             return None
         state = data.get("state")
         return WorkingRecord(
-            data["run_id"],
+            self.run_id,
             str(data.get("updated_at", "")),
             WorkingMemory.from_dict(state if isinstance(state, dict) else {}),
         )
 
-    def update(
-        self, run_id: str, change: Callable[[WorkingMemory], WorkingMemory]
-    ) -> WorkingMemory:
-        """Apply ``change`` to run ``run_id``'s state (a file of another run is not this
-        run's: it starts from nothing) and write it when it changed; the state after."""
+    def update(self, change: Callable[[WorkingMemory], WorkingMemory]) -> WorkingMemory:
+        """Apply ``change`` to the run's state and write it when it changed; the state after."""
         with self._locked():
             record = self.read()
-            before = record.state if record is not None and record.run_id == run_id else None
+            before = record.state if record is not None else None
             after = change(before or WorkingMemory())
             if after != before and not (before is None and after.empty):
-                self._write(WorkingRecord(run_id, self._clock().isoformat(), after))
+                self._write(WorkingRecord(self.run_id, self._clock().isoformat(), after))
             return after
 
-    def take(self, run_id: str | None = None) -> WorkingRecord | None:
-        """Remove the file and return what it held: only run ``run_id``'s (None: whoever's)."""
+    def take(self) -> WorkingRecord | None:
+        """Remove the file and return what it held."""
         with self._locked():
             record = self.read()
-            if record is not None and run_id is not None and record.run_id != run_id:
-                return None
             with contextlib.suppress(FileNotFoundError):
                 self.path.unlink()
             return record
@@ -121,7 +133,9 @@ class WorkingMemoryFile:
     def _locked(self) -> Iterator[None]:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with locked(self.path):
+            with locked(self.path.parent / WORKING_MEMORY_FOLDER):  # one lock per agent
                 yield
         except Timeout:
             raise MemoryError_(f"{self.relative} is locked; try again") from None
+        except OSError as exc:
+            raise MemoryError_(f"cannot write {self.relative}: {exc.strerror}") from None

@@ -74,7 +74,6 @@ class WorkingMemoryTools:
             raise UsageError("working memory belongs to a run; this agent is not in one")
         self._service = service
         self._ctx = ctx
-        self._run_id = ctx.run_id
 
     def working_memory_update(
         self,
@@ -134,7 +133,7 @@ class WorkingMemoryTools:
             before.append(state)
             return apply(state, update)
 
-        after = self._service.working_file(self._ctx).update(self._run_id, change)
+        after = self._service.working_file(self._ctx).update(change)
         if before and after == before[0]:
             return "working memory unchanged: it already says that"
         return "working memory updated: " + _counts(after)

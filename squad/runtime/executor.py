@@ -38,6 +38,7 @@ from squad.runtime.tools import Tool, tool_from_function
 from squad.runtime.tracing import NO_TRACE, TurnTrace, model_attributes
 from squad.runtime.working import RunWorkingMemory
 from squad.spec.models import ModelSpec, SquadSpec
+from squad.store.records import RunStatus as StoreRunStatus
 from squad.store.records import TaskStatus as StoreTaskStatus
 from squad.telemetry import NO_TELEMETRY, Span, Telemetry
 from squad.workspace.plans import PLANS_FOLDER, next_plan
@@ -188,7 +189,9 @@ class RunExecutor:
         self.tasks: list[TaskNode] = []
         """The run's tasks, as far as known: the runner's (from the state it starts or resumes
         from), else the plan's once written. What remains of an agent's work comes from it."""
-        self.working = RunWorkingMemory(memory, spec, workspace, run_id, log)
+        self.working = RunWorkingMemory(
+            memory, spec, workspace, run_id, log, waiting=self._waiting_for_approval
+        )
         """The agents' working memory in this run (:mod:`squad.runtime.working`)."""
 
     # -- the step's store writes -----------------------------------------------------------
@@ -412,6 +415,10 @@ class RunExecutor:
         return record.output
 
     # -- internals -------------------------------------------------------------------------
+
+    def _waiting_for_approval(self, run_id: str) -> bool:
+        run = self.store.get_run(run_id)
+        return run is not None and run.status is StoreRunStatus.AWAITING_APPROVAL
 
     @contextmanager
     def _slot(self) -> Iterator[None]:

@@ -2,9 +2,10 @@
 
 For every agent of the run whose memory is on (:mod:`squad.memory.working` says what it holds):
 
-- run start (a new run or a resume): a working memory file left by another run (one that was
-  interrupted or killed and never ended) is summarised into the agent's daily log, marked as
-  left behind, and removed; the run's own (a resume's) is kept;
+- run start (a new run or a resume): a working memory file another run left (one that was
+  interrupted or killed, or ended without removing it) is summarised into the agent's daily
+  log, marked as left behind, and removed; the run's own (a resume's) is kept, and so is that
+  of a run waiting for approval (it has not ended);
 - a task starts: it is the agent's task in progress, and the agent's other tasks of the run
   not done yet are what remains;
 - the files tool reads or writes a file: it is the newest file touched;
@@ -52,8 +53,17 @@ class RunWorkingMemory:
     """The working memory of every agent of one run."""
 
     def __init__(
-        self, memory: MemoryService, spec: SquadSpec, workspace: Path, run_id: str, log: RunLog
+        self,
+        memory: MemoryService,
+        spec: SquadSpec,
+        workspace: Path,
+        run_id: str,
+        log: RunLog,
+        *,
+        waiting: Callable[[str], bool],
     ) -> None:
+        """``waiting`` says whether a run (by id) waits for approval: its files are kept."""
+        self._waiting = waiting
         self._memory = memory
         self._spec = spec
         self._workspace = workspace
@@ -74,18 +84,18 @@ class RunWorkingMemory:
             self._guarded(agent.id, "summarise a working memory left behind", self._settle, ctx)
 
     def _settle(self, ctx: AgentContext) -> None:
-        file = self._memory.working_file(ctx)
-        record = file.read()
-        if record is None or record.run_id == self._run_id:
-            return
-        logged = self._memory.log_working_memory(ctx, record, ended=None)
-        file.take(record.run_id)
-        self._log.emit(
-            "working_memory_left_behind",
-            agent=ctx.agent.id,
-            previous_run=record.run_id,
-            daily=logged,
-        )
+        for run in self._memory.working_runs(ctx):
+            if run == self._run_id or self._waiting(run):
+                continue
+            file = self._memory.working_file(ctx, run)
+            record = file.read()
+            logged = (
+                None if record is None else self._memory.log_working_memory(ctx, record, ended=None)
+            )
+            file.take()
+            self._log.emit(
+                "working_memory_left_behind", agent=ctx.agent.id, previous_run=run, daily=logged
+            )
 
     def task_started(
         self, task: TaskNode, tasks: Sequence[TaskNode], statuses: Mapping[str, str]
@@ -127,10 +137,10 @@ class RunWorkingMemory:
     def _close(self, ctx: AgentContext, status: str) -> None:
         file = self._memory.working_file(ctx)
         record = file.read()
-        if record is None or record.run_id != self._run_id:
+        if record is None:
             return
         logged = self._memory.log_working_memory(ctx, record, ended=status)
-        file.take(self._run_id)
+        file.take()
         if logged is not None:
             self._log.emit("working_memory_summarised", agent=ctx.agent.id, daily=logged)
 
@@ -139,7 +149,7 @@ class RunWorkingMemory:
         if ctx is None:
             return
         file = self._memory.working_file(ctx)
-        self._guarded(agent, "update the working memory", file.update, self._run_id, change)
+        self._guarded(agent, "update the working memory", file.update, change)
 
     def _guarded(self, agent: str, what: str, action: Callable[..., object], *args: object) -> None:
         try:

@@ -30,7 +30,7 @@ from squad.memory.working import (
     summary,
     touch_file,
 )
-from squad.memory.working_file import WorkingMemoryFile
+from squad.memory.working_file import WorkingMemoryFile, working_runs
 from squad.memory.working_tools import WorkingMemoryTools
 from squad.spec.loader import squad_from_text
 from squad.text.chatter import chatter_kind, substance
@@ -165,32 +165,40 @@ def test_the_summary_says_which_run_and_how_it_ended() -> None:
 # -- the file ------------------------------------------------------------------------------------
 
 
-def test_the_file_keeps_one_runs_state_and_another_run_starts_from_nothing(
+def test_each_run_has_a_file_of_its_own_that_a_person_can_read(
     tmp_path: Path, clock: FrozenClock
 ) -> None:
-    file = WorkingMemoryFile(tmp_path, "writer", clock=clock)
-    assert file.read() is None
-    assert file.update("r1", lambda s: s) == WorkingMemory()
-    assert not file.path.exists()  # nothing to keep: no file
+    first = WorkingMemoryFile(tmp_path, "writer", "r1", clock=clock)
+    assert first.read() is None
+    assert first.update(lambda s: s) == WorkingMemory()
+    assert not first.path.exists()  # nothing to keep: no file
 
-    file.update("r1", lambda s: touch_file(s, "a.md"))
-    file.update("r1", lambda s: touch_file(s, "b.md"))
-    record = file.read()
+    first.update(lambda s: touch_file(s, "a.md"))
+    first.update(lambda s: touch_file(s, "b.md"))
+    WorkingMemoryFile(tmp_path, "writer", "r2", clock=clock).update(lambda s: touch_file(s, "c"))
+
+    record = first.read()
     assert record is not None and record.run_id == "r1"
     assert record.state.files == ("a.md", "b.md")
-    assert json.loads(file.path.read_text())["state"]["files"] == ["a.md", "b.md"]
+    assert first.path == tmp_path / "agents/writer/working-memory/r1.json"
+    on_disk = json.loads(first.path.read_text())
+    assert on_disk["state"]["files"] == ["a.md", "b.md"] and on_disk["run_id"] == "r1"
+    assert on_disk["updated_at"] == clock().isoformat()
+    assert working_runs(tmp_path, "writer") == ["r1", "r2"]
 
-    assert file.update("r2", lambda s: s).files == ()  # not r2's
-    assert file.take("r2") is None and file.path.exists()
-    taken = file.take("r1")
+    taken = first.take()
     assert taken is not None and taken.state.files == ("a.md", "b.md")
-    assert not file.path.exists()
+    assert working_runs(tmp_path, "writer") == ["r2"]
+    assert sorted(p.name for p in first.path.parent.iterdir()) == [
+        ".working-memory.lock",
+        "r2.json",
+    ]  # no lock file per run left behind
 
 
 def test_a_file_that_is_not_what_squad_writes_reads_as_none(tmp_path: Path) -> None:
-    file = WorkingMemoryFile(tmp_path, "writer")
+    file = WorkingMemoryFile(tmp_path, "writer", "r1")
     file.path.parent.mkdir(parents=True)
-    for text in ("{not json", "[1, 2]", '{"state": {}}', "\xff\xfe"):
+    for text in ("{not json", "[1, 2]", '{"state": {}}', '{"run_id": "r0"}', "\xff\xfe"):
         file.path.write_text(text, encoding="latin-1")
         assert file.read() is None, text
     file.path.write_text('{"run_id": "r1", "state": {"notes": ["kept", 3], "files": "x"}}')
@@ -199,14 +207,14 @@ def test_a_file_that_is_not_what_squad_writes_reads_as_none(tmp_path: Path) -> N
 
 
 def test_tasks_updating_at_once_lose_nothing(tmp_path: Path) -> None:
-    file = WorkingMemoryFile(tmp_path, "writer")
     paths = [f"tasks/t{n}/out.md" for n in range(LIMITS["files"])]
     start = threading.Barrier(len(paths))
 
     def touch(path: str) -> None:
+        file = WorkingMemoryFile(tmp_path, "writer", "r1")  # each task has its own
         start.wait()
         for _ in range(5):
-            file.update("r1", lambda s: touch_file(s, path))
+            file.update(lambda s: touch_file(s, path))
 
     threads = [threading.Thread(target=touch, args=(p,)) for p in paths]
     for thread in threads:
@@ -214,7 +222,7 @@ def test_tasks_updating_at_once_lose_nothing(tmp_path: Path) -> None:
     for thread in threads:
         thread.join()
 
-    record = file.read()
+    record = WorkingMemoryFile(tmp_path, "writer", "r1").read()
     assert record is not None and sorted(record.state.files) == sorted(paths)
 
 

@@ -19,7 +19,7 @@ import pytest
 from squad.app import App
 from squad.memory.service import AgentContext
 from squad.memory.working import WorkingMemory, touch_file
-from squad.memory.working_file import WorkingMemoryFile
+from squad.memory.working_file import WorkingMemoryFile, working_runs
 from squad.model import ChatModel, LiteLLMModel, ModelEvent, RetryPolicy, model_for
 from squad.model.testing import FREE_PRICES, OpenAIStubServer, answer, tool_call
 from squad.model.types import Message, ModelReply, TokenCallback, ToolSpec
@@ -85,8 +85,12 @@ def _events(result: RunResult, kind: str) -> list[dict[str, Any]]:
     return [e for e in log if e["event"] == kind]
 
 
-def _file(workspace: Path, agent: str) -> WorkingMemoryFile:
-    return WorkingMemoryFile(workspace, agent)
+def _file(workspace: Path, agent: str, run_id: str) -> WorkingMemoryFile:
+    return WorkingMemoryFile(workspace, agent, run_id)
+
+
+def _left(workspace: Path, agent: str) -> list[str]:
+    return working_runs(workspace, agent)
 
 
 def test_the_prompt_ends_with_the_task_files_decisions_and_what_remains(
@@ -126,7 +130,7 @@ def test_the_prompt_ends_with_the_task_files_decisions_and_what_remains(
     assert "Decisions:\n- Use MkDocs" in publish and "Blockers:\n- No DNS name yet" in publish
     assert "Remaining:" not in publish
 
-    assert not _file(workspace, "writer").path.exists()
+    assert _left(workspace, "writer") == []
     daily = _daily(workspace, "writer")
     assert f"Working memory of run {result.run_id}, which ended succeeded:" in daily
     assert "- Done: draft: Write the guide.; publish: Publish the guide." in daily
@@ -141,8 +145,7 @@ def test_a_working_memory_a_dead_run_left_is_summarised_and_replaced(
 ) -> None:
     spec = squad_from_text(WRITERS_YAML.format(url=stub.url, prices=FREE_PRICES), source="w.yaml")
     workspace = app.squads.create(spec).path
-    left = _file(workspace, "writer")
-    left.update("dead-run", lambda s: touch_file(s, "tasks/old/notes.md"))
+    _file(workspace, "writer", "dead-run").update(lambda s: touch_file(s, "tasks/old/notes.md"))
     stub.script(answer("Draft."), answer("Published."))
 
     result = app.runner(model_factory=_litellm).run(spec, workspace)
@@ -156,7 +159,7 @@ def test_a_working_memory_a_dead_run_left_is_summarised_and_replaced(
     assert daily.index("run dead-run") < daily.index(f"run {result.run_id}")
     [found] = _events(result, "working_memory_left_behind")
     assert found["previous_run"] == "dead-run" and found["agent"] == "writer"
-    assert not left.path.exists()
+    assert _left(workspace, "writer") == []
 
 
 def test_a_run_waiting_for_approval_keeps_its_working_memory_until_it_ends(app: App) -> None:
@@ -166,16 +169,20 @@ def test_a_run_waiting_for_approval_keeps_its_working_memory_until_it_ends(app: 
     paused = app.runner().run(spec, workspace)
 
     assert paused.status == "awaiting_approval"
-    planner = _file(workspace, "planner").read()
+    planner = _file(workspace, "planner", paused.run_id).read()
     assert planner is not None and planner.run_id == paused.run_id
     assert planner.state == WorkingMemory(done=("outline: Outline the guide.",))
     assert _daily(workspace, "planner") == ""
+    other = app.runner().run(spec, workspace)  # another run meanwhile, paused at the gate too
+    assert other.status == "awaiting_approval"
+    assert _left(workspace, "planner") == sorted([paused.run_id, other.run_id])
 
     done = app.runner().approve(paused.run_id, "draft", approved=True)
 
     assert done.succeeded
-    assert not _file(workspace, "planner").path.exists()
-    assert not _file(workspace, "writer").path.exists()
+    assert _left(workspace, "planner") == [other.run_id]
+    assert _left(workspace, "writer") == []  # its task waited; it began after the approval
+    assert "left behind" not in _daily(workspace, "planner")
     assert f"run {paused.run_id}, which ended succeeded" in _daily(workspace, "planner")
     assert "- Done: draft: Write the guide." in _daily(workspace, "writer")
 
@@ -220,10 +227,10 @@ def test_a_resumed_run_keeps_the_working_memory_it_had_when_killed(app: App) -> 
 
     interrupted = app.runner(model_factory=factory(die_on=2)).run(spec, workspace)
     assert interrupted.status == "interrupted"
-    writer = _file(workspace, "writer").read()
+    writer = _file(workspace, "writer", interrupted.run_id).read()
     assert writer is not None and writer.state.tasks == ("draft: Write the guide.",)
-    _file(workspace, "writer").update(
-        interrupted.run_id, lambda s: touch_file(s, "tasks/draft/notes.md")
+    _file(workspace, "writer", interrupted.run_id).update(
+        lambda s: touch_file(s, "tasks/draft/notes.md")
     )
 
     resumed = app.runner(model_factory=factory(die_on=None)).resume(interrupted.run_id)
