@@ -416,12 +416,14 @@ def context(
     ] = "",
     json_output: JsonFlag = False,
 ) -> None:
-    """Print exactly the memory part the agent's next prompt would get."""
+    """Print exactly the memory part the agent's next prompt would get (with its working
+    memory when a run of it is under way)."""
     out = Output(json_mode=json_output)
     with open_app() as app:
         ctx = app.agent(squad, agent)
         block = app.memory.memory_block(ctx, message=message, max_tokens=max_tokens, touch=False)
         supplementary = app.memory.supplementary_block(ctx, message=message)
+        working = app.memory.working_memory(ctx)
     if json_output:
         data = block.to_dict()
         data["supplementary"] = {
@@ -430,9 +432,11 @@ def context(
             "budget": ctx.squad.memory.supplementary_max_tokens,
             "dropped_lines": supplementary.dropped,
         }
+        data["working_memory"] = working.to_dict() if working is not None else None
         out.json(data)
         return
-    text = "\n\n".join(t for t in (block.text, supplementary.text) if t)
+    shown = (block.text, supplementary.text, working.state.render() if working else "")
+    text = "\n\n".join(t for t in shown if t)
     out.stream.write((text or "(no memory would be injected)") + "\n")
 
 

@@ -93,6 +93,8 @@ def context_preview(
         "budget": ctx.squad.memory.supplementary_max_tokens,
         "dropped_lines": supplementary.dropped,
     }
+    working = app.memory.working_memory(ctx)
+    data["working_memory"] = working.to_dict() if working is not None else None
     return data
 
 

@@ -384,6 +384,8 @@ class ContextPreview(_Open):
     dropped_lines: dict[str, int]
     message: str
     supplementary: dict[str, Any]
+    working_memory: dict[str, Any] | None = None
+    """The agent's working memory in the run under way (``MemoryService.working_memory``)."""
 
 
 class BootFile(_Open):
