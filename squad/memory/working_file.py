@@ -5,9 +5,10 @@ it, and a person opening the folder sees what each agent is doing. One file per 
 waiting for approval keeps its own while other runs of the squad come and go. It holds the
 run's id, when it last changed and the state (:class:`~squad.memory.working.WorkingMemory`).
 Tasks of one agent that run at once update it together: each update takes the agent's lock
-(one ``.working-memory.lock`` in the folder, so ended runs leave no lock files behind),
-re-reads the file and replaces it atomically. The folder stays out of the workspace's history (it is
-transient: what a file held goes to the daily log when its run ends).
+(one ``agents/<agent>/.working-memory.lock``, so ended runs leave no lock files behind),
+re-reads the file and replaces it atomically; the folder goes when its last file does. The
+folder stays out of the workspace's history (it is transient: what a file held goes to the
+daily log when its run ends).
 
 A file that is not what squad writes (not JSON, hand-edited into another shape, another run's
 id inside) reads as no working memory; the next update replaces it.
@@ -115,6 +116,8 @@ class WorkingMemoryFile:
             record = self.read()
             with contextlib.suppress(FileNotFoundError):
                 self.path.unlink()
+            with contextlib.suppress(OSError):  # not empty: other runs' files are there
+                self.path.parent.rmdir()
             return record
 
     def _write(self, record: WorkingRecord) -> None:
@@ -133,7 +136,7 @@ class WorkingMemoryFile:
     def _locked(self) -> Iterator[None]:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with locked(self.path.parent / WORKING_MEMORY_FOLDER):  # one lock per agent
+            with locked(self.path.parent):  # agents/<agent>/.working-memory.lock
                 yield
         except Timeout:
             raise MemoryError_(f"{self.relative} is locked; try again") from None

@@ -189,10 +189,9 @@ def test_each_run_has_a_file_of_its_own_that_a_person_can_read(
     taken = first.take()
     assert taken is not None and taken.state.files == ("a.md", "b.md")
     assert working_runs(tmp_path, "writer") == ["r2"]
-    assert sorted(p.name for p in first.path.parent.iterdir()) == [
-        ".working-memory.lock",
-        "r2.json",
-    ]  # no lock file per run left behind
+    assert [p.name for p in first.path.parent.iterdir()] == ["r2.json"]  # no lock per run
+    WorkingMemoryFile(tmp_path, "writer", "r2").take()
+    assert not first.path.parent.exists()  # the last file took the folder with it
 
 
 def test_a_file_that_is_not_what_squad_writes_reads_as_none(tmp_path: Path) -> None:
