@@ -425,21 +425,31 @@ def context(
     ] = None,
     json_output: JsonFlag = False,
 ) -> None:
-    """Print exactly the memory part the agent's next prompt would get, and its regions."""
+    """Print exactly the memory part the agent's next prompt would get (with its working
+    memory when a run of it is under way), and its regions."""
     out = Output(json_mode=json_output)
     with open_app() as app:
         ctx = app.agent(squad, agent)
+        working = app.memory.working_memory(ctx)
         prompt = app.memory.prompt(
             ctx,
             message=message,
             max_tokens=max_tokens,
             context_window=context_window,
             touch=False,
+            working=working.state.render() if working is not None else "",
         )
     if json_output:
-        out.json(prompt.to_dict())
+        data = prompt.to_dict()
+        data["working_memory"] = working.to_dict() if working is not None else None
+        out.json(data)
         return
-    text = "\n\n".join(t for t in (prompt.block.text, prompt.supplementary.text) if t)
+    shown = (
+        prompt.block.text,
+        prompt.supplementary.text,
+        working.state.render() if working else "",
+    )
+    text = "\n\n".join(t for t in shown if t)
     out.stream.write((text or "(no memory would be injected)") + "\n")
     window = prompt.window
     out.line()

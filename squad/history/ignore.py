@@ -1,7 +1,8 @@
 """The ``.gitignore`` squad owns in every workspace: what never enters its history.
 
 Run logs stay out (retention prunes them; the run's commit carries its figures), and so do
-lock files, temporary files of atomic writes, caches (a chat's summary), and files whose
+lock files, temporary files of atomic writes, caches (a chat's summary), a run's working
+memory (transient: the daily log keeps its summary when the run ends), and files whose
 names say they hold credentials. squad writes this file when the history starts and puts it
 back when it differs; a person adds patterns of their own to ``.git/info/exclude``.
 """
@@ -23,8 +24,9 @@ GITIGNORE = """\
 *.lock.tmp
 .*.tmp
 /.squad-locks/
-# caches squad rebuilds
+# caches squad rebuilds, and a run's working memory (its daily log keeps its summary)
 /agents/*/chat-summary.json
+/agents/*/working-memory/
 __pycache__/
 # files whose names say they hold credentials
 .env

@@ -4,7 +4,8 @@ Order: the static squad/role header; the non-empty boot files; ``## Agent Memory
 experiential, first; Layer B, project; then the earlier conversation recalled for this
 message, :mod:`squad.memory.recall`), wrapped as untrusted content that no form of the frame's
 tag inside can open or close (:mod:`squad.memory.untrusted`); then the global
-``[Supplementary Context]`` block when other agents' enabled namespaces have something.
+``[Supplementary Context]`` block when other agents' enabled namespaces have something; last,
+in a run, the agent's ``## Working memory`` (:mod:`squad.memory.working`).
 
 Budget: ``T = memory.max_tokens`` covers the two layers' sections (each one's header, scope
 line, truncation notice and lines). ``B = floor(0.4 T)``, raised to 1 when ``T >= 2``;
@@ -418,8 +419,12 @@ def assemble_system_prompt(
     boot_files: Sequence[BootFile],
     memory: MemoryBlock | None = None,
     supplementary: LayerResult | None = None,
+    working: str = "",
 ) -> str:
-    """The whole system prompt; empty boot files and empty blocks are left out entirely."""
+    """The whole system prompt; empty boot files and empty blocks are left out entirely.
+
+    ``working`` is the run's ``## Working memory`` section
+    (:meth:`~squad.memory.working.WorkingMemory.render`): last, nearest the conversation."""
     parts = [header.strip()]
     for boot in boot_files:
         if boot.text.strip():
@@ -428,6 +433,8 @@ def assemble_system_prompt(
         parts.append(memory.text)
     if supplementary is not None and supplementary.text:
         parts.append(supplementary.text)
+    if working.strip():
+        parts.append(working.strip())
     return "\n\n".join(parts) + "\n"
 
 

@@ -38,11 +38,13 @@ from squad.memory.recall import ChatterFilter, RecalledLine, RecallPacker
 from squad.memory.recall_reader import RecallReader
 from squad.memory.regions import Region, Regions, plan_regions
 from squad.memory.search import ARCHIVE_SOURCE
+from squad.memory.working import summary
+from squad.memory.working_file import WorkingMemoryFile, WorkingRecord, working_runs
 from squad.model.window import ContextWindow
 from squad.model.window import context_window as window_of
 from squad.spec.models import AgentSpec, ModelSpec, ReviewMode, SquadSpec
 from squad.store.records import MessageRecord, MessageRole, NewFact
-from squad.text.secrets import contains_secret, refuse_secrets
+from squad.text.secrets import contains_secret, redact, refuse_secrets
 from squad.text.tokens import TokenCounter, counter_for_model
 from squad.workspace.manifest import experience_identity
 
@@ -75,6 +77,8 @@ EXPERIENCE_LIMIT = 200
 SUPPLEMENTARY_PER_NAMESPACE = 50
 KNOWN_FACT_CANDIDATES = 20
 """Closest active facts a hand-remembered experiential fact is checked against for a repeat."""
+WORKING_MEMORY_ACTOR = "working-memory"
+"""Who the daily log says wrote a run's working memory summary."""
 
 
 @dataclass(frozen=True)
@@ -268,6 +272,42 @@ class MemoryService:
             clock=self._clock,
             history=self._hook(ctx),
         )
+
+    # -- working memory --------------------------------------------------------------------
+
+    def working_file(self, ctx: AgentContext, run_id: str | None = None) -> WorkingMemoryFile:
+        """The agent's working memory file of run ``run_id`` (default: ``ctx``'s run)."""
+        run = run_id or ctx.run_id
+        if run is None:
+            raise UsageError("working memory belongs to a run; this agent is not in one")
+        return WorkingMemoryFile(ctx.workspace, ctx.agent.id, run, clock=self._clock)
+
+    def working_runs(self, ctx: AgentContext) -> list[str]:
+        """The runs that have a working memory file of the agent (not ended, or left behind)."""
+        return working_runs(ctx.workspace, ctx.agent.id)
+
+    def working_memory(self, ctx: AgentContext) -> WorkingRecord | None:
+        """The agent's working memory: of ``ctx``'s run when it has one, else the one changed
+        last (what ``squad memory context`` and the dashboard show); None when there is
+        none, or memory is off for the agent."""
+        if not ctx.memory_enabled:
+            return None
+        if ctx.run_id is not None:
+            return self.working_file(ctx).read()
+        records = [self.working_file(ctx, run).read() for run in self.working_runs(ctx)]
+        found = [r for r in records if r is not None]
+        return max(found, key=lambda r: r.updated_at) if found else None
+
+    def log_working_memory(
+        self, ctx: AgentContext, record: WorkingRecord, *, ended: str | None
+    ) -> str | None:
+        """Keep ``record`` in the agent's daily log as its run ends with status ``ended``
+        (None: found left behind by a run that never ended it); the log's path, None when
+        there was nothing to keep."""
+        if record.state.empty:
+            return None
+        text = summary(record.state, run_id=record.run_id, ended=ended)
+        return self.daily_log(ctx).append(redact(text)[0], actor=WORKING_MEMORY_ACTOR)
 
     # -- history ---------------------------------------------------------------------------
 
@@ -785,8 +825,9 @@ class MemoryService:
 
         ``recall_before``: the seq of the oldest message the turn sends as history (recall
         brings back only older ones). ``max_tokens`` overrides the memory budget (``squad
-        memory context --max-tokens``). ``working``: the rendered ``## Working memory``
-        section, injected last and counted in the working region ('' when there is none).
+        memory context --max-tokens``). In a run (``ctx.run_id``) the prompt ends with the
+        agent's working memory of that run, counted in the working region; a chat is no run
+        and has none. ``working`` gives that section's text instead (rendered, '' for none).
         """
         from squad.prompts import load
 
@@ -826,9 +867,10 @@ class MemoryService:
             regions.budget("boot") - fixed,
             counter,
         )
-        text = assemble_system_prompt(header, boot.files, block, supplementary)
-        if working.strip():
-            text = f"{text}\n{working.strip()}\n"
+        if not working and ctx.run_id is not None and ctx.memory_enabled:
+            record = self.working_memory(ctx)
+            working = record.state.render() if record is not None else ""
+        text = assemble_system_prompt(header, boot.files, block, supplementary, working)
         used: dict[Region, int] = {
             "boot": fixed + boot.tokens,
             "memory": block.experiential.tokens + block.project.tokens,

@@ -22,6 +22,7 @@ from squad.memory.decision_tools import DecisionTools
 from squad.memory.decisions import DecisionLog
 from squad.memory.service import AgentContext, MemoryService
 from squad.memory.tools import MemoryTools
+from squad.memory.working_tools import WorkingMemoryTools
 from squad.model.factory import ModelFactory
 from squad.model.types import ChatModel, ModelEvent, ModelReply
 from squad.paths import contained
@@ -35,7 +36,9 @@ from squad.runtime.runlog import RunLog
 from squad.runtime.tasks import TaskNode, TaskStatus
 from squad.runtime.tools import Tool, tool_from_function
 from squad.runtime.tracing import NO_TRACE, TurnTrace, model_attributes
+from squad.runtime.working import RunWorkingMemory
 from squad.spec.models import ModelSpec, SquadSpec
+from squad.store.records import RunStatus as StoreRunStatus
 from squad.store.records import TaskStatus as StoreTaskStatus
 from squad.telemetry import NO_TELEMETRY, Span, Telemetry
 from squad.workspace.plans import PLANS_FOLDER, next_plan
@@ -183,6 +186,13 @@ class RunExecutor:
         """The run's span: every turn's span is its child, on whichever thread it runs."""
         self._plan_format = 0
         """Which of the plan's response formats to ask for next (past the end: none)."""
+        self.tasks: list[TaskNode] = []
+        """The run's tasks, as far as known: the runner's (from the state it starts or resumes
+        from), else the plan's once written. What remains of an agent's work comes from it."""
+        self.working = RunWorkingMemory(
+            memory, spec, workspace, run_id, log, waiting=self._waiting_for_approval
+        )
+        """The agents' working memory in this run (:mod:`squad.runtime.working`)."""
 
     # -- the step's store writes -----------------------------------------------------------
 
@@ -270,6 +280,7 @@ class RunExecutor:
             except PlanError as second:
                 self.log.emit("plan_invalid", agent=lead.id, error=str(second), attempt=2)
                 raise PlanError(f"the lead's plan is invalid twice: {second}") from None
+        self.tasks = list(tasks)
         number, path = self._next_plan()
         atomic_write(path, render_plan(number, self.goal, tasks, lead.id).encode())
         relative = path.relative_to(self.workspace.resolve()).as_posix()
@@ -307,6 +318,8 @@ class RunExecutor:
         self._check_running()
         self.log.emit("node_start", node=task.id, agent=task.agent)
         self._progress(f"{task.id}: {task.agent} working")
+        statuses = {r.task_id: str(r.status) for r in self.store.runs.tasks(self.run_id)}
+        self.working.task_started(task, self.tasks or [task], statuses)
         text = self._turn(task.agent, self._task_prompt(task, feedback), task_id=task.id)
         output = self._task_file(task.id, "output.md")
         output.parent.mkdir(parents=True, exist_ok=True)
@@ -391,6 +404,8 @@ class RunExecutor:
         ):
             note = f" ({error})" if error else ""
             self._progress(f"{task.id}: {status.value}{note}")
+        if not unchanged:
+            self.working.task_ended(task, status, error)
 
     def finished(self, task: TaskNode) -> str | None:
         record = self.store.runs.get_task(self.run_id, task.id)
@@ -400,6 +415,10 @@ class RunExecutor:
         return record.output
 
     # -- internals -------------------------------------------------------------------------
+
+    def _waiting_for_approval(self, run_id: str) -> bool:
+        run = self.store.get_run(run_id)
+        return run is not None and run.status is StoreRunStatus.AWAITING_APPROVAL
 
     @contextmanager
     def _slot(self) -> Iterator[None]:
@@ -473,7 +492,12 @@ class RunExecutor:
         offered: list[Tool] = []
         if tools:
             memory_tools = MemoryTools(self.memory, ctx) if ctx.memory_enabled else None
-            files = WorkspaceFiles(self.workspace, task_id or "notes", outputs=self.outputs)
+            files = WorkspaceFiles(
+                self.workspace,
+                task_id or "notes",
+                outputs=self.outputs,
+                touched=lambda path: self.working.touched(agent_id, path),
+            )
             functions: list[Callable[..., str]] = [
                 files.write_file,
                 files.read_file,
@@ -488,6 +512,7 @@ class RunExecutor:
                     memory_tools.memory_write_daily,
                     decision_tools.decision_record,
                     decision_tools.decision_search,
+                    WorkingMemoryTools(self.memory, ctx).working_memory_update,
                 ]
             offered = [tool_from_function(f) for f in functions]
         mcp = None

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 from squad.errors import PathEscapeError, WorkspaceError
@@ -28,9 +29,19 @@ MAX_READ_BYTES = 200_000
 class WorkspaceFiles:
     """File access for one agent working on one task."""
 
-    def __init__(self, workspace: Path, task_id: str, *, outputs: str = "tasks") -> None:
-        """``outputs`` is the folder of the run's task outputs, relative to the workspace."""
+    def __init__(
+        self,
+        workspace: Path,
+        task_id: str,
+        *,
+        outputs: str = "tasks",
+        touched: Callable[[str], None] | None = None,
+    ) -> None:
+        """``outputs`` is the folder of the run's task outputs, relative to the workspace;
+        ``touched`` hears the workspace path of each file read or written (the agent's
+        working memory keeps them)."""
         self.workspace = workspace
+        self._touched = touched or (lambda _: None)
         self.task_id = check_name(task_id, what="task id")
         self._outputs = tuple(outputs.split("/"))
         self.task_dir = contained(workspace, *self._outputs, task_id)
@@ -51,6 +62,7 @@ class WorkspaceFiles:
             atomic_write(target, data)
         except OSError as exc:
             raise WorkspaceError(f"cannot write {target}: {exc.strerror}") from None
+        self._touched(relative)
         return f"wrote {relative} ({len(data):,} bytes)"
 
     def read_file(self, path: str) -> str:
@@ -65,6 +77,7 @@ class WorkspaceFiles:
         if b"\x00" in data[:8192]:
             return f"{path!r} is a binary file"
         text = data[:MAX_READ_BYTES].decode("utf-8", "replace")
+        self._touched(target.relative_to(self.workspace.resolve()).as_posix())
         return text + ("\n[... truncated]" if len(data) > MAX_READ_BYTES else "")
 
     def list_files(self, folder: str = "") -> str:

@@ -28,7 +28,7 @@ from squad.runtime.mcp_tools import McpTools
 from squad.runtime.prices import require_prices
 from squad.runtime.runlock import run_slot, settle_dead_runs
 from squad.runtime.runlog import RunLog
-from squad.runtime.steps import RunState, state_outcome
+from squad.runtime.steps import RunState, nodes_of, state_outcome
 from squad.runtime.tasks import RunOutcome, TaskNode
 from squad.runtime.tracing import run_attributes, run_ended, run_span_name
 from squad.spec.models import SquadSpec
@@ -399,6 +399,8 @@ class SquadRunner:
         )
         self.store.update_run(run_id, status=RunStatus.RUNNING, epoch=self._epoch(run_id))
         with self._graph_for(run_id, executor, spec) as (app, config):
+            executor.tasks = _known_tasks(app, config, payload)
+            executor.working.begin()
             try:
                 result = self._invoke(app, payload, config, executor)
             except OSError as exc:
@@ -456,7 +458,7 @@ class SquadRunner:
                 # checkpoint was not written, so a resume redoes exactly that step.
                 self._record_broken(run_id, log, exc)
                 raise
-        return self._finish(run_id, spec, workspace, result, budget, log, outputs)
+        return self._finish(run_id, spec, workspace, result, budget, log, outputs, executor)
 
     def _record_broken(self, run_id: str, log: RunLog, exc: BaseException) -> None:
         from squad.store.records import RunStatus
@@ -487,7 +489,8 @@ class SquadRunner:
         result: dict[str, Any],
         budget: RunBudget,
         log: RunLog,
-        outputs: str = "tasks",
+        outputs: str,
+        executor: RunExecutor,
     ) -> RunResult:
         from squad.store.records import RunStatus
 
@@ -525,6 +528,8 @@ class SquadRunner:
         # resume finds the graph done and ends it again, with a second commit. A node whose
         # claim was superseded commits nothing (the store would refuse its end anyway).
         self.store.runs.check_fence(run_id, self._epoch(run_id))
+        if status is not RunStatus.AWAITING_APPROVAL:
+            executor.working.end(status.value)  # in the daily log before the run's commit
         commit = self._commit(
             spec, workspace, run_id, outputs, log, status=status.value, spend=totals, tasks=tasks
         )
@@ -684,6 +689,13 @@ class SquadRunner:
             error,
             awaiting,
         )
+
+
+def _known_tasks(app: Any, config: dict[str, Any], payload: Any) -> list[TaskNode]:
+    """The run's tasks as the graph starts: those of the state a new run starts from, else
+    of the checkpoint a resume continues (none yet for a squad whose lead has still to plan)."""
+    state = payload if isinstance(payload, dict) else app.get_state(config).values
+    return nodes_of(cast(RunState, state or {}))
 
 
 class _NoExecutor:

@@ -12,7 +12,8 @@ kind               recognised when the piece...
                    answers from (``squad/prompts/offline.yaml``), its fields as wildcards
 ``acknowledgement`` is only thanks, agreement or a pleasantry ("Got it, thanks!", "네, 감사합니다")
 ``tool_receipt``   reports a tool's answer ("memory_append answered: ...", "saved to
-                   agents/a/memory.md (Insights)", "I've saved that to memory.")
+                   agents/a/memory.md (Insights)", "I've saved that to memory.", "working
+                   memory updated: decisions 1, ...")
 ``refusal``        declines or disclaims ("I'm sorry, but I can't help with that", "As an AI
                    language model, ...")
 ``boilerplate``    talks only about the reply itself: every word is a function word or a word
@@ -134,6 +135,7 @@ _TOOL_RECEIPT = [
         r"(?:long[- ]term )?(?:memory(?:\.md)?|notes|insights)\b(?:\s*\([^)]*\)|\s+under \w+"
         r"|#\S+)?\s*[.!]?$",
         r"^(?:memory|memory\.md|notes?)\s+(?:updated|saved|written)\b",
+        r"^(?:my |your |the )?working memory (?:is )?(?:updated|unchanged)\b",
         r"^refused: ",
     )
 ]

@@ -407,6 +407,8 @@ class ContextPreview(_Open):
     supplementary: dict[str, Any]
     context_window: ContextWindow
     regions: list[RegionRow]
+    working_memory: dict[str, Any] | None = None
+    """The agent's working memory in the run under way (``MemoryService.working_memory``)."""
 
 
 class BootFile(_Open):

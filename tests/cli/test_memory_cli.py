@@ -114,6 +114,26 @@ def test_context_json_has_the_documented_shape(docs: Cli) -> None:
     assert regions.startswith("8,192 tokens (offline)\nboot ")
 
 
+def test_context_shows_the_working_memory_of_a_run_under_way(docs: Cli) -> None:
+    from squad.memory.working import WorkingUpdate, apply, start_task
+    from squad.memory.working_file import WorkingMemoryFile
+
+    assert docs.json("memory", "context", "docs-site", "writer")["working_memory"] is None
+    file = WorkingMemoryFile(docs.workspaces / "docs-site", "writer", "run-1")
+    file.update(lambda s: start_task(s, "draft: Write the guide.", ["publish: Publish it."]))
+    file.update(lambda s: apply(s, WorkingUpdate(add={"decisions": ["Use MkDocs"]})))
+
+    data = docs.json("memory", "context", "docs-site", "writer")
+    plain = docs("memory", "context", "docs-site", "writer").stdout
+
+    working = data["working_memory"]
+    assert working["run_id"] == "run-1" and working["tasks"] == ["draft: Write the guide."]
+    assert working["remaining"] == ["publish: Publish it."]
+    assert working["decisions"] == ["Use MkDocs"] and working["blockers"] == []
+    assert working["text"].startswith("## Working memory\n<untrusted-memory>")
+    assert plain.split("# regions for a window")[0].rstrip().endswith(working["text"])
+
+
 def test_namespaces_enable_and_supplementary_context(docs: Cli) -> None:
     docs(
         "memory",

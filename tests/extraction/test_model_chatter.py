@@ -124,6 +124,28 @@ def test_tool_receipts_thanks_and_refusals_are_not_filed(make_world: MakeWorld) 
     assert "answered" not in text and "sorry" not in text and "welcome" not in text
 
 
+def test_the_working_memory_tools_receipts_are_not_filed(
+    make_world: MakeWorld, stub: OpenAIStubServer
+) -> None:
+    world = make_world(interval=1)
+    receipt = "working memory updated: decisions 1, blockers 0, done 0, remaining 2, notes 0"
+    world.say(
+        ("user", "The guide stays under ten pages in this repo."),
+        ("assistant", f"{receipt}\nworking memory unchanged: it already says that"),
+    )
+    facts = [
+        {"text": "The guide stays under ten pages", "scope": "project", "source_turns": [0]},
+        {"text": receipt, "scope": "project", "source_turns": [1]},
+    ]
+    stub.script(answer(json.dumps({"facts": facts})))
+    [report] = world.extractor(stub.model(attempts=2)).run(world.ctx)
+
+    assert [w["text"] for w in report.written] == ["The guide stays under ten pages"]
+    assert {d["text"]: d["reason"] for d in report.dropped} == {receipt: "chatter (tool receipt)"}
+    assert world.facts() == []
+    assert "working memory" not in world.memory_md()
+
+
 def test_the_model_extractors_chatter_facts_are_dropped_and_say_why(
     make_world: MakeWorld, stub: OpenAIStubServer
 ) -> None:

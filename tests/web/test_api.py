@@ -403,6 +403,23 @@ def test_the_context_api_and_fragment_show_each_region_of_the_window(served: Ser
     assert "memory.max_tokens" in html
 
 
+def test_context_shows_the_working_memory_of_the_run_waiting_for_approval(
+    served: Served,
+) -> None:
+    data = get(served, "/api/v1/squads/docs-site/agents/writer/context")
+    page = served.client.get("/squads/docs-site/agents/writer/context")
+
+    working = data["working_memory"]
+    assert working["run_id"] == served.paused_run()
+    assert working["done"] == ["draft: Write the guide following the outline."]
+    assert working["remaining"] == ["publish: Apply the review's fixes and produce the final page."]
+    assert page.status_code == 200
+    assert '<section class="working-memory" id="working-memory">' in page.text
+    assert f"run {served.paused_run()}" in page.text
+    assert "&lt;untrusted-memory&gt;\nYour own state in this run" in page.text
+    assert "- draft: Write the guide following the outline." in page.text
+
+
 def test_namespaces_lists_one_per_agent_identity(served: Served) -> None:
     rows = get(served, "/api/v1/memory/namespaces")
     identities = {r["identity"] for r in rows}
