@@ -56,7 +56,8 @@ from bench.memory_weeks_corpus import (
     weeks,
 )
 from bench.support import temp_settings
-from squad.memory.repeats import line_key, struck_through
+from squad.memory.document import superseded as struck_through
+from squad.memory.repeats import line_key
 
 if TYPE_CHECKING:
     from squad.app import App
