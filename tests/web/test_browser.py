@@ -437,6 +437,53 @@ def test_soul_md_saved_in_the_memory_page_reaches_the_next_system_prompt(
     assert (home / "SOUL.md").read_text() == before
 
 
+def test_the_agent_page_shows_regions_working_memory_and_approves_the_review_queue(
+    dashboard: Dashboard, page: Page
+) -> None:
+    from squad.app import App
+    from squad.extraction.review import review_key
+    from squad.store.review import NewProposal
+
+    paused = paused_run(dashboard)
+    facts = ["The style guide lives in docs/STYLE.md.", "Screenshots are taken at 1280 wide."]
+    with App.open(dashboard.settings()) as app:
+        for text in facts:
+            app.store.review.propose(
+                NewProposal(
+                    squad="docs-site",
+                    agent="writer",
+                    layer="project",
+                    text=text,
+                    key=review_key(text),
+                    confidence=0.55,
+                    extractor="offline",
+                    source="chat:2026-12-06",
+                    section="Insights",
+                )
+            )
+    page.goto(f"{dashboard.url}squads/docs-site/agents/writer")
+    regions = page.locator("#context-regions")
+    expect(regions).to_contain_text("regions for a window of 8,192 tokens (offline)")
+    expect(regions.locator("tbody tr")).to_have_count(8)
+    expect(regions.locator('tr[data-region="working"] td').nth(2)).not_to_have_text("0")
+    working = page.locator("#working-memory")
+    expect(working).to_contain_text(f"run {paused['id']}")
+    expect(working).to_contain_text("Remaining:")
+    panel = page.locator("#review-panel")
+    for text in facts:
+        expect(panel).to_contain_text(text)
+    expect(page.locator("#context-text")).not_to_contain_text("docs/STYLE.md")  # pending
+    shot(page, "agent-memory-regions-review.png")
+
+    panel.locator("input[data-tick-all]").check()
+    panel.locator("button[value=approve]").click()
+    expect(page.locator("#review-panel p.ok")).to_contain_text("2 written to memory")
+    expect(page.locator("#review-panel")).to_contain_text("nothing awaits review")
+    memory = dashboard.cli.workspaces / "docs-site" / "agents" / "writer" / "memory.md"
+    assert all(text.rstrip(".") in memory.read_text() for text in facts)
+    shot(page, "agent-memory-review-approved.png")
+
+
 # -- approvals and the live run log --------------------------------------------------------------
 
 
