@@ -237,8 +237,9 @@ def _probe(
 
     counter = app.memory.counter(ctx)
     frame = counter.count("\n".join((MEMORY_TITLE, OPEN_MARK, WARNING, CLOSE_MARK)))
-    memory = ctx.squad.memory
-    recall_share = memory.recall_max_tokens / (memory.max_tokens + memory.recall_max_tokens)
+    regions, _ = app.memory.plan(ctx)  # the squad's split: its budgets, else its window's
+    memory_budget, recall_budget = regions.budget("memory"), regions.budget("recall")
+    recall_share = recall_budget / (memory_budget + recall_budget)
     out: dict[str, Any] = {"about_week": question.week, "asked_week": week, "q": question.text}
     for budget in budgets:
         inside = budget - frame

@@ -107,6 +107,10 @@ def _pattern(template: str) -> re.Pattern[str] | None:
     return re.compile(rf"^{body}$", re.IGNORECASE | re.DOTALL)
 
 
+_SIGNATURE = "squad's offline model"
+"""Words every template line of the offline model that names itself holds."""
+
+
 @cache
 def _offline_patterns() -> tuple[re.Pattern[str], ...]:
     """Every line and sentence of the offline model's templates, as patterns."""
@@ -392,5 +396,28 @@ def is_chatter_message(text: str, role: str, context: Context = ()) -> bool:
     disclaimer is not worth a line of the prompt. ``context`` (what was said before it)
     lets an assistant's mere restatement count too.
     """
+    if role == "assistant" and _signed_offline(text):
+        return True
     found = pieces(text, role=role, context=context)
     return bool(found) and all(p.kind is not None for p in found)
+
+
+def _signed_offline(text: str) -> bool:
+    """Whether ``text`` carries a line of the offline model's that names it (its footer under
+    a deliverable, its disclaimer in a chat): all of such a message is the model restating the
+    prompt, headings and "Covered: ..." lines included, which say too little alone to tell."""
+    lines = [_bare(line) for line in text.splitlines() if line.strip()]
+    return any(p.match(line) for line in lines for p in _offline_signatures())
+
+
+@cache
+def _offline_signatures() -> tuple[re.Pattern[str], ...]:
+    """The offline model's template lines that name it ("squad's offline model")."""
+    return tuple(
+        pattern
+        for template in _templates(prompts.offline_phrases())
+        for line in template.splitlines()
+        if _SIGNATURE in line.casefold()
+        for pattern in (_pattern(line),)
+        if pattern is not None
+    )

@@ -62,6 +62,17 @@ def test_the_offline_models_deliverable_restates_its_task_and_nothing_more() -> 
     assert substance(reply, context=(task,)) == ""
 
 
+def test_a_message_the_offline_model_signed_is_chatter_without_the_prompt_it_answered() -> None:
+    task = "Task: Write the morning digest of the billing alerts for the ops channel."
+    deliverable = answer([Message.user(task)]).content
+    reply = answer([Message.user("We deploy the billing service on Fridays.")]).content
+    # recall has the message alone, not the prompt it restated
+    assert is_chatter_message(deliverable, "assistant")
+    assert is_chatter_message(reply, "assistant")
+    assert not is_chatter_message(deliverable, "user")  # a person quoting it says something
+    assert not is_chatter_message(deliverable.replace("offline model", "model"), "assistant")
+
+
 def test_the_offline_models_tool_result_reply_is_a_receipt() -> None:
     tools = [ToolSpec("memory_append", "Append a line.", {"type": "object", "properties": {}})]
     call = ToolCall("call_1", "memory_append", {"section": "Insights", "text": "x"})
