@@ -17,13 +17,11 @@ Its cost is bounded, whatever the archive's size: the index gives a bounded cand
 said before the prompt's history), and the messages are read in rank order, a small batch at
 a time, only until :class:`RecallPacker` says the recall budget is full. The packer shows each
 thing once: not a line already recalled, nor one the block already shows from memory.md or
-Layer A (:mod:`squad.memory.repeats`), nor a message that is mostly the new one said again
-(the same scheduled task's prompt of an earlier run, which the prompt already holds).
+Layer A (:mod:`squad.memory.repeats`).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -52,11 +50,6 @@ before it (negative: after it). Half of the one before (it may be the question t
 answers), a fifth of the one after (it may be the question answered), a little of the two
 around those: context of a strong hit. On LoCoMo, the second pair adds 2 points at 1,500
 tokens of recall, 0.6 at 2,000."""
-ECHO_SHARE = 0.8
-"""Share of a recalled message's words the new message must hold for it to be an echo."""
-ECHO_MIN_WORDS = 6
-"""Fewer words than this and a message is never an echo: short lines say little either way."""
-_WORD = re.compile(r"[^\W_]+")
 LINE_CHARS = 600
 """A recalled message longer than this is cut, with an ellipsis (memory_search has it all)."""
 RECALL_HEADER = (
@@ -141,19 +134,11 @@ class RecallPacker:
     recalled is a ranking, not a file, so nothing is "dropped" and no notice is shown.
     """
 
-    def __init__(
-        self,
-        share: int,
-        counter: TokenCounter,
-        *,
-        shown: Iterable[str] = (),
-        message: str = "",
-    ) -> None:
+    def __init__(self, share: int, counter: TokenCounter, *, shown: Iterable[str] = ()) -> None:
         self.share = share
         self.counter = counter
         self.offered = 0
         self._shown = {line_key(text) for text in shown}
-        self._asked = _words(message)
         self._said: set[str] = set()
         self._kept: list[RecalledLine] = []
         self._days: set[date] = set()
@@ -173,7 +158,7 @@ class RecallPacker:
         """Keep ``line`` if it is new to the block and fits; whether it was kept."""
         self.offered += 1
         key = line_key(line.text)
-        if not key or key in self._said or key in self._shown or self._echoes(line.text):
+        if not key or key in self._said or key in self._shown:
             return False
         cost = self.counter.count(_bullet(line)) + 1
         if line.day not in self._days:
@@ -188,18 +173,6 @@ class RecallPacker:
         self._spent += cost
         return True
 
-    def _echoes(self, text: str) -> bool:
-        """Whether ``text`` is mostly the message being answered again (an earlier run's
-        prompt for the same scheduled task): the prompt already holds it, so it adds nothing.
-        At least :data:`ECHO_SHARE` of its words are the message's, and it has enough words
-        to tell (:data:`ECHO_MIN_WORDS`)."""
-        if not self._asked:
-            return False
-        words = _words(text)
-        if len(words) < ECHO_MIN_WORDS:
-            return False
-        return len(words & self._asked) >= ECHO_SHARE * len(words)
-
     def render(self) -> tuple[str, int, tuple[int, ...]]:
         """The recalled section (by day, oldest first), its tokens and the seqs it shows;
         ``("", 0, ())`` when nothing fits. Per-line costs approximate; the exact count of the
@@ -212,10 +185,6 @@ class RecallPacker:
                 return text, tokens, tuple(sorted(line.seq for line in kept))
             kept.pop()
         return "", 0, ()
-
-
-def _words(text: str) -> frozenset[str]:
-    return frozenset(w for w in _WORD.findall(text.casefold()) if len(w) > 2 or not w.isascii())
 
 
 def _render(lines: Sequence[RecalledLine]) -> str:

@@ -729,7 +729,7 @@ class MemoryService:
         sources = tuple(sorted({seq for f in shown_facts for seq in f.turns}))
         block = replace(block, experience_sources=sources)
         if recall_budget > 0 and message.strip():
-            packer = RecallPacker(recall_share(block), counter, shown=block.shown, message=message)
+            packer = RecallPacker(recall_share(block), counter, shown=block.shown)
             read = self.recall.fill(
                 ctx,
                 self.archive_id(ctx),

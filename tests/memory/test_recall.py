@@ -192,22 +192,6 @@ def test_a_message_shown_as_a_fact_is_not_recalled_again(service: MemoryService)
     assert block.experience_sources == (seq,) and seq not in block.recalled
 
 
-def test_an_earlier_prompt_of_the_same_scheduled_task_is_not_recalled_but_its_answer_is(
-    service: MemoryService,
-) -> None:
-    ctx = writer(service)
-    old_prompt = "Task: Write the morning digest of the billing alerts for the ops channel."
-    say(
-        service,
-        ("user", old_prompt + " Week 12."),
-        ("assistant", "Digest: the billing alerts came from the Stripe webhook retries."),
-    )
-    service.archive(ctx, service.store.conversation.messages("demo", "writer"))
-    block = service.memory_block(ctx, message=old_prompt + " Week 13.")
-    assert "Week 12" not in block.text  # the prompt already says all of it
-    assert "Stripe webhook retries" in block.text
-
-
 def test_an_archive_is_never_shared_and_never_fades(
     service: MemoryService, store: Store, clock: FrozenClock
 ) -> None:
