@@ -429,26 +429,17 @@ def context(
     memory when a run of it is under way), and its regions."""
     out = Output(json_mode=json_output)
     with open_app() as app:
-        ctx = app.agent(squad, agent)
-        working = app.memory.working_memory(ctx)
-        prompt = app.memory.prompt(
-            ctx,
+        prompt = app.memory.preview(
+            app.agent(squad, agent),
             message=message,
             max_tokens=max_tokens,
             context_window=context_window,
-            touch=False,
-            working=working.state.render() if working is not None else "",
         )
     if json_output:
-        data = prompt.to_dict()
-        data["working_memory"] = working.to_dict() if working is not None else None
-        out.json(data)
+        out.json(prompt.to_dict())
         return
-    shown = (
-        prompt.block.text,
-        prompt.supplementary.text,
-        working.state.render() if working else "",
-    )
+    working = prompt.working.state.render() if prompt.working is not None else ""
+    shown = (prompt.block.text, prompt.supplementary.text, working)
     text = "\n\n".join(t for t in shown if t)
     out.stream.write((text or "(no memory would be injected)") + "\n")
     window = prompt.window
@@ -803,14 +794,7 @@ def review_approve_command(
     json_output: JsonFlag = False,
 ) -> None:
     """Write proposed facts to the agent's memory, as the extractor would have written them."""
-    from squad.web.review import review_decide
-
-    out = Output(json_mode=json_output)
-    with open_app() as app:
-        ctx = app.agent(squad, agent)
-        chosen = _review_ids(ids, every, app, ctx)
-        result = review_decide(app, squad, agent, "approve", chosen, actor="cli")
-    _print_decided(out, result)
+    _review_decide("approve", squad, agent, ids, every=every, json_output=json_output)
 
 
 @review_app.command("reject")
@@ -822,13 +806,24 @@ def review_reject_command(
     json_output: JsonFlag = False,
 ) -> None:
     """Turn proposed facts down: kept as rejected, so the same text is not proposed again."""
+    _review_decide("reject", squad, agent, ids, every=every, json_output=json_output)
+
+
+def _review_decide(
+    action: Literal["approve", "reject"],
+    squad: str,
+    agent: str,
+    ids: list[int] | None,
+    *,
+    every: bool,
+    json_output: bool,
+) -> None:
     from squad.web.review import review_decide
 
     out = Output(json_mode=json_output)
     with open_app() as app:
-        ctx = app.agent(squad, agent)
-        chosen = _review_ids(ids, every, app, ctx)
-        result = review_decide(app, squad, agent, "reject", chosen, actor="cli")
+        chosen = _review_ids(ids, every, app, app.agent(squad, agent))
+        result = review_decide(app, squad, agent, action, chosen, actor="cli")
     _print_decided(out, result)
 
 

@@ -178,6 +178,8 @@ class Prompt:
     block: MemoryBlock
     supplementary: LayerResult
     boot: FittedBoot
+    working: WorkingRecord | None = None
+    """The working memory the prompt ends with, when :meth:`MemoryService.preview` read it."""
 
     def to_dict(self) -> dict[str, Any]:
         """What ``squad memory context --json`` and the dashboard show: the memory block
@@ -193,6 +195,7 @@ class Prompt:
         data["boot"] = {"tokens": self.used["boot"], "dropped_lines": dict(self.boot.dropped)}
         data["context_window"] = {"tokens": self.window.tokens, "source": self.window.source}
         data["regions"] = [row.to_dict() for row in self.regions.report(self.used)]
+        data["working_memory"] = self.working.to_dict() if self.working is not None else None
         return data
 
 
@@ -806,6 +809,28 @@ class MemoryService:
     ) -> str:
         """The whole system prompt for the agent's next turn (:meth:`prompt`'s text)."""
         return self.prompt(ctx, message=message, recall_before=recall_before, model=model).text
+
+    def preview(
+        self,
+        ctx: AgentContext,
+        *,
+        message: str = "",
+        max_tokens: int | None = None,
+        context_window: int | None = None,
+    ) -> Prompt:
+        """What the agent's next prompt in a run would hold, touching nothing: :meth:`prompt`
+        ending with the working memory of its run under way (:meth:`working_memory`), which
+        it carries (``squad memory context`` and the dashboard's agent page show this)."""
+        working = self.working_memory(ctx)
+        prompt = self.prompt(
+            ctx,
+            message=message,
+            max_tokens=max_tokens,
+            context_window=context_window,
+            touch=False,
+            working=working.state.render() if working is not None else "",
+        )
+        return replace(prompt, working=working)
 
     def prompt(
         self,

@@ -90,18 +90,11 @@ def context_preview(
     """The memory part of the agent's next prompt for ``message`` and the prompt's regions
     with their budgets and use (nothing is touched)."""
     ctx = app.agent(squad, agent)
-    working = app.memory.working_memory(ctx)
-    prompt = app.memory.prompt(
-        ctx,
-        message=message,
-        max_tokens=max_tokens,
-        context_window=context_window,
-        touch=False,
-        working=working.state.render() if working is not None else "",
+    prompt = app.memory.preview(
+        ctx, message=message, max_tokens=max_tokens, context_window=context_window
     )
     data = prompt.to_dict()
     data["message"] = message
-    data["working_memory"] = working.to_dict() if working is not None else None
     return data
 
 
