@@ -20,6 +20,7 @@ from squad.extraction.background import Worker
 from squad.settings import Settings
 from squad.spec.loader import squad_from_text
 from squad.spec.models import SquadSpec
+from squad.store import Store
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_POSTGRES_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
@@ -122,3 +123,34 @@ def no_extraction_left_behind() -> Iterator[None]:
     for thread in set(threading.enumerate()) - before:
         if isinstance(thread, Worker):
             thread.owner.close(10.0, abandon=True)
+
+
+def propose(
+    store: Store,
+    squad: str,
+    agent: str,
+    text: str,
+    *,
+    layer: str = "project",
+    confidence: float = 0.55,
+) -> int:
+    """Put ``text`` in the agent's review queue as the extractor would (offline, from a chat
+    message); the new item's id."""
+    from squad.extraction.review import review_key
+    from squad.store.review import NewProposal
+
+    record, queued = store.review.propose(
+        NewProposal(
+            squad=squad,
+            agent=agent,
+            layer=layer,  # type: ignore[arg-type]
+            text=text,
+            key=review_key(text),
+            confidence=confidence,
+            extractor="offline",
+            source="chat:2030-01-01",
+            section="Insights" if layer == "project" else None,
+        )
+    )
+    assert queued, f"{text!r} was not queued"
+    return record.id

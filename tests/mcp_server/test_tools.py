@@ -8,6 +8,7 @@ import pytest
 from mcp_types import Implementation
 
 from squad.app import App
+from tests.conftest import propose
 from tests.mcp_server.conftest import audit_lines, call, error_text, ok, payload, with_client
 
 READS = {
@@ -553,25 +554,10 @@ def test_memory_search_labels_recalled_messages_as_conversation_with_their_seq(
 
 
 def test_memory_review_over_mcp_lists_approves_and_rejects_as_the_client(home: App) -> None:
-    from squad.extraction.review import review_key
-    from squad.store.review import NewProposal
-
-    ids = []
-    for text in ("Diagrams are drawn with Mermaid.", "The glossary lives in docs/terms.md."):
-        record, _ = home.store.review.propose(
-            NewProposal(
-                squad="docs-site",
-                agent="reviewer",
-                layer="project",
-                text=text,
-                key=review_key(text),
-                confidence=0.6,
-                extractor="offline",
-                source="chat:2030-01-01",
-                section="Insights",
-            )
-        )
-        ids.append(record.id)
+    ids = [
+        propose(home.store, "docs-site", "reviewer", text, confidence=0.6)
+        for text in ("Diagrams are drawn with Mermaid.", "The glossary lives in docs/terms.md.")
+    ]
     args = {"squad": "docs-site", "agent": "reviewer"}
 
     async def body(client: Any) -> Any:

@@ -25,6 +25,7 @@ import pytest
 
 from squad.settings import Settings
 from tests.cli.test_cli import Cli
+from tests.conftest import propose
 from tests.daemon.test_daemon_cli import WAIT, Daemon
 from tests.web.conftest import REPO
 
@@ -441,26 +442,12 @@ def test_the_agent_page_shows_regions_working_memory_and_approves_the_review_que
     dashboard: Dashboard, page: Page
 ) -> None:
     from squad.app import App
-    from squad.extraction.review import review_key
-    from squad.store.review import NewProposal
 
     paused = paused_run(dashboard)
     facts = ["The style guide lives in docs/STYLE.md.", "Screenshots are taken at 1280 wide."]
     with App.open(dashboard.settings()) as app:
         for text in facts:
-            app.store.review.propose(
-                NewProposal(
-                    squad="docs-site",
-                    agent="writer",
-                    layer="project",
-                    text=text,
-                    key=review_key(text),
-                    confidence=0.55,
-                    extractor="offline",
-                    source="chat:2026-12-06",
-                    section="Insights",
-                )
-            )
+            propose(app.store, "docs-site", "writer", text)
     page.goto(f"{dashboard.url}squads/docs-site/agents/writer")
     regions = page.locator("#context-regions")
     expect(regions).to_contain_text("regions for a window of 8,192 tokens (offline)")

@@ -8,8 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from squad.extraction.review import review_key
-from squad.store.review import NewProposal
+from tests.conftest import propose
 from tests.web.conftest import Served
 from tests.web.test_guard import Browser
 
@@ -24,21 +23,7 @@ def browser(served: Served) -> Iterator[Browser]:
 
 
 def _propose(served: Served, text: str, layer: str = "project") -> int:
-    record, queued = served.app.store.review.propose(
-        NewProposal(
-            squad="docs-site",
-            agent="writer",
-            layer=layer,  # type: ignore[arg-type]
-            text=text,
-            key=review_key(text),
-            confidence=0.55,
-            extractor="offline",
-            source="chat:2030-01-01",
-            section="Insights" if layer == "project" else None,
-        )
-    )
-    assert queued
-    return record.id
+    return propose(served.app.store, "docs-site", "writer", text, layer=layer)
 
 
 def test_the_review_panel_approves_in_bulk_rejects_and_edits_before_approving(
