@@ -177,6 +177,12 @@ CASES: list[Case] = [
     ("runs diff", lambda s: (_docs(s), ["runs", "diff", "feedface0000"])[1], 2, "no run"),
     ("memory history", lambda s: ["memory", "history", "nosuch", "writer"], 2, "'nosuch'"),
     (
+        "memory review",
+        lambda s: (_docs(s), ["memory", "review", "approve", "docs-site", "writer", "404"])[1],
+        2,
+        "404",
+    ),
+    (
         "memory revert",
         lambda s: (_docs(s), ["memory", "revert", "docs-site", "writer", "../x"])[1],
         2,

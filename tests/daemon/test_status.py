@@ -419,7 +419,11 @@ try:
     main()
 except SystemExit as done:
     assert not done.code, done.code
-heavy = sorted(m for m in ("sqlalchemy", "ruamel", "squad.store", "squad.spec") if m in sys.modules)
+heavy = sorted(
+    m
+    for m in ("sqlalchemy", "ruamel", "squad.store", "squad.spec.loader", "squad.spec.models")
+    if m in sys.modules
+)
 print("HEAVY", heavy)
 """
 

@@ -3,6 +3,7 @@ diffed from it, a late approval that never writes over newer runs, memory change
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -84,14 +85,20 @@ def test_each_run_is_a_commit_named_on_the_run_with_its_tasks_and_figures(
 
     diff = app.runs.diff(second.run_id)
     assert diff.old_run == first.run_id
-    assert [c.path for c in diff.stat] == ["tasks/audit/output.md", "tasks/audit/status.json"]
+    paths = [c.path for c in diff.stat]
+    (daily,) = [p for p in paths if p.startswith("agents/auditor/daily/")]  # working memory
+    assert [p for p in paths if p != daily] == ["tasks/audit/output.md", "tasks/audit/status.json"]
     assert diff.patch is not None and "+" in diff.patch and "week 2" in diff.patch
     only = app.runs.diff(second.run_id, paths=["tasks/audit/output.md"])
     assert [c.path for c in only.stat] == ["tasks/audit/output.md"]
     assert "status.json" not in (only.patch or "")
     shown = app.runs.show(second.run_id[:8])
     assert shown.previous == first.run_id
-    assert {c.path for c in shown.changes} == {"tasks/audit/output.md", "tasks/audit/status.json"}
+    assert {c.path for c in shown.changes} == {
+        daily,
+        "tasks/audit/output.md",
+        "tasks/audit/status.json",
+    }
 
 
 def test_an_unknown_run_or_one_of_another_squad_is_refused(app: App, make_spec: MakeSpec) -> None:
@@ -140,7 +147,9 @@ def test_an_old_run_approved_after_a_newer_one_finished_writes_its_outputs_apart
     assert (entry.run_id, entry.outputs) == (old.run_id, f"runs/{old.run_id}/tasks")
     head = repo(workspace)[repo(workspace).head.target]
     changed = {p.delta.new_file.path for p in repo(workspace).diff(head.parents[0], head)}
-    assert all(path.startswith(f"runs/{old.run_id}/") for path in changed), changed
+    # its outputs apart; its agents' working memory summaries appended to their daily logs
+    outputs = {path for path in changed if not re.match(r"agents/[\w-]+/daily/", path)}
+    assert outputs and all(path.startswith(f"runs/{old.run_id}/") for path in outputs), changed
     tasks = {t.task_id: t.output for t in app.store.runs.tasks(old.run_id)}
     assert tasks["publish"] == f"runs/{old.run_id}/tasks/publish/output.md"
 

@@ -119,6 +119,8 @@ def test_remember_writes_memory_md_audited_as_the_client(home: App) -> None:
         "layer": "project",
         "where": "agents/writer/memory.md#Insights",
         "fact_id": None,
+        "stored": True,
+        "already": None,
     }
     assert "Docs use MkDocs" in read["text"]
     assert "Docs use MkDocs" in (workspace / "agents" / "writer" / "memory.md").read_text()

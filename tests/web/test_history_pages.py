@@ -101,7 +101,9 @@ def test_the_run_page_loads_the_files_the_run_changed_since_the_previous_run(
     assert commit is not None
     assert f'<code title="{commit}">{commit[:10]}</code>' in html
     expected = run_changes(served.app, runs.second).changes
-    assert {c.path for c in expected} == {"tasks/audit/output.md", "tasks/audit/status.json"}
+    outputs = {c.path for c in expected if not c.path.startswith("agents/auditor/daily/")}
+    assert outputs == {"tasks/audit/output.md", "tasks/audit/status.json"}
+    assert len(expected) == 3  # and the auditor's daily log, with its working memory summary
     listed = files_listed(html)
     assert set(listed) == {c.path for c in expected}
     for change in expected:
@@ -249,7 +251,8 @@ def test_the_api_lists_runs_with_their_commits_and_gives_a_runs_changes_and_diff
     changes = client.get(f"/api/v1/runs/{runs.second[:8]}/changes").json()
     assert changes["previous_run"] == runs.first
     assert changes["run"]["commit"] == rows[0]["commit"]
-    assert {c["path"] for c in changes["changes"]} == {
+    paths = {c["path"] for c in changes["changes"]}
+    assert {p for p in paths if not p.startswith("agents/auditor/daily/")} == {
         "tasks/audit/output.md",
         "tasks/audit/status.json",
     }
@@ -259,7 +262,7 @@ def test_the_api_lists_runs_with_their_commits_and_gives_a_runs_changes_and_diff
     assert diff["old_run"] == runs.first and not diff["truncated"]
     assert "+" in diff["patch"] and "status.json" not in diff["patch"]
     stat = client.get(f"/api/v1/runs/{runs.second}/diff", params={"stat": "true"}).json()
-    assert stat["patch"] is None and len(stat["stat"]) == 2
+    assert stat["patch"] is None and len(stat["stat"]) == len(paths) == 3
     assert client.get("/api/v1/runs/feedfacefeed/changes").status_code == 404
     assert client.get("/api/v1/runs/ab/changes").status_code == 422
 
