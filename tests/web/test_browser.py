@@ -468,6 +468,9 @@ def test_the_agent_page_shows_regions_working_memory_and_approves_the_review_que
     expect(page.locator("#review-panel")).to_contain_text("nothing awaits review")
     memory = dashboard.cli.workspaces / "docs-site" / "agents" / "writer" / "memory.md"
     assert all(text.rstrip(".") in memory.read_text() for text in facts)
+    history = page.locator("#memory-history")  # refreshed in place: the approval is a change
+    expect(history).to_contain_text("approved")
+    expect(history).to_contain_text("docs/STYLE.md")
     shot(page, "agent-memory-review-approved.png")
 
 

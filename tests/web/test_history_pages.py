@@ -216,7 +216,9 @@ def test_reverting_a_remembered_line_takes_it_out_once_and_a_second_time_undoes_
     assert f"Reverted {change.id}: memory: cli remembered for auditor" in done.text
     assert "took out 1 line." in done.text
     assert done.headers["HX-Trigger"] == "memory-changed"
-    assert '<div id="memory-history" hx-swap-oob="true">' in done.text
+    history = done.text.split('<div id="memory-history" ')[1].split(">")[0]
+    assert 'hx-swap-oob="true"' in history  # swapped in out of band
+    assert 'hx-trigger="memory-changed from:body"' in history  # and refreshed by later changes
     assert '<div id="agent-memory" hx-swap-oob="true">' in done.text
     assert line not in done.text.split('id="agent-memory"')[1]
     assert line not in memory.read_text()
