@@ -56,7 +56,7 @@ from bench.memory_weeks_corpus import (
     weeks,
 )
 from bench.support import temp_settings
-from squad.memory.document import superseded as struck_through
+from squad.memory.document import superseded
 from squad.memory.repeats import line_key
 
 if TYPE_CHECKING:
@@ -161,7 +161,7 @@ def _live_lines(text: str) -> list[str]:
     return [
         line.strip()
         for line in text.splitlines()
-        if line.strip() and not line.lstrip().startswith("#") and not struck_through(line)
+        if line.strip() and not line.lstrip().startswith("#") and not superseded(line)
     ]
 
 
@@ -211,7 +211,7 @@ def _week_figures(app: App, ctx: AgentContext, week: int) -> dict[str, Any]:
         "cap_bytes": file.cap_bytes,
         "memory_md_lines": len(lines),
         "struck_lines": sum(
-            1 for line in text.splitlines() if line.startswith("- ") and struck_through(line)
+            1 for line in text.splitlines() if line.startswith("- ") and superseded(line)
         ),
         "duplicate_lines": _repeats(line_key(line) for line in lines),
         "duplicate_examples": _repeated(line_key(line) for line in lines)[:3],

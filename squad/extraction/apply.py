@@ -84,12 +84,13 @@ def related_facts(
     wanted = [(c.text, c.subject) for c in candidates if c.scope == "project"]
     if not wanted:
         return list(existing)
+    subjects = any(c_subject for _, c_subject in wanted)  # else no line's subject can match
     out = list(existing)
     for name, line in _project_lines(memory, ctx)[:-RECENT_FACTS]:
         parsed = parse_line(line)
         if parsed is None or parsed.superseded or line in shown:
             continue
-        subject = subject_for(parsed.text, "project")
+        subject = subject_for(parsed.text, "project") if subjects else None
         if any(
             (subject is not None and subject == c_subject)
             or similarity(c_text, parsed.text) >= RELATED

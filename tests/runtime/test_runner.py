@@ -420,12 +420,14 @@ def test_resuming_an_unknown_run_is_a_usage_error(
 
 
 class DiesOnCall:
-    """A model that, on its ``die_on``-th call, raises what Ctrl-C raises; else the real one."""
+    """A model that, on its ``die_on``-th call (None: never), raises what Ctrl-C raises; else
+    the real one. Keeps the system prompt of every call in :attr:`systems`."""
 
-    def __init__(self, inner: ChatModel, die_on: int) -> None:
+    def __init__(self, inner: ChatModel, die_on: int | None) -> None:
         self._inner = inner
         self._die_on = die_on
         self.calls = 0
+        self.systems: list[str] = []
 
     def complete(
         self,
@@ -437,6 +439,7 @@ class DiesOnCall:
         on_token: TokenCallback | None = None,
     ) -> ModelReply:
         self.calls += 1
+        self.systems.append(messages[0].content)
         if self.calls == self._die_on:
             raise KeyboardInterrupt
         return self._inner.complete(

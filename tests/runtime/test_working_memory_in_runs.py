@@ -10,7 +10,7 @@ a model double appears only to die mid-run, wrapped around the real offline mode
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,12 +22,12 @@ from squad.memory.working import WorkingMemory, touch_file
 from squad.memory.working_file import WorkingMemoryFile, working_runs
 from squad.model import ChatModel, LiteLLMModel, ModelEvent, RetryPolicy, model_for
 from squad.model.testing import FREE_PRICES, OpenAIStubServer, answer, tool_call
-from squad.model.types import Message, ModelReply, TokenCallback, ToolSpec
 from squad.runtime.runlog import read_events, run_log_path
 from squad.runtime.runner import RunResult
 from squad.spec.loader import squad_from_text
 from squad.spec.models import ModelSpec
 from tests.conftest import BASIC_YAML
+from tests.runtime.test_runner import DiesOnCall
 
 FAST_RETRY = RetryPolicy(max_attempts=1, base_delay_s=0, jitter=0)
 
@@ -187,40 +187,14 @@ def test_a_run_waiting_for_approval_keeps_its_working_memory_until_it_ends(app: 
     assert "- Done: draft: Write the guide." in _daily(workspace, "writer")
 
 
-class _DiesOnCall:
-    """The real offline model that raises what Ctrl-C raises on its ``die_on``-th call and
-    keeps every system prompt it is sent."""
-
-    def __init__(self, inner: ChatModel, die_on: int | None) -> None:
-        self._inner = inner
-        self._die_on = die_on
-        self.systems: list[str] = []
-
-    def complete(
-        self,
-        messages: Sequence[Message],
-        *,
-        tools: Sequence[ToolSpec] = (),
-        response_format: Mapping[str, Any] | None = None,
-        timeout_s: float | None = None,
-        on_token: TokenCallback | None = None,
-    ) -> ModelReply:
-        self.systems.append(messages[0].content)
-        if len(self.systems) == self._die_on:
-            raise KeyboardInterrupt
-        return self._inner.complete(
-            messages, tools=tools, response_format=response_format, timeout_s=timeout_s
-        )
-
-
 def test_a_resumed_run_keeps_the_working_memory_it_had_when_killed(app: App) -> None:
     spec = squad_from_text(BASIC_YAML, source="demo.yaml")
     workspace = app.squads.create(spec).path
-    models: list[_DiesOnCall] = []
+    models: list[DiesOnCall] = []
 
     def factory(die_on: int | None) -> Callable[..., ChatModel]:
         def make(spec: ModelSpec, on_event: Callable[[ModelEvent], None]) -> ChatModel:
-            models.append(_DiesOnCall(model_for(spec, on_event), die_on))
+            models.append(DiesOnCall(model_for(spec, on_event), die_on))
             return models[-1]
 
         return make
