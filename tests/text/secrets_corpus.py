@@ -1298,3 +1298,13 @@ NEGATIVES += [
     "seed the dev database with make seed",
     "what's the login flow?\nit goes web / Mobile-2 then the SSO page",
 ]
+
+# Credentials in prose that no rule names, found by the learned detector (``_learned``): its
+# kind is ``credential``. Written with the detector's first version.
+POSITIVES += [
+    _p("credential", "the safe opens on ⟦36 24 12⟧, don't lose it"),
+    _p("credential", "the kiosk code came through as ⟦qwtz mfbx ploa hyrd⟧"),
+    _p("credential", "spell it for the kiosk: ⟦t-u-l-i-p-7-7⟧"),
+    _p("credential", "the 7z archive is protected with ⟦Vendor!Drop-88⟧"),
+    _p("credential", "금고 번호는 ⟦사과나무2024⟧ 입니다"),
+]

@@ -219,8 +219,14 @@ def test_text_after_an_earlier_redaction_is_context_not_a_value() -> None:
 
 def test_password_of_six_or_more_digits_counts_but_short_numbers_do_not() -> None:
     assert [m.kind for m in find_secrets("password: 123456")] == ["password_assignment"]
-    assert find_secrets("password: 12345") == []
     assert find_secrets("api_key: 12345678901234567890") == []
+    assert find_secrets("password must be 12 characters") == []
+
+
+def test_a_short_number_given_as_a_password_is_left_to_the_learned_detector() -> None:
+    """The rules take 6+ digits as a password; the learned detector also takes a shorter
+    number where it reads as one ("password: 12345"), and still not a length."""
+    assert [m.kind for m in find_secrets("password: 12345")] == ["credential"]
 
 
 def test_unquoted_prose_word_is_skipped_but_quoted_word_counts() -> None:

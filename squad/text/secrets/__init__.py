@@ -139,6 +139,7 @@ from squad.text.secrets import (
     _files,
     _followup,
     _layout,
+    _learned,
     _named,
     _spoken,
     _tokens,
@@ -176,6 +177,7 @@ KINDS: tuple[str, ...] = tuple(
             *_context.KINDS,
             *_layout.KINDS,
             *_spoken.KINDS,
+            *_learned.KINDS,
         ]
     )
 )
@@ -201,7 +203,7 @@ def contains_redaction(text: str) -> bool:
     return _MARKER.search(text) is not None
 
 
-def _candidates(text: str, previous: Sequence[str]) -> Iterator[_Candidate]:
+def _candidates(text: str, previous: Sequence[str], learned: bool) -> Iterator[_Candidate]:
     yield from _tokens.candidates(text)
     yield from _named.candidates(text)
     yield from _files.candidates(text)
@@ -209,6 +211,8 @@ def _candidates(text: str, previous: Sequence[str]) -> Iterator[_Candidate]:
     yield from _context.candidates(text)
     yield from _layout.candidates(text)
     yield from _spoken.candidates(text)
+    if learned:
+        yield from _learned.candidates(text)
 
 
 def is_password_manager(value: str) -> bool:
@@ -230,7 +234,77 @@ def find_secrets(text: str, *, previous: Sequence[str] = ()) -> list[SecretMatch
     cue may be ("what's the db password?"); only the last :data:`CUE_MESSAGES` are read.
     Where finds overlap, the most specific kind wins (a provider token over the bearer header or
     ``api_key=`` assignment that carries it), then the longer span.
+
+    The rules read the text; the learned detector (:mod:`._learned`) reads it with the rules'
+    finds redacted, so what it learned about the words around a value is not misled by a key
+    the rules already took (a PEM block's "PRIVATE KEY" before an unrelated number). The result
+    is a fixpoint: a value redacted changes the words around its neighbours, so the text with
+    every find redacted is scanned again (at most :data:`_PASSES` more times) until nothing
+    new is found, and redacting the result of :func:`redact` finds nothing.
     """
+    found = _find_once(text, previous, learned=False)
+    for again in range(_PASSES):
+        redacted, starts = _apply(text, found)
+        # The rules alone are idempotent; only a learned find can change what they see.
+        more = _find_once(redacted, previous, learned=True) if again else _learned_only(redacted)
+        if not more:
+            break
+        found = sorted([*found, *_moved_back(more, starts, found)], key=_start)
+    return found
+
+
+def _learned_only(text: str) -> list[SecretMatch]:
+    found = [SecretMatch(kind, start, end) for _, start, end, kind in _learned.candidates(text)]
+    if not found:
+        return found
+    markers = [m.span() for m in _MARKER.finditer(text)]
+    return [m for m in found if not _overlaps_any(m, markers)]
+
+
+def _overlaps_any(m: SecretMatch, spans: list[tuple[int, int]]) -> bool:
+    i = bisect.bisect_left(spans, (m.end, m.end))
+    return i > 0 and spans[i - 1][1] > m.start
+
+
+_PASSES = 3
+
+
+def _start(m: SecretMatch) -> int:
+    return m.start
+
+
+def _apply(text: str, matches: list[SecretMatch]) -> tuple[str, list[int]]:
+    """``text`` with ``matches`` redacted, and where each marker starts in the result."""
+    parts: list[str] = []
+    starts: list[int] = []
+    pos = out = 0
+    for m in matches:
+        parts.append(text[pos : m.start])
+        out += m.start - pos
+        starts.append(out)
+        marker = redaction_marker(m.kind)
+        parts.append(marker)
+        out += len(marker)
+        pos = m.end
+    parts.append(text[pos:])
+    return "".join(parts), starts
+
+
+def _moved_back(
+    more: list[SecretMatch], starts: list[int], found: list[SecretMatch]
+) -> list[SecretMatch]:
+    """Finds in the redacted text placed in the original (none overlaps a marker)."""
+    shifts = [0]
+    for f in found:
+        shifts.append(shifts[-1] + (f.end - f.start) - len(redaction_marker(f.kind)))
+    out = []
+    for m in more:
+        shift = shifts[bisect.bisect_right(starts, m.start)]
+        out.append(SecretMatch(m.kind, m.start + shift, m.end + shift))
+    return out
+
+
+def _find_once(text: str, previous: Sequence[str], *, learned: bool) -> list[SecretMatch]:
     markers = [m.span() for m in _MARKER.finditer(text)]
 
     def in_marker(pos: int) -> bool:
@@ -239,7 +313,7 @@ def find_secrets(text: str, *, previous: Sequence[str] = ()) -> list[SecretMatch
 
     starts: list[int] = []
     chosen: list[SecretMatch] = []
-    found = _candidates(text, previous)
+    found = _candidates(text, previous, learned)
     for _, start, end, kind in sorted(found, key=lambda c: (c[0], c[1] - c[2], c[1])):
         if (
             in_marker(start)
@@ -258,13 +332,7 @@ def find_secrets(text: str, *, previous: Sequence[str] = ()) -> list[SecretMatch
 def redact(text: str, *, previous: Sequence[str] = ()) -> tuple[str, list[SecretMatch]]:
     """``text`` with each credential value replaced by ``[REDACTED:<kind>]``, and the finds."""
     matches = find_secrets(text, previous=previous)
-    parts: list[str] = []
-    pos = 0
-    for m in matches:
-        parts += [text[pos : m.start], redaction_marker(m.kind)]
-        pos = m.end
-    parts.append(text[pos:])
-    return "".join(parts), matches
+    return _apply(text, matches)[0], matches
 
 
 def redact_conversation(messages: Sequence[str], *, previous: Sequence[str] = ()) -> list[str]:
