@@ -185,6 +185,52 @@ def _groups(rng: random.Random, width: int = 4, count: int = 4) -> str:
     )
 
 
+_NAMES_EN = [
+    "alpha",
+    "bravo",
+    "charlie",
+    "delta",
+    "echo",
+    "kilo",
+    "lima",
+    "tango",
+    "capital",
+    "lowercase",
+    "seven",
+    "three",
+    "nine",
+    "two",
+    "dash",
+]
+_NAMES_KO = [
+    "에이",
+    "비",
+    "씨",
+    "디",
+    "케이",
+    "엘",
+    "엠",
+    "대문자",
+    "소문자",
+    "일",
+    "이",
+    "삼",
+    "칠",
+    "구",
+    "느낌표",
+    "골뱅이",
+]
+
+
+def _spelled_names(rng: random.Random, lang: str) -> str:
+    names = _NAMES_EN if lang == "en" else _NAMES_KO
+    parts = [
+        rng.choice(names) if rng.random() < 0.7 else rng.choice("abkmqx27!")
+        for _ in range(rng.randrange(5, 9))
+    ]
+    return rng.choice([" ", ", "]).join(parts)
+
+
 def _combo(rng: random.Random) -> str:
     return rng.choice([" ", "-", "-"]).join(str(rng.randrange(1, 60)) for _ in range(3))
 
@@ -336,6 +382,27 @@ _EN: list[tuple[str, Callable[[random.Random], str], list[str]]] = [
             "the pgpass entry is {v}",
         ],
     ),
+    (
+        "unseal share more",
+        _share,
+        [
+            "unseal share 3 of 5: {v}",
+            "here's my key shard for the vault: {v}",
+            "recovery key share (mine): {v}",
+            "the unseal key they gave me is {v}",
+            "key share {v} — don't post it anywhere",
+        ],
+    ),
+    (
+        "spelled by name",
+        lambda r: _spelled_names(r, "en"),
+        [
+            "the password, spelled: {v}",
+            "it's {v} (that's the wifi pw)",
+            "read it back to me: {v}",
+            "pw is {v}",
+        ],
+    ),
 ]
 
 _KO: list[tuple[str, Callable[[random.Random], str], list[str]]] = [
@@ -397,6 +464,16 @@ _KO: list[tuple[str, Callable[[random.Random], str], list[str]]] = [
             "{v} 이렇게 치면 돼요 (비번)",
         ],
     ),
+    (
+        "spelled by name ko",
+        lambda r: _spelled_names(r, "ko"),
+        [
+            "비번 불러드릴게요 {v}",
+            "비밀번호는 {v} 이에요",
+            "한 글자씩: {v}",
+        ],
+    ),
+    ("unseal share ko", _share, ["언실 키 {v}", "복구 키 조각 {v} 입니다", "볼트 언실 쉐어: {v}"]),
     (
         "app password ko",
         _groups,
@@ -506,6 +583,26 @@ _LOOKALIKES_EN = [
     "otp window is {n2} seconds",
     "the key is {n} bits long",
     "passphrase of {n2} words",
+    "the hook greps for `{w}_[A-Za-z0-9]{{{n2}}}` before every push",
+    "regex for the token: ^[a-z]{{{n2}}}-\\d+$",
+    "cf-ray: {hex}-ICN, x-request-id: {uuid}",
+    "customer cus_{UP}{b62} has two subscriptions",
+    "invoice in_{b62} failed",
+    "charge ch_{b62} was refunded",
+    "the file name is {b64}.pdf",
+    "build id {UP}-{n}, commit {h}",
+    "compare GPT-4o / Claude-3.5 on the evals",
+    "run it on arm64 / x86_64",
+    "python3.12 / node20 in CI",
+    "video id {b62} is the demo",
+    "short link bit.ly/{b62}",
+    "build {b62} passed on main",
+    "job {b62} finished in {n}s",
+    "the doc id is {b62}",
+    "asset {b62}.png uploaded",
+    "ref {b62} in the changelog",
+    "row {b62} updated",
+    "see {b62} for details",
     "the zip is {n} MB",
     "archive {w}-{date}.tar.gz is on the nas",
     "the public key is ssh-ed25519 AAAAC3Nza{b64} {name}@laptop",
@@ -558,6 +655,10 @@ _LOOKALIKES_KO = [
     "OTP {n2}초마다 바뀌어요",
     "코드 {n}줄 고쳤어요",
     "비밀번호 {n2}회 틀리면 잠겨요",
+    "base64로 인코딩된 파일명이에요: {b64} (정산서.pdf)",
+    "훅에서 `{w}_[A-Za-z0-9]{{{n2}}}` 패턴 검사해요",
+    "고객 cus_{UP}{b62} 구독이 두 개예요",
+    "요청 ID {uuid} 로 찾아보세요",
     "에러 코드 E{n} 발생",
     "티켓 PROJ-{n} 비밀번호 재설정 건",
     "색상 {color} 로 바꿨어요",
@@ -587,6 +688,9 @@ def _lookalike(template: str, rng: random.Random) -> str:
             "".join(rng.choice("0123456789abcdef") for _ in range(k)) for k in (8, 4, 4, 4, 12)
         ),
         mac=":".join("".join(rng.choice("0123456789abcdef") for _ in range(2)) for _ in range(6)),
+        b62="".join(
+            rng.choice(string.ascii_letters + string.digits) for _ in range(rng.randrange(14, 24))
+        ),
         b64="".join(
             rng.choice(string.ascii_letters + string.digits + "+/")
             for _ in range(rng.randrange(20, 44))

@@ -187,7 +187,7 @@ def train(
     rows: list[Row],
     *,
     epochs: int = int(os.environ.get("EPOCHS", "12")),
-    l2: float = 1e-5,
+    l2: float = float(os.environ.get("L2", "1e-4")),
     seed: int = 7,
 ) -> tuple[dict[int, float], frozenset[str]]:
     """Logistic regression by Adagrad over hashed features; the weights and the cue words."""

@@ -227,13 +227,16 @@ def is_public_data(text: str, pos: int) -> bool:
     return _tokens.in_public_block(text, pos)
 
 
-def find_secrets(text: str, *, previous: Sequence[str] = ()) -> list[SecretMatch]:
+def find_secrets(
+    text: str, *, previous: Sequence[str] = (), learned: bool = True
+) -> list[SecretMatch]:
     """Every credential in ``text``, sorted and non-overlapping.
 
     ``previous`` are the messages just before ``text`` (oldest first), where a bare value's
     cue may be ("what's the db password?"); only the last :data:`CUE_MESSAGES` are read.
     Where finds overlap, the most specific kind wins (a provider token over the bearer header or
-    ``api_key=`` assignment that carries it), then the longer span.
+    ``api_key=`` assignment that carries it), then the longer span. ``learned=False`` asks
+    the rules alone.
 
     The rules read the text; the learned detector (:mod:`._learned`) reads it with the rules'
     finds redacted, so what it learned about the words around a value is not misled by a key
@@ -243,6 +246,8 @@ def find_secrets(text: str, *, previous: Sequence[str] = ()) -> list[SecretMatch
     new is found, and redacting the result of :func:`redact` finds nothing.
     """
     found = _find_once(text, previous, learned=False)
+    if not learned:
+        return found  # the rules alone (to compare, and to test them)
     for again in range(_PASSES):
         redacted, starts = _apply(text, found)
         # The rules alone are idempotent; only a learned find can change what they see.
@@ -329,9 +334,11 @@ def _find_once(text: str, previous: Sequence[str], *, learned: bool) -> list[Sec
     return chosen
 
 
-def redact(text: str, *, previous: Sequence[str] = ()) -> tuple[str, list[SecretMatch]]:
+def redact(
+    text: str, *, previous: Sequence[str] = (), learned: bool = True
+) -> tuple[str, list[SecretMatch]]:
     """``text`` with each credential value replaced by ``[REDACTED:<kind>]``, and the finds."""
-    matches = find_secrets(text, previous=previous)
+    matches = find_secrets(text, previous=previous, learned=learned)
     return _apply(text, matches)[0], matches
 
 

@@ -25,13 +25,14 @@ _NPMRC = re.compile(  # _auth=..., //registry.example/:_password=...
     re.MULTILINE,
 )
 _PGPASS = re.compile(  # one line of ~/.pgpass: hostname:port:database:username:password
-    r"^[ \t]*+(?P<host>\*|[A-Za-z0-9][\w.-]{0,252}|\[[0-9A-Fa-f:]+\])"
+    r"(?:^|(?<=[ \t]))(?P<host>\*|[A-Za-z0-9][\w.-]{0,252}|\[[0-9A-Fa-f:]+\])"
     r":(?:\d{2,5}|\*):(?:[^:\s\\]|\\.){1,63}:(?:[^:\s\\]|\\.){1,63}"
     r":(?P<v>(?:[^:\s\\]|\\.){4,})[ \t]*$",
     re.MULTILINE,
 )
 _HOST = re.compile(r"\*|localhost|.*[.\[]")
-"""A ``.pgpass`` host: ``*``, ``localhost``, a dotted name or an address; ``INFO`` is a log."""
+"""A ``.pgpass`` host: ``*``, ``localhost``, a dotted name or an address; ``INFO`` is a log.
+The line may follow a short lead-in on the same line ("pgpass: db:5432:...", "fyi db...")."""
 _PGPASS_NAMED = re.compile(r"(?i:pgpass)")
 _PUTTY = re.compile(r"^Private-Lines:[ \t]*+(?P<n>\d{1,2})[ \t]*\r?\n", re.MULTILINE)
 _BASE64_LINE = re.compile(r"[A-Za-z0-9+/]{4,}={0,2}[ \t]*(?:\r?\n|$)")

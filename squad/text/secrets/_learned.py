@@ -31,6 +31,7 @@ Its finds have the lowest priority: where a rule also finds a span, the rule's k
 from __future__ import annotations
 
 import array
+import bisect
 import functools
 import json
 import math
@@ -43,7 +44,15 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
-from squad.text.secrets._values import BY_CONTEXT, HANGUL, Candidate, password_manager, placeholder
+from squad.text.secrets._values import (
+    BY_CONTEXT,
+    HANGUL,
+    Candidate,
+    password_manager,
+    placeholder,
+    strong_password,
+    word_set,
+)
 
 __all__ = ["KINDS", "Model", "Unit", "candidates", "features", "load_model", "units"]
 
@@ -122,6 +131,20 @@ _SPELLED = re.compile(
     r"(?:(?:[ \t]|,[ \t]?|-|[ \t]-[ \t]|\.[ \t]?)[^\s,.;:\"'“”‘’()]){3,40}"
     r"(?![^\s)\"'”’.,;:!?])"
 )
+_SPOKEN = word_set(
+    "에이 비 씨 디 이 에프 지 쥐 에이치 아이 제이 케이 엘 엠 엔 오 피 큐 알 에스 티 유"
+    " 브이 더블유 엑스 와이 제트 지읒 영 공 일 이 삼 사 오 육 칠 팔 구 하나 둘 셋 넷"
+    " 다섯 여섯 일곱 여덟 아홉 대문자 소문자 숫자 느낌표 골뱅이 샵 샾 별표 물음표"
+    " 마침표 점 대시 하이픈 언더바 언더스코어 달러"
+    " alpha alfa bravo charlie delta echo foxtrot golf hotel india juliet juliett kilo lima"
+    " mike november oscar papa quebec romeo sierra tango uniform victor whiskey x-ray xray"
+    " yankee zulu zero one two three four five six seven eight nine capital uppercase"
+    " upper lowercase lower small cap caps number digit dash hyphen underscore exclamation"
+    " bang at hash pound dollar percent caret ampersand star asterisk dot period"
+)
+"""Names a person spells a password with, in Korean and English, and the words around them."""
+_SPOKEN_WORD = re.compile(rf"(?<![\w'])(?:[{HANGUL}]+|[A-Za-z-]+|[0-9!@#$%^&*])(?![\w'])")
+_SPOKEN_GAP = re.compile(r"[ \t]*[,/]?[ \t]+|[ \t]*,[ \t]*")
 _GROUP = re.compile(r"(?<![^\s(\"'“‘:])[A-Za-z0-9]{2,6}(?![^\s)\"'”’.,;:!?])")
 _MARKER = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
 _PEM = re.compile(r"-----(BEGIN|END) ([A-Z0-9 ]+)-----")
@@ -186,8 +209,11 @@ def units(text: str) -> list[Unit]:
 
 
 def composites(text: str) -> list[Unit]:
-    """Values written over several words: spelled out, or in groups of one width."""
+    """Values written over several words: spelled out (character by character, or by the
+    names of letters and digits: "에이 비 씨 일 이 삼", "capital K, seven, m"), or in groups
+    of one width."""
     out = [Unit(m[0], m.start(), m.end(), composite=True) for m in _SPELLED.finditer(text)]
+    out += _spelled_by_name(text)
     run: list[re.Match[str]] = []
     for m in [*_GROUP.finditer(text), None]:
         if run and (m is None or not _same_group(run[-1], m, text)):
@@ -198,6 +224,29 @@ def composites(text: str) -> list[Unit]:
             run = []
         if m is not None:
             run.append(m)
+    return out
+
+
+def _spelled_by_name(text: str) -> list[Unit]:
+    """Runs of four or more letter, digit and symbol names or single characters, two of them
+    names at least."""
+    out: list[Unit] = []
+    run: list[re.Match[str]] = []
+
+    def flush() -> None:
+        if len(run) >= 4 and sum(w[0].lower() in _SPOKEN for w in run) >= 2:
+            out.append(
+                Unit(text[run[0].start() : run[-1].end()], run[0].start(), run[-1].end(), True)
+            )
+        run.clear()
+
+    for m in _SPOKEN_WORD.finditer(text):
+        spoken = m[0].lower() in _SPOKEN or len(m[0]) == 1
+        if run and not (spoken and _SPOKEN_GAP.fullmatch(text, run[-1].end(), m.start())):
+            flush()
+        if spoken:
+            run.append(m)
+    flush()
     return out
 
 
@@ -373,7 +422,7 @@ def scored_units(text: str, model: Model) -> Iterator[tuple[Unit, list[str]]]:
         if not _can_be_value(unit.text):
             continue
         lo, hi = max(0, i - BEFORE), min(len(singles), i + AFTER + 1)
-        if not (any(cue_at[lo:i]) or any(cue_at[i + 1 : hi])):
+        if not (any(cue_at[lo:i]) or any(cue_at[i + 1 : hi]) or _shaped(unit.text)):
             continue
         yield unit, features(unit, words[lo:i], words[i + 1 : hi])
     for unit in composites(text):
@@ -385,6 +434,15 @@ def scored_units(text: str, model: Model) -> Iterator[tuple[Unit, list[str]]]:
         yield unit, features(unit, words[lo:i], words[j:hi])
 
 
+def _shaped(text: str) -> bool:
+    """Shaped like a password a person chose, so worth scoring with no cue word near: a
+    longer random string is a token, the rules' to judge."""
+    return len(text) <= SHAPED_LONGEST and strong_password(text)
+
+
+SHAPED_LONGEST = 20
+
+
 def _can_be_value(text: str) -> bool:
     """Whether one word can be a credential at all: 4+ characters (3+ digits: a card's
     security code), no placeholder, reference, marker or password manager's name."""
@@ -394,15 +452,16 @@ def _can_be_value(text: str) -> bool:
 
 
 def _index_at(starts: list[int], pos: int) -> int:
-    import bisect
-
     return max(0, bisect.bisect_right(starts, pos) - 1)
 
 
 def _maybe(text: str, model: Model) -> bool:
-    """Whether ``text`` can hold a cue word at all: the cheap test before any unit is cut or
-    scored (a Hangul cue may have a particle after it, so its word's prefixes are tried)."""
+    """Whether ``text`` can hold a cue word or a password-shaped word at all: the cheap test
+    before any unit is cut or scored (a Hangul cue may have a particle after it, so its word's
+    prefixes are tried)."""
     if not model.cues.isdisjoint(_ASCII_WORDS.findall(text.lower())):
+        return True
+    if _shaped_somewhere(text):
         return True
     hangul = model.hangul_cues
     return any(
@@ -413,6 +472,16 @@ def _maybe(text: str, model: Model) -> bool:
 
 
 _LONGEST_HANGUL_CUE = 8
+_SYMBOL_INSIDE = re.compile(r"[A-Za-z0-9][^\sA-Za-z0-9_]+[A-Za-z0-9]")
+_UPPER, _LOWER, _DIGIT = re.compile("[A-Z]"), re.compile("[a-z]"), re.compile("[0-9]")
+
+
+def _shaped_somewhere(text: str) -> bool:
+    """A superset of texts holding a :func:`_shaped` word, each search linear: a symbol between
+    letters or digits, or upper case, lower case and a digit somewhere."""
+    return _SYMBOL_INSIDE.search(text) is not None or all(
+        p.search(text) is not None for p in (_UPPER, _LOWER, _DIGIT)
+    )
 
 
 def _public_blocks(text: str) -> list[tuple[int, int]]:
@@ -447,9 +516,12 @@ def spans(text: str, model: Model) -> list[tuple[int, int]]:
             merged[-1] = (merged[-1][0], end)
         else:
             merged.append((start, end))
+    composite_hits.sort()
+    starts = [s for s, _ in composite_hits]
     out = list(composite_hits)
     for start, end in merged:
-        if not any(s <= start and end <= e for s, e in composite_hits):
+        i = bisect.bisect_right(starts, start) - 1
+        if not (i >= 0 and end <= composite_hits[i][1]):  # not inside the composite before it
             out.append((start, end))
     public = _public_blocks(text) if "-----" in text else []
     return sorted(span for span in out if not any(s <= span[0] < e for s, e in public))
