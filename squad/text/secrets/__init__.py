@@ -145,6 +145,7 @@ from squad.text.secrets import (
     _values,
 )
 from squad.text.secrets._followup import CUE_MESSAGES, needs_previous
+from squad.text.secrets._scan import Scan as _Scan
 from squad.text.secrets._values import ALNUM as _ALNUM
 from squad.text.secrets._values import MARKER as _MARKER
 from squad.text.secrets._values import Candidate as _Candidate
@@ -202,13 +203,14 @@ def contains_redaction(text: str) -> bool:
 
 
 def _candidates(text: str, previous: Sequence[str]) -> Iterator[_Candidate]:
-    yield from _tokens.candidates(text)
-    yield from _named.candidates(text)
-    yield from _files.candidates(text)
-    yield from _followup.candidates(text, previous)
-    yield from _context.candidates(text)
-    yield from _layout.candidates(text)
-    yield from _spoken.candidates(text)
+    scan = _Scan(text)  # the finders share what was read of the text
+    yield from _tokens.candidates(text, scan)
+    yield from _named.candidates(text, scan)
+    yield from _files.candidates(text, scan)
+    yield from _followup.candidates(text, previous, scan)
+    yield from _context.candidates(text, scan)
+    yield from _layout.candidates(text, scan)
+    yield from _spoken.candidates(text, scan)
 
 
 def is_password_manager(value: str) -> bool:
