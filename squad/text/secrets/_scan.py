@@ -144,6 +144,7 @@ class Scan:
         self._long = len(text) > _SHORT
         self._has: dict[str, bool] = {}
         self._counts: dict[str, int] = {}
+        self._found: dict[int, tuple[list[tuple[int, int]], bool]] = {}
         self._newlines = -1
         self._index = _index(len(_DECLARED))
         self._admitted = self._admit()
@@ -212,6 +213,12 @@ class Scan:
     def _regions(self, pattern: re.Pattern[str]) -> tuple[list[tuple[int, int]], bool]:
         """Where ``pattern`` can match, and whether a match found there must be checked
         against the whole text (one that can cross lines)."""
+        found = self._found.get(id(pattern))
+        if found is None:
+            found = self._found[id(pattern)] = self._where(pattern)
+        return found
+
+    def _where(self, pattern: re.Pattern[str]) -> tuple[list[tuple[int, int]], bool]:
         key = id(pattern)
         if key not in self._admitted:
             assert key in _DECLARED, f"declare {pattern.pattern[:40]!r} in its module's Rules"
