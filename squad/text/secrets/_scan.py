@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from squad.text.secrets._triggers import fold, trigger
 
@@ -52,6 +52,15 @@ class Rules:
 
 _DECLARED: dict[int, re.Pattern[str]] = {}
 """Every pattern a :class:`Rules` declared, by id."""
+
+
+def declared() -> list[re.Pattern[str]]:
+    """Every pattern the finder modules declared."""
+    import squad.text.secrets  # noqa: F401 - its modules declare theirs on import
+
+    return list(_DECLARED.values())
+
+
 _GAP = 128
 """Lines this close are scanned as one region: a call costs about what scanning 100 characters
 does; a text this short is scanned whole."""
@@ -79,8 +88,7 @@ def _cores(need: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(sorted(kept))
 
 
-@dataclass(frozen=True)
-class _Plan:
+class _Plan(NamedTuple):
     """How :class:`Scan` checks one pattern: its needs as literals, for a short text, and as
     the literals' cores, for a long one (fewer, each a pass over the text)."""
 
@@ -91,8 +99,7 @@ class _Plan:
     """:attr:`._triggers.Trigger.reach`."""
 
 
-@dataclass(frozen=True)
-class _Index:
+class _Index(NamedTuple):
     """The declared patterns' strongest needs, by core: the first look at a text."""
 
     cores: tuple[str, ...]

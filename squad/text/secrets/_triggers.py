@@ -23,11 +23,15 @@ no bound.
 
 from __future__ import annotations
 
+import functools
 import re
-from dataclasses import dataclass
+from collections.abc import Iterable
 from re import _constants as sre  # type: ignore[attr-defined]
 from re import _parser  # type: ignore[attr-defined]
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = ["Trigger", "fold", "trigger"]
 
@@ -43,8 +47,7 @@ def fold(text: str) -> str:
     return text.lower() if text.isascii() else text.translate(_FOLD).lower()
 
 
-@dataclass(frozen=True)
-class Trigger:
+class Trigger(NamedTuple):
     """What a pattern's matches need: one literal of each set of :attr:`needs`, and how far
     from its line a match may reach."""
 
@@ -79,8 +82,7 @@ _Strings = frozenset[str]
 _EMPTY: _Strings = frozenset({""})
 
 
-@dataclass(frozen=True)
-class _Facts:
+class _Facts(NamedTuple):
     """What one node of a pattern says about the text it matches."""
 
     exact: _Strings | None = None
@@ -292,15 +294,67 @@ _READ: dict[int, tuple[re.Pattern[str], Trigger]] = {}
 the pattern is kept so that its id is not reused."""
 
 
+def table() -> Path:
+    """Where the triggers of the finders' patterns are stored, as :func:`read` reads them:
+    reading them all costs ~50 ms, which every process would pay on its first redaction. A
+    pattern edited since the table was written is not in it (the key is its text) and is
+    read afresh; ``python -m squad.text.secrets`` writes the table again."""
+    from pathlib import Path  # (on first use: start-up)
+
+    return Path(__file__).with_name("triggers.json")
+
+
 def trigger(pattern: re.Pattern[str]) -> Trigger:
-    """What every match of ``pattern`` holds and how many lines it may span."""
+    """What every match of ``pattern`` holds and how many lines it may span (from
+    :func:`table` when it holds the pattern, else :func:`read`)."""
     known = _READ.get(id(pattern))
     if known is not None:
         return known[1]
+    found = _stored().get(key(pattern)) or read(pattern)
+    _READ[id(pattern)] = (pattern, found)
+    return found
+
+
+def read(pattern: re.Pattern[str]) -> Trigger:
+    """:func:`trigger`, read from the pattern's syntax tree."""
     parsed = _parser.parse(pattern.pattern, pattern.flags)
     facts = _sequence(parsed.data, int(parsed.state.flags))
     sets = [*facts.needs, *(s for s in (facts.exact, facts.prefix, facts.suffix) if s)]
     needs = {_fewest(s) for s in sets if all(s) and _strength(s)[0] > 0}
-    found = Trigger(tuple(sorted(needs, key=_strength, reverse=True)), facts.steps)
-    _READ[id(pattern)] = (pattern, found)
-    return found
+    ordered = sorted(needs, key=lambda n: (_strength(n), sorted(n)), reverse=True)
+    return Trigger(tuple(ordered), facts.steps)
+
+
+def key(pattern: re.Pattern[str]) -> str:
+    """The pattern's key in :func:`table`: a digest of its text and flags."""
+    import hashlib  # (on first use: ~2 ms of start-up otherwise)
+
+    text = f"{int(pattern.flags)}\0{pattern.pattern}".encode()
+    return hashlib.blake2b(text, digest_size=8).hexdigest()
+
+
+@functools.cache
+def _stored() -> dict[str, Trigger]:
+    import json  # (on first use: ~2 ms of start-up otherwise)
+
+    try:
+        stored = json.loads(table().read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    return {
+        k: Trigger(tuple(frozenset(need) for need in v["needs"]), v["reach"])
+        for k, v in stored.items()
+    }
+
+
+def table_text(patterns: Iterable[re.Pattern[str]]) -> str:
+    """:func:`table`'s text for ``patterns``: each one's trigger as :func:`read` reads it, one
+    pattern a line."""
+    import json
+
+    lines = []
+    for pattern in sorted(patterns, key=key):
+        rule = read(pattern)
+        entry = {"needs": [sorted(n) for n in rule.needs], "reach": rule.reach}
+        lines.append(f"{json.dumps(key(pattern))}: {json.dumps(entry, ensure_ascii=False)}")
+    return "{\n" + ",\n".join(lines) + "\n}\n"
