@@ -103,6 +103,8 @@ class _Index(NamedTuple):
     """The declared patterns' strongest needs, by core: the first look at a text."""
 
     cores: tuple[str, ...]
+    ascii_cores: tuple[str, ...]
+    """The cores a text of ASCII alone may hold."""
     needing: dict[str, tuple[tuple[str, frozenset[int]], ...]]
     """For each core, the literals holding it and the patterns whose strongest need each is
     one of."""
@@ -132,6 +134,7 @@ def _index(declared: int) -> _Index:
         needing.setdefault(core, []).append((literal, frozenset(keys)))
     return _Index(
         cores,
+        tuple(core for core in cores if core.isascii()),
         {core: tuple(found) for core, found in needing.items()},
         frozenset(k for k, plan in plans.items() if not plan.needs),
         plans,
@@ -159,6 +162,10 @@ class Scan:
     def admits(self, rules: Rules) -> bool:
         """Whether a pattern of ``rules`` may match in the text."""
         return not rules.ids.isdisjoint(self._admitted)
+
+    def may(self, pattern: re.Pattern[str]) -> bool:
+        """Whether ``pattern`` may match in the text (the literals it needs first are here)."""
+        return id(pattern) in self._admitted
 
     def finditer(self, pattern: re.Pattern[str]) -> Iterable[re.Match[str]]:
         """``pattern.finditer(text)``: the same matches, in the same order."""
@@ -210,11 +217,11 @@ class Scan:
         in the text (in a long text, with its core)."""
         index, folded = self._index, self._folded
         admitted = set(index.always)
-        for core in index.cores:
-            if core in folded:
-                for literal, keys in index.needing[core]:
-                    if not keys <= admitted and self._holds((literal,)):
-                        admitted |= keys
+        cores = index.ascii_cores if folded.isascii() else index.cores
+        for core in [core for core in cores if core in folded]:
+            for literal, keys in index.needing[core]:
+                if not keys <= admitted and self._holds((literal,)):
+                    admitted |= keys
         return frozenset(admitted)
 
     def _regions(self, pattern: re.Pattern[str]) -> tuple[list[tuple[int, int]], bool]:

@@ -138,15 +138,18 @@ _CHECKS: dict[str, Callable[[str], bool]] = {  # default: random_token
     "npm_token": _identifier_body,
 }
 _RULES = [(kind, re.compile(pattern)) for kind, pattern in _PATTERNS]
+_SHAPED = [
+    (kind, rule, _CHECKS.get(kind, random_token), "v" if "v" in rule.groupindex else 0)
+    for kind, rule in _RULES
+]
 
 
 def _shaped(scan: Scan) -> Iterator[Candidate]:
-    for kind, pattern in _RULES:
-        check = _CHECKS.get(kind, random_token)
-        group = "v" if "v" in pattern.groupindex else 0
-        for m in scan.finditer(pattern):
-            if check(m[group]):
-                yield 0, *m.span(group), kind
+    for kind, pattern, check, group in _SHAPED:
+        if scan.may(pattern):
+            for m in scan.finditer(pattern):
+                if check(m[group]):
+                    yield 0, *m.span(group), kind
 
 
 # -- tokens with spaces inserted: "sk-proj- Ab12 Cd34 ...", "AKIA 4F7Q 2XZ9 ..." -----------------
