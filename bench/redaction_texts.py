@@ -19,6 +19,7 @@ words ("password", "token", "비번", "login"), assignments, table separators, b
 * ``json log``: JSON lines whose keys name tokens and keys (``token_count``, ``api_key_id``,
   ``refresh_token``).
 * ``short lines``: one or two words a line, many of them cues ("password:", "token?").
+* ``credential dump``: a credential on every other line, in every form the finders know.
 """
 
 from __future__ import annotations
@@ -287,6 +288,31 @@ def short_lines(size: int, seed: int = 7) -> str:
     return _lines(size, lambda _i: rnd.choice(_SHORT))
 
 
+def _credential(rnd: random.Random, i: int) -> str:
+    token = _token(rnd, 24)
+    return (
+        f"the wifi password is Tr0ub4dor&{i % 10}x",
+        f"export SERVICE_API_KEY={token}",
+        f"login: admin / Hunter{i % 100}x!",
+        f"door code: {4000 + i % 5000}",
+        f"토큰은 {token} 이에요",
+        f"| svc-{i} | {token[:14]} | db01 |",
+        f"what's the db password?\nWinter{i % 100}!",
+        f"the api key is {token}",
+    )[i % 8]
+
+
+def credential_dump(size: int, seed: int = 7) -> str:
+    """A credential on every line, in every form the finders know, with prose between: the
+    worst case for skipping lines (every line has a cue)."""
+    rnd = random.Random(seed)
+
+    def line(i: int) -> str:
+        return _credential(rnd, i) if i % 2 else rnd.choice(_CHAT_EN)
+
+    return _lines(size, line)
+
+
 TEXTS: dict[str, Callable[[int], str]] = {
     "log+markdown": log_and_markdown,
     "one long line": one_long_line,
@@ -297,6 +323,7 @@ TEXTS: dict[str, Callable[[int], str]] = {
     "markdown tables": markdown_tables,
     "json log": json_log,
     "short lines": short_lines,
+    "credential dump": credential_dump,
 }
 """Every shape, by name."""
 

@@ -14,7 +14,10 @@ password on the lines after a login word), :mod:`._followup` (a bare value after
 :mod:`._spoken` (lock codes, corrected passwords, seed phrases, codes listed under their name),
 :mod:`._files` (by the file format that holds them: ``.npmrc``, ``.pgpass``, PuTTY keys,
 Terraform variable defaults, Oracle connect strings),
-:mod:`._values` (is this value a literal, a placeholder, random or words).
+:mod:`._values` (is this value a literal, a placeholder, random or words). The finders share a
+:class:`._scan.Scan` of the text, which runs each pattern only where the literals every match
+holds are (:mod:`._triggers` reads them from the pattern), so that a message with nothing
+key-like costs microseconds and a long text only its lines with a cue (issue 32).
 
 Judgment calls, each pinned by ``tests/text/secrets_corpus.py``:
 
