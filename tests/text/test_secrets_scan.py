@@ -94,6 +94,25 @@ def test_an_undeclared_pattern_is_refused() -> None:
         list(Scan("some text").finditer(re.compile("some")))
 
 
+class _Open(Scan):
+    """A scan whose module gates are all open: every finder reaches every pattern."""
+
+    def admits(self, rules: object) -> bool:
+        return True
+
+
+def test_every_pattern_a_finder_runs_is_declared_in_its_module() -> None:
+    """An undeclared pattern is refused when it runs; with every gate open, every finder runs
+    every one of its patterns on the corpora (a follow-up with a cue before it too)."""
+    for text in TEXTS[:-3]:
+        scan = _Open(text)
+        for module in MODULES:
+            if module is secrets._followup:
+                list(module.candidates(text, ["what's the password?"], scan))
+            else:
+                list(module.candidates(text, scan))
+
+
 # -- what a pattern needs, read from it --------------------------------------------------
 
 

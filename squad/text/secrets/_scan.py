@@ -171,7 +171,7 @@ class Scan:
     def finditer(self, pattern: re.Pattern[str]) -> Iterable[re.Match[str]]:
         """``pattern.finditer(text)``: the same matches, in the same order."""
         if id(pattern) not in self._admitted:
-            assert id(pattern) in _DECLARED, f"declare {pattern.pattern[:40]!r} in its Rules"
+            _declared(pattern)
             return ()  # every match holds a literal the text lacks: most patterns, most texts
         return self._finditer(pattern)
 
@@ -236,7 +236,7 @@ class Scan:
     def _where(self, pattern: re.Pattern[str]) -> tuple[list[tuple[int, int]], bool]:
         key = id(pattern)
         if key not in self._admitted:
-            assert key in _DECLARED, f"declare {pattern.pattern[:40]!r} in its module's Rules"
+            _declared(pattern)
             return [], False  # every match holds a literal the text lacks
         plan = self._index.plans[key]
         needs = plan.cores if self._long else plan.needs
@@ -305,6 +305,13 @@ class Scan:
                 spans.add((start, end))
                 at = folded.find(literal, line_end + 1) if line_end < size else -1
         return sorted(spans)
+
+
+def _declared(pattern: re.Pattern[str]) -> None:
+    """Refuse a pattern no module declared: its module's gate would not know it, and a text
+    holding only its literals would skip the module (a credential missed, silently)."""
+    if id(pattern) not in _DECLARED:
+        raise AssertionError(f"declare {pattern.pattern[:40]!r} in its module's Rules")
 
 
 def _line_before(text: str, start: int) -> int:
