@@ -8,6 +8,8 @@ import string
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from squad.text import secrets
 from squad.text.secrets import find_secrets
@@ -160,3 +162,25 @@ def test_the_stored_trigger_table_is_what_the_patterns_give() -> None:
     patterns = declared()
     assert table().read_text(encoding="utf-8") == table_text(patterns)
     assert all(trigger(p) == read(p) for p in patterns)
+
+
+_FRAGMENTS = [
+    *("password", "pw", "token", "api key", "secret", "login", "admin", "key", "비번", "토큰"),
+    *(" is ", ": ", "=", " / ", "?", "'", '"', "`", " ", "\t", "-p", "://", "@", "Q~"),
+    *("\n", "\n\n", "\n \n", "\r\n", "\u2028", "\x85", "은 ", "이에요", "the usual", " not "),
+    *("hunter2x", "Tr0ub4dor&3", "Ab12Cd34Ef56Gh78Ij90", "sk-proj-", "ghp_", "AKIA", "4471"),
+]
+_FILLER = "\n".join(f"line {i} of the notes, {'x' * (i % 40)}" for i in range(60))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sampled_from(_FRAGMENTS), min_size=1, max_size=80))
+def test_each_pattern_finds_the_same_in_any_long_text_of_cue_fragments(parts: list[str]) -> None:
+    """Cues and values glued at random, between lines with no cue (so the text is long and
+    only some of its lines are scanned): line breaks, blank lines and Unicode white space
+    where a match may cross them."""
+    text = f"{_FILLER}\n{''.join(parts)}\n{_FILLER}"
+    scan = Scan(text)
+    for pattern in declared():
+        found = spans(scan.finditer(pattern))
+        assert found == spans(pattern.finditer(text)), pattern.pattern[:60]
