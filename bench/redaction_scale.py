@@ -8,138 +8,27 @@ MB))``: 1.0 is linear, 2.0 at 2 MB is what a quadratic cost would show at 0.5 MB
 CPU time (``time.process_time``) rather than wall time, so other processes on a shared machine
 weigh less; each size is the median of a few repetitions. Target: every ratio <= 1.5.
 
-The texts, generated (seeded) so that every run measures the same thing:
+The texts (``bench.redaction_texts``, generated and seeded so every run measures the same
+thing) are each a shape the finders key on differently: logs and notes, one long line of JSON,
+base64 blobs, English and Korean chat about credentials, a ``.env`` dump, markdown tables, JSON
+logs with keys named for tokens, short lines of cue words.
 
-* ``log+markdown``: what a workspace holds most: run logs, JSONL events, notes with headings,
-  lists and tables, a code block, a credential every few hundred lines; short lines.
-* ``one long line``: a minified JSON export of messages with base64 payloads, no newline at
-  all: the shape that made every lookup of "the start of this line" read back to
-  the start of the text (issue 30: a 2 MB preview cost 12.9 s of CPU).
-* ``blobs on one line``: padded base64 chunks separated by spaces, no newline: the worst shape
-  found (each chunk is a candidate credential that looked back to the start of the text).
+``--modules`` adds, per text at the first size, the CPU seconds each rule module's finders take
+(where to look when one shape is slow). ``--benign`` measures instead the median microseconds
+one call costs on a message with nothing key-like (what most chat turns are), over 10,000 calls.
 """
 
 from __future__ import annotations
 
 import argparse
-import base64
 import json
-import random
 import statistics
 import time
-from collections.abc import Callable
+
+from bench.redaction_texts import BENIGN, TEXTS
 
 SIZES_MB = (0.25, 1.0, 2.0)
 TARGET = 1.5
-_WORDS = [
-    "the",
-    "agent",
-    "wrote",
-    "a",
-    "plan",
-    "for",
-    "task",
-    "review",
-    "deploy",
-    "build",
-    "test",
-    "merge",
-    "config",
-    "file",
-    "output",
-    "result",
-    "memory",
-    "section",
-    "insight",
-    "coding",
-    "rule",
-    "decision",
-    "project",
-    "context",
-    "squad",
-    "run",
-    "step",
-    "tool",
-    "call",
-    "cache",
-    "retry",
-    "budget",
-    "schema",
-    "worker",
-    "queue",
-    "latency",
-]
-
-
-def log_and_markdown(size: int, seed: int = 7) -> str:
-    """``size`` characters of logs, events and notes, a credential every ~900 lines."""
-    rnd = random.Random(seed)
-
-    def words(n: int) -> str:
-        return " ".join(rnd.choice(_WORDS) for _ in range(n))
-
-    lines: list[str] = []
-    total = i = 0
-    while total < size:
-        i += 1
-        kind = i % 9
-        if i % 1800 == 5:
-            line = "db password: Tr0ub4dor&3x"
-        elif i % 900 == 5:
-            line = "export OPENAI_API_KEY=sk-proj-Ab12Cd34Ef56Gh78Ij90Kl12Mn34"
-        elif kind == 0:
-            line = f"## Section {i}: {words(5)}"
-        elif kind == 1:
-            event = {"event": "task_done", "run": f"r{i:06x}", "tokens": rnd.randint(10, 9000)}
-            line = json.dumps(event)
-        elif kind == 2:
-            line = f"2026-12-06 05:{i % 60:02d}:{i % 60:02d} INFO step={i} agent=writer {words(8)}"
-        elif kind == 3:
-            line = f"- {words(12)}."
-        elif kind == 4:
-            line = f"    def step_{i}(x: int) -> int:  # returns x + {i}"
-        elif kind == 5:
-            line = f"| {rnd.choice(_WORDS)} | {rnd.randint(1, 99)} | {words(2)} |"
-        else:
-            line = words(rnd.randint(5, 15))
-        lines.append(line)
-        total += len(line) + 1
-    return "\n".join(lines)[:size]
-
-
-def one_long_line(size: int, seed: int = 7) -> str:
-    """``size`` characters of minified JSON: messages with base64 payloads (one every ~60
-    characters), some with a name and a digest."""
-    rnd = random.Random(seed)
-    parts: list[str] = []
-    total = i = 0
-    while total < size:
-        i += 1
-        record: dict[str, object] = {
-            "id": i,
-            "payload": base64.b64encode(rnd.randbytes(rnd.randint(24, 40))).decode(),
-        }
-        if i % 4 == 0:
-            record |= {"name": f"{rnd.choice(_WORDS)}-{i}", "sha256": rnd.randbytes(32).hex()}
-        part = json.dumps(record, separators=(",", ":"))
-        parts.append(part)
-        total += len(part) + 1
-    return ("[" + ",".join(parts) + "]")[:size]
-
-
-def blobs_on_one_line(size: int, seed: int = 7) -> str:
-    """``size`` characters of padded base64 chunks separated by spaces, no newline: encoded
-    frames logged on one line, the worst shape found (every chunk is a candidate)."""
-    rnd = random.Random(seed)
-    chunks = (base64.b64encode(rnd.randbytes(31)).decode() for _ in range(size // 44 + 1))
-    return " ".join(chunks)[:size]
-
-
-TEXTS: dict[str, Callable[[int], str]] = {
-    "log+markdown": log_and_markdown,
-    "one long line": one_long_line,
-    "blobs on one line": blobs_on_one_line,
-}
 
 
 def cpu_seconds(text: str, repeat: int) -> float:
@@ -153,10 +42,13 @@ def cpu_seconds(text: str, repeat: int) -> float:
     return statistics.median(samples)
 
 
-def measure(sizes: tuple[float, ...] = SIZES_MB) -> dict[str, dict[str, float]]:
+def measure(
+    sizes: tuple[float, ...] = SIZES_MB, kinds: tuple[str, ...] = tuple(TEXTS)
+) -> dict[str, dict[str, float]]:
     """For each text: seconds per MB at each size, and each size's ratio to the first."""
     results: dict[str, dict[str, float]] = {}
-    for name, make in TEXTS.items():
+    for name in kinds:
+        make = TEXTS[name]
         row: dict[str, float] = {}
         times = []
         for mb in sizes:
@@ -170,13 +62,60 @@ def measure(sizes: tuple[float, ...] = SIZES_MB) -> dict[str, dict[str, float]]:
     return results
 
 
+def by_module(text: str) -> dict[str, float]:
+    """CPU seconds each rule module's finders take over ``text`` (their candidates drained)."""
+    from squad.text import secrets
+
+    modules = {
+        name: getattr(secrets, f"_{name}")
+        for name in ("tokens", "named", "files", "followup", "context", "layout", "spoken")
+    }
+    seconds: dict[str, float] = {}
+    for name, module in modules.items():
+        start = time.process_time()
+        for _ in module.candidates(text):
+            pass
+        seconds[name] = time.process_time() - start
+    return seconds
+
+
+def benign_microseconds(calls: int = 10_000) -> dict[str, float]:
+    """Median microseconds of one :func:`find_secrets` call on each benign message."""
+    from squad.text.secrets import find_secrets
+
+    results: dict[str, float] = {}
+    for message in BENIGN:
+        samples = []
+        for _ in range(calls):
+            start = time.perf_counter()
+            find_secrets(message)
+            samples.append(time.perf_counter() - start)
+        results[f"{message[:24]}... ({len(message)} chars)"] = statistics.median(samples) * 1e6
+    return results
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default=",".join(f"{s:g}" for s in SIZES_MB))
+    parser.add_argument("--kinds", default=",".join(TEXTS), help="comma-separated text names")
+    parser.add_argument("--modules", action="store_true", help="CPU per rule module, too")
+    parser.add_argument("--benign", action="store_true", help="µs per benign message instead")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    if args.benign:
+        figures = benign_microseconds()
+        if args.json:
+            print(json.dumps(figures, indent=2))
+            return
+        for message, micros in figures.items():
+            print(f"{micros:8.1f} µs  {message}")
+        return
     sizes = tuple(float(s) for s in args.sizes.split(","))
-    results = measure(sizes)
+    kinds = tuple(k.strip() for k in args.kinds.split(","))
+    unknown = [k for k in kinds if k not in TEXTS]
+    if unknown:
+        parser.error(f"unknown text kind {unknown[0]!r}; choose from {', '.join(TEXTS)}")
+    results = measure(sizes, kinds)
     if args.json:
         print(json.dumps(results, indent=2))
         return
@@ -189,6 +128,14 @@ def main() -> None:
             verdict = "ok" if ratio <= TARGET else f"over {TARGET}"
             factor = f"{mb / sizes[0]:g}"
             print(f"  t({mb:g} MB) / ({factor} t({first} MB)) = {ratio:.2f}  [{verdict}]")
+        if args.modules:
+            split = by_module(TEXTS[name](int(sizes[0] * 1_000_000)))
+            print(
+                "  by module, s/MB: "
+                + ", ".join(
+                    f"{m} {s / sizes[0]:.2f}" for m, s in sorted(split.items(), key=lambda x: -x[1])
+                )
+            )
 
 
 if __name__ == "__main__":

@@ -230,8 +230,8 @@ def get_folder(request: Request, squad: SquadName, path: FilePath = "") -> dict[
 
 PREVIEW_MAX_BYTES = 128 * 1024
 """The most of a file a preview reads, redacts and sends (the dashboard's and the API's).
-Redaction costs ~2.5-3 s of CPU a MB (``bench/redaction_scale.py``), so 128 KB bounds a
-preview's click near 0.3 s however large the file; 128 KB is ~2,500 lines of a log, more
+Redaction costs ~0.6-2 s of CPU a MB (``bench/redaction_scale.py``), so 128 KB bounds a
+preview's click near 0.25 s however large the file; 128 KB is ~2,500 lines of a log, more
 than a preview is read for. The whole file is for the machine's own tools (the notice says
 which): nothing sends it unredacted over HTTP."""
 

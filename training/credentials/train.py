@@ -117,7 +117,9 @@ def load_groups() -> dict[str, list[Row]]:
     chat = ROOT / "squad" / "classifier" / "data" / "extract_examples.jsonl"
     lines = [json.loads(line) for line in chat.read_text(encoding="utf-8").splitlines() if line]
     groups["chat"] = [
-        {"text": r["text"], "values": [], "form": "chat"} for r in lines if not redact(r["text"])[1]
+        {"text": r["text"], "values": [], "form": "chat"}
+        for r in lines
+        if not redact(r["text"], learned=False)[1]
     ]
     groups["synthetic"] = list(synth.rows())
     return groups

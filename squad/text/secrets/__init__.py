@@ -14,7 +14,10 @@ password on the lines after a login word), :mod:`._followup` (a bare value after
 :mod:`._spoken` (lock codes, corrected passwords, seed phrases, codes listed under their name),
 :mod:`._files` (by the file format that holds them: ``.npmrc``, ``.pgpass``, PuTTY keys,
 Terraform variable defaults, Oracle connect strings),
-:mod:`._values` (is this value a literal, a placeholder, random or words).
+:mod:`._values` (is this value a literal, a placeholder, random or words). The finders share a
+:class:`._scan.Scan` of the text, which runs each pattern only where the literals every match
+holds are (:mod:`._triggers` reads them from the pattern), so that a message with nothing
+key-like costs microseconds and a long text only its lines with a cue (issue 32).
 
 Judgment calls, each pinned by ``tests/text/secrets_corpus.py``:
 
@@ -146,6 +149,7 @@ from squad.text.secrets import (
     _values,
 )
 from squad.text.secrets._followup import CUE_MESSAGES, needs_previous
+from squad.text.secrets._scan import Scan as _Scan
 from squad.text.secrets._values import ALNUM as _ALNUM
 from squad.text.secrets._values import MARKER as _MARKER
 from squad.text.secrets._values import Candidate as _Candidate
@@ -204,13 +208,14 @@ def contains_redaction(text: str) -> bool:
 
 
 def _candidates(text: str, previous: Sequence[str], learned: bool) -> Iterator[_Candidate]:
-    yield from _tokens.candidates(text)
-    yield from _named.candidates(text)
-    yield from _files.candidates(text)
-    yield from _followup.candidates(text, previous)
-    yield from _context.candidates(text)
-    yield from _layout.candidates(text)
-    yield from _spoken.candidates(text)
+    scan = _Scan(text)  # the finders share what was read of the text
+    yield from _tokens.candidates(text, scan)
+    yield from _named.candidates(text, scan)
+    yield from _files.candidates(text, scan)
+    yield from _followup.candidates(text, previous, scan)
+    yield from _context.candidates(text, scan)
+    yield from _layout.candidates(text, scan)
+    yield from _spoken.candidates(text, scan)
     if learned:
         yield from _learned.candidates(text)
 

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator
 
 from squad.text.secrets._named import PASSWORD_WORDS_KO, SECRET_WORDS_EN, SECRET_WORDS_KO
-from squad.text.secrets._scan import NextNewline
+from squad.text.secrets._scan import NextNewline, Rules, Scan
 from squad.text.secrets._values import (
     ADDRESS,
     BY_CONTEXT,
@@ -86,8 +86,9 @@ def _line_end(text: str, start: int, width: int) -> int:
 _USER_SLASH = re.compile(r"[A-Za-z][\w.@+-]{0,31}/(?=[^/]+$)")
 
 
-def _passwords(text: str) -> Iterator[Candidate]:
-    for cue in _CONTEXT.finditer(text):
+def _passwords(scan: Scan) -> Iterator[Candidate]:
+    text = scan.text
+    for cue in scan.finditer(_CONTEXT):
         for m in _TOKEN.finditer(text, cue.end(), _line_end(text, cue.end(), _WINDOW)):
             value, start = m[0].rstrip(".,:;)"), m.start()
             pair = _USER_SLASH.match(value)  # "젠킨스 admin/Falcon2020#": after its user
@@ -158,11 +159,12 @@ _LIST_WINDOW = 240
 """Backup codes come ten at a time: the rest of the line after their name."""
 
 
-def _windowed(text: str, cue: re.Pattern[str], value: re.Pattern[str]) -> Iterator[re.Match[str]]:
+def _windowed(scan: Scan, cue: re.Pattern[str], value: re.Pattern[str]) -> Iterator[re.Match[str]]:
     """The ``value`` matches that start within the window after each ``cue``, each run to its
     own end (so a redacted copy, shorter, brings no more of it into the window)."""
+    text = scan.text
     done, next_newline = 0, NextNewline(text)
-    for m in cue.finditer(text):
+    for m in scan.finditer(cue):
         pos, window = max(m.end(), done), _line_end(text, m.end(), _LIST_WINDOW)
         while pos < window and (found := value.search(text, pos, window)) is not None:
             line = next_newline(found.start())
@@ -172,28 +174,48 @@ def _windowed(text: str, cue: re.Pattern[str], value: re.Pattern[str]) -> Iterat
             pos = done = max(found.end(), pos + 1)
 
 
-def candidates(text: str) -> Iterator[Candidate]:
-    yield from _passwords(text)
-    for m in _NAMED.finditer(text):
+RULES = Rules(
+    _CONTEXT,
+    _NAMED,
+    _APP_PASSWORD_CUE,
+    _CODES_CUE,
+    _SEED_CUE,
+    _OTP_CUE,
+    _WEBHOOK,
+    _SIGNATURE,
+    _COOKIE,
+    _STOREPASS,
+)
+"""Every pattern :func:`candidates` runs over the whole text."""
+
+
+def candidates(text: str, scan: Scan | None = None) -> Iterator[Candidate]:
+    """Every credential ``text`` holds in a context that names it; ``scan`` is ``text``'s
+    :class:`Scan` when the caller shares one among the finders."""
+    scan = Scan(text) if scan is None else scan
+    if not scan.admits(RULES):
+        return  # no pattern here can match: most messages
+    yield from _passwords(scan)
+    for m in scan.finditer(_NAMED):
         if _secret_shaped(m["v"]):
             yield BY_CONTEXT, *m.span("v"), "secret_context"
-    for m in _windowed(text, _APP_PASSWORD_CUE, _APP_PASSWORD):
+    for m in _windowed(scan, _APP_PASSWORD_CUE, _APP_PASSWORD):
         if not set(m[0].split()) & FUNCTION_WORDS:  # "app password: make sure your mail"
             yield BY_CONTEXT, *m.span(), "password_context"
-    for m in _windowed(text, _CODES_CUE, _CODE):
+    for m in _windowed(scan, _CODES_CUE, _CODE):
         yield BY_CONTEXT, *m.span(), "recovery_code"
-    for m in _windowed(text, _SEED_CUE, _SEED):
+    for m in _windowed(scan, _SEED_CUE, _SEED):
         yield BY_CONTEXT, *m.span(), "recovery_code"
-    for m in _windowed(text, _OTP_CUE, _SEED):
+    for m in _windowed(scan, _OTP_CUE, _SEED):
         if any(c.isdigit() for c in m[0]):  # four-letter words after "otp" are prose
             yield BY_CONTEXT, *m.span(), "recovery_code"
-    for m in _WEBHOOK.finditer(text):
+    for m in scan.finditer(_WEBHOOK):
         yield BY_CONTEXT, *m.span("v"), "webhook_secret"
-    for m in _SIGNATURE.finditer(text):
+    for m in scan.finditer(_SIGNATURE):
         yield BY_CONTEXT, *m.span("v"), "url_signature"
-    for m in _COOKIE.finditer(text):
+    for m in scan.finditer(_COOKIE):
         if not placeholder(m["v"]):
             yield BY_CONTEXT, *m.span("v"), "secret_context"
-    for m in _STOREPASS.finditer(text):
+    for m in scan.finditer(_STOREPASS):
         if not placeholder(m["v"]):
             yield BY_CONTEXT, *m.span("v"), "cli_password"

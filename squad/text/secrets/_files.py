@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterator
 
 from squad.text.secrets._named import kind_of_name, vouches
+from squad.text.secrets._scan import Rules, Scan
 from squad.text.secrets._values import Candidate, placeholder
 
 __all__ = ["KINDS", "candidates"]
@@ -49,22 +50,23 @@ _VARIABLE = re.compile(  # variable "db_password" { type = string  default = "..
 _SENSITIVE = re.compile(r"(?<![\w-])sensitive[ \t]*=[ \t]*true\b")
 
 
-def _npmrc(text: str) -> Iterator[Candidate]:
-    for m in _NPMRC.finditer(text):
+def _npmrc(scan: Scan) -> Iterator[Candidate]:
+    for m in scan.finditer(_NPMRC):
         if not placeholder(m["v"]):
             yield 1, *m.span("v"), "npmrc_auth"
 
 
-def _pgpass(text: str) -> Iterator[Candidate]:
-    lines = list(_PGPASS.finditer(text))
-    named = bool(lines) and _PGPASS_NAMED.search(text) is not None
+def _pgpass(scan: Scan) -> Iterator[Candidate]:
+    lines = list(scan.finditer(_PGPASS))
+    named = bool(lines) and scan.search(_PGPASS_NAMED) is not None
     for m in lines:
         if (named or _HOST.match(m["host"])) and not placeholder(m["v"]):
             yield 1, *m.span("v"), "pgpass_password"
 
 
-def _putty(text: str) -> Iterator[Candidate]:
-    for m in _PUTTY.finditer(text):
+def _putty(scan: Scan) -> Iterator[Candidate]:
+    text = scan.text
+    for m in scan.finditer(_PUTTY):
         pos = end = m.end()
         for _ in range(int(m["n"])):
             line = _BASE64_LINE.match(text, pos)
@@ -75,28 +77,32 @@ def _putty(text: str) -> Iterator[Candidate]:
             yield 0, m.end(), end, "private_key"
 
 
-def _oracle(text: str) -> Iterator[Candidate]:
-    for m in _ORACLE.finditer(text):
+def _oracle(scan: Scan) -> Iterator[Candidate]:
+    for m in scan.finditer(_ORACLE):
         if not placeholder(m["v"]) and not placeholder(m["user"]):
             yield 1, *m.span("v"), "connect_string_password"
 
 
-def _variables(text: str) -> Iterator[Candidate]:
-    for m in _VARIABLE.finditer(text):
+def _variables(scan: Scan) -> Iterator[Candidate]:
+    for m in scan.finditer(_VARIABLE):
         value, kind = m["v"], kind_of_name(m["name"])
         sensitive = _SENSITIVE.search(m["body"] + m["rest"]) is not None
         if not placeholder(value) and (sensitive or (kind is not None and vouches(kind, value))):
             yield 1, *m.span("v"), "variable_default"
 
 
-def candidates(text: str) -> Iterator[Candidate]:
-    if "_auth" in text or "_password" in text:
-        yield from _npmrc(text)
-    if ":" in text:
-        yield from _pgpass(text)
-    if "Private-Lines" in text:
-        yield from _putty(text)
-    if "/" in text:
-        yield from _oracle(text)
-    if "variable" in text:
-        yield from _variables(text)
+RULES = Rules(_NPMRC, _PGPASS, _PGPASS_NAMED, _PUTTY, _ORACLE, _VARIABLE)
+"""Every pattern :func:`candidates` runs over the whole text."""
+
+
+def candidates(text: str, scan: Scan | None = None) -> Iterator[Candidate]:
+    """Every credential ``text`` holds in a file format; ``scan`` is ``text``'s :class:`Scan`
+    when the caller shares one among the finders."""
+    scan = Scan(text) if scan is None else scan
+    if not scan.admits(RULES):
+        return  # no pattern here can match: most messages
+    yield from _npmrc(scan)
+    yield from _pgpass(scan)
+    yield from _putty(scan)
+    yield from _oracle(scan)
+    yield from _variables(scan)

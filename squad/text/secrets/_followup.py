@@ -18,6 +18,7 @@ from squad.text.secrets._named import (
     SECRET_WORDS_EN,
     SECRET_WORDS_KO,
 )
+from squad.text.secrets._scan import Rules, Scan
 from squad.text.secrets._values import HANGUL, Candidate, bare_reply, random_token, word_set
 
 __all__ = ["CUE_MESSAGES", "KINDS", "candidates", "needs_previous"]
@@ -98,21 +99,68 @@ def needs_previous(text: str) -> bool:
     return bool(first) and _BARE.fullmatch(first) is not None
 
 
-def candidates(text: str, previous: Sequence[str] = ()) -> Iterator[Candidate]:
+def _bare_value(line: str, pos: int, cues: list[str]) -> Candidate | None:
+    """The value ``line`` (at ``pos``) is when it is nothing else and one of ``cues`` (the
+    lines before it, nearest first) ends by asking for or announcing a credential."""
+    m = _BARE.fullmatch(line.strip())
+    cue = next((c for c in map(_cue, cues) if c), None) if m else None
+    span = _value(m, cue) if m is not None and cue is not None else None
+    if span is None:
+        return None
+    offset = pos + len(line) - len(line.lstrip())
+    return 2, offset + span[0], offset + span[1], KIND
+
+
+def _next_line(text: str, pos: int) -> tuple[int, str] | None:
+    """The first line from ``pos`` on that is not blank, and where it starts."""
+    while pos <= len(text):
+        end = text.find("\n", pos)
+        end = len(text) if end < 0 else end
+        if text[pos:end].strip():
+            return pos, text[pos:end]
+        pos = end + 1
+    return None
+
+
+RULES = Rules(_ANNOUNCE, _ASK)
+"""The cues a line after the first needs on the line above it."""
+
+
+def candidates(
+    text: str, previous: Sequence[str] = (), scan: Scan | None = None
+) -> Iterator[Candidate]:
+    """Every line of ``text`` that is a bare value after its cue: the line before it, or for
+    the first line the last of ``previous``; ``scan`` is ``text``'s :class:`Scan` when the
+    caller shares one among the finders."""
+    scan = Scan(text) if scan is None else scan
     before = [_last_line(p) for p in previous[-CUE_MESSAGES:] if p.strip()][::-1]
+    if not before and not scan.admits(RULES):
+        return  # no cue before the first line, and none in the text for the others
+    cues = scan.line_spans(_ANNOUNCE, _ASK)  # a line after the first needs a cue word above
+    if cues is None:
+        yield from _every_line(text, before)
+        return
+    first = _next_line(text, 0)
+    if first is None:
+        return
+    if (found := _bare_value(first[1], first[0], before)) is not None:
+        yield found
+    for start, end in cues:  # the line after each cue line, with that line as its cue
+        line = _next_line(text, end + 1)
+        if line is not None and (found := _bare_value(line[1], line[0], [text[start:end]])):
+            yield found
+
+
+def _every_line(text: str, before: list[str]) -> Iterator[Candidate]:
+    """:func:`candidates` line by line, each with the line before it as its cue."""
     pos, prior = 0, None
     while pos <= len(text):
         newline = text.find("\n", pos)
         end = len(text) if newline < 0 else newline
         line = text[pos:end]
-        stripped = line.strip()
-        if stripped:
-            cues = [prior] if prior is not None else before
-            m = _BARE.fullmatch(stripped)
-            cue = next((c for c in map(_cue, cues) if c), None) if m else None
-            span = _value(m, cue) if m is not None and cue is not None else None
-            if span is not None:
-                offset = pos + len(line) - len(line.lstrip())
-                yield 2, offset + span[0], offset + span[1], KIND
+        if line.strip():
+            found = _bare_value(line, pos, [prior] if prior is not None else before)
+            if found is not None:
+                yield found
             prior = line
         pos = end + 1

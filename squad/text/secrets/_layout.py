@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from squad.text.secrets._scan import Rules, Scan
 from squad.text.secrets._values import (
     BY_CONTEXT,
     LOGIN_WORDS_EN,
@@ -53,17 +54,23 @@ def _cells(line: str, sep: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _tables(text: str) -> Iterator[Candidate]:
-    if not (_PASSWORD_CELL.search(text) or _SECRET_CELL.search(text)):
+def _tables(scan: Scan) -> Iterator[Candidate]:
+    if not (scan.search(_PASSWORD_CELL) or scan.search(_SECRET_CELL)):
         return  # no header can name a password column: most messages, on every redaction
-    lines, offset = [], 0
-    for line in text.split("\n"):
-        lines.append((offset, line))
-        offset += len(line) + 1
-    i = 0
-    while i < len(lines):
-        _, line = lines[i]
-        i += 1
+    text = scan.text
+    headers = scan.line_spans(_PASSWORD_CELL, _SECRET_CELL)  # a header has one of their words
+    if headers is None:
+        headers, start = [], 0
+        while start <= len(text):
+            end = text.find("\n", start)
+            end = len(text) if end < 0 else end
+            headers.append((start, end))
+            start = end + 1
+    done = 0  # the rows of a table are no header
+    for start, end in headers:
+        if start < done:
+            continue
+        line = text[start:end]
         sep_found = _SEPARATOR.search(line)
         if sep_found is None:
             continue
@@ -76,16 +83,19 @@ def _tables(text: str) -> Iterator[Candidate]:
         }
         if len(header) < 2 or not columns:
             continue
-        while i < len(lines):
-            row_start, row = lines[i]
+        row_start = end + 1
+        while row_start <= len(text):
+            row_end = text.find("\n", row_start)
+            row_end = len(text) if row_end < 0 else row_end
+            row = text[row_start:row_end]
             cells = _cells(row, sep)
             if not row.strip() or len(cells) != len(header):
                 break
-            i += 1
             for n, password in columns.items():
                 a, b = cells[n]
                 if _cell_value(row[a:b], password=password):
                     yield BY_CONTEXT, row_start + a, row_start + b, "password_table"
+            row_start = done = row_end + 1
 
 
 def _cell_value(value: str, *, password: bool) -> bool:
@@ -105,8 +115,9 @@ _USER_THEN_VALUE = re.compile(
 )
 
 
-def _lines(text: str) -> Iterator[Candidate]:
-    for cue in _LOGIN.finditer(text):
+def _lines(scan: Scan) -> Iterator[Candidate]:
+    text = scan.text
+    for cue in scan.finditer(_LOGIN):
         line_end = text.find("\n", cue.end(), cue.end() + 61)  # no further: see below
         if line_end < 0 or line_end - cue.end() > 60:
             continue
@@ -115,6 +126,15 @@ def _lines(text: str) -> Iterator[Candidate]:
             yield BY_CONTEXT, *m.span("v"), "credential_pair"
 
 
-def candidates(text: str) -> Iterator[Candidate]:
-    yield from _tables(text)
-    yield from _lines(text)
+RULES = Rules(_PASSWORD_CELL, _SECRET_CELL, _LOGIN)
+"""Every pattern :func:`candidates` runs over the whole text."""
+
+
+def candidates(text: str, scan: Scan | None = None) -> Iterator[Candidate]:
+    """Every credential ``text`` lays out in a table or on the lines after a login word;
+    ``scan`` is ``text``'s :class:`Scan` when the caller shares one among the finders."""
+    scan = Scan(text) if scan is None else scan
+    if not scan.admits(RULES):
+        return  # no pattern here can match: most messages
+    yield from _tables(scan)
+    yield from _lines(scan)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
+from squad.text.secrets._scan import Rules, Scan
 from squad.text.secrets._values import (
     CODE,
     FUNCTION_WORDS,
@@ -112,13 +113,14 @@ _MYSQL_P = re.compile(  # mysql -u root -pHunter2: the password glued to -p
 _MYSQL_CONTEXT = re.compile(r"(?i:\b(?:mysql\w*|mariadb\w*|mycli)\b)")
 
 
-def _commands(text: str) -> Iterator[Candidate]:
+def _commands(scan: Scan) -> Iterator[Candidate]:
+    text = scan.text
     for kind, pattern in _RULES:
         check = _CHECKS[kind]
-        for m in pattern.finditer(text):
+        for m in scan.finditer(pattern):
             if check(m["v"]):
                 yield 1, *m.span("v"), kind
-    for m in _MYSQL_P.finditer(text):
+    for m in scan.finditer(_MYSQL_P):
         reach = max(0, m.start() - 200)  # only as far back as "mysql" is looked for
         line_start = text.rfind("\n", reach, m.start()) + 1
         if not _MYSQL_CONTEXT.search(text, max(line_start, reach), m.start()):
@@ -209,9 +211,10 @@ def _determined(text: str, m: re.Match[str]) -> bool:
     return _DETERMINER.search(text, start, m.start("word")) is not None
 
 
-def _prose(text: str) -> Iterator[Candidate]:
+def _prose(scan: Scan) -> Iterator[Candidate]:
+    text = scan.text
     found = (_PASSWORD_PROSE, _PASSWORD_ARROW, _PASSWORD_ASKED, _PASSWORD_THEN_VALUE)
-    for m in (m for pattern in found for m in pattern.finditer(text)):
+    for m in (m for pattern in found for m in scan.finditer(pattern)):
         group = _prose_group(m)
         value = m[group]
         size = len(_trim(value))
@@ -225,10 +228,10 @@ def _prose(text: str) -> Iterator[Candidate]:
                 ok = size > 0
         if ok:
             yield 2, m.start(group), m.start(group) + size, "password_prose"
-    for m in _PASSPHRASE_WORDS.finditer(text):
+    for m in scan.finditer(_PASSPHRASE_WORDS):
         if passphrase_words(m["v"].split()) and (m["tail"] is None or m["tail"] in _COPULA):
             yield 2, *m.span("v"), "password_prose"
-    for m in _PASSWORD_PROSE_KO.finditer(text):
+    for m in scan.finditer(_PASSWORD_PROSE_KO):
         group = _prose_group(m)
         value, tail = m[group], m["tail"]
         size = len(_trim(value))
@@ -242,7 +245,7 @@ def _prose(text: str) -> Iterator[Candidate]:
                 ok = size > 0
         if ok:
             yield 2, m.start(group), m.start(group) + size, "password_prose"
-    for m in _SECRET_PROSE.finditer(text):
+    for m in scan.finditer(_SECRET_PROSE):
         if secret_value(m["uq"]) or _quoted_secret(text, m):
             yield 2, m.start("uq"), m.start("uq") + len(_trim(m["uq"])), "secret_prose"
 
@@ -283,8 +286,9 @@ _PAIR_END = re.compile(rf"[ \t]*+(?:[.,;!)]|$|[{HANGUL}]|\(|(?:for|on|at|to)\b)"
 """After a one-word pair's password: the clause ends, Korean goes on, or what it is for."""
 
 
-def _pairs(text: str) -> Iterator[Candidate]:
-    for m in _PAIR.finditer(text):
+def _pairs(scan: Scan) -> Iterator[Candidate]:
+    text = scan.text
+    for m in scan.finditer(_PAIR):
         spaced = "/" in text[m.end("user") : m.start("v")] and text[m.start("v") - 1] in " \t"
         if not spaced and (m["who"] or m["id"]):
             continue  # "user: root:x:0:0:...": a bare "user" names a pair only as "a / b"
@@ -397,8 +401,9 @@ def vouches(kind: str, value: str) -> bool:
     return kind != "generic_secret" or high_entropy(value)
 
 
-def _assignments(text: str) -> Iterator[Candidate]:
-    for m in _ASSIGN.finditer(text):
+def _assignments(scan: Scan) -> Iterator[Candidate]:
+    text = scan.text
+    for m in scan.finditer(_ASSIGN):
         name = m["name"]
         kind = kind_of_name(name)
         group = next(g for g in ("dq", "sq", "bt", "cb", "uq") if m[g] is not None)
@@ -594,8 +599,9 @@ def _casual_value(m: re.Match[str]) -> tuple[int, int] | None:
     return m.start(group), m.start(group) + len(value)
 
 
-def _casual(text: str) -> Iterator[Candidate]:
-    for word in _LATER_WORD.finditer(text):
+def _casual(scan: Scan) -> Iterator[Candidate]:
+    text = scan.text
+    for word in scan.finditer(_LATER_WORD):
         quoted = _NAMED_QUOTED.match(text, word.end())
         if quoted is not None and not placeholder(quoted[_prose_group(quoted)]):
             yield _CASUAL, *quoted.span(_prose_group(quoted)), "password_prose"
@@ -614,16 +620,16 @@ def _casual(text: str) -> Iterator[Candidate]:
                 yield _CASUAL, *span, "password_prose"
     casual = (_USE_VALUE, _VALUE_TO_ENTER, _PASS_IS, _NETWORK_KEY, _VALUE_AS_PASSWORD, _CODE_IS)
     for pattern in (*casual, _CODE_IS_KO, _TYPE_VALUE, _USER_THEN_PASS):
-        for m in pattern.finditer(text):
+        for m in scan.finditer(pattern):
             span = _casual_value(m)
             if span is not None:
                 yield _CASUAL, *span, "password_prose"
     for pattern in (_LOGIN_AS, _CREDS_AND, _PAIR_STILL, _PAIR_STILL_KO):
-        for m in pattern.finditer(text):
+        for m in scan.finditer(pattern):
             span = _casual_value(m)
             if span is not None and not placeholder(m["user"]):
                 yield _CASUAL, *span, "credential_pair"
-    for m in _SPACED_PAIR.finditer(text):
+    for m in scan.finditer(_SPACED_PAIR):
         span = _casual_value(m)
         user = m["user"].lower()
         if span is None or user in NOT_A_PASSWORD or placeholder(m["user"]):
@@ -632,16 +638,16 @@ def _casual(text: str) -> Iterator[Candidate]:
         asked = _LOGIN_BEFORE.search(text, max(0, m.start() - _LOGIN_REACH), m.start())
         if _unnamed_pair_password(value) or (asked and password_like(value)):
             yield _CASUAL, *span, "credential_pair"
-    for m in _KEY_VALUE.finditer(text):
+    for m in scan.finditer(_KEY_VALUE):
         value, prev = m["uq"], (m["prev"] or "").lower()
         if prev in _NOT_SECRET_PREV or _HEXISH.fullmatch(value) or identifier(value):
             continue
         if high_entropy(value):
             yield _CASUAL, *m.span("uq"), "secret_prose"
-    for m in _PIN.finditer(text):
+    for m in scan.finditer(_PIN):
         if pin_code(m["uq"]):
             yield _CASUAL, *m.span("uq"), "password_prose"
-    for m in _VALUE_THEN_NAME.finditer(text):
+    for m in scan.finditer(_VALUE_THEN_NAME):
         if high_entropy(m["uq"]) or secret_value(m["uq"]):
             yield _CASUAL, *m.span("uq"), "secret_prose"
 
@@ -661,9 +667,48 @@ KINDS: tuple[str, ...] = tuple(
 )
 
 
-def candidates(text: str) -> Iterator[Candidate]:
-    yield from _commands(text)
-    yield from _prose(text)
-    yield from _pairs(text)
-    yield from _casual(text)
-    yield from _assignments(text)
+RULES = Rules(
+    *(p for _, p in _RULES),
+    _MYSQL_P,
+    _PASSWORD_PROSE,
+    _PASSWORD_ARROW,
+    _PASSWORD_ASKED,
+    _PASSWORD_THEN_VALUE,
+    _PASSPHRASE_WORDS,
+    _PASSWORD_PROSE_KO,
+    _SECRET_PROSE,
+    _PAIR,
+    _LATER_WORD,
+    _USE_VALUE,
+    _VALUE_TO_ENTER,
+    _PASS_IS,
+    _NETWORK_KEY,
+    _VALUE_AS_PASSWORD,
+    _CODE_IS,
+    _CODE_IS_KO,
+    _TYPE_VALUE,
+    _USER_THEN_PASS,
+    _LOGIN_AS,
+    _CREDS_AND,
+    _PAIR_STILL,
+    _PAIR_STILL_KO,
+    _SPACED_PAIR,
+    _KEY_VALUE,
+    _PIN,
+    _VALUE_THEN_NAME,
+    _ASSIGN,
+)
+"""Every pattern :func:`candidates` runs over the whole text."""
+
+
+def candidates(text: str, scan: Scan | None = None) -> Iterator[Candidate]:
+    """Every credential ``text`` names; ``scan`` is ``text``'s :class:`Scan` when the caller
+    shares one among the finders."""
+    scan = Scan(text) if scan is None else scan
+    if not scan.admits(RULES):
+        return  # no pattern here can match: most messages
+    yield from _commands(scan)
+    yield from _prose(scan)
+    yield from _pairs(scan)
+    yield from _casual(scan)
+    yield from _assignments(scan)

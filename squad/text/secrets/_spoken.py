@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator
 
 from squad.text.secrets._named import PASSWORD_WORDS_EN, PASSWORD_WORDS_KO
-from squad.text.secrets._scan import NextNewline
+from squad.text.secrets._scan import NextNewline, Rules, Scan
 from squad.text.secrets._values import (
     ADDRESS,
     BY_CONTEXT,
@@ -79,8 +79,9 @@ _KEYED_REACH = 80
 """How far back the lock word may be, within the code's sentence."""
 
 
-def _keyed(text: str) -> Iterator[Candidate]:
-    for m in _KEYED.finditer(text):
+def _keyed(scan: Scan) -> Iterator[Candidate]:
+    text = scan.text
+    for m in scan.finditer(_KEYED):
         group, mark = ("v", "hash") if m["v"] is not None else ("kv", "khash")
         if re.fullmatch(r"(?:19|20)\d\d", m[group]):
             continue  # "enter 2024 as the year": keyed, but a year
@@ -131,9 +132,9 @@ def _common(a: str, b: str) -> str:
     return a[:n]
 
 
-def _corrected(text: str) -> Iterator[Candidate]:
-    cue = _PASSWORD_CUE.search(text) is not None
-    for m in _CORRECTION.finditer(text):
+def _corrected(scan: Scan) -> Iterator[Candidate]:
+    cue = scan.search(_PASSWORD_CUE) is not None
+    for m in scan.finditer(_CORRECTION):
         groups = ("a", "b") if m["a"] is not None else ("d", "c")  # (right, wrong)
         pair = [m[g].rstrip(".,:;)") for g in groups]  # "!" and "?" may end a password
         if not all(_password_pair_value(v) for v in pair) or not _near(*pair):
@@ -168,8 +169,9 @@ _KO_VALUE = re.compile(
 _KO_WINDOW = 80
 
 
-def _korean_said(text: str) -> Iterator[Candidate]:
-    for cue in _KO_PASSWORD_WORD.finditer(text):
+def _korean_said(scan: Scan) -> Iterator[Candidate]:
+    text = scan.text
+    for cue in scan.finditer(_KO_PASSWORD_WORD):
         end = _sentence_end(text, cue.end(), _KO_WINDOW)
         for m in _KO_VALUE.finditer(text, cue.end(), end):
             value = m["v"].rstrip(".")
@@ -220,8 +222,9 @@ def _spoken_value(words: list[str], value: str, *, phrase: bool) -> bool:
     return (len(words) >= 2 and any(c.isdigit() for c in value)) or (phrase and len(words) >= 3)
 
 
-def _quoted(text: str) -> Iterator[Candidate]:
-    for m in _QUOTED_AFTER.finditer(text):
+def _quoted(scan: Scan) -> Iterator[Candidate]:
+    text = scan.text
+    for m in scan.finditer(_QUOTED_AFTER):
         group = next(g for g in ("sq", "dq", "cq", "cd") if m[g] is not None)
         value = m[group]
         words = value.lower().split()
@@ -252,8 +255,9 @@ _DICEWARE = re.compile(r"(?<![\w-])[a-z]{3,10}(?:-[a-z0-9]{2,10}){3,9}(?![\w-])"
 _WINDOW = 80
 
 
-def _phrases(text: str) -> Iterator[Candidate]:
-    for cue in _SEED_CUE.finditer(text):
+def _phrases(scan: Scan) -> Iterator[Candidate]:
+    text = scan.text
+    for cue in scan.finditer(_SEED_CUE):
         line_end = text.find("\n", cue.end(), cue.end() + _WINDOW)
         stop = min(len(text), cue.end() + 4 * _WINDOW) if line_end < 0 else line_end
         if line_end >= 0 and not text[cue.end() : line_end].strip(" \t:：-—()0123456789words"):
@@ -262,7 +266,7 @@ def _phrases(text: str) -> Iterator[Candidate]:
         for m in _SEED.finditer(text, cue.end(), stop):
             if not any(w in FUNCTION_WORDS for w in m[0].split()):
                 yield BY_CONTEXT, *m.span(), "seed_phrase"
-    for cue in _DICEWARE_CUE.finditer(text):
+    for cue in scan.finditer(_DICEWARE_CUE):
         end = text.find("\n", cue.end(), cue.end() + _WINDOW)  # as far as the phrases below
         for m in _DICEWARE.finditer(text, cue.end(), min(len(text), cue.end() + _WINDOW)):
             if end < 0 or m.start() < end:
@@ -283,9 +287,10 @@ _UNSEAL = re.compile(r"(?i:unseal[ \t]key[ \t]?\d*)[ \t]*:[ \t]*(?P<v>[A-Za-z0-9
 _BITLOCKER = re.compile(r"(?<![\d-])\d{6}(?:-\d{6}){7}(?![\d-])")
 
 
-def _listed(text: str) -> Iterator[Candidate]:
+def _listed(scan: Scan) -> Iterator[Candidate]:
+    text = scan.text
     next_newline = NextNewline(text)
-    for cue in _LIST_CUE.finditer(text):
+    for cue in scan.finditer(_LIST_CUE):
         pos = next_newline(cue.end())
         while pos >= 0:
             line_end = text.find("\n", pos + 1)
@@ -295,22 +300,44 @@ def _listed(text: str) -> Iterator[Candidate]:
                 break
             yield BY_CONTEXT, *m.span("v"), "recovery_code"
             pos = line_end if line_end < len(text) else -1
-    for m in _UNSEAL.finditer(text):
+    for m in scan.finditer(_UNSEAL):
         yield BY_CONTEXT, *m.span("v"), "recovery_code"
-    for m in _BITLOCKER.finditer(text):
+    for m in scan.finditer(_BITLOCKER):
         yield BY_CONTEXT, *m.span(), "recovery_code"
 
 
-def candidates(text: str) -> Iterator[Candidate]:
-    for m in _LOCK.finditer(text):
+RULES = Rules(
+    _LOCK,
+    _ONE_TIME,
+    _KEYED,
+    _PASSWORD_CUE,
+    _CORRECTION,
+    _KO_PASSWORD_WORD,
+    _QUOTED_AFTER,
+    _SEED_CUE,
+    _DICEWARE_CUE,
+    _LIST_CUE,
+    _UNSEAL,
+    _BITLOCKER,
+)
+"""Every pattern :func:`candidates` runs over the whole text."""
+
+
+def candidates(text: str, scan: Scan | None = None) -> Iterator[Candidate]:
+    """Every credential ``text`` says rather than pastes; ``scan`` is ``text``'s :class:`Scan`
+    when the caller shares one among the finders."""
+    scan = Scan(text) if scan is None else scan
+    if not scan.admits(RULES):
+        return  # no pattern here can match: most messages
+    for m in scan.finditer(_LOCK):
         if _lock_code(m["v"]):
             yield BY_CONTEXT, m.start("v"), m.end("hash") if m["hash"] else m.end("v"), "lock_code"
-    for m in _ONE_TIME.finditer(text):
+    for m in scan.finditer(_ONE_TIME):
         if len(set(m["v"].replace(" ", "").replace("-", ""))) > 1:
             yield BY_CONTEXT, *m.span("v"), "one_time_code"
-    yield from _keyed(text)
-    yield from _corrected(text)
-    yield from _korean_said(text)
-    yield from _quoted(text)
-    yield from _phrases(text)
-    yield from _listed(text)
+    yield from _keyed(scan)
+    yield from _corrected(scan)
+    yield from _korean_said(scan)
+    yield from _quoted(scan)
+    yield from _phrases(scan)
+    yield from _listed(scan)

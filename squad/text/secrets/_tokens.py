@@ -14,6 +14,7 @@ import bisect
 import re
 from collections.abc import Callable, Iterator
 
+from squad.text.secrets._scan import Rules, Scan
 from squad.text.secrets._values import (
     B,
     Candidate,
@@ -71,8 +72,8 @@ def _strong_body(body: str, kind: str = "") -> bool:
     )
 
 
-def _strong(text: str) -> Iterator[Candidate]:
-    for m in _STRONG_RULE.finditer(text):
+def _strong(scan: Scan) -> Iterator[Candidate]:
+    for m in scan.finditer(_STRONG_RULE):
         group = next(g for g in m.groupdict() if g.startswith("k") and m[g] is not None)
         token, kind = m[0].rstrip("-_"), _STRONG[int(group[1:])][0]
         if _strong_body(m["body"], kind) and not placeholder(token):
@@ -137,15 +138,18 @@ _CHECKS: dict[str, Callable[[str], bool]] = {  # default: random_token
     "npm_token": _identifier_body,
 }
 _RULES = [(kind, re.compile(pattern)) for kind, pattern in _PATTERNS]
+_SHAPED = [
+    (kind, rule, _CHECKS.get(kind, random_token), "v" if "v" in rule.groupindex else 0)
+    for kind, rule in _RULES
+]
 
 
-def _shaped(text: str) -> Iterator[Candidate]:
-    for kind, pattern in _RULES:
-        check = _CHECKS.get(kind, random_token)
-        group = "v" if "v" in pattern.groupindex else 0
-        for m in pattern.finditer(text):
-            if check(m[group]):
-                yield 0, *m.span(group), kind
+def _shaped(scan: Scan) -> Iterator[Candidate]:
+    for kind, pattern, check, group in _SHAPED:
+        if scan.may(pattern):
+            for m in scan.finditer(pattern):
+                if check(m[group]):
+                    yield 0, *m.span(group), kind
 
 
 # -- tokens with spaces inserted: "sk-proj- Ab12 Cd34 ...", "AKIA 4F7Q 2XZ9 ..." -----------------
@@ -190,9 +194,9 @@ def _grouped(text: str, end: int, first: str) -> tuple[str, int]:
     return body, end
 
 
-def _spaced(text: str) -> Iterator[Candidate]:
-    pos = 0
-    while (m := _SPACED_START.search(text, pos)) is not None:
+def _spaced(scan: Scan) -> Iterator[Candidate]:
+    text, pos = scan.text, 0
+    while (m := scan.search(_SPACED_START, pos)) is not None:
         first = _CHUNK.match(text, m.end())
         start_body = first[0] if first else ""
         body, end = _grouped(text, first.end() if first else m.end(), start_body)
@@ -233,9 +237,10 @@ _DER_KEY = re.compile(  # how the DER of each private key format starts, in base
 _JWK_PRIVATE = re.compile(r'"(?:d|p|q|dp|dq|qi|k)"[ \t]*:[ \t]*"(?P<v>[A-Za-z0-9_-]{16,})"')
 
 
-def _private_keys(text: str) -> Iterator[Candidate]:
+def _private_keys(scan: Scan) -> Iterator[Candidate]:
+    text = scan.text
     opened: re.Match[str] | None = None
-    for m in _PEM.finditer(text):
+    for m in scan.finditer(_PEM):
         if opened is not None and m["edge"] == "END":
             yield 0, opened.start(), m.end(), "private_key"
             opened = None
@@ -248,9 +253,9 @@ def _private_keys(text: str) -> Iterator[Candidate]:
         tail = _PEM_TAIL.match(text, opened.end())
         yield 0, opened.start(), tail.end() if tail else opened.end(), "private_key"
     if '"kty"' in text:  # a JSON Web Key's private members
-        for m in _JWK_PRIVATE.finditer(text):
+        for m in scan.finditer(_JWK_PRIVATE):
             yield 0, *m.span("v"), "private_key"
-    for m in _DER_KEY.finditer(text):
+    for m in scan.finditer(_DER_KEY):
         if m.end() - m.start() >= 40:
             yield 0, m.start(), m.end(), "private_key"
 
@@ -306,9 +311,10 @@ _NAME_REACH = 40
 """How far before a blob its name (``sha256``, ``etag``, ``id``...) is looked for."""
 
 
-def _blobs(text: str) -> Iterator[Candidate]:
+def _blobs(scan: Scan) -> Iterator[Candidate]:
+    text = scan.text
     blocks = _PemBlocks(text)
-    for m in _BLOB.finditer(text):
+    for m in scan.finditer(_BLOB):
         if not _base64_blob(m["v"]):
             continue
         reach = max(0, m.start() - _NAME_REACH)  # only as far back as the name may be
@@ -395,9 +401,19 @@ KINDS: tuple[str, ...] = tuple(
 )
 
 
-def candidates(text: str) -> Iterator[Candidate]:
-    yield from _private_keys(text)
-    yield from _strong(text)
-    yield from _shaped(text)
-    yield from _spaced(text)
-    yield from _blobs(text)
+RULES = Rules(_PEM, _JWK_PRIVATE, _DER_KEY, _STRONG_RULE, *(p for _, p in _RULES), _SPACED_START)
+"""Every pattern :func:`candidates` runs over the whole text but the blobs' (which needs no
+literal, only 20 characters of base64)."""
+_BLOB_RULES = Rules(_BLOB)
+
+
+def candidates(text: str, scan: Scan | None = None) -> Iterator[Candidate]:
+    """Every credential ``text`` holds by its own shape; ``scan`` is ``text``'s :class:`Scan`
+    when the caller shares one among the finders."""
+    scan = Scan(text) if scan is None else scan
+    if scan.admits(RULES):  # most messages hold no prefix, no key header, no "Q~"...
+        yield from _private_keys(scan)
+        yield from _strong(scan)
+        yield from _shaped(scan)
+        yield from _spaced(scan)
+    yield from _blobs(scan)
