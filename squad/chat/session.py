@@ -241,7 +241,9 @@ class ChatSession:
             mine = ctx.squad.model_copy(update={"agents": [ctx.agent]})
             if ctx.agent.tools:
                 self._mcp_log = RunLog(ctx.workspace, self.session_id, known=self.seen)
-                self._mcp = McpTools.start(mine, ctx.workspace, self.session_id, self._mcp_log.emit)
+                self._mcp = McpTools.start(
+                    mine, ctx.workspace, self.session_id, self._mcp_log.emit, known=self.seen
+                )
         return self._mcp
 
     def close(self) -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -120,7 +120,7 @@ class _Recorder:
                 task=self._task,
                 tool=name,
                 arguments=arguments,
-                result=_logged(result),
+                result=_logged(result, self._executor.seen),
             )
             return
         self._executor.log.emit(
@@ -130,7 +130,7 @@ class _Recorder:
             tool=mcp.tool,
             server=mcp.server,
             arguments=arguments,
-            result=_logged(result),
+            result=_logged(result, self._executor.seen),
             duration_s=mcp.duration_s,
             is_error=mcp.is_error,
             replayed=mcp.replayed,
@@ -625,9 +625,10 @@ class RunExecutor:
         return next_plan(contained(self.workspace, PLANS_FOLDER))
 
 
-def _logged(result: str) -> str:
+def _logged(result: str, known: Collection[str] = ()) -> str:
     """A tool's answer as the run log keeps it: the first 300 characters, cut where no
-    credential is split into a fragment the log's redaction would no longer recognise."""
+    credential (nor ``known`` value) is split into a fragment the log's redaction would no
+    longer recognise."""
     from squad.runtime.mcp_journal import bound_answer
 
-    return bound_answer(result, 300)[0]
+    return bound_answer(result, 300, known=known)[0]

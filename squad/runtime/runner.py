@@ -364,10 +364,18 @@ class SquadRunner:
         """Run the graph with the squad's MCP servers up (when it has any) until it stops,
         in the run's span (``invoke_workflow {squad}``); the run's task outputs go to the
         folder ``outputs``."""
+        seen = seen if seen is not None else SeenSecrets()
         attributes = run_attributes(spec, run_id, trigger=trigger, resumed=resumed)
         with self.telemetry.span(run_span_name(spec), attributes) as span:
             try:
-                mcp = McpTools.start(spec, workspace, run_id, log.emit, progress=self._progress)
+                mcp = McpTools.start(
+                    spec,
+                    workspace,
+                    run_id,
+                    log.emit,
+                    progress=self._progress,
+                    known=seen,
+                )
             except BaseException as exc:  # Ctrl-C while servers start: resumable, like a step
                 self._record_broken(run_id, log, exc)
                 raise
