@@ -5,9 +5,11 @@ One class per conversation: a provider token, a password in prose, and a passwor
 user's words identify, which the assistant then repeats where the detector alone sees nothing
 ("OK, Blu3Whale$2024 is saved"). The model is :mod:`tests.support.echo_model` (it writes back
 whatever it read raw: replies, memory writes, summaries, facts) on the OpenAI stub server, or
-the built-in offline model (which quotes the message). The store (SQLite), workspace, runner
-and background extractor are real; :func:`tests.support.leaks.assert_nowhere_on_disk` searches
-every file, SQLite row and git object under the test's folder.
+the built-in offline model, which quotes the message: a password given alone after "my
+password is" comes back as 'You said: "Blu3Whale$2024"', where only its echo is known. The
+store (SQLite), workspace, runner and background extractor are real;
+:func:`tests.support.leaks.assert_nowhere_on_disk` searches every file, SQLite row and git
+object under the test's folder.
 """
 
 from __future__ import annotations
@@ -120,12 +122,18 @@ def test_the_offline_model_quoting_a_credential_leaves_no_trace_on_disk(
     runner = open_runner(app, OFFLINE_YAML)
     with ChatSession.open(runner, "demo", "writer") as chat:
         chat.history_budget = 300
-        said = [*SAID[:2], f"remember that my password is {STAGING}", *SAID[3:6]]
+        said = [
+            SAID[0],
+            "I'll give you the staging db password, my password is",
+            PASSWORD,  # known by the message before only; the reply quotes it alone
+            f"remember that my password is {STAGING}",
+            *SAID[3:6],
+        ]
         replies = [chat.say(text) for text in said]
     app.drain_extraction()
 
-    assert PASSWORD in replies[1]  # it quoted the message on the message's own turn
-    assert "refused" in replies[2]  # its memory_append of the quoted password
+    assert f'"{PASSWORD}"' in replies[2]  # it quoted the message on the message's own turn
+    assert "refused" in replies[3]  # its memory_append of the quoted password
     for value in (KEY, PASSWORD, STAGING):
         assert_nowhere_on_disk(value, tmp_path)
 
