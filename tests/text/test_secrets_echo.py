@@ -52,6 +52,7 @@ def test_an_echo_is_a_literal_value_standing_on_its_own() -> None:
     assert redact(f"<{PASSWORD}>, «{PASSWORD}»", known=known)[0] == (
         "<[REDACTED:echo]>, «[REDACTED:echo]»"
     )
+    assert redact("x$ecret99!y", known=["$ecret99!"])[0] == "x[REDACTED:echo]y"  # no word edge
 
 
 def test_values_shorter_than_four_characters_or_without_a_letter_or_digit_are_not_looked_for() -> (

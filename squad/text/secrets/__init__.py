@@ -271,7 +271,13 @@ def find_secrets(text: str, *, previous: Sequence[str] = ()) -> list[SecretMatch
 
 def _found(text: str, previous: Sequence[str], known: Collection[str]) -> list[SecretMatch]:
     """:func:`find_secrets`, with the echoes of ``known`` values merged in."""
-    matches = find_secrets(text, previous=previous)
+    return _with_echoes(text, find_secrets(text, previous=previous), known)
+
+
+def _with_echoes(
+    text: str, matches: list[SecretMatch], known: Collection[str]
+) -> list[SecretMatch]:
+    """The detector's ``matches`` in ``text`` with the echoes of ``known`` values merged in."""
     if not known:
         return matches
     echoes = _echo.spans(text, known)
@@ -297,13 +303,17 @@ def redact(
     """``text`` with each credential value replaced by ``[REDACTED:<kind>]``, and the finds;
     ``known``: values found earlier in the conversation, redacted wherever they occur."""
     matches = _found(text, previous, known)
+    return _replaced(text, matches), matches
+
+
+def _replaced(text: str, matches: Sequence[SecretMatch]) -> str:
     parts: list[str] = []
     pos = 0
     for m in matches:
         parts += [text[pos : m.start], redaction_marker(m.kind)]
         pos = m.end
     parts.append(text[pos:])
-    return "".join(parts), matches
+    return "".join(parts)
 
 
 def redact_conversation(
@@ -333,10 +343,9 @@ def redact_fields(value: Any, *, known: Collection[str] = ()) -> Any:
     """``value`` (a log event's fields: strings, dicts, lists) with every string redacted;
     ``known`` as for :func:`redact`."""
     if isinstance(value, str):
-        short = _redacted_short(value) if len(value) <= _SHORT else None
-        if short is None or known:
-            return redact(short if short is not None else value, known=known)[0]
-        return short
+        if len(value) > _SHORT:
+            return redact(value, known=known)[0]
+        return _replaced(value, _with_echoes(value, list(_short_finds(value)), known))
     if isinstance(value, dict):
         return {str(k): redact_fields(v, known=known) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -348,9 +357,9 @@ _SHORT = 128
 
 
 @functools.lru_cache(maxsize=4096)
-def _redacted_short(text: str) -> str:
-    """Redaction of a short field: ids, statuses and model names repeat on every event."""
-    return redact(text)[0]
+def _short_finds(text: str) -> tuple[SecretMatch, ...]:
+    """The finds in a short field: ids, statuses and model names repeat on every event."""
+    return tuple(find_secrets(text))
 
 
 def refuse_secrets(

@@ -9,9 +9,10 @@ Judgment calls:
 
 - A literal, case-sensitive substring: an echo with the value changed (cut short, upper-cased,
   spaced out) is not found; the detector may still find it by its own shape or words.
-- Not glued to other letters or digits: the characters just before and after are not ASCII
-  letters or digits, so the value inside quotes, brackets, punctuation, a URL or before a
-  Korean particle counts ("Blu3Whale$2024를"), and ``hunter2`` inside ``hunter23`` does not.
+- Not glued to other letters or digits: where the value starts (ends) with an ASCII letter or
+  digit, the character just before (after) it is not one, so the value inside quotes,
+  brackets, punctuation, a URL or before a Korean particle counts ("Blu3Whale$2024를"), and
+  ``hunter2`` inside ``hunter23`` does not.
 - Values shorter than :data:`MIN_CHARS` (4) are not looked for: a three-character value would
   take every "abc" or "123" of the conversation with it. From four on it is: a four-digit PIN
   said again is the PIN. A value with no letter or digit, or holding a redaction marker, is not
@@ -53,8 +54,8 @@ def spans(text: str, known: Iterable[str]) -> list[tuple[int, int]]:
         start = text.find(value)
         while start >= 0:
             end = start + len(value)
-            glued = (start > 0 and text[start - 1] in _GLUE) or (
-                end < len(text) and text[end] in _GLUE
+            glued = (start > 0 and value[0] in _GLUE and text[start - 1] in _GLUE) or (
+                end < len(text) and value[-1] in _GLUE and text[end] in _GLUE
             )
             if not glued:
                 if markers is None:
