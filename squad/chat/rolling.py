@@ -14,14 +14,15 @@ per turn, so :class:`RollingSummariser` keeps the model's last summary in
 The file is a cache a person can read (and delete: the next call rebuilds it). Digests are of
 role and text, so the summary follows the messages however the chat's window slides, and
 only messages still folded stay listed. The summary is saved, and read back, with credentials
-redacted: a cache written before redaction on write does not bring one back.
+redacted (and the values its session found, ``known``, wherever the model repeated them): a
+cache written before redaction on write does not bring one back.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,6 +64,9 @@ class RollingSummariser:
     model: str = ""
     refresh: int = REFRESH_MESSAGES
     clock: Clock = utc_now
+    known: Collection[str] = ()
+    """Credential values the chat session found (kept in memory only): redacted wherever the
+    summary repeats them."""
 
     def __call__(self, dropped: Sequence[Message], max_tokens: int, counter: TokenCounter) -> str:
         saved = self.load()
@@ -72,7 +76,7 @@ class RollingSummariser:
         if len(new) >= self.refresh:
             text = self.model_summary(previous, new, max_tokens)
             if text is not None:
-                text = redact(text)[0]
+                text = redact(text, known=self.known)[0]
                 self._save(text, dropped)
                 return text
         if not previous:
@@ -90,7 +94,9 @@ class RollingSummariser:
             return None
         if not isinstance(summary, str) or not isinstance(covered, list):
             return None
-        return SavedSummary(redact(summary)[0], frozenset(str(d) for d in covered))
+        return SavedSummary(
+            redact(summary, known=self.known)[0], frozenset(str(d) for d in covered)
+        )
 
     def _save(self, summary: str, covered: Sequence[Message]) -> None:
         record = {

@@ -8,12 +8,20 @@ message with it redacted (:class:`~squad.store.conversation.ConversationStore`),
 load that, and what they send (history and its summary) is redacted again, for rows stored
 before redaction on write, as is what the model summariser reads
 (:class:`~squad.chat.summarise.ModelSummariser`).
+
+Every message of a turn, the user's, the assistant's and each tool's, is stored that way, and
+the session keeps in memory (:attr:`ChatSession.seen`, never written anywhere) the credential
+values its messages carried: a later message that repeats one ("OK, Blu3Whale$2024 is saved")
+is stored, sent, summarised and offered to the memory tools with it redacted too, although
+the detector alone would not see it there and the user's message was stored redacted. After
+a restart (a new session) those values are gone: an echo of one is then redacted only where
+the detector recognises it.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -37,7 +45,7 @@ from squad.runtime.runlog import RunLog
 from squad.runtime.tools import tool_from_function
 from squad.runtime.tracing import NO_TRACE, TurnTrace, model_attributes
 from squad.spec.models import ModelSpec
-from squad.text.secrets import redact_conversation
+from squad.text.secrets import CUE_MESSAGES, SeenSecrets, redact_conversation
 from squad.text.tokens import counter_for_model
 
 if TYPE_CHECKING:
@@ -58,6 +66,7 @@ class _ChatRecorder:
 
     def message(self, role: str, content: str, *, tool_name: str | None = None) -> None:
         s = self.session
+        s.heard(content)
         s.runner.store.conversation.record_message(
             s.ctx.squad.name,
             s.ctx.agent.id,
@@ -65,6 +74,7 @@ class _ChatRecorder:
             content,
             session_id=CHAT_SESSION,
             tool_name=tool_name,
+            known=s.seen,
         )
 
     def model_call(self, reply: ModelReply) -> None:
@@ -107,6 +117,12 @@ class ChatSession:
         self._mcp_started = False
         self.session_id = f"chat-{ctx.agent.id}-{uuid.uuid4().hex[:12]}"
         """Names this session's MCP servers and their journal and log (``logs/run-<it>...``)."""
+        self.seen = SeenSecrets()
+        """The credential values this session's messages carried, in memory only: redacted
+        wherever a later message, summary, log line or memory write repeats them."""
+        self._recent: list[str] | None = None
+        """The session's last :data:`CUE_MESSAGES` messages as said (a bare value's cue may be
+        in them); None until the first turn reads the stored ones."""
         self.summariser: RollingSummariser | None = None
         """The model's rolling summary of folded messages; None on the offline model, whose
         history is summarised offline (no call)."""
@@ -115,6 +131,7 @@ class ChatSession:
                 contained(ctx.workspace, "agents", ctx.agent.id, SUMMARY_FILE),
                 self._model_summary,
                 model=model_spec.name,
+                known=self.seen,
             )
 
     @classmethod
@@ -136,6 +153,8 @@ class ChatSession:
         window = store.conversation.messages(
             ctx.squad.name, ctx.agent.id, session_id=CHAT_SESSION, newest=CHAT_WINDOW
         )
+        if self._recent is None:
+            self._recent = [m.content for m in window[-CUE_MESSAGES:]]
         prompt = self.runner.memory.prompt(
             ctx,
             message=text,
@@ -156,12 +175,12 @@ class ChatSession:
             counter=counter_for_model(self.model_spec.name),
             summariser=self.summariser,
         ).messages
-        history = without_credentials(history)
+        history = without_credentials(history, known=self.seen)
         files = WorkspaceFiles(ctx.workspace, "chat")
         functions: list[Callable[..., str]] = [files.read_file, files.list_files, files.write_file]
         if ctx.memory_enabled:
-            tools = MemoryTools(self.runner.memory, ctx)
-            decisions = DecisionTools(self.runner.decisions, ctx)
+            tools = MemoryTools(self.runner.memory, ctx, known=self.seen)
+            decisions = DecisionTools(self.runner.decisions, ctx, known=self.seen)
             functions += [
                 tools.memory_read,
                 tools.memory_append,
@@ -193,6 +212,13 @@ class ChatSession:
         self.runner.extraction.notify(ctx, 1)  # queues a background pass at the interval
         return result.text
 
+    def heard(self, content: str) -> None:
+        """Keep the credential values of ``content``, one of this session's messages as said,
+        judged after the ones before it (in memory only: :attr:`seen`)."""
+        recent = self._recent or []
+        self.seen.learn(content, previous=recent)
+        self._recent = [*recent, content][-CUE_MESSAGES:]
+
     def _trace(self) -> TurnTrace:
         """Each chat turn is a trace of its own: ``invoke_agent`` with its calls inside."""
         telemetry = self.runner.telemetry
@@ -214,8 +240,10 @@ class ChatSession:
             ctx = self.ctx
             mine = ctx.squad.model_copy(update={"agents": [ctx.agent]})
             if ctx.agent.tools:
-                self._mcp_log = RunLog(ctx.workspace, self.session_id)
-                self._mcp = McpTools.start(mine, ctx.workspace, self.session_id, self._mcp_log.emit)
+                self._mcp_log = RunLog(ctx.workspace, self.session_id, known=self.seen)
+                self._mcp = McpTools.start(
+                    mine, ctx.workspace, self.session_id, self._mcp_log.emit, known=self.seen
+                )
         return self._mcp
 
     def close(self) -> None:
@@ -247,7 +275,10 @@ class ChatSession:
             except LimitReached:
                 return None
         summariser = ModelSummariser(
-            self.model, timeout_s=self.model_spec.timeout_s or 60.0, on_reply=self._charge
+            self.model,
+            timeout_s=self.model_spec.timeout_s or 60.0,
+            on_reply=self._charge,
+            known=self.seen,
         )
         try:
             return summariser.summarise(previous, messages, max_tokens)
@@ -264,9 +295,12 @@ class ChatSession:
             )
 
 
-def without_credentials(messages: Sequence[Message]) -> tuple[Message, ...]:
-    """``messages`` with credentials redacted, each judged after the ones before it."""
-    contents = redact_conversation([m.content for m in messages])
+def without_credentials(
+    messages: Sequence[Message], *, known: Collection[str] = ()
+) -> tuple[Message, ...]:
+    """``messages`` with credentials redacted, each judged after the ones before it, and every
+    occurrence of a ``known`` value (one found earlier in the session)."""
+    contents = redact_conversation([m.content for m in messages], known=known)
     return tuple(
         m if text == m.content else replace(m, content=text)
         for m, text in zip(messages, contents, strict=True)

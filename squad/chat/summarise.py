@@ -18,7 +18,7 @@ Two :data:`~squad.chat.compress.Summariser` implementations:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from squad.classifier.cues import CUES
@@ -111,6 +111,8 @@ class ModelSummariser:
     model: ChatModel
     timeout_s: float | None = 60.0
     on_reply: Callable[[ModelReply], None] | None = None
+    known: Collection[str] = ()
+    """Credential values found earlier in the conversation: redacted wherever they occur."""
 
     def summarise(self, previous: str, messages: Sequence[Message], max_tokens: int) -> str | None:
         """The model's summary of ``messages``, merged into ``previous`` (a summary of what
@@ -118,14 +120,14 @@ class ModelSummariser:
         from squad.prompts import load
 
         instructions = load("session_summary.md").format(max_words=max(10, max_tokens * 2 // 3))
-        contents = redact_conversation([m.content for m in messages])
+        contents = redact_conversation([m.content for m in messages], known=self.known)
         transcript = "\n\n".join(
             f"{m.role}: {text[:TRANSCRIPT_CHARS]}"
             for m, text in zip(messages, contents, strict=True)
             if text.strip()
         )
         if previous.strip():
-            summary = redact(previous.strip())[0]
+            summary = redact(previous.strip(), known=self.known)[0]
             transcript = f"Summary so far:\n{summary}\n\nNew messages:\n{transcript}"
         try:
             reply = self.model.complete(
@@ -135,7 +137,7 @@ class ModelSummariser:
             return None
         if self.on_reply is not None:
             self.on_reply(reply)
-        return reply.content.strip() or None
+        return redact(reply.content.strip(), known=self.known)[0] or None
 
     def __call__(self, dropped: Sequence[Message], max_tokens: int, counter: TokenCounter) -> str:
         text = self.summarise("", dropped, max_tokens)

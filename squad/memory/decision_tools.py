@@ -2,17 +2,18 @@
 
 Plain methods bound to one agent, with plain parameters and docstrings the model reads, so the
 runtime can offer them like any tool function. Each returns text for the model; a refusal (a
-credential, no reason, an unknown decision to supersede) comes back as ``refused: ...``, never
-raised into the agent loop.
+credential, or a repeat of one found earlier in the agent's conversation; no reason; an unknown
+decision to supersede) comes back as ``refused: ...``, never raised into the agent loop.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from squad.errors import MemoryError_, UsageError, WorkspaceError
 from squad.memory.decisions import Decision, DecisionLog
 from squad.memory.service import AgentContext
+from squad.text.secrets import refuse_secrets
 
 __all__ = ["DecisionTools"]
 
@@ -20,12 +21,15 @@ SEARCH_RESULTS = 10
 
 
 class DecisionTools:
-    """Decision tools for ``ctx``'s agent, credited as ``agent:<agent id>``."""
+    """Decision tools for ``ctx``'s agent, credited as ``agent:<agent id>``; ``known``:
+    credential values found earlier in its conversation, refused wherever a record repeats
+    them."""
 
-    def __init__(self, log: DecisionLog, ctx: AgentContext) -> None:
+    def __init__(self, log: DecisionLog, ctx: AgentContext, *, known: Collection[str] = ()) -> None:
         self._log = log
         self._ctx = ctx
         self._actor = f"agent:{ctx.agent.id}"
+        self._known = known
 
     def decision_record(
         self,
@@ -43,6 +47,9 @@ class DecisionTools:
         """
 
         def run() -> str:
+            if self._known:
+                said = "\n".join((title, decision, reasons, alternatives))
+                refuse_secrets(said, what="the decision", known=self._known)
             recorded = self._log.record(
                 self._ctx.squad.name,
                 self._ctx.workspace,

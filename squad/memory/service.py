@@ -609,7 +609,8 @@ class MemoryService:
         reason: str | None = None,
     ) -> FactRecord | None:
         """Take a fact out of memory: kept for audit (forgotten), or ``purge``d for good;
-        ``reason`` goes into the workspace's audit record."""
+        ``reason`` goes into the workspace's audit record and history, credentials redacted."""
+        reason = redact(reason)[0] if reason else reason
         fact = self.store.memory.get_fact(fact_id)
         if fact is None:
             raise NotFound(f"no experiential fact with id {fact_id}; see `squad memory show`")

@@ -1,12 +1,14 @@
 """The agent's memory tools: plain methods bound to one agent, wrapped for LangChain on demand.
 
 Each tool returns text for the model. Refusals (stale write, cap, credential, bad section) are
-returned as a sentence the model can act on, never raised into the agent loop.
+returned as a sentence the model can act on, never raised into the agent loop. A write that
+repeats a credential value found earlier in the agent's conversation (``known``) is refused
+like one the detector recognises.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from datetime import date
 from typing import TYPE_CHECKING
 
@@ -17,6 +19,7 @@ from squad.memory.dedupe import Known
 from squad.memory.files import WriteResult
 from squad.memory.reading import read_targets, render_read
 from squad.memory.service import AgentContext, MemoryService
+from squad.text.secrets import refuse_secrets
 
 if TYPE_CHECKING:
     from langchain_core.tools import BaseTool
@@ -27,12 +30,17 @@ SEARCH_RESULTS = 20
 
 
 class MemoryTools:
-    """Memory tools for ``ctx``'s agent; ``actor`` names the writer in the audit log."""
+    """Memory tools for ``ctx``'s agent; ``actor`` names the writer in the audit log;
+    ``known``: credential values found earlier in its conversation (a chat session, a run),
+    refused wherever a write repeats them."""
 
-    def __init__(self, service: MemoryService, ctx: AgentContext) -> None:
+    def __init__(
+        self, service: MemoryService, ctx: AgentContext, *, known: Collection[str] = ()
+    ) -> None:
         self._service = service
         self._ctx = ctx
         self._actor = f"agent:{ctx.agent.id}"
+        self._known = known
 
     def memory_read(self, section: str | None = None, target: str = "memory") -> str:
         """Read your memory. target: 'memory' (your memory.md: one section by name, or all
@@ -68,7 +76,7 @@ class MemoryTools:
         return _guard(
             lambda: self._written(
                 self._service.memory_file(self._ctx).append(
-                    section, text, actor=self._actor, dedupe=True
+                    section, self._checked(text), actor=self._actor, dedupe=True
                 )
             )
         )
@@ -78,7 +86,7 @@ class MemoryTools:
         return _guard(
             lambda: self._written(
                 self._service.memory_file(self._ctx).replace(
-                    section, text, actor=self._actor, automatic=True, dedupe=True
+                    section, self._checked(text), actor=self._actor, automatic=True, dedupe=True
                 )
             )
         )
@@ -123,9 +131,17 @@ class MemoryTools:
         """Keep long details in today's log; put a one-line pointer in memory.md if needed."""
         return _guard(
             lambda: (
-                "written to " + self._service.daily_log(self._ctx).append(text, actor=self._actor)
+                "written to "
+                + self._service.daily_log(self._ctx).append(self._checked(text), actor=self._actor)
             )
         )
+
+    def _checked(self, text: str) -> str:
+        """``text``, unless it repeats a known credential value (the file's own write refuses
+        what the detector finds)."""
+        if self._known:
+            refuse_secrets(text, what="the memory write", known=self._known)
+        return text
 
     def _written(self, result: WriteResult) -> str:
         """Confirm a write, and say when the file no longer fits the prompt's project share.

@@ -9,6 +9,7 @@ extractor knows as a tool receipt and never files as a fact (:mod:`squad.text.ch
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Annotated
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
@@ -69,11 +70,16 @@ class _Arguments(BaseModel):
 class WorkingMemoryTools:
     """The working memory tool for ``ctx``'s agent in ``ctx``'s run."""
 
-    def __init__(self, service: MemoryService, ctx: AgentContext) -> None:
+    def __init__(
+        self, service: MemoryService, ctx: AgentContext, *, known: Collection[str] = ()
+    ) -> None:
+        """``known``: credential values found earlier in the run, refused wherever an update
+        repeats them."""
         if ctx.run_id is None:
             raise UsageError("working memory belongs to a run; this agent is not in one")
         self._service = service
         self._ctx = ctx
+        self._known = known
 
     def working_memory_update(
         self,
@@ -120,7 +126,7 @@ class WorkingMemoryTools:
                 f"({MAX_INPUT_CHARS:,}); keep a few short lines, and long details in "
                 "memory_write_daily"
             )
-        refuse_secrets(text, what="the working memory update")
+        refuse_secrets(text, what="the working memory update", known=self._known)
         update = arguments.update()
         if update.nothing:
             return (

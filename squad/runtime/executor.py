@@ -3,6 +3,15 @@
 It implements :class:`squad.runtime.graph.Executor` for one run of one squad: task prompts,
 the plan of a hierarchical squad, reviews, task status in the store and in
 ``tasks/<task-id>/status.json``, the run log and the spend ledger.
+
+Credentials: every message of the run (task prompts, replies, tool results) is stored
+redacted (:class:`~squad.store.conversation.ConversationStore`), and the run keeps in memory
+(:attr:`RunExecutor.seen`, never written) the values its messages carried, so a reply that
+repeats one is redacted too wherever it lands: the stored conversation, the run log, a task's
+``output.md``, the plan file, the tasks, review feedback and errors the checkpoints keep,
+working memory, and the memory tools (which refuse the write). Files an agent writes with its
+file tool are its deliverables and are kept as written; the workspace's history leaves out any
+that holds a credential (:mod:`squad.history.staging`).
 """
 
 from __future__ import annotations
@@ -10,8 +19,9 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +51,7 @@ from squad.spec.models import ModelSpec, SquadSpec
 from squad.store.records import RunStatus as StoreRunStatus
 from squad.store.records import TaskStatus as StoreTaskStatus
 from squad.telemetry import NO_TELEMETRY, Span, Telemetry
+from squad.text.secrets import CUE_MESSAGES, SeenSecrets, redact
 from squad.workspace.plans import PLANS_FOLDER, next_plan
 
 if TYPE_CHECKING:
@@ -71,9 +82,13 @@ class _Recorder:
         self._mcp = mcp or TurnTools()
         self._task = task
         """The task the turn works for (events of tasks running at once say whose they are)."""
+        self._recent: list[str] = []
+        """The turn's last messages as said: where a bare value's cue may be."""
 
     def message(self, role: str, content: str, *, tool_name: str | None = None) -> None:
         shown = self._mcp.shown.get(tool_name, tool_name) if tool_name else tool_name
+        self._executor.seen.learn(content, previous=self._recent)
+        self._recent = [*self._recent, content][-CUE_MESSAGES:]
         self._executor.journal_message(self._agent, role, content, shown)
 
     def model_call(self, reply: ModelReply) -> None:
@@ -105,7 +120,7 @@ class _Recorder:
                 task=self._task,
                 tool=name,
                 arguments=arguments,
-                result=_logged(result),
+                result=_logged(result, self._executor.seen),
             )
             return
         self._executor.log.emit(
@@ -115,7 +130,7 @@ class _Recorder:
             tool=mcp.tool,
             server=mcp.server,
             arguments=arguments,
-            result=_logged(result),
+            result=_logged(result, self._executor.seen),
             duration_s=mcp.duration_s,
             is_error=mcp.is_error,
             replayed=mcp.replayed,
@@ -149,8 +164,12 @@ class RunExecutor:
         trace_parent: Span | None = None,
         outputs: str = "tasks",
         epoch: int | None = None,
+        seen: SeenSecrets | None = None,
     ) -> None:
         self.spec = spec
+        self.seen = seen if seen is not None else SeenSecrets()
+        """The credential values the run's messages (and goal) carried, in memory only:
+        redacted wherever the run writes them again (see the module docstring)."""
         self.epoch = epoch
         """The cluster node's claim of the run (None outside a cluster): every step's store
         writes carry it, and the database refuses them once another node has claimed the run."""
@@ -190,7 +209,13 @@ class RunExecutor:
         """The run's tasks, as far as known: the runner's (from the state it starts or resumes
         from), else the plan's once written. What remains of an agent's work comes from it."""
         self.working = RunWorkingMemory(
-            memory, spec, workspace, run_id, log, waiting=self._waiting_for_approval
+            memory,
+            spec,
+            workspace,
+            run_id,
+            log,
+            waiting=self._waiting_for_approval,
+            known=self.seen,
         )
         """The agents' working memory in this run (:mod:`squad.runtime.working`)."""
 
@@ -249,7 +274,7 @@ class RunExecutor:
         self, agent: str, items: list[tuple[str, str, str | None]]
     ) -> Callable[[Store], object]:
         return lambda store: store.conversation.record_messages(
-            self.spec.name, agent, items, run_id=self.run_id
+            self.spec.name, agent, items, run_id=self.run_id, known=self.seen
         )
 
     # -- graph protocol --------------------------------------------------------------------
@@ -280,9 +305,11 @@ class RunExecutor:
             except PlanError as second:
                 self.log.emit("plan_invalid", agent=lead.id, error=str(second), attempt=2)
                 raise PlanError(f"the lead's plan is invalid twice: {second}") from None
+        tasks = [self._redacted_task(t) for t in tasks]  # the checkpoint keeps them
         self.tasks = list(tasks)
         number, path = self._next_plan()
-        atomic_write(path, render_plan(number, self.goal, tasks, lead.id).encode())
+        plan = self._redacted(render_plan(number, self.goal, tasks, lead.id))
+        atomic_write(path, plan.encode())
         relative = path.relative_to(self.workspace.resolve()).as_posix()
         self.log.emit("plan_written", agent=lead.id, path=relative, tasks=[t.id for t in tasks])
         self._progress(f"plan: {relative} ({len(tasks)} tasks)")
@@ -321,6 +348,7 @@ class RunExecutor:
         statuses = {r.task_id: str(r.status) for r in self.store.runs.tasks(self.run_id)}
         self.working.task_started(task, self.tasks or [task], statuses)
         text = self._turn(task.agent, self._task_prompt(task, feedback), task_id=task.id)
+        text = self._redacted(text)  # the answer is stored so; so is the output read again
         output = self._task_file(task.id, "output.md")
         output.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(output, (text.rstrip() + "\n").encode())
@@ -348,7 +376,7 @@ class RunExecutor:
             f"{work[:CONTEXT_CHARS]}\n\nAnswer with 'APPROVED: <why>' or "
             "'CHANGES REQUESTED: <what to fix>'."
         )
-        verdict = self._turn(reviewer, prompt, tools=False, task_id=task.id)
+        verdict = self._redacted(self._turn(reviewer, prompt, tools=False, task_id=task.id))
         approved = verdict.strip().upper().startswith("APPROVED")
         self.log.emit(
             "review", node=task.id, reviewer=reviewer, approved=approved, verdict=verdict[:300]
@@ -367,6 +395,7 @@ class RunExecutor:
     ) -> None:
         unchanged = self._last_status.get(task.id) == status
         self._last_status[task.id] = status
+        error = None if error is None else self._redacted(error)
         self.journal(
             lambda store: store.runs.set_task(
                 self.run_id,
@@ -415,6 +444,19 @@ class RunExecutor:
         return record.output
 
     # -- internals -------------------------------------------------------------------------
+
+    def _redacted(self, text: str) -> str:
+        """``text`` with credentials redacted, and every value the run has found so far."""
+        return redact(text, known=self.seen)[0]
+
+    def _redacted_task(self, task: TaskNode) -> TaskNode:
+        """A planned task with credentials redacted from what the lead wrote of it."""
+        expected = task.expected_output
+        return replace(
+            task,
+            description=self._redacted(task.description),
+            expected_output=None if expected is None else self._redacted(expected),
+        )
 
     def _waiting_for_approval(self, run_id: str) -> bool:
         run = self.store.get_run(run_id)
@@ -491,7 +533,9 @@ class RunExecutor:
         model, spec = self.model_for(agent_id)
         offered: list[Tool] = []
         if tools:
-            memory_tools = MemoryTools(self.memory, ctx) if ctx.memory_enabled else None
+            memory_tools = (
+                MemoryTools(self.memory, ctx, known=self.seen) if ctx.memory_enabled else None
+            )
             files = WorkspaceFiles(
                 self.workspace,
                 task_id or "notes",
@@ -504,7 +548,7 @@ class RunExecutor:
                 files.list_files,
             ]
             if memory_tools is not None:
-                decision_tools = DecisionTools(self._decisions, ctx)
+                decision_tools = DecisionTools(self._decisions, ctx, known=self.seen)
                 functions += [
                     memory_tools.memory_read,
                     memory_tools.memory_append,
@@ -512,7 +556,7 @@ class RunExecutor:
                     memory_tools.memory_write_daily,
                     decision_tools.decision_record,
                     decision_tools.decision_search,
-                    WorkingMemoryTools(self.memory, ctx).working_memory_update,
+                    WorkingMemoryTools(self.memory, ctx, known=self.seen).working_memory_update,
                 ]
             offered = [tool_from_function(f) for f in functions]
         mcp = None
@@ -581,9 +625,10 @@ class RunExecutor:
         return next_plan(contained(self.workspace, PLANS_FOLDER))
 
 
-def _logged(result: str) -> str:
+def _logged(result: str, known: Collection[str] = ()) -> str:
     """A tool's answer as the run log keeps it: the first 300 characters, cut where no
-    credential is split into a fragment the log's redaction would no longer recognise."""
+    credential (nor ``known`` value) is split into a fragment the log's redaction would no
+    longer recognise."""
     from squad.runtime.mcp_journal import bound_answer
 
-    return bound_answer(result, 300)[0]
+    return bound_answer(result, 300, known=known)[0]

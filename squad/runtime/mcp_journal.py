@@ -24,6 +24,7 @@ import hashlib
 import json
 import os
 import threading
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,13 +54,16 @@ CUT_MARGIN = 2_000
 """Characters either side of a cut searched for a credential crossing it."""
 
 
-def bound_answer(text: str, limit: int = MAX_RESULT_CHARS) -> tuple[str, int]:
+def bound_answer(
+    text: str, limit: int = MAX_RESULT_CHARS, *, known: Collection[str] = ()
+) -> tuple[str, int]:
     """``text`` cut to at most ``limit`` characters with a notice, and how many were cut.
 
     The cut comes before any redaction (redacting runs at several seconds a megabyte), but it
     must not split a credential into a fragment a redactor no longer recognises, so the margin
     around it is searched and a credential crossing it is dropped whole: the cut moves back to
-    where it starts. An answer already cut comes back unchanged.
+    where it starts. So is a ``known`` value (one found earlier in the run) crossing it. An
+    answer already cut comes back unchanged.
     """
     if len(text) <= limit + NOTICE_ROOM:
         return text, 0
@@ -68,6 +72,13 @@ def bound_answer(text: str, limit: int = MAX_RESULT_CHARS) -> tuple[str, int]:
     for match in find_secrets(text[start : limit + CUT_MARGIN]):  # sorted, non-overlapping
         if start + match.start < cut < start + match.end:
             cut = start + match.start
+    moved = True
+    while moved:  # a value moved back over may cross another
+        moved = False
+        for value in known:
+            at = text.find(value, max(0, cut - len(value) + 1), cut + len(value) - 1)
+            if 0 <= at < cut:
+                cut, moved = at, True
     dropped = len(text) - cut
     return f"{text[:cut]}\n[... {dropped:,} more characters cut]", dropped
 
@@ -108,8 +119,11 @@ class JournalEntry:
 class McpJournal:
     """The answers of one run's MCP calls: read at the run's (re)start, appended durably."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, known: Collection[str] = ()) -> None:
+        """``known``: credential values found in the run (or chat) so far, kept in memory by
+        its owner; redacted from every answer kept, wherever they occur."""
         self.path = path
+        self._known = known
         self._lock = threading.Lock()
         self._fd: int | None = None
         self._counts: dict[tuple[str, str, str], int] = {}
@@ -142,7 +156,7 @@ class McpJournal:
         text, cut = bound_answer(entry.text)
         if cut:
             extra = {**extra, "cut_chars": cut}
-        entry = JournalEntry(redact(text)[0], entry.is_error)
+        entry = JournalEntry(redact(text, known=self._known)[0], entry.is_error)
         line = encode_event(
             {
                 "turn": key.turn,
@@ -151,7 +165,7 @@ class McpJournal:
                 "ordinal": key.ordinal,
                 "text": entry.text,
                 "is_error": entry.is_error,
-                **redact_fields(extra),
+                **redact_fields(extra, known=self._known),
             }
         )
         with self._lock:

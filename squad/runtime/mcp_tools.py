@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -155,8 +155,10 @@ class McpTools:
         emit: Emit,
         *,
         progress: Callable[[str], None] | None = None,
+        known: Collection[str] = (),
     ) -> McpTools | None:
         """Start the servers the agents of ``spec`` may use; None when there are none.
+        ``known``: the run's credential values, redacted from the answers journaled.
 
         A server that cannot start is reported (``mcp_error``, a progress line) and its tools
         are not offered; the run goes on without them.
@@ -174,7 +176,8 @@ class McpTools:
             run_id=run_id,
             errlog=errlog,
         )
-        tools = cls(spec, bridge, McpJournal(journal_path(workspace, run_id)), emit)
+        journal = McpJournal(journal_path(workspace, run_id), known=known)
+        tools = cls(spec, bridge, journal, emit)
         started = time.monotonic()
         try:
             listed = bridge.start()

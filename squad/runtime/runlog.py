@@ -4,7 +4,8 @@ Events are appended with one ``write`` on an ``O_APPEND`` descriptor, opened at 
 event and kept until :meth:`RunLog.close`, so a reader following the file never sees half a
 line and a killed process loses nothing it wrote (the page cache outlives it). Run boundaries
 are also fsynced, for OS crashes. String fields pass through secret redaction: a tool argument
-carrying a key never lands in a log.
+carrying a key never lands in a log, nor one repeating a value found earlier in the run
+(``known``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import errno
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -55,10 +56,14 @@ class RunLog:
         run_id: str,
         *,
         clock: Clock = utc_now,
+        known: Collection[str] = (),
     ) -> None:
+        """``known``: credential values found in the run (or chat session) so far, kept in
+        memory by its owner; redacted from every event wherever they occur."""
         self.path = run_log_path(workspace, run_id)
         self.run_id = run_id
         self._clock = clock
+        self._known = known
         self._fd: int | None = None
         self._open_lock = threading.Lock()
 
@@ -81,7 +86,7 @@ class RunLog:
 
     def emit(self, event: str, **fields: Any) -> dict[str, Any]:
         record = {"time": self._clock().isoformat(), "run_id": self.run_id, "event": event}
-        record.update(redact_fields(fields))
+        record.update(redact_fields(fields, known=self._known))
         fd = self._descriptor()
         os.write(fd, encode_event(record))
         if event in _DURABLE_EVENTS:

@@ -4,6 +4,11 @@ A run is a LangGraph thread (thread id = run id) checkpointed durably through
 :mod:`squad.checkpoints` (beside a SQLite store, or in the Postgres store's database), so
 ``squad resume RUN_ID`` continues from the last completed step without redoing finished tasks
 or repeating their side effects. Runners are made by :meth:`squad.app.App.runner`.
+
+A goal is stored with its credentials redacted, as chat messages are: the run that was given
+it works with it as given, and keeps its values in memory (:class:`~squad.text.secrets.
+SeenSecrets`) to redact their echoes; a resume works with the stored goal. An approval's
+reason is kept (in the checkpoint) redacted too.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from squad.runtime.tasks import RunOutcome, TaskNode
 from squad.runtime.tracing import run_attributes, run_ended, run_span_name
 from squad.spec.models import SquadSpec
 from squad.telemetry import NO_TELEMETRY, Span, Telemetry
+from squad.text.secrets import SeenSecrets, redact
 
 if TYPE_CHECKING:
     from squad.checkpoints import Checkpoints
@@ -138,8 +144,13 @@ class SquadRunner:
         require_prices(spec, self.model_factory, override=model)
         with run_slot(self.settings.locks_dir, spec.name, clock=self._clock) as slot:
             settle_dead_runs(self.store, self.settings.locks_dir, squad=spec.name, holding=True)
+            given = goal or spec.goal
             run = self.store.create_run(
-                spec.name, trigger=trigger, goal=goal or spec.goal, model=model, job=job
+                spec.name,
+                trigger=trigger,
+                goal=redact(given)[0] if given else given,
+                model=model,
+                job=job,
             )
             slot.claim(run.id)
             if self.owner is not None:
@@ -206,7 +217,10 @@ class SquadRunner:
                 "tasks": [asdict(n) for n in nodes],
                 "status": {n.id: "pending" for n in nodes},
             }
-        with RunLog(workspace, run_id, clock=self._clock) as log:
+        seen = SeenSecrets()
+        if goal or spec.goal:
+            seen.learn(goal or spec.goal)
+        with RunLog(workspace, run_id, clock=self._clock, known=seen) as log:
             log.emit(
                 "run_start",
                 squad=spec.name,
@@ -216,7 +230,15 @@ class SquadRunner:
                 model=model,
             )
             return self._drive(
-                spec, workspace, run_id, goal or spec.goal, model, log, state, trigger=trigger
+                spec,
+                workspace,
+                run_id,
+                goal or spec.goal,
+                model,
+                log,
+                state,
+                trigger=trigger,
+                seen=seen,
             )
 
     def resume(self, run_id: str, *, decision: dict[str, Any] | None = None) -> RunResult:
@@ -241,7 +263,8 @@ class SquadRunner:
                     raise UsageError(self._no_checkpoint(run_id))
             command: Any = Command(resume=decision) if decision is not None else None
             self._begin(run.squad, workspace, run_id)
-            with RunLog(workspace, run_id, clock=self._clock) as log:
+            seen = SeenSecrets()  # those of the run before the resume are gone with it
+            with RunLog(workspace, run_id, clock=self._clock, known=seen) as log:
                 outputs = self._outputs(run, workspace, log)
                 log.emit("run_resume", decision=decision)
                 return self._drive(
@@ -255,6 +278,7 @@ class SquadRunner:
                     trigger=run.trigger,
                     resumed=True,
                     outputs=outputs,
+                    seen=seen,
                 )
 
     def has_checkpoint(self, run_id: str) -> bool:
@@ -277,7 +301,8 @@ class SquadRunner:
             raise UsageError(f"run {run_id!r} is not waiting for an approval")
         if waiting != task:
             raise UsageError(f"run {run_id!r} waits for task {waiting!r}, not {task!r}")
-        return self.resume(run_id, decision={"approved": approved, "reason": reason})
+        kept = redact(reason)[0]  # the checkpoint keeps it, and a rejection's feedback
+        return self.resume(run_id, decision={"approved": approved, "reason": kept})
 
     # -- internals -------------------------------------------------------------------------
 
@@ -334,20 +359,29 @@ class SquadRunner:
         trigger: str,
         resumed: bool = False,
         outputs: str = "tasks",
+        seen: SeenSecrets | None = None,
     ) -> RunResult:
         """Run the graph with the squad's MCP servers up (when it has any) until it stops,
         in the run's span (``invoke_workflow {squad}``); the run's task outputs go to the
         folder ``outputs``."""
+        seen = seen if seen is not None else SeenSecrets()
         attributes = run_attributes(spec, run_id, trigger=trigger, resumed=resumed)
         with self.telemetry.span(run_span_name(spec), attributes) as span:
             try:
-                mcp = McpTools.start(spec, workspace, run_id, log.emit, progress=self._progress)
+                mcp = McpTools.start(
+                    spec,
+                    workspace,
+                    run_id,
+                    log.emit,
+                    progress=self._progress,
+                    known=seen,
+                )
             except BaseException as exc:  # Ctrl-C while servers start: resumable, like a step
                 self._record_broken(run_id, log, exc)
                 raise
             try:
                 result = self._drive_graph(
-                    spec, workspace, run_id, goal, model, log, payload, mcp, span, outputs
+                    spec, workspace, run_id, goal, model, log, payload, mcp, span, outputs, seen
                 )
             finally:
                 if mcp is not None:
@@ -368,6 +402,7 @@ class SquadRunner:
         mcp: McpTools | None,
         span: Span,
         outputs: str = "tasks",
+        seen: SeenSecrets | None = None,
     ) -> RunResult:
         from squad.store.records import RunStatus
 
@@ -396,6 +431,7 @@ class SquadRunner:
             trace_parent=span,
             outputs=outputs,
             epoch=self._epoch(run_id),
+            seen=seen,
         )
         self.store.update_run(run_id, status=RunStatus.RUNNING, epoch=self._epoch(run_id))
         with self._graph_for(run_id, executor, spec) as (app, config):

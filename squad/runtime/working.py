@@ -21,7 +21,7 @@ in the run log as ``working_memory_failed`` and the work goes on.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 
 from squad.errors import SquadError
@@ -43,10 +43,11 @@ __all__ = ["RunWorkingMemory", "task_item"]
 _NOT_REMAINING = frozenset({TaskStatus.DONE, TaskStatus.FAILED, TaskStatus.BLOCKED})
 
 
-def task_item(task: TaskNode) -> str:
-    """A task as working memory shows it: ``<id>: <description>`` (credentials redacted)."""
+def task_item(task: TaskNode, *, known: Collection[str] = ()) -> str:
+    """A task as working memory shows it: ``<id>: <description>`` (credentials redacted, and
+    the ``known`` values found earlier in the run)."""
     described = " ".join(task.description.split())
-    return redact(f"{task.id}: {described}" if described else task.id)[0]
+    return redact(f"{task.id}: {described}" if described else task.id, known=known)[0]
 
 
 class RunWorkingMemory:
@@ -61,9 +62,12 @@ class RunWorkingMemory:
         log: RunLog,
         *,
         waiting: Callable[[str], bool],
+        known: Collection[str] = (),
     ) -> None:
-        """``waiting`` says whether a run (by id) waits for approval: its files are kept."""
+        """``waiting`` says whether a run (by id) waits for approval: its files are kept;
+        ``known``: credential values found in the run so far, redacted wherever they occur."""
         self._waiting = waiting
+        self._known = known
         self._memory = memory
         self._spec = spec
         self._workspace = workspace
@@ -102,13 +106,13 @@ class RunWorkingMemory:
     ) -> None:
         """``task`` starts; ``tasks`` are the run's, ``statuses`` what the store says of them."""
         remaining = [
-            task_item(other)
+            task_item(other, known=self._known)
             for other in tasks
             if other.agent == task.agent
             and other.id != task.id
             and statuses.get(other.id) not in _NOT_REMAINING
         ]
-        item = task_item(task)
+        item = task_item(task, known=self._known)
         self._update(task.agent, lambda state: start_task(state, item, remaining))
 
     def touched(self, agent: str, path: str) -> None:
@@ -116,11 +120,12 @@ class RunWorkingMemory:
 
     def task_ended(self, task: TaskNode, status: TaskStatus, error: str | None = None) -> None:
         """``task`` reached ``status``: done, failed or blocked change what the agent is on."""
-        item = task_item(task)
+        item = task_item(task, known=self._known)
         if status is TaskStatus.DONE:
             self._update(task.agent, lambda state: finish_task(state, item))
         elif status is TaskStatus.FAILED:
-            why = redact(f"{task.id} failed: {error}" if error else f"{task.id} failed")[0]
+            failed = f"{task.id} failed: {error}" if error else f"{task.id} failed"
+            why = redact(failed, known=self._known)[0]
             self._update(task.agent, lambda state: drop_task(state, item, why))
         elif status is TaskStatus.BLOCKED:
             self._update(task.agent, lambda state: drop_task(state, item))

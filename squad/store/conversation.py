@@ -17,7 +17,10 @@ Content is stored with every recognised credential redacted (:mod:`squad.text.se
 key pasted into a chat or read by a tool is never sent to a model again on a later turn, nor
 read by the extractor. A bare value is judged with the messages before it in the same session
 or run ("what's the db password?" / "hunter2x"). The turn that carried the credential keeps it
-in memory for its own model calls only.
+in memory for its own model calls only. A value found in one message is redacted wherever it
+occurs in the later ones of the same write, and so are the ``known`` values the caller found
+earlier in its session or run (a reply that repeats a password the user's message gave: the
+user's message was stored redacted, so only the caller still knows the value).
 
 ``extraction_watermarks`` holds, per agent, the last ``seq`` the extractor has read and a
 claim protocol that keeps one extraction per agent at a time, coalescing triggers:
@@ -30,7 +33,7 @@ claim protocol that keeps one extraction per agent at a time, coalescing trigger
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -90,6 +93,7 @@ class ConversationStore:
         session_id: str | None = None,
         tool_name: str | None = None,
         author: str | None = None,
+        known: Collection[str] = (),
     ) -> MessageRecord:
         """Append a message to the agent's conversation and return it with its seq and turn."""
         return self.record_messages(
@@ -99,6 +103,7 @@ class ConversationStore:
             run_id=run_id,
             session_id=session_id,
             author=author,
+            known=known,
         )[0]
 
     def record_messages(
@@ -110,12 +115,14 @@ class ConversationStore:
         run_id: str | None = None,
         session_id: str | None = None,
         author: str | None = None,
+        known: Collection[str] = (),
     ) -> list[MessageRecord]:
         """Append ``(role, content, tool_name)`` messages in order, in one transaction.
 
         They get consecutive seqs; each one's turn counts the assistant replies up to it. Their
-        content is stored with credentials redacted (see the module docstring). ``author``
-        names who spoke them, when it is known.
+        content is stored with credentials redacted, and every occurrence of a ``known`` value
+        (found earlier in the session or run; see the module docstring). ``author`` names who
+        spoke them, when it is known.
         """
         roles = [enum_value(MessageRole, role, "message role") for role, _, _ in items]
         _check_agent(squad, agent)
@@ -127,18 +134,23 @@ class ConversationStore:
         rows: list[dict[str, Any]] = []
         contents = [content for _, content, _ in items]
         # Imported here: its patterns cost 0.1 s, which commands that only read (status) skip.
-        from squad.text.secrets import CUE_MESSAGES, needs_previous, redact, redact_conversation
+        from squad.text.secrets import CUE_MESSAGES, needs_previous, redact_conversation
 
-        stored = redact_conversation(contents)  # before the write lock: long tool output is slow
+        # Before the write lock: long tool output is slow.
+        stored = redact_conversation(contents, known=known)
         cued = [i for i, text in enumerate(contents[:CUE_MESSAGES]) if needs_previous(text)]
         with transaction(self._engine, action) as conn:
             last_seq, turns = _take_seqs(conn, squad, agent, len(items), replies)
             seq, turn = last_seq - len(items), turns - replies
             if cued:  # a bare value whose cue may be in the messages already stored
                 before = _last_contents(conn, squad, agent, seq, run_id, session_id)
-                for i in cued:
-                    previous = [*before, *contents[:i]][-CUE_MESSAGES:]
-                    stored[i] = redact(contents[i], previous=previous)[0]
+                head = cued[-1] + 1
+                redone = redact_conversation(contents[:head], previous=before, known=known)
+                if redone != stored[:head] and head < len(contents):
+                    # Rare: a value found only after its stored cue; its echoes later go too.
+                    stored = redact_conversation(contents, previous=before, known=known)
+                else:
+                    stored[:head] = redone
             for role, (_, _, tool_name), content in zip(roles, items, stored, strict=True):
                 seq += 1
                 turn += role is MessageRole.ASSISTANT

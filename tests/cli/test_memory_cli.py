@@ -292,3 +292,25 @@ def test_planning_an_offline_prompt_never_imports_litellm(docs: Cli) -> None:
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["context_window"]["source"] == "offline"
     assert result.stderr.strip().splitlines()[-1] == "False"
+
+
+def test_a_credential_given_to_remember_or_a_run_never_reaches_the_disk(docs: Cli) -> None:
+    from tests.support.leaks import assert_nowhere_on_disk
+    from tests.text.secrets_corpus import URLSAFE, fake
+
+    key, password = "sk-" + "proj-" + fake(URLSAFE, 40), "Blu3Whale$2024"
+    for text in (f"the deploy key is {key}", f"my password is {password}"):
+        for layer in ("project", "experiential"):
+            refused = docs("memory", "remember", "docs-site", "writer", text, "--layer", layer)
+            assert refused.returncode == 2 and "contains a credential" in refused.stderr
+            assert key not in refused.stderr + refused.stdout
+    run = docs("run", "docs-site", "--goal", f"Publish the site with {key}", "--json")
+    paused = json.loads(run.stdout)
+    assert paused["status"] == "awaiting_approval", run.stderr
+    reason = f"my password is {password}"
+    rejected = docs(
+        "approve", paused["run_id"], "publish", "--reject", "--reason", reason, "--json"
+    )
+    assert json.loads(rejected.stdout)["status"] == "failed", rejected.stderr
+    for value in (key, password):
+        assert_nowhere_on_disk(value, docs.tmp)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -21,6 +22,8 @@ from squad.extraction.quality import Decision, drop_reason
 from squad.extraction.transcript import extract_transcript
 from squad.model.testing import OpenAIStubServer, answer
 from tests.extraction.conftest import World
+from tests.support.echo_model import echoing
+from tests.support.leaks import assert_nowhere_on_disk
 from tests.text.secrets_corpus import B62, fake
 
 MakeWorld = Callable[..., World]
@@ -132,3 +135,26 @@ def test_an_experiential_fact_that_carries_a_credential_is_refused_when_written(
     assert applied.written == [] and "not written" in applied.dropped[0]["reason"]
     assert token not in applied.dropped[0]["reason"]
     assert world.facts() == []
+
+
+def test_an_echo_of_a_password_in_a_transcript_reaches_neither_the_model_nor_the_disk(
+    make_world: MakeWorld, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    password = "Blu3Whale$2024"
+    world = make_world()
+    said = [
+        ("user", f"my password is {password}"),
+        ("assistant", f"OK, {password} is saved."),  # the detector alone sees nothing here
+        ("user", PORT),
+    ]
+    monkeypatch.setenv("STUB_KEY", "stub-key")
+    with OpenAIStubServer(handler=echoing) as stub:  # a fact for every line it reads
+        extract_transcript(
+            said, now=NOW, model=stub.model(), memory=world.memory, ctx=world.ctx, dry_run=False
+        )
+    extract_transcript(said, now=NOW, model=None, memory=world.memory, ctx=world.ctx, dry_run=False)
+
+    read = json.dumps(stub.bodies)
+    assert password not in read and "[REDACTED:echo]" in read
+    assert "listens on port 8080" in everything_stored(world)
+    assert_nowhere_on_disk(password, tmp_path)

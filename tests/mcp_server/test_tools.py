@@ -10,6 +10,8 @@ from mcp_types import Implementation
 from squad.app import App
 from tests.conftest import propose
 from tests.mcp_server.conftest import audit_lines, call, error_text, ok, payload, with_client
+from tests.support.leaks import assert_nowhere_on_disk
+from tests.text.secrets_corpus import URLSAFE, fake
 
 READS = {
     "squads",
@@ -187,6 +189,41 @@ def test_a_credential_is_refused_and_nothing_is_written(home: App) -> None:
     text = error_text(with_client(home, body))
     assert "contains a credential" in text and "sk-proj" not in text
     assert memory.read_bytes() == before
+
+
+def test_no_write_tool_lets_a_credential_or_a_forget_reason_carrying_one_reach_the_disk(
+    home: App,
+) -> None:
+    key, password = "sk-" + "proj-" + fake(URLSAFE, 40), "Blu3Whale$2024"
+    where = {"squad": "docs-site", "agent": "writer"}
+
+    async def body(client: Any) -> Any:
+        refused = []
+        for text in (f"the deploy key is {key}", f"my password is {password}"):
+            for layer in ("project", "experiential"):
+                refused.append(await call(client, "remember", **where, layer=layer, text=text))
+            refused.append(
+                await call(
+                    client,
+                    "decision_record",
+                    squad="docs-site",
+                    title="Deploys",
+                    decision=text,
+                    reasons=["it works"],
+                )
+            )
+        fact = await ok(
+            client, "remember", **where, layer="experiential", text="Titles stay under 60 chars"
+        )
+        await ok(client, "forget", fact_id=fact["fact_id"], reason=f"it leaked {key}")
+        return refused
+
+    refused = _client_named(home, body)
+    assert all("contains a credential" in error_text(answer) for answer in refused)
+    note = audit_lines(home.squads.locate("docs-site").path)[-1]["note"]
+    assert note == "it leaked [REDACTED:openai_api_key]"
+    for value in (key, password):
+        assert_nowhere_on_disk(value, home.settings.home.parent)
 
 
 @pytest.mark.parametrize(

@@ -93,3 +93,34 @@ def test_the_newest_messages_come_back_oldest_first_without_reading_the_rest(
     assert [m.content for m in window] == ["m3", "m4", "m5"]
     with pytest.raises(ValueError, match="not both"):
         store.conversation.messages("docs", "writer", limit=1, newest=1)
+
+
+def test_messages_are_stored_without_the_known_values_and_those_found_earlier_in_the_write(
+    store: Store,
+) -> None:
+    conversation = store.conversation
+    conversation.record_message(
+        "docs", "writer", "assistant", "OK, Blu3Whale$2024 is saved.", known=["Blu3Whale$2024"]
+    )
+    conversation.record_messages(
+        "docs",
+        "writer",
+        [
+            ("user", "my password is Tr4mpoline#77", None),
+            ("assistant", "Saved Tr4mpoline#77.", None),
+            ("tool", "notes.md: Tr4mpoline#77", "read_file"),
+        ],
+    )
+    conversation.record_message("docs", "writer", "assistant", "What's the db password?")
+    conversation.record_messages(  # a bare value after a stored cue, and its echo
+        "docs", "writer", [("user", "hunter2x", None), ("assistant", "hunter2x noted", None)]
+    )
+    assert [m.content for m in conversation.messages("docs", "writer")] == [
+        "OK, [REDACTED:echo] is saved.",
+        "my password is [REDACTED:password_prose]",
+        "Saved [REDACTED:echo].",
+        "notes.md: [REDACTED:echo]",
+        "What's the db password?",
+        "[REDACTED:followup_secret]",
+        "[REDACTED:echo] noted",
+    ]

@@ -25,6 +25,8 @@ import pytest
 from squad.memory.audit import AuditLog
 from squad.memory.service import AgentContext
 from squad.store.records import RunStatus
+from tests.support.leaks import assert_nowhere_on_disk
+from tests.text.secrets_corpus import URLSAFE, fake
 from tests.web.conftest import Served
 
 T = TypeVar("T")
@@ -742,6 +744,28 @@ def test_rejecting_fails_the_task_with_the_reason_given(served: Served, paused: 
     assert wait_status(served, paused, *FINAL) == "failed"
     [publish] = [t for t in get(served, f"/api/v1/runs/{paused}")["tasks"] if t["id"] == "publish"]
     assert publish["error"].endswith(": Add a troubleshooting part")
+
+
+def test_credentials_posted_in_a_goal_a_rejection_or_a_boot_edit_never_reach_the_disk(
+    served: Served,
+) -> None:
+    key, password = "sk-" + "proj-" + fake(URLSAFE, 40), "Blu3Whale$2024"
+    run_id = start_run(served, "docs-site", {"goal": f"Publish with the key {key}."})
+    wait_status(served, run_id, "awaiting_approval")
+    answer = {"task": "publish", "approved": False, "reason": f"my password is {password}"}
+    assert served.client.post(f"/api/v1/runs/{run_id}/approval", json=answer).status_code == 202
+    assert wait_status(served, run_id, *FINAL) == "failed"
+    version = get(served, "/api/v1/memory/boot/user")["version"]
+    edit = {"text": f"My password is {password}", "version": version}
+    refused = served.client.put("/api/v1/memory/boot/user", json=edit)
+
+    assert refused.status_code == 422, refused.text
+    run = get(served, f"/api/v1/runs/{run_id}")
+    assert run["goal"] == "Publish with the key [REDACTED:openai_api_key]."
+    [publish] = [t for t in run["tasks"] if t["id"] == "publish"]
+    assert publish["error"].endswith("my password is [REDACTED:password_prose]")
+    for value in (key, password):
+        assert_nowhere_on_disk(value, served.settings.home.parent)
 
 
 def test_an_answer_for_a_task_the_run_does_not_wait_on_is_refused(served: Served) -> None:

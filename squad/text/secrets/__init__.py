@@ -14,7 +14,10 @@ password on the lines after a login word), :mod:`._followup` (a bare value after
 :mod:`._spoken` (lock codes, corrected passwords, seed phrases, codes listed under their name),
 :mod:`._files` (by the file format that holds them: ``.npmrc``, ``.pgpass``, PuTTY keys,
 Terraform variable defaults, Oracle connect strings),
-:mod:`._values` (is this value a literal, a placeholder, random or words). The finders share a
+:mod:`._values` (is this value a literal, a placeholder, random or words),
+:mod:`._echo` (a value found once, said again later in the same conversation),
+:mod:`._learned` (the learned detector: a credential in prose, by its letters and the words
+around it; see :func:`find_secrets`). The rule finders share a
 :class:`._scan.Scan` of the text, which runs each pattern only where the literals every match
 holds are (:mod:`._triggers` reads them from the pattern), so that a message with nothing
 key-like costs microseconds and a long text only its lines with a cue (issue 32).
@@ -126,19 +129,25 @@ Judgment calls, each pinned by ``tests/text/secrets_corpus.py``:
   guess), then the longer; only the value is replaced, never the name, user or host. A value
   that starts with an earlier ``[REDACTED:...]`` is that redaction, so :func:`redact` is
   idempotent. ``[REDACTED:<kind>]`` is the one marker format, in memory and in history alike.
+- Given ``known`` values (those found earlier in the same conversation, kept by the caller in
+  a :class:`SeenSecrets`), every occurrence of one is redacted too, ``[REDACTED:echo]``, even
+  where the detector alone sees nothing ("OK, Blu3Whale$2024 is saved"): 4+ characters, not
+  glued to ASCII letters or digits (:mod:`._echo`). An echo overlapping a find becomes one span
+  with the find's kind. :func:`find_secrets` itself never reports echoes.
 """
 
 from __future__ import annotations
 
 import bisect
 import functools
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from squad.errors import SecretInMemoryError
 from squad.text.secrets import (
     _context,
+    _echo,
     _files,
     _followup,
     _layout,
@@ -148,6 +157,7 @@ from squad.text.secrets import (
     _tokens,
     _values,
 )
+from squad.text.secrets._echo import SeenSecrets
 from squad.text.secrets._followup import CUE_MESSAGES, needs_previous
 from squad.text.secrets._scan import Scan as _Scan
 from squad.text.secrets._values import ALNUM as _ALNUM
@@ -156,8 +166,10 @@ from squad.text.secrets._values import Candidate as _Candidate
 
 __all__ = [
     "CUE_MESSAGES",
+    "ECHO_KIND",
     "KINDS",
     "SecretMatch",
+    "SeenSecrets",
     "contains_redaction",
     "contains_secret",
     "find_secrets",
@@ -169,7 +181,11 @@ __all__ = [
     "redact_fields",
     "redaction_marker",
     "refuse_secrets",
+    "secret_values",
 ]
+
+ECHO_KIND = _echo.KIND
+"""The kind of a known value found again (``[REDACTED:echo]``): not one of :data:`KINDS`."""
 
 KINDS: tuple[str, ...] = tuple(
     dict.fromkeys(
@@ -339,33 +355,84 @@ def _find_once(text: str, previous: Sequence[str], *, learned: bool) -> list[Sec
     return chosen
 
 
+def _found(
+    text: str, previous: Sequence[str], known: Collection[str], learned: bool = True
+) -> list[SecretMatch]:
+    """:func:`find_secrets`, with the echoes of ``known`` values merged in."""
+    return _with_echoes(text, find_secrets(text, previous=previous, learned=learned), known)
+
+
+def _with_echoes(
+    text: str, matches: list[SecretMatch], known: Collection[str]
+) -> list[SecretMatch]:
+    """The detector's ``matches`` in ``text`` with the echoes of ``known`` values merged in."""
+    if not known:
+        return matches
+    echoes = _echo.spans(text, known)
+    if not echoes:
+        return matches
+    spans = _echo.merged([(m.kind, m.start, m.end) for m in matches], echoes)
+    return [SecretMatch(kind, start, end) for kind, start, end in spans]
+
+
+def secret_values(text: str, *, previous: Sequence[str] = ()) -> list[str]:
+    """The raw credential values :func:`find_secrets` finds in ``text``, those worth looking
+    for again later in the conversation (see ``known``): keep them in memory only."""
+    return [
+        value
+        for m in find_secrets(text, previous=previous)
+        if _echo.usable(value := text[m.start : m.end])
+    ]
+
+
 def redact(
-    text: str, *, previous: Sequence[str] = (), learned: bool = True
+    text: str,
+    *,
+    previous: Sequence[str] = (),
+    known: Collection[str] = (),
+    learned: bool = True,
 ) -> tuple[str, list[SecretMatch]]:
-    """``text`` with each credential value replaced by ``[REDACTED:<kind>]``, and the finds."""
-    matches = find_secrets(text, previous=previous, learned=learned)
+    """``text`` with each credential value replaced by ``[REDACTED:<kind>]``, and the finds;
+    ``known``: values found earlier in the conversation, redacted wherever they occur;
+    ``learned=False``: the rules alone."""
+    matches = _found(text, previous, known, learned)
     return _apply(text, matches)[0], matches
 
 
-def redact_conversation(messages: Sequence[str], *, previous: Sequence[str] = ()) -> list[str]:
+def redact_conversation(
+    messages: Sequence[str], *, previous: Sequence[str] = (), known: Collection[str] = ()
+) -> list[str]:
     """Each of ``messages`` (oldest first) redacted with the ones before it as ``previous``,
-    so "my password is" / "hunter2x" loses the value; ``previous`` are those before the first."""
+    so "my password is" / "hunter2x" loses the value; ``previous`` are those before the first.
+
+    A value found in one message is redacted wherever it occurs in the later ones (an
+    assistant's echo of it), as are the ``known`` values found before these messages."""
     context = list(previous[-CUE_MESSAGES:])
+    seen = list(known)
     out: list[str] = []
     for message in messages:
-        out.append(redact(message, previous=context)[0])
+        shown, matches = redact(message, previous=context, known=seen)
+        out.append(shown)
+        seen += [
+            value
+            for m in matches
+            if m.kind != ECHO_KIND and _echo.usable(value := message[m.start : m.end])
+        ]
         context = [*context, message][-CUE_MESSAGES:]
     return out
 
 
-def redact_fields(value: Any) -> Any:
-    """``value`` (a log event's fields: strings, dicts, lists) with every string redacted."""
+def redact_fields(value: Any, *, known: Collection[str] = ()) -> Any:
+    """``value`` (a log event's fields: strings, dicts, lists) with every string redacted;
+    ``known`` as for :func:`redact`."""
     if isinstance(value, str):
-        return _redacted_short(value) if len(value) <= _SHORT else redact(value)[0]
+        if len(value) > _SHORT:
+            return redact(value, known=known)[0]
+        return _apply(value, _with_echoes(value, list(_short_finds(value)), known))[0]
     if isinstance(value, dict):
-        return {str(k): redact_fields(v) for k, v in value.items()}
+        return {str(k): redact_fields(v, known=known) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [redact_fields(v) for v in value]
+        return [redact_fields(v, known=known) for v in value]
     return value
 
 
@@ -373,17 +440,24 @@ _SHORT = 128
 
 
 @functools.lru_cache(maxsize=4096)
-def _redacted_short(text: str) -> str:
-    """Redaction of a short field: ids, statuses and model names repeat on every event."""
-    return redact(text)[0]
+def _short_finds(text: str) -> tuple[SecretMatch, ...]:
+    """The finds in a short field: ids, statuses and model names repeat on every event."""
+    return tuple(find_secrets(text))
 
 
-def refuse_secrets(text: str, *, what: str = "text", previous: Sequence[str] = ()) -> None:
-    """Raise :class:`SecretInMemoryError` if ``text`` carries a credential.
+def refuse_secrets(
+    text: str,
+    *,
+    what: str = "text",
+    previous: Sequence[str] = (),
+    known: Collection[str] = (),
+) -> None:
+    """Raise :class:`SecretInMemoryError` if ``text`` carries a credential (or an echo of one
+    of ``known``, as for :func:`redact`).
 
     The message names kinds and lines only; it never repeats the credential.
     """
-    matches = find_secrets(text, previous=previous)
+    matches = _found(text, previous, known)
     if not matches:
         return
     found = [f"{m.kind} on line {text.count(chr(10), 0, m.start) + 1}" for m in matches[:5]]
@@ -395,6 +469,9 @@ def refuse_secrets(text: str, *, what: str = "text", previous: Sequence[str] = (
     )
 
 
-def contains_secret(text: str, *, previous: Sequence[str] = ()) -> bool:
-    """Whether ``text`` carries anything :func:`find_secrets` would report."""
-    return bool(find_secrets(text, previous=previous))
+def contains_secret(
+    text: str, *, previous: Sequence[str] = (), known: Collection[str] = ()
+) -> bool:
+    """Whether ``text`` carries anything :func:`find_secrets` would report, or an echo of one
+    of ``known``."""
+    return bool(_found(text, previous, known))

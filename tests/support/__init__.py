@@ -1,0 +1,1 @@
+"""Helpers shared by tests of several packages (not fixtures: plain functions to call)."""
