@@ -148,6 +148,7 @@ from squad.text.secrets._followup import CUE_MESSAGES, needs_previous
 from squad.text.secrets._values import ALNUM as _ALNUM
 from squad.text.secrets._values import MARKER as _MARKER
 from squad.text.secrets._values import Candidate as _Candidate
+from squad.text.secrets._version import detector_version
 
 __all__ = [
     "CUE_MESSAGES",
@@ -155,6 +156,7 @@ __all__ = [
     "SecretMatch",
     "contains_redaction",
     "contains_secret",
+    "detector_version",
     "find_secrets",
     "is_password_manager",
     "is_public_data",
