@@ -52,6 +52,9 @@ def memory_message(
         added_total += len(added)
         removed_total += len(removed)
         body.append(f"{path}:")
+        if change.lines_hidden:
+            body.append(f"  {_plural(len(removed), 'line')} rewritten (not shown)")
+            continue
         shown = [f"  - {line}" for line in removed] + [f"  + {line}" for line in added]
         body += shown[:MAX_BODY_LINES]
         if len(shown) > MAX_BODY_LINES:
