@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from importlib import resources
 from importlib.resources.abc import Traversable
 
-__all__ = ["detector_version"]
+__all__ = ["detector_version", "digest_of"]
 
 _PACKAGE = "squad.text.secrets"
 _DATA = "data"
@@ -28,8 +28,14 @@ _LENGTH = 16
 def detector_version() -> str:
     """The version of the credential detector this process runs (16 hex characters); the
     same for the same code and data, whatever the file times or the install's location."""
+    return digest_of(resources.files(_PACKAGE))
+
+
+def digest_of(root: Traversable) -> str:
+    """The version of the detector whose package folder is ``root``: its ``*.py`` files and
+    everything under its ``data/`` (caches aside), each by name and bytes."""
     digest = hashlib.sha256(b"squad secrets detector\0")
-    for name, data in _inputs(resources.files(_PACKAGE)):
+    for name, data in _inputs(root):
         digest.update(name.encode() + b"\0" + len(data).to_bytes(8, "big") + data)
     return digest.hexdigest()[:_LENGTH]
 

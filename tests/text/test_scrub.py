@@ -1,0 +1,114 @@
+"""Stored text redacted in the shape it is stored in (text, JSON, JSON Lines, conversations)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from squad.text.scrub import (
+    Found,
+    scrub_conversation,
+    scrub_json_lines,
+    scrub_json_text,
+    scrub_text,
+    scrub_value,
+)
+from squad.text.secrets import detector_version
+from squad.text.secrets._version import digest_of
+
+TOKEN = "ghp_" + "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dF3hJ5"
+
+
+def test_text_names_the_line_and_kind_and_a_second_pass_changes_nothing() -> None:
+    text = f"# Notes\n- push with {TOKEN}\n"
+
+    first = scrub_text(text)
+    second = scrub_text(first.value)
+
+    assert first.value == "# Notes\n- push with [REDACTED:github_token]\n"
+    assert first.found == (Found("github_token", "line 2"),)
+    assert second.value == first.value and not second.changed
+
+
+def test_a_conversation_loses_a_bare_value_after_its_cue_and_says_which_message() -> None:
+    messages = ["What's the staging db password?", "Tr0ub4dor&3xQ", "thanks"]
+
+    scrubbed = scrub_conversation(messages)
+
+    assert [s.value for s in scrubbed] == [messages[0], "[REDACTED:followup_secret]", "thanks"]
+    assert [s.changed for s in scrubbed] == [False, True, False]
+    assert scrubbed[1].found == (Found("followup_secret", "line 1"),)
+
+
+def test_json_text_keeps_its_shape_and_finds_values_named_by_their_key_or_hidden_by_escapes() -> (
+    None
+):
+    named = scrub_json_text('{"password": "hunter2x", "port": 5432}')
+    escaped = scrub_json_text(json.dumps({"note": "What's the db password?\nTr0ub4dor&3xQ"}))
+
+    assert json.loads(named.value) == {"password": "[REDACTED:password_assignment]", "port": 5432}
+    assert named.found == (Found("password_assignment", "line 1"),)
+    assert json.loads(escaped.value)["note"].endswith("\n[REDACTED:followup_secret]")
+    assert escaped.found == (Found("followup_secret", ".note line 2"),)
+    assert not scrub_json_text(named.value).changed and not scrub_json_text(escaped.value).changed
+
+
+def test_json_lines_rewrite_only_the_lines_that_change_and_keep_torn_and_blank_lines() -> None:
+    clean = '{"event":"run_start","run_id":"r1"}'
+    text = f'{clean}\n{{"event":"tool_result","output":"GH={TOKEN}"}}\n\n{{"torn": "pw='
+
+    scrubbed = scrub_json_lines(text)
+
+    lines = scrubbed.value.split("\n")
+    assert lines[0] == clean and lines[2] == "" and lines[3] == '{"torn": "pw='
+    assert json.loads(lines[1]) == {"event": "tool_result", "output": "GH=[REDACTED:github_token]"}
+    assert scrubbed.found == (Found("github_token", "line 2"),)
+
+
+@dataclass(frozen=True)
+class _Note:
+    text: str
+    count: int
+
+
+def test_values_are_walked_through_dicts_lists_tuples_and_dataclasses_keeping_the_rest() -> None:
+    untouched = {"n": 1}
+    value = {"a": [f"use {TOKEN}", untouched], "b": (_Note(f"or {TOKEN}", 2),), TOKEN: "key"}
+
+    scrubbed = scrub_value(value)
+
+    assert scrubbed.value["a"][0] == "use [REDACTED:github_token]"
+    assert scrubbed.value["a"][1] is untouched
+    assert scrubbed.value["b"] == (_Note("or [REDACTED:github_token]", 2),)
+    assert TOKEN in scrubbed.value  # keys are names, not values
+    assert [f.where for f in scrubbed.found] == [".a[0]", ".b[0].text"]
+    assert scrub_value(untouched).value is untouched
+
+
+def test_the_detector_version_follows_its_sources_and_data_and_nothing_else(
+    tmp_path: Path,
+) -> None:
+    package = Path(__file__).resolve().parents[2] / "squad" / "text" / "secrets"
+    copy = tmp_path / "secrets"
+    shutil.copytree(package, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    assert digest_of(copy) == detector_version()
+    assert len(detector_version()) == 16 and int(detector_version(), 16) >= 0
+
+    (copy / "__pycache__").mkdir(exist_ok=True)
+    (copy / "__pycache__" / "x.pyc").write_bytes(b"cache")
+    (copy / "NOTES.txt").write_text("not code")
+    assert digest_of(copy) == detector_version()
+
+    (copy / "data").mkdir(exist_ok=True)
+    (copy / "data" / "weights.bin").write_bytes(b"\x00\x01")
+    with_data = digest_of(copy)
+    assert with_data != detector_version()
+    (copy / "data" / "weights.bin").write_bytes(b"\x00\x02")
+    assert digest_of(copy) not in (with_data, detector_version())
+
+    shutil.rmtree(copy / "data")
+    source = copy / "_named.py"
+    source.write_bytes(source.read_bytes() + b"\n")
+    assert digest_of(copy) != detector_version()
