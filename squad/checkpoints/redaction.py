@@ -6,6 +6,13 @@ that serde, redacts every string inside (:func:`squad.text.scrub.scrub_value`, L
 ``Send`` included), and with ``fix`` serialises it back with the same serde and writes it in
 place, in one transaction. A value that would not read back as what was written (a type the
 serde cannot round-trip) is left as it is and reported, never half rewritten.
+
+SQLite (``SqliteSaver``): each checkpoint is one serialised blob beside JSON metadata, and
+each pending write a blob; ``secure_delete`` zeroes what a fix overwrites, and the file is
+compacted after. PostgreSQL (``PostgresSaver``): a checkpoint is JSONB with its plain values
+inline, its other channel values are blobs in ``checkpoint_blobs``, pending writes blobs in
+``checkpoint_writes``; the old row versions stay in the table's files until autovacuum reuses
+their space (``VACUUM FULL`` rewrites them at once).
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ from squad.text.scrub import Found, Scrubbed, scrub_value
 if TYPE_CHECKING:
     from langgraph.checkpoint.serde.base import SerializerProtocol
 
-__all__ = ["CheckpointFinding", "CheckpointSweep", "sweep_sqlite"]
+__all__ = ["CheckpointFinding", "CheckpointSweep", "sweep_postgres", "sweep_sqlite"]
 
 
 @dataclass(frozen=True)
@@ -56,10 +63,13 @@ def _langgraph_objects(obj: Any, path: str, walk: Callable[[Any, str], Any]) -> 
     return obj
 
 
-def _scrubbed(serde: SerializerProtocol, kind: str | None, blob: bytes | None) -> Scrubbed[Any]:
+def _scrubbed(
+    serde: SerializerProtocol, kind: str | None, blob: bytes | None, where: str = ""
+) -> Scrubbed[Any]:
     if kind is None or blob is None:
         return Scrubbed(None)
-    return scrub_value(serde.loads_typed((kind, blob)), objects=_langgraph_objects)
+    value = serde.loads_typed((kind, blob))
+    return scrub_value(value, where=where, objects=_langgraph_objects)
 
 
 def _dumped(serde: SerializerProtocol, value: Any) -> tuple[str, bytes] | None:
@@ -161,3 +171,134 @@ def sweep_sqlite(
         if fix:
             conn.execute("PRAGMA secure_delete = OFF")
     return CheckpointSweep(tuple(findings), scanned)
+
+
+def sweep_postgres(
+    connection: Any,
+    serde: SerializerProtocol,
+    *,
+    fix: bool,
+    threads: Collection[str] | None = None,
+) -> CheckpointSweep:
+    """Sweep LangGraph's ``PostgresSaver`` tables on ``connection`` (a psycopg connection
+    with dict rows, autocommit) in one transaction, rows locked for update with ``fix``."""
+    from psycopg import errors
+    from psycopg.types.json import Jsonb
+
+    wanted = None if threads is None else set(threads)
+    findings: list[CheckpointFinding] = []
+    scanned = 0
+    lock = " FOR UPDATE" if fix else ""
+
+    def mine(row: dict[str, Any]) -> bool:
+        return wanted is None or row["thread_id"] in wanted
+
+    try:
+        with connection.transaction():
+            checkpoints = connection.execute(
+                "SELECT thread_id, checkpoint_ns, checkpoint_id, checkpoint, metadata "
+                f"FROM checkpoints{lock}"
+            ).fetchall()
+            for row in filter(mine, checkpoints):
+                scanned += 1
+                state = scrub_value(row["checkpoint"])
+                meta = scrub_value(row["metadata"])
+                if not (state.changed or meta.changed):
+                    continue
+                found = state.found + tuple(
+                    Found(f.kind, f"metadata {f.where}") for f in meta.found
+                )
+                ref = f"checkpoint:{row['thread_id']}/{row['checkpoint_id']}"
+                if fix:
+                    connection.execute(
+                        "UPDATE checkpoints SET checkpoint = %s, metadata = %s WHERE thread_id "
+                        "= %s AND checkpoint_ns = %s AND checkpoint_id = %s",
+                        (
+                            Jsonb(state.value),
+                            Jsonb(meta.value),
+                            row["thread_id"],
+                            row["checkpoint_ns"],
+                            row["checkpoint_id"],
+                        ),
+                    )
+                findings.append(CheckpointFinding(row["thread_id"], ref, found, fixed=fix))
+            blobs = connection.execute(
+                "SELECT thread_id, checkpoint_ns, channel, version, type, blob "
+                f"FROM checkpoint_blobs{lock}"
+            ).fetchall()
+            for row in filter(mine, blobs):
+                scanned += 1
+                if row["type"] == "empty" or row["blob"] is None:
+                    continue
+                key: tuple[Any, ...] = (
+                    row["thread_id"],
+                    row["checkpoint_ns"],
+                    row["channel"],
+                    row["version"],
+                )
+                ref = f"blob:{row['thread_id']}/{row['channel']}/{row['version']}"
+                findings += _rewritten_blob(
+                    connection,
+                    serde,
+                    fix,
+                    row,
+                    ref,
+                    f".channel_values.{row['channel']}",
+                    "UPDATE checkpoint_blobs SET type = %s, blob = %s WHERE thread_id = %s "
+                    "AND checkpoint_ns = %s AND channel = %s AND version = %s",
+                    key,
+                )
+            writes = connection.execute(
+                "SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, idx, type, blob "
+                f"FROM checkpoint_writes{lock}"
+            ).fetchall()
+            for row in filter(mine, writes):
+                scanned += 1
+                key = (
+                    row["thread_id"],
+                    row["checkpoint_ns"],
+                    row["checkpoint_id"],
+                    row["task_id"],
+                    row["idx"],
+                )
+                ref = (
+                    f"write:{row['thread_id']}/{row['checkpoint_id']}/{row['task_id']}/{row['idx']}"
+                )
+                findings += _rewritten_blob(
+                    connection,
+                    serde,
+                    fix,
+                    row,
+                    ref,
+                    "",
+                    "UPDATE checkpoint_writes SET type = %s, blob = %s WHERE thread_id = %s "
+                    "AND checkpoint_ns = %s AND checkpoint_id = %s AND task_id = %s AND idx = %s",
+                    key,
+                )
+    except errors.UndefinedTable:  # no checkpoint was ever written here
+        return CheckpointSweep()
+    return CheckpointSweep(tuple(findings), scanned)
+
+
+def _rewritten_blob(
+    connection: Any,
+    serde: SerializerProtocol,
+    fix: bool,
+    row: dict[str, Any],
+    ref: str,
+    where: str,
+    statement: str,
+    key: tuple[Any, ...],
+) -> list[CheckpointFinding]:
+    """A serialised value swept: nothing, a find, or a find rewritten with ``fix``."""
+    value = _scrubbed(serde, row["type"], bytes(row["blob"]), where)
+    if not value.changed:
+        return []
+    thread = str(row["thread_id"])
+    if not fix:
+        return [CheckpointFinding(thread, ref, value.found)]
+    dumped = _dumped(serde, value.value)
+    if dumped is None:
+        return [CheckpointFinding(thread, ref, value.found, problem=_UNSAFE)]
+    connection.execute(statement, (*dumped, *key))
+    return [CheckpointFinding(thread, ref, value.found, fixed=True)]
