@@ -55,6 +55,15 @@ def test_json_text_keeps_its_shape_and_finds_values_named_by_their_key_or_hidden
     assert not scrub_json_text(named.value).changed and not scrub_json_text(escaped.value).changed
 
 
+def test_json_strings_are_judged_on_their_own_too_where_the_text_around_them_hides_them() -> None:
+    line = '{"event":"message","text":"my password is sunshine","n":1}'
+
+    scrubbed = scrub_json_text(line)
+
+    assert json.loads(scrubbed.value)["text"] == "my password is [REDACTED:password_prose]"
+    assert scrubbed.found == (Found("password_prose", ".text"),)
+
+
 def test_json_lines_rewrite_only_the_lines_that_change_and_keep_torn_and_blank_lines() -> None:
     clean = '{"event":"run_start","run_id":"r1"}'
     text = f'{clean}\n{{"event":"tool_result","output":"GH={TOKEN}"}}\n\n{{"torn": "pw='
