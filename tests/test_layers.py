@@ -26,6 +26,7 @@ LAYERS: list[set[str]] = [
     {"runtime", "jobqueue"},
     {"chat"},
     {"app"},
+    {"scan"},
     {"daemon", "transfer"},
     {"cluster"},
     {"web"},

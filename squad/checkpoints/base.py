@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, ClassVar, Protocol, cast
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
+
+    from squad.checkpoints.redaction import CheckpointSweep
 
 __all__ = ["Checkpoints", "Fence"]
 
@@ -124,6 +126,14 @@ class Checkpoints(ABC):
                 for thread_id in doomed:
                     saver.delete_thread(thread_id)
         return doomed
+
+    def scrub(self, *, fix: bool, threads: Collection[str] | None = None) -> CheckpointSweep:
+        """Credentials in the checkpoints of ``threads`` (all when None), found with the
+        current detector; with ``fix`` redacted in place (:mod:`squad.checkpoints.redaction`).
+        A backend that cannot sweep its checkpoints says so (``supported`` False)."""
+        from squad.checkpoints.redaction import CheckpointSweep
+
+        return CheckpointSweep(supported=False)
 
     def compact(self) -> int:
         """Give the space of deleted checkpoints back to the file system; the bytes given

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +19,8 @@ from squad.store.engine import mask_url, parse_url
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
+
+    from squad.checkpoints.redaction import CheckpointSweep
 
 __all__ = ["PostgresCheckpoints"]
 
@@ -139,6 +141,15 @@ class PostgresCheckpoints(Checkpoints):
             except errors.UndefinedTable:  # no checkpoint was ever written here
                 return []
         return [str(row["thread_id"]) for row in rows]
+
+    def scrub(self, *, fix: bool, threads: Collection[str] | None = None) -> CheckpointSweep:
+        from langgraph.checkpoint.postgres import PostgresSaver
+
+        from squad.checkpoints.redaction import sweep_postgres
+
+        with self._connections().connection() as connection:
+            serde = PostgresSaver(connection).serde
+            return sweep_postgres(connection, serde, fix=fix, threads=threads)
 
     def close(self) -> None:
         with self._pool_lock:

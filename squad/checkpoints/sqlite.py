@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,6 +16,8 @@ from squad.fsutil import SQLITE_COMPANIONS, private_dir, private_file
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from squad.checkpoints.redaction import CheckpointSweep
 
 __all__ = ["FILE_NAME", "SqliteCheckpoints"]
 
@@ -83,6 +85,17 @@ class SqliteCheckpoints(Checkpoints):
             except sqlite3.OperationalError:  # the file exists, but no run wrote a checkpoint
                 return []
         return [str(row[0]) for row in rows]
+
+    def scrub(self, *, fix: bool, threads: Collection[str] | None = None) -> CheckpointSweep:
+        from squad.checkpoints.redaction import CheckpointSweep, sweep_sqlite
+
+        if not self._exists():
+            return CheckpointSweep()
+        with self._connect() as saver:
+            swept = sweep_sqlite(saver.conn, saver.serde, fix=fix, threads=threads)
+        if any(f.fixed for f in swept.findings):
+            self.compact()  # the old pages leave the file, the write-ahead log is emptied
+        return swept
 
     def compact(self) -> int:
         if not self._exists():

@@ -13,6 +13,7 @@ from squad.cli.daemon import register as register_daemon_commands
 from squad.cli.decisions import decisions_app
 from squad.cli.mcp import register as register_mcp_commands
 from squad.cli.memory import memory_app
+from squad.cli.memory_scan import register as register_memory_scan
 from squad.cli.output import Output, report_error
 from squad.cli.run import register as register_run_commands
 from squad.cli.runs import runs_app
@@ -36,6 +37,7 @@ app = typer.Typer(
 )
 app.add_typer(ws_app, name="ws")
 app.add_typer(memory_app, name="memory")
+register_memory_scan(memory_app)
 app.add_typer(decisions_app, name="decisions")
 app.add_typer(runs_app, name="runs")
 register_run_commands(app)

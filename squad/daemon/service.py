@@ -210,6 +210,9 @@ class Daemon:
         self._boot_marks: dict[Path, str | None] = {}
         """Each boot file's content as last seen (:func:`_content_mark`), so that an event
         that changed no byte, or squad's own default SOUL.md, is not logged as a change."""
+        self._scan_thread: threading.Thread | None = None
+        """The credential scan of stored text after a detector upgrade, while it runs."""
+        self._scan_stop = threading.Event()
 
     # -- public ----------------------------------------------------------------------------
 
@@ -380,6 +383,7 @@ class Daemon:
         self._runs.queue.start()
         self._schedule_jobs(BACKGROUND_JOBS)
         self._start_job("extraction")
+        self._scan_after_upgrade()
         self._phase = "running"
         self._ready.set()
         self._attach()
@@ -499,6 +503,7 @@ class Daemon:
             self._watcher.stop()
         if self._scheduler is not None:
             self._scheduler.shutdown()
+        self._end_scan()
         left: list[str] = []
         if self._runs is not None:
             for request in self._runs.queue.close():
@@ -649,6 +654,47 @@ class Daemon:
             self.log.emit("job_error", job=job, error=_describe(exc))
             return
         self.log.emit("job_end", job=job, report=report)
+
+    def _scan_after_upgrade(self) -> None:
+        """When the credential detector is not the one the home was last scanned with (an
+        upgrade, or a home never scanned), scan every stored place with ``fix`` in the
+        background (:mod:`squad.scan`): start-up does not wait for it. It logs ``job_start``
+        and ``job_end`` (job ``secrets_scan``, with the figures) and records the detector
+        once the scan settles, so the next start does not scan again."""
+        from squad.scan import needs_scan
+
+        if not needs_scan(self.settings.home):
+            return
+        self._scan_thread = threading.Thread(
+            target=self._background,
+            args=("secrets_scan", self._scan_secrets),
+            name="squad-secrets-scan",
+            daemon=True,
+        )
+        self._scan_thread.start()
+
+    def _scan_secrets(self) -> dict[str, Any]:
+        from squad.scan import record_scan, scan_home
+
+        report = scan_home(self.app, fix=True, stop=self._scan_stop.is_set)
+        summary = report.summary()
+        if report.settled:
+            record_scan(self.settings.home, report.detector, self._clock().isoformat(), summary)
+        return {**summary, "recorded": report.settled}
+
+    def _end_scan(self) -> None:
+        """Let the scan end before the app closes: asked to stop at its next file or group,
+        except when ``--once`` ends idle (it finishes: a one-shot daemon may never run long
+        enough otherwise); a second stop request stops it too."""
+        thread = self._scan_thread
+        if thread is None:
+            return
+        if not (self.exit_when_idle and self._stop_reason == "idle"):
+            self._scan_stop.set()
+        while thread.is_alive():
+            thread.join(0.2)
+            if self._force.is_set():
+                self._scan_stop.set()
 
     def _consolidate(self) -> dict[str, Any]:
         from squad.daemon.jobs import run_consolidation

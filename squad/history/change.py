@@ -50,6 +50,9 @@ class Change:
     keep: bool = False
     """Commit it even if it wrote nothing: a decision that belongs in the history (a
     review-queue rejection leaves memory as it was, and is still a commit)."""
+    lines_hidden: bool = False
+    """The commit's body counts the changed lines instead of quoting them: a change that
+    takes credentials out (``squad memory scan --fix``) must not copy them into its message."""
 
     def wrote(self, path: str, before: bytes | None, after: bytes | None) -> None:
         if before != after:

@@ -52,6 +52,12 @@ def memory_message(
         added_total += len(added)
         removed_total += len(removed)
         body.append(f"{path}:")
+        if change.lines_hidden:
+            if before.get(path) is None:
+                body.append(f"  new to the history: {_plural(len(added), 'line')} (not shown)")
+            else:
+                body.append(f"  {_plural(len(removed), 'line')} rewritten (not shown)")
+            continue
         shown = [f"  - {line}" for line in removed] + [f"  + {line}" for line in added]
         body += shown[:MAX_BODY_LINES]
         if len(shown) > MAX_BODY_LINES:

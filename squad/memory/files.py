@@ -72,6 +72,7 @@ __all__ = [
     "read_file_bytes",
     "refuse_read_only",
     "refuse_unencodable",
+    "rewrite",
 ]
 
 LOCK_TIMEOUT_S = 30.0
@@ -571,6 +572,10 @@ class MemoryFile(_AgentFile):
         return result
 
 
+class _NoFile(Exception):  # control flow inside one rewrite: never raised out of it
+    """The file to rewrite is not there (a rewrite never makes one)."""
+
+
 class _Full(Exception):  # control flow inside one write: never raised out of it
     """A write's bytes would pass the cap: fold first, then write again."""
 
@@ -704,6 +709,39 @@ class DailyLog(_AgentFile):
             except ValueError:
                 continue
         return sorted(found)
+
+
+def rewrite(
+    path: Path,
+    relative: str,
+    make: Callable[[bytes], bytes],
+    *,
+    lock: Path | None = None,
+) -> tuple[bytes, bytes] | None:
+    """Replace the file at ``path`` with ``make(its bytes)`` as squad's memory writes do: under
+    the lock its writers take (:func:`locked` of ``lock``, the file itself by default), losing
+    no change a person makes meanwhile (:func:`_write_unclobbered`), atomically. For rewrites
+    of a whole file that are no section edit (a credential scan's redactions). The bytes before
+    and after; None when there is no file (none is made). A read-only file is refused
+    (:class:`MemoryFileError`), a lock held past its timeout is a :class:`MemoryError_`."""
+
+    def made(raw: bytes | None) -> bytes:
+        if raw is None:
+            raise _NoFile
+        refuse_read_only(path, relative)
+        return make(raw)
+
+    try:
+        with locked(lock or path):
+            before, after = _write_unclobbered(path, relative, made)
+    except _NoFile:
+        return None
+    except Timeout:
+        raise MemoryError_(f"{relative} is locked by another writer; try again") from None
+    except OSError as exc:
+        raise _write_failed(exc, path, relative) from None
+    assert before is not None  # made() refuses a missing file
+    return before, after
 
 
 def _append_unclobbered(

@@ -51,6 +51,7 @@ from squad.store.tables import RunRow, SquadRow, UTCDateTime
 
 if TYPE_CHECKING:
     from squad.settings import Settings
+    from squad.store.redaction import RedactionStore
 
 __all__ = ["Store", "open_store"]
 
@@ -103,6 +104,14 @@ class Store:
         """Facts the extractor proposed that wait for a person (the review queue)."""
         self.retention = RetentionStore(engine, now=self._now)
         """What retention forgets: old runs and what only they needed, and the space."""
+
+    @property
+    def redaction(self) -> RedactionStore:
+        """Credentials in stored rows, found and redacted (``squad memory scan``); made on
+        use, since its module loads the credential detector."""
+        from squad.store.redaction import RedactionStore
+
+        return RedactionStore(self._engine, now=self._now)
 
     @classmethod
     def open(

@@ -163,6 +163,7 @@ from squad.text.secrets._scan import Scan as _Scan
 from squad.text.secrets._values import ALNUM as _ALNUM
 from squad.text.secrets._values import MARKER as _MARKER
 from squad.text.secrets._values import Candidate as _Candidate
+from squad.text.secrets._version import detector_version
 
 __all__ = [
     "CUE_MESSAGES",
@@ -172,6 +173,7 @@ __all__ = [
     "SeenSecrets",
     "contains_redaction",
     "contains_secret",
+    "detector_version",
     "find_secrets",
     "is_password_manager",
     "is_public_data",
