@@ -49,9 +49,7 @@ def load(path: Path, *, credentials: bool, limit: int | None = None) -> list[Sam
             continue
         if limit is not None and len(samples) >= limit:
             break
-        samples.append(
-            _sample(_row(path, number, line), f"{path}:{number}", number, credentials)
-        )
+        samples.append(_sample(_row(path, number, line), f"{path}:{number}", number, credentials))
     if not samples:
         raise UsageError(f"{path}: holds no messages")
     return samples
