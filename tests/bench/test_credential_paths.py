@@ -23,7 +23,7 @@ from squad.text.secrets import find_secrets
 from tests.text.secrets_corpus import URLSAFE, fake
 
 KEY = "sk-" + "proj-" + fake(URLSAFE, 40)
-UNSEEN = "The team decided the vault phrase is zebra-moon-orbit."
+UNSEEN = "The team decided the mascot is zebra-moon-orbit."
 CREDENTIALS: list[dict[str, Any]] = [
     {
         "text": "The database is postgresql://app:S3cretPassw0rd@db.internal/app for the docs.",

@@ -76,8 +76,8 @@ def blind_detector(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     import squad.text.secrets as secrets
 
     with monkeypatch.context() as patch:
-        patch.setattr(secrets, "redact", lambda text, previous=(): (text, []))
-        patch.setattr(secrets, "redact_conversation", lambda msgs, previous=(): list(msgs))
+        patch.setattr(secrets, "redact", lambda text, **_: (text, []))
+        patch.setattr(secrets, "redact_conversation", lambda msgs, **_: list(msgs))
         patch.setattr(secrets, "needs_previous", lambda text: False)
         patch.setattr(secrets, "refuse_secrets", lambda *args, **kwargs: None)
         patch.setattr(secrets, "contains_secret", lambda *args, **kwargs: False)

@@ -14,7 +14,7 @@ from squad.store.tables import metadata
 from tests.scan.seed import blind_detector
 
 TOKEN = "ghp_" + "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dF3hJ5"
-CUED = "Tr0ub4dor&3xQ"
+CUED = "hunter2xyz"  # not shaped like a password alone: only its cue says it is one
 
 
 def _seed(store: Store, monkeypatch: pytest.MonkeyPatch) -> int:
