@@ -1308,3 +1308,17 @@ POSITIVES += [
     _p("credential", "the 7z archive is protected with ⟦Vendor!Drop-88⟧"),
     _p("credential", "금고 번호는 ⟦사과나무2024⟧ 입니다"),
 ]
+
+# Payment cards (``_cards``): a number by its issuer's digits and its Luhn digit, a security
+# code by its name.
+POSITIVES += [
+    _p("card_number", "company Amex for the invoice: ⟦3715 482093 16206⟧, exp 09/27"),
+    _p("card_number", "카드번호: ⟦5412-7534-1298-0042⟧ 유효기간 11/26"),
+    _p("card_security_code", "exp 09/27, CVC ⟦418⟧ — receipt to finance"),
+    _p("card_security_code", "보안코드는 ⟦7741⟧ 이에요"),
+]
+NEGATIVES += [
+    "test with 4242 4242 4242 4242 in Stripe's test mode",
+    "order 1234 5678 9012 3456 shipped",
+    "the cvv field takes 3 or 4 digits",
+]

@@ -231,6 +231,12 @@ def _spelled_names(rng: random.Random, lang: str) -> str:
     return rng.choice([" ", ", "]).join(parts)
 
 
+def _dial(rng: random.Random, lang: str) -> str:
+    sides = ["right", "left"] if lang == "en" else ["오른쪽으로", "왼쪽으로"]
+    turns = [f"{sides[i % 2]} {rng.randrange(1, 99)}" for i in range(rng.randrange(3, 5))]
+    return ", ".join(turns)
+
+
 def _combo(rng: random.Random) -> str:
     return rng.choice([" ", "-", "-"]).join(str(rng.randrange(1, 60)) for _ in range(3))
 
@@ -403,6 +409,24 @@ _EN: list[tuple[str, Callable[[random.Random], str], list[str]]] = [
             "pw is {v}",
         ],
     ),
+    (
+        "safe dial",
+        lambda r: _dial(r, "en"),
+        [
+            "the safe: {v}, then pull",
+            "to open the safe turn {v}",
+            "dial it {v} and it opens",
+        ],
+    ),
+    (
+        "split password",
+        lambda r: _password(r),
+        [
+            "first half is {v} and the second half I'll DM you",
+            "the password starts with {v}",
+            "it's two parts, the first is {v}",
+        ],
+    ),
 ]
 
 _KO: list[tuple[str, Callable[[random.Random], str], list[str]]] = [
@@ -462,6 +486,25 @@ _KO: list[tuple[str, Callable[[random.Random], str], list[str]]] = [
             "비번 한 글자씩: {v}",
             "비밀번호 철자는 {v}",
             "{v} 이렇게 치면 돼요 (비번)",
+        ],
+    ),
+    (
+        "safe dial ko",
+        lambda r: _dial(r, "ko"),
+        [
+            "금고는 {v} 맞추면 열려요",
+            "금고 다이얼 {v} 순서예요",
+            "{v} 돌리면 금고 열려요",
+        ],
+    ),
+    (
+        "digits with particle ko",
+        lambda r: _digits(r, 4, 6),
+        [
+            "사물함 비밀번호 {v}로 바꿨어요",
+            "현관 비번 {v}로 해놨어",
+            "도어락 {v}으로 변경",
+            "폰 잠금 {v}이야",
         ],
     ),
     (

@@ -72,7 +72,7 @@ SEED_CUES = [
 ]
 MIN_CUE_COUNT = 3
 MIN_CUE_PRECISION = 0.25
-FALSE_ALARM_BUDGET = 0.015
+FALSE_ALARM_BUDGET = float(os.environ.get("FA_BUDGET", "0.015"))
 
 
 def _jsonl(path: Path) -> list[Row]:
@@ -93,6 +93,7 @@ def load_groups() -> dict[str, list[Row]]:
         ("chat-1", "chat_credentials", "chat_credential_negatives"),
         ("unseen", "chat_credentials_unseen", "chat_credential_negatives_unseen"),
         ("third", "chat_credentials_third", "chat_credential_negatives_third"),
+        ("blind-1", "chat_credentials_blind1", "chat_credential_negatives_blind1"),
     ):
         rows = _jsonl(data / f"{pos}.jsonl.gz")
         rows += [{**r, "values": []} for r in _jsonl(data / f"{neg}.jsonl.gz")]
@@ -276,7 +277,7 @@ def pick_threshold(rows: list[Row]) -> float:
 
 
 def evaluate(groups: dict[str, list[Row]]) -> None:
-    for held in ("chat-1", "unseen", "third", "casual"):
+    for held in ("chat-1", "unseen", "third", "blind-1", "casual"):
         rows = [r for name, g in groups.items() if name != held for r in g]
         weights, cues = train(rows)
         threshold = pick_threshold(rows)

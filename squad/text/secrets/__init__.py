@@ -12,6 +12,7 @@ flag around them), :mod:`._context` (by the context, with no name and verb: "the
 Summer2025!", "client secret ..."), :mod:`._layout` (a table's password column, a user and a
 password on the lines after a login word), :mod:`._followup` (a bare value after its cue),
 :mod:`._spoken` (lock codes, corrected passwords, seed phrases, codes listed under their name),
+:mod:`._cards` (payment card numbers by their Luhn digit, security codes by their name),
 :mod:`._files` (by the file format that holds them: ``.npmrc``, ``.pgpass``, PuTTY keys,
 Terraform variable defaults, Oracle connect strings),
 :mod:`._values` (is this value a literal, a placeholder, random or words),
@@ -146,6 +147,7 @@ from typing import Any
 
 from squad.errors import SecretInMemoryError
 from squad.text.secrets import (
+    _cards,
     _context,
     _echo,
     _files,
@@ -199,6 +201,7 @@ KINDS: tuple[str, ...] = tuple(
             *_context.KINDS,
             *_layout.KINDS,
             *_spoken.KINDS,
+            *_cards.KINDS,
             *_learned.KINDS,
         ]
     )
@@ -234,6 +237,7 @@ def _candidates(text: str, previous: Sequence[str], learned: bool) -> Iterator[_
     yield from _context.candidates(text, scan)
     yield from _layout.candidates(text, scan)
     yield from _spoken.candidates(text, scan)
+    yield from _cards.candidates(text, scan)
     if learned:
         yield from _learned.candidates(text)
 
@@ -275,6 +279,7 @@ def find_secrets(
         redacted, starts = _apply(text, found)
         # The rules alone are idempotent; only a learned find can change what they see.
         more = _find_once(redacted, previous, learned=True) if again else _learned_only(redacted)
+        more = [m for m in more if not _overlaps_any(m, _marker_spans(redacted))]
         if not more:
             break
         found = sorted([*found, *_moved_back(more, starts, found)], key=_start)
@@ -282,11 +287,11 @@ def find_secrets(
 
 
 def _learned_only(text: str) -> list[SecretMatch]:
-    found = [SecretMatch(kind, start, end) for _, start, end, kind in _learned.candidates(text)]
-    if not found:
-        return found
-    markers = [m.span() for m in _MARKER.finditer(text)]
-    return [m for m in found if not _overlaps_any(m, markers)]
+    return [SecretMatch(kind, start, end) for _, start, end, kind in _learned.candidates(text)]
+
+
+def _marker_spans(text: str) -> list[tuple[int, int]]:
+    return [m.span() for m in _MARKER.finditer(text)]
 
 
 def _overlaps_any(m: SecretMatch, spans: list[tuple[int, int]]) -> bool:

@@ -69,7 +69,8 @@ BEFORE = 8
 """How many units before a unit may hold its cue."""
 AFTER = 3
 
-_RAW = re.compile(r"\S+")
+_RAW = re.compile(r"(?:[^\s\\]|\\(?![ntr]))+")
+"""A word: no white space, nor an escaped one (``\\n`` in JSON text: a log line, a tool answer)."""
 _LEAD = "\"'“‘`([{<«「『*"
 _TRAIL = "\"'”’`)]}>»」』*.,;:?"
 _PARTICLES = tuple(
@@ -141,12 +142,15 @@ _SPOKEN = word_set(
     " yankee zulu zero one two three four five six seven eight nine capital uppercase"
     " upper lowercase lower small cap caps number digit dash hyphen underscore exclamation"
     " bang at hash pound dollar percent caret ampersand star asterisk dot period"
+    " right left turn then again clockwise"
+    " 오른쪽 왼쪽 오른쪽으로 왼쪽으로 다시 돌리고 돌려서 그다음"
 )
 """Names a person spells a password with, in Korean and English, and the words around them."""
-_SPOKEN_WORD = re.compile(rf"(?<![\w'])(?:[{HANGUL}]+|[A-Za-z-]+|[0-9!@#$%^&*])(?![\w'])")
+_SPOKEN_WORD = re.compile(rf"(?<![\w'])(?:[{HANGUL}]+|[A-Za-z-]+|[0-9]{{1,2}}|[!@#$%^&*])(?![\w'])")
 _SPOKEN_GAP = re.compile(r"[ \t]*[,/]?[ \t]+|[ \t]*,[ \t]*")
 _GROUP = re.compile(r"(?<![^\s(\"'“‘:])[A-Za-z0-9]{2,6}(?![^\s)\"'”’.,;:!?])")
 _MARKER = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
+_PHONE = re.compile(r"\+?\d{1,3}[ .-]?\(?\d{2,4}\)?[ .-]\d{3,4}[ .-]\d{4}")
 _PEM = re.compile(r"-----(BEGIN|END) ([A-Z0-9 ]+)-----")
 _LOOKS = (
     ("hex", re.compile(r"(?:0x)?[0-9a-fA-F]{6,}")),
@@ -160,7 +164,17 @@ _LOOKS = (
     ("path", re.compile(r"[~.]?/[\w./-]+")),
     ("ticket", re.compile(r"[A-Z][A-Z0-9]+-\d+")),
     ("ident", re.compile(r"[a-z]+(?:[_.][a-z0-9]+)+\(?\)?")),
+    ("phone", _PHONE),
+    ("idprefix", re.compile(r"[a-z]{2,5}_[A-Za-z0-9]{8,}")),
 )
+_NEVER = tuple(
+    p
+    for name, p in _LOOKS
+    if name in ("uuid", "ip", "date", "version", "email", "url", "mac", "phone")
+)
+"""What the learned detector never takes, however it is named: identifiers, addresses, dates,
+versions, phone numbers (a credential in one of these shapes is the rules' to find, by its
+name: ``api_key = <uuid>``)."""
 
 
 @dataclass(frozen=True)
@@ -448,6 +462,8 @@ def _can_be_value(text: str) -> bool:
     security code), no placeholder, reference, marker or password manager's name."""
     if len(text) < (3 if text.isdigit() else 4):
         return False
+    if any(pattern.fullmatch(text) for pattern in _NEVER):
+        return False
     return not (_MARKER.search(text) or placeholder(text) or password_manager(text))
 
 
@@ -524,7 +540,14 @@ def spans(text: str, model: Model) -> list[tuple[int, int]]:
         if not (i >= 0 and end <= composite_hits[i][1]):  # not inside the composite before it
             out.append((start, end))
     public = _public_blocks(text) if "-----" in text else []
-    return sorted(span for span in out if not any(s <= span[0] < e for s, e in public))
+    kept = sorted(span for span in out if not any(s <= span[0] < e for s, e in public))
+    joined: list[tuple[int, int]] = []
+    for start, end in kept:  # overlapping composites and words become one span
+        if joined and start < joined[-1][1]:
+            joined[-1] = (joined[-1][0], max(joined[-1][1], end))
+        else:
+            joined.append((start, end))
+    return joined
 
 
 def candidates(text: str) -> Iterator[Candidate]:

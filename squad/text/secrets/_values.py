@@ -50,6 +50,7 @@ _REFERENCE = re.compile(  # matched at the start of a value
     r"\$[A-Za-z_{(]|%[A-Za-z_(]|[{<]|#\{|![A-Za-z_]+$|(?:~|\.\.?)/|[A-Za-z]:\\"
     r"|/(?:etc|home|run|var|usr|opt|tmp|root|srv|mnt|Users|secrets|data|app|workspace)/"
     r"|ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-"
+    r"|\$(?:2[abxy]?|5|6|y|argon2(?:id|i|d)|scrypt|pbkdf2[\w-]*)\$"  # a password's hash
 )
 _CONSTANT = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 CODE = re.compile(r"[A-Za-z_][\w.]*[(\[]|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
