@@ -164,6 +164,6 @@ def test_a_bare_value_is_judged_after_the_messages_of_its_own_session_only(
     conversation.record_message(
         "demo", "writer", "assistant", "What's the db password?", session_id="chat"
     )
-    conversation.record_message("demo", "writer", "user", "Tr0ub4dor", run_id="run-1")
+    conversation.record_message("demo", "writer", "user", "tr0ub4dorx", run_id="run-1")
     conversation.record_message("demo", "writer", "user", "hunter2x", session_id="chat")
-    assert stored(runner)[1:] == ["Tr0ub4dor", "[REDACTED:followup_secret]"]
+    assert stored(runner)[1:] == ["tr0ub4dorx", "[REDACTED:followup_secret]"]

@@ -276,9 +276,11 @@ def test_the_sixth_held_out_set_keeps_its_measured_figures() -> None:
     """Not the targets: projects that are not web apps (lab pipelines, firmware, modding,
     accounting...), written after the fifth round; macro-F1 0.887 (English 0.887, Korean 0.887),
     2 of its 97 "none" messages (2.1%) yielding a fact, but 21 of its 80 project facts none.
-    Two rounds of domain-varied examples did not lift it (README); this pins the figures."""
+    Two rounds of domain-varied examples did not lift it (README); this pins the figures.
+    Since the learned credential detector (issue 32): 0.883 (English 0.887, Korean 0.879), its
+    one false alarm here ("... GRCm39 아니고 mm10이에요") refusing a correction as a credential."""
     f1, by_lang, junk = _figures(HELDOUT_SIXTH)
-    assert f1 >= 0.885 and min(by_lang.values()) >= 0.885, by_lang
+    assert f1 >= 0.88 and min(by_lang.values()) >= 0.875, by_lang
     assert junk <= 0.021
 
 

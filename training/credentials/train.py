@@ -145,7 +145,8 @@ def _labelled_view(text: str, row: Row, cues: frozenset[str]) -> Iterable[tuple[
             spans.append((at, at + len(value)))
             at = text.find(value, at + 1)
     model = _learned.Model({}, 0.5, cues)
-    for unit, feats in _learned.scored_units(text, model):
+    for unit, before, after in _learned.scored_units(text, model):
+        feats = _learned.features(unit, before, after)
         inside = any(s < unit.end and unit.start < e for s, e in spans)
         yield feats, int(inside)
 
@@ -270,7 +271,7 @@ def pick_threshold(rows: list[Row]) -> float:
             if row["values"] or row.get("form") == "chat":
                 continue  # the budget is per look-alike: plain chat is easy
             units = _learned.scored_units(_views(str(row["text"]))[-1], model)
-            scores.append(max((model.probability(f) for _, f in units), default=0.0))
+            scores.append(max((model.unit_probability(*u) for u in units), default=0.0))
     scores.sort()
     cut = scores[int(len(scores) * (1 - FALSE_ALARM_BUDGET))]
     return max(0.5, min(0.995, cut + 1e-6))

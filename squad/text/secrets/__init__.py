@@ -418,7 +418,8 @@ def redact_conversation(
     seen = list(known)
     out: list[str] = []
     for message in messages:
-        shown, matches = redact(message, previous=context, known=seen)
+        matches = _with_echoes(message, _conversation_finds(message, tuple(context)), seen)
+        shown = _apply(message, matches)[0]
         out.append(shown)
         seen += [
             value
@@ -427,6 +428,23 @@ def redact_conversation(
         ]
         context = [*context, message][-CUE_MESSAGES:]
     return out
+
+
+def _conversation_finds(message: str, context: tuple[str, ...]) -> list[SecretMatch]:
+    """:func:`find_secrets` of one message of a conversation, remembered for the short ones:
+    a chat's history is redacted again before every turn (rows stored before redaction on
+    write), so the same message with the same messages before it comes back each time."""
+    if len(message) > _CACHED_MESSAGE:
+        return find_secrets(message, previous=context)
+    return list(_cached_finds(message, context))
+
+
+_CACHED_MESSAGE = 8192
+
+
+@functools.lru_cache(maxsize=2048)
+def _cached_finds(message: str, context: tuple[str, ...]) -> tuple[SecretMatch, ...]:
+    return tuple(find_secrets(message, previous=context))
 
 
 def redact_fields(value: Any, *, known: Collection[str] = ()) -> Any:

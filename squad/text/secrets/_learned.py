@@ -39,7 +39,7 @@ import re
 import sys
 import zlib
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -320,7 +320,12 @@ def _entropy(text: str) -> float:
 
 def features(unit: Unit, before: list[str], after: list[str]) -> list[str]:
     """The features of ``unit`` with the normalised words before (nearest last) and after it."""
-    t = unit.text
+    return [*unit_features(unit.text, unit.composite), *context_features(unit.text, before, after)]
+
+
+@functools.lru_cache(maxsize=16384)
+def unit_features(t: str, composite: bool) -> tuple[str, ...]:
+    """The features of a unit's own text (the same words come back: remembered)."""
     low = t.lower()
     n = len(t)
     classes = sum(
@@ -333,7 +338,7 @@ def features(unit: Unit, before: list[str], after: list[str]) -> list[str]:
         f"cls={classes}",
         f"shape={_shape(t)}",
         f"ent={min(int(_entropy(t) * 2), 10)}",
-        f"comp={unit.composite}",
+        f"comp={composite}",
     ]
     if n <= 24:
         f.append(f"w={low}")
@@ -349,17 +354,25 @@ def features(unit: Unit, before: list[str], after: list[str]) -> list[str]:
         f.append("hangul")
         if any(c.isascii() and c.isalnum() for c in t):
             f.append("hangul+ascii")
-    for i, word in enumerate(reversed(before[-3:]), 1):
-        f.append(f"p{i}={word}")
-    for word in before:
-        f.append(f"bw={word}")
-    for i, word in enumerate(after[:2], 1):
-        f.append(f"n{i}={word}")
-    for word in after:
-        f.append(f"aw={word}")
+    return tuple(f)
+
+
+def context_features(t: str, before: list[str], after: list[str]) -> list[str]:
+    """The features of the words around a unit whose text is ``t``."""
+    f = [f"p{i}={word}" for i, word in enumerate(reversed(before[-3:]), 1)]
+    f += [f"bw={word}" for word in before]
+    f += [f"n{i}={word}" for i, word in enumerate(after[:2], 1)]
+    f += [f"aw={word}" for word in after]
     if before:
         f.append(f"p1+shape={before[-1]}|{_shape(t)}")
     return f
+
+
+_OWN_SCORES = 16384
+
+
+def _sigmoid(z: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
 
 def _bucket(feature: str) -> int:
@@ -378,9 +391,26 @@ class Model:
     def hangul_cues(self) -> frozenset[str]:
         return frozenset(c for c in self.cues if _HANGUL_RE.search(c))
 
-    def probability(self, feats: list[str]) -> float:
-        z = sum(self.weights.get(_bucket(x), 0.0) for x in feats)
-        return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+    def probability(self, feats: Iterable[str]) -> float:
+        return _sigmoid(self.sum(feats))
+
+    def sum(self, feats: Iterable[str]) -> float:
+        weights = self.weights
+        return sum(weights.get(_bucket(x), 0.0) for x in feats)
+
+    def unit_probability(self, unit: Unit, before: list[str], after: list[str]) -> float:
+        """:meth:`probability` of ``unit``'s :func:`features`, its own part remembered."""
+        key = (unit.text, unit.composite)
+        own = self._own.get(key)
+        if own is None:
+            if len(self._own) > _OWN_SCORES:
+                self._own.clear()
+            own = self._own[key] = self.sum(unit_features(*key))
+        return _sigmoid(own + self.sum(context_features(unit.text, before, after)))
+
+    @functools.cached_property
+    def _own(self) -> dict[tuple[str, bool], float]:
+        return {}
 
 
 def model_from(meta: dict[str, object], weights: bytes) -> Model:
@@ -426,8 +456,9 @@ def load_model() -> Model | None:
     return model_from(meta, weights)
 
 
-def scored_units(text: str, model: Model) -> Iterator[tuple[Unit, list[str]]]:
-    """Each gated unit of ``text`` with its features: singles, then composites."""
+def scored_units(text: str, model: Model) -> Iterator[tuple[Unit, list[str], list[str]]]:
+    """Each gated unit of ``text`` with the words before and after it (see :func:`features`):
+    singles, then composites."""
     singles = units(text)
     words = [_norm(u.text) for u in singles]
     cue_at = [w in model.cues for w in words]
@@ -438,14 +469,14 @@ def scored_units(text: str, model: Model) -> Iterator[tuple[Unit, list[str]]]:
         lo, hi = max(0, i - BEFORE), min(len(singles), i + AFTER + 1)
         if not (any(cue_at[lo:i]) or any(cue_at[i + 1 : hi]) or _shaped(unit.text)):
             continue
-        yield unit, features(unit, words[lo:i], words[i + 1 : hi])
+        yield unit, words[lo:i], words[i + 1 : hi]
     for unit in composites(text):
         i = _index_at(starts, unit.start)
         j = _index_at(starts, unit.end - 1) + 1
         lo, hi = max(0, i - BEFORE), min(len(singles), j + AFTER)
         if not (any(cue_at[lo:i]) or any(cue_at[j:hi])):
             continue
-        yield unit, features(unit, words[lo:i], words[j:hi])
+        yield unit, words[lo:i], words[j:hi]
 
 
 def _shaped(text: str) -> bool:
@@ -522,8 +553,8 @@ def spans(text: str, model: Model) -> list[tuple[int, int]]:
         return []
     hits: list[tuple[int, int]] = []
     composite_hits: list[tuple[int, int]] = []
-    for unit, feats in scored_units(text, model):
-        if model.probability(feats) < model.threshold:
+    for unit, before, after in scored_units(text, model):
+        if model.unit_probability(unit, before, after) < model.threshold:
             continue
         (composite_hits if unit.composite else hits).append((unit.start, unit.end))
     merged: list[tuple[int, int]] = []
