@@ -275,15 +275,56 @@ def find_secrets(
     found = _find_once(text, previous, learned=False)
     if not learned:
         return found  # the rules alone (to compare, and to test them)
-    for again in range(_PASSES):
-        redacted, starts = _apply(text, found)
-        # The rules alone are idempotent; only a learned find can change what they see.
-        more = _find_once(redacted, previous, learned=True) if again else _learned_only(redacted)
-        more = [m for m in more if not _overlaps_any(m, _marker_spans(redacted))]
+    redacted, starts = _apply(text, found)
+    more = _moved_back(_learned_only(redacted), starts, found)
+    for _ in range(_PASSES):
         if not more:
             break
-        found = sorted([*found, *_moved_back(more, starts, found)], key=_start)
+        found = sorted([*found, *more], key=_start)
+        # The rules alone are idempotent: only around a new find can anything change.
+        keys = [m.start for m in found]  # sorted, the finds never overlap
+        more = [m for r in _regions(text, more) for m in _find_near(text, r, found, keys, previous)]
     return found
+
+
+_REGION = 2048
+"""How far around a new find the next pass looks (at most; it stops at a blank line)."""
+
+
+def _regions(text: str, new: list[SecretMatch]) -> list[tuple[int, int]]:
+    """The paragraphs (cut to :data:`_REGION` either side) around ``new`` finds, merged."""
+    out: list[tuple[int, int]] = []
+    for m in new:
+        start = max(text.rfind("\n\n", max(0, m.start - _REGION), m.start), m.start - _REGION, 0)
+        end = text.find("\n\n", m.end, m.end + _REGION)
+        end = min(len(text), m.end + _REGION) if end < 0 else end
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return out
+
+
+def _find_near(
+    text: str,
+    region: tuple[int, int],
+    found: list[SecretMatch],
+    keys: list[int],
+    previous: Sequence[str],
+) -> list[SecretMatch]:
+    """New finds in ``text[region]`` with ``found`` redacted: rules and learned together."""
+    lo, hi = region
+    first, last = bisect.bisect_left(keys, lo), bisect.bisect_left(keys, hi)
+    if (first and found[first - 1].end > lo) or (last and found[last - 1].end > hi):
+        return []  # a find crosses the region's edge: leave it as it is
+    inside = [SecretMatch(m.kind, m.start - lo, m.end - lo) for m in found[first:last]]
+    redacted, starts = _apply(text[lo:hi], inside)
+    more = _find_once(redacted, previous if lo == 0 else (), learned=True)
+    markers = _marker_spans(redacted)
+    more = [m for m in more if not _overlaps_any(m, markers)]
+    return [
+        SecretMatch(m.kind, m.start + lo, m.end + lo) for m in _moved_back(more, starts, inside)
+    ]
 
 
 def _learned_only(text: str) -> list[SecretMatch]:
