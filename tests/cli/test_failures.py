@@ -144,6 +144,7 @@ CASES: list[Case] = [
     ),
     ("memory forget", lambda s: ["memory", "forget", "404"], 2, "404"),
     ("memory extract", lambda s: ["memory", "extract", s.tmp / "none.jsonl"], 2, "none.jsonl"),
+    ("memory scan", lambda s: ["memory", "scan", "--squad", "nope"], 2, "nope"),
     ("memory gc", lambda s: _bad_url(s, ["memory", "gc"]), 1, "database"),
     ("memory revive", lambda s: ["memory", "revive", "404"], 2, "404"),
     (
