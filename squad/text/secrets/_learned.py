@@ -166,11 +166,12 @@ _LOOKS = (
     ("ident", re.compile(r"[a-z]+(?:[_.][a-z0-9]+)+\(?\)?")),
     ("phone", _PHONE),
     ("idprefix", re.compile(r"[a-z]{2,5}_[A-Za-z0-9]{8,}")),
+    ("digest", re.compile(r"[0-9a-f]{32}|[0-9a-f]{40}|[0-9a-f]{64}")),
 )
 _NEVER = tuple(
     p
     for name, p in _LOOKS
-    if name in ("uuid", "ip", "date", "version", "email", "url", "mac", "phone")
+    if name in ("uuid", "ip", "date", "version", "email", "url", "mac", "phone", "digest")
 )
 """What the learned detector never takes, however it is named: identifiers, addresses, dates,
 versions, phone numbers (a credential in one of these shapes is the rules' to find, by its
