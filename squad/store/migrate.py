@@ -24,6 +24,7 @@ To write the next migration, generate a draft against a migrated database and ed
 from __future__ import annotations
 
 import contextlib
+import io
 import re
 import zlib
 from collections.abc import Iterator
@@ -67,7 +68,10 @@ def alembic_config(
     """An alembic ``Config`` built in code; env.py runs on ``connection``."""
     from alembic.config import Config
 
-    config = Config()
+    # alembic's default `stdout` is the sys.stdout of the moment alembic was imported, which
+    # may be a stream closed since (a test's capture, a redirected CLI); and squad's own
+    # stdout is for its output (`--json`), so alembic's chatter goes to a buffer nobody reads.
+    config = Config(stdout=io.StringIO())
     # The option goes through ConfigParser interpolation: a '%' in the path must be doubled.
     config.set_main_option("script_location", str(script_location).replace("%", "%%"))
     if connection is not None:

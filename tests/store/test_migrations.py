@@ -538,3 +538,29 @@ def test_opening_a_database_already_at_head_does_not_import_alembic(tmp_path: Pa
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+ALEMBIC_IMPORTED_UNDER_A_CLOSED_STREAM = """
+import io, sys
+captured = io.StringIO()
+real, sys.stdout = sys.stdout, captured
+import alembic.config  # its Config's default stdout is this stream from now on
+sys.stdout = real
+captured.close()
+from squad.store.migrate import alembic_config
+alembic_config().print_stdout("No new upgrade operations detected.")
+print("ok")
+"""
+
+
+def test_alembic_messages_survive_a_stdout_closed_since_alembic_was_imported() -> None:
+    # A test's output capture or a redirected CLI closes the stream alembic bound at import;
+    # alembic's chatter must neither crash on it nor reach squad's own stdout.
+    done = subprocess.run(
+        [sys.executable, "-c", ALEMBIC_IMPORTED_UNDER_A_CLOSED_STREAM],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "ok\n"
