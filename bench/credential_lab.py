@@ -23,6 +23,7 @@ from typing import Any
 from bench.credential_samples import Sample
 from bench.credential_search import Needle, blobs, count_hits, where
 from squad.errors import SquadError
+from squad.memory.boot import ensure_default_soul
 from squad.model.testing import Behaviour, OpenAIStubServer, answer
 
 __all__ = ["DEFAULT_PATHS", "PATHS", "Lab", "Outcome", "lab", "measure"]
@@ -274,6 +275,9 @@ class Lab:
         created = self.cli()("create", str(definition))
         if created.code != 0:
             raise RuntimeError(f"cannot create the probe squad: {created.message}")
+        # The persona squad writes into a home on its first prompt is the home's, not the
+        # message's: its words ("verify") are not a seed phrase that got in.
+        ensure_default_soul(self.live / "home")
         self.live.rename(self.template)
         self.template_blobs = list(blobs(self.template))
 

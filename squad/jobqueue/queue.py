@@ -76,6 +76,18 @@ class JobHandler(Protocol):
     def maintain_job(self, job: JobInfo, name: str) -> dict[str, Any]: ...
 
 
+def _redacted_args(args: dict[str, Any]) -> dict[str, Any]:
+    from squad.text.secrets import redact
+
+    safe = dict(args)
+    if isinstance(safe.get("goal"), str):
+        safe["goal"] = redact(safe["goal"])[0]
+    if isinstance(safe.get("decision"), list | tuple) and len(safe["decision"]) == 3:
+        task, approved, reason = safe["decision"]
+        safe["decision"] = [task, approved, redact(str(reason))[0]]
+    return safe
+
+
 @dataclass(frozen=True)
 class JobInfo:
     """A job as squad sees it (procrastinate's ``Job`` stays in this module)."""
@@ -299,7 +311,10 @@ class ClusterQueue:
         self, args: dict[str, Any], *, fire: tuple[str, int] | None = None
     ) -> int | None:
         """Queue a run job; with ``fire`` = (periodic id, fire time), only if no node queued
-        that fire already (None then). The run holds its squad's lock."""
+        that fire already (None then). The run holds its squad's lock. The arguments are
+        stored in the queue's table: a goal or an approval's reason goes in with its
+        credentials redacted, as the run's own row keeps them."""
+        args = _redacted_args(args)
         squad = str(args["squad"])
         deferrer = self.app.configure_task(RUN_TASK, lock=f"squad:{squad}", queue=RUNS_QUEUE)
         if fire is None:

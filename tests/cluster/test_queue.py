@@ -107,3 +107,28 @@ def test_a_new_run_asked_for_while_one_waits_is_coalesced(cluster_app: App) -> N
     client.defer_run({"squad": "demo", "trigger": "web"})
     assert client.waiting_run("demo")
     assert not client.waiting_run("other")
+
+
+def test_a_run_goal_and_an_approval_reason_are_queued_with_their_credentials_redacted(
+    cluster_app: App,
+) -> None:
+    # The queue's table is storage like any other: what a node reads back is the redacted
+    # goal, as the run's own row keeps it.
+    token = "ghp_" + "Zq8Lw3Vt6Nc1Xr5Bm9Kd2Hf7Jp4Gs0Ya6Ue3"
+    client = cluster_app.cluster
+    client.defer_run({"squad": "demo", "trigger": "web", "goal": f"audit the repo with {token}"})
+    client.defer_run(
+        {
+            "squad": "other",
+            "trigger": "web",
+            "run_id": "r1",
+            "decision": ["t2", True, "ok, the deploy password is Vexo!2931kl"],
+        }
+    )
+    stored = [job.args for job in client.jobs("todo")]
+    assert len(stored) == 2
+    assert token not in repr(stored) and "Vexo!2931kl" not in repr(stored)
+    goal = next(args["goal"] for args in stored if "goal" in args)
+    assert goal.startswith("audit the repo with [REDACTED:")
+    decision = next(args["decision"] for args in stored if "decision" in args)
+    assert decision[:2] == ["t2", True] and "[REDACTED:" in decision[2]
