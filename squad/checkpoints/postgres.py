@@ -122,7 +122,7 @@ class PostgresCheckpoints(Checkpoints):
     def _connect(self) -> Iterator[BaseCheckpointSaver[str]]:
         from langgraph.checkpoint.postgres import PostgresSaver
 
-        yield PostgresSaver(self._connections())
+        yield PostgresSaver(self._connections(), serde=_serde())
 
     def _fenced(self, saver: BaseCheckpointSaver[str], fence: Fence) -> BaseCheckpointSaver[str]:
         return _fenced_saver(self._connections(), fence)
@@ -172,14 +172,24 @@ def _fenced_saver(pool: Any, fence: Fence) -> BaseCheckpointSaver[str]:
         def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
             with pool.connection() as connection, connection.transaction():
                 _check(connection, fence)
-                return PostgresSaver(connection).put(config, checkpoint, metadata, new_versions)
+                saver = PostgresSaver(connection, serde=self.serde)
+                return saver.put(config, checkpoint, metadata, new_versions)
 
         def put_writes(self, config: Any, writes: Any, task_id: str, task_path: str = "") -> None:
             with pool.connection() as connection, connection.transaction():
                 _check(connection, fence)
-                PostgresSaver(connection).put_writes(config, writes, task_id, task_path)
+                saver = PostgresSaver(connection, serde=self.serde)
+                saver.put_writes(config, writes, task_id, task_path)
 
-    return FencedSaver(pool)
+    return FencedSaver(pool, serde=_serde())
+
+
+def _serde() -> Any:
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    from squad.checkpoints.serde import RedactingSerde
+
+    return RedactingSerde(JsonPlusSerializer())
 
 
 def _check(connection: Any, fence: Fence) -> None:

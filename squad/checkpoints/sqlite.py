@@ -47,7 +47,10 @@ class SqliteCheckpoints(Checkpoints):
 
     @contextmanager
     def _connect(self) -> Iterator[SqliteSaver]:
+        from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
         from langgraph.checkpoint.sqlite import SqliteSaver
+
+        from squad.checkpoints.serde import RedactingSerde
 
         try:
             private_dir(self.path.parent)
@@ -57,7 +60,7 @@ class SqliteCheckpoints(Checkpoints):
             raise as_disk_full(exc, self.path) or exc from exc
         connection = sqlite3.connect(self.path, check_same_thread=False, timeout=_BUSY_TIMEOUT_S)
         try:
-            yield SqliteSaver(connection)
+            yield SqliteSaver(connection, serde=RedactingSerde(JsonPlusSerializer()))
         except sqlite3.Error as exc:  # a full disk says so, not "disk I/O error"
             full = as_disk_full(exc, self.path)
             if full is None:

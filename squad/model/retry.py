@@ -167,5 +167,13 @@ def _number(value: str) -> float | None:
 
 
 def _shorten(text: str) -> str:
-    text = " ".join(str(text).split())
+    """The provider's message on one line, credentials redacted, cut to ``_DETAIL_LIMIT``.
+
+    A provider's message can quote the request (a gateway's 400) or the key it refused, and it
+    travels on into run errors, logs and chat replies. Redacted before the cut, so no cut
+    leaves a fragment the detector would no longer recognise."""
+    from squad.text.secrets import redact
+
+    text = " ".join(str(text)[: _DETAIL_LIMIT * 8].split())
+    text = redact(text)[0]
     return text if len(text) <= _DETAIL_LIMIT else text[: _DETAIL_LIMIT - 1] + "…"

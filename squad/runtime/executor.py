@@ -308,7 +308,7 @@ class RunExecutor:
         tasks = [self._redacted_task(t) for t in tasks]  # the checkpoint keeps them
         self.tasks = list(tasks)
         number, path = self._next_plan()
-        plan = self._redacted(render_plan(number, self.goal, tasks, lead.id))
+        plan = self.redacted(render_plan(number, self.goal, tasks, lead.id))
         atomic_write(path, plan.encode())
         relative = path.relative_to(self.workspace.resolve()).as_posix()
         self.log.emit("plan_written", agent=lead.id, path=relative, tasks=[t.id for t in tasks])
@@ -348,7 +348,7 @@ class RunExecutor:
         statuses = {r.task_id: str(r.status) for r in self.store.runs.tasks(self.run_id)}
         self.working.task_started(task, self.tasks or [task], statuses)
         text = self._turn(task.agent, self._task_prompt(task, feedback), task_id=task.id)
-        text = self._redacted(text)  # the answer is stored so; so is the output read again
+        text = self.redacted(text)  # the answer is stored so; so is the output read again
         output = self._task_file(task.id, "output.md")
         output.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(output, (text.rstrip() + "\n").encode())
@@ -376,7 +376,7 @@ class RunExecutor:
             f"{work[:CONTEXT_CHARS]}\n\nAnswer with 'APPROVED: <why>' or "
             "'CHANGES REQUESTED: <what to fix>'."
         )
-        verdict = self._redacted(self._turn(reviewer, prompt, tools=False, task_id=task.id))
+        verdict = self.redacted(self._turn(reviewer, prompt, tools=False, task_id=task.id))
         approved = verdict.strip().upper().startswith("APPROVED")
         self.log.emit(
             "review", node=task.id, reviewer=reviewer, approved=approved, verdict=verdict[:300]
@@ -395,7 +395,7 @@ class RunExecutor:
     ) -> None:
         unchanged = self._last_status.get(task.id) == status
         self._last_status[task.id] = status
-        error = None if error is None else self._redacted(error)
+        error = None if error is None else self.redacted(error)
         self.journal(
             lambda store: store.runs.set_task(
                 self.run_id,
@@ -445,7 +445,7 @@ class RunExecutor:
 
     # -- internals -------------------------------------------------------------------------
 
-    def _redacted(self, text: str) -> str:
+    def redacted(self, text: str) -> str:
         """``text`` with credentials redacted, and every value the run has found so far."""
         return redact(text, known=self.seen)[0]
 
@@ -454,8 +454,8 @@ class RunExecutor:
         expected = task.expected_output
         return replace(
             task,
-            description=self._redacted(task.description),
-            expected_output=None if expected is None else self._redacted(expected),
+            description=self.redacted(task.description),
+            expected_output=None if expected is None else self.redacted(expected),
         )
 
     def _waiting_for_approval(self, run_id: str) -> bool:

@@ -75,6 +75,10 @@ class Executor(Protocol):
         checkpoint write was lost to a kill), else None."""
         ...
 
+    def redacted(self, text: str) -> str:
+        """``text`` with credentials redacted, the values the run has found included."""
+        ...
+
 
 def build_graph(
     executor: Executor, *, hierarchical: bool, max_rounds: int, max_parallel: int = 1
@@ -82,6 +86,11 @@ def build_graph(
     """An uncompiled LangGraph ``StateGraph`` for one run (compile with a checkpointer)."""
     from langgraph.graph import END, START, StateGraph
     from langgraph.types import Send, interrupt
+
+    def said(exc: BaseException) -> str:
+        """An error's message as the state keeps it: a provider's message can quote what the
+        run was told, credentials the run found included."""
+        return executor.redacted(str(exc))
 
     def report(change: Transition) -> None:
         executor.task_status(
@@ -98,7 +107,7 @@ def build_graph(
         try:
             return plan_update(executor.plan())
         except (PlanError, ModelError) as exc:
-            return plan_stop(Stop("plan_failed", str(exc)))
+            return plan_stop(Stop("plan_failed", said(exc)))
         except LimitReached as exc:
             return plan_stop(Stop(exc.kind, str(exc)))
 
@@ -160,13 +169,13 @@ def build_graph(
         try:
             output = executor.execute(task, (state.get("feedback") or {}).get(task.id))
         except ModelError as exc:
-            return failed(task, str(exc))
+            return failed(task, said(exc))
         except LimitReached as exc:
             return stopped_running(task, Stop(exc.kind, str(exc)))
         try:
             verdict = executor.review(task, output) if hierarchical else (True, "")
         except ModelError as exc:
-            verdict = (False, f"the review failed: {exc}")
+            verdict = (False, f"the review failed: {said(exc)}")
         except LimitReached as exc:
             return stopped_reviewing(task, output, Stop(exc.kind, str(exc)))
         return reviewed(task, output, verdict, rounds=rounds, max_rounds=max_rounds)

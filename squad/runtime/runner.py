@@ -751,3 +751,6 @@ class _NoExecutor:
 
     def finished(self, task: Any) -> str | None:
         raise RuntimeError("read-only graph")
+
+    def redacted(self, text: str) -> str:
+        raise RuntimeError("read-only graph")

@@ -14,6 +14,8 @@ from tests.checkpoints.test_checkpoints_contract import (  # noqa: F401 - fixtur
     store_url_postgres,
 )
 
+ERROR = "__error__"
+"""LangGraph's channel of a failed step's error (private to it since 1.0)."""
 TOKEN = "ghp_" + "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dF3hJ5"
 
 
@@ -61,6 +63,31 @@ def test_a_scrub_finds_then_redacts_state_writes_and_metadata_and_finds_nothing_
         "task", {"view": "use [REDACTED:github_token]"}
     )
     assert latest.metadata["note"] == "[REDACTED:github_token]"
+    if kind == "sqlite":
+        for path in (tmp_path / "home").iterdir():
+            assert TOKEN[4:].encode() not in path.read_bytes(), path.name
+
+
+def test_a_failed_steps_error_is_written_with_its_credentials_redacted(
+    backend: tuple[str, Any],  # noqa: F811 - the fixture
+    tmp_path: Path,
+) -> None:
+    # LangGraph writes an exception raised in a node to the __error__ channel as its repr; the
+    # error is the one value no squad code redacted before it reached the checkpointer.
+    kind, fresh = backend
+    checkpoints = fresh()
+    config: Any = {"configurable": {"thread_id": "run-1", "checkpoint_ns": ""}}
+    with checkpoints.saver() as saver:
+        saved = saver.put(config, empty_checkpoint(), {"source": "loop"}, {})
+        saver.put_writes(saved, [(ERROR, RuntimeError(f"upload refused for {TOKEN}"))], "t1")
+        saver.put_writes(saved, [("outputs", {"draft": "kept as it is"})], "t2")
+        latest = saver.get_tuple(config)
+
+    assert latest is not None
+    written = {channel: value for _, channel, value in latest.pending_writes or []}
+    assert written[ERROR] == "RuntimeError('upload refused for [REDACTED:github_token]')"
+    assert written["outputs"] == {"draft": "kept as it is"}
+    assert checkpoints.scrub(fix=False).findings == ()
     if kind == "sqlite":
         for path in (tmp_path / "home").iterdir():
             assert TOKEN[4:].encode() not in path.read_bytes(), path.name

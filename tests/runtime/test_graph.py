@@ -33,6 +33,8 @@ class Script:
     reviews: list[tuple[bool, str]] = field(default_factory=list)
     planned: list[TaskNode] = field(default_factory=list)
     plan_error: Exception | None = None
+    secret: str = "Blu3Whale$2024"
+    """A value the run found: the executor redacts it wherever the run writes it."""
     fail_review: Exception | None = None
     executed: list[str] = field(default_factory=list)
     statuses: list[tuple[str, str]] = field(default_factory=list)
@@ -71,6 +73,9 @@ class Script:
 
     def finished(self, task: TaskNode) -> str | None:
         return self.done_in_store.get(task.id)
+
+    def redacted(self, text: str) -> str:
+        return text.replace(self.secret, "[REDACTED:known]")
 
 
 @pytest.fixture
@@ -194,6 +199,25 @@ def test_a_plan_that_cannot_be_made_stops_the_run(checkpointer: Any) -> None:
     final = start(compile_run(script, checkpointer, hierarchical=True), tasks=[])
     assert final["stopped"] == "plan_failed" and "schema" in final["error"]
     assert script.executed == []
+
+
+def test_an_errors_message_enters_the_state_through_the_executors_redaction(
+    checkpointer: Any,
+) -> None:
+    # The state is checkpointed: a provider's message quoting what the run was told must not
+    # carry a credential into it, whichever node met the error.
+    script = Script(plan_error=ModelError("400: the prompt said Blu3Whale$2024", attempts=1))
+    final = start(compile_run(script, checkpointer, hierarchical=True), tasks=[])
+    assert final["error"].endswith("the prompt said [REDACTED:known]")
+
+
+def test_a_failed_reviews_message_is_sent_back_through_the_executors_redaction(
+    checkpointer: Any,
+) -> None:
+    script = Script(planned=[TaskNode("build", "developer")])
+    script.fail_review = ModelError("reviewer saw Blu3Whale$2024", attempts=1)
+    start(compile_run(script, checkpointer, hierarchical=True), tasks=[])
+    assert script.feedback_seen == [None, "the review failed: reviewer saw [REDACTED:known]"]
 
 
 def test_a_review_that_fails_sends_the_work_back_with_the_failure_as_feedback(

@@ -12,13 +12,15 @@ checkpoints) and git object under the test's folder.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from squad.app import App
-from squad.model.testing import OpenAIStubServer
+from squad.model.testing import Behaviour, OpenAIStubServer, status
 from squad.settings import Settings
 from squad.spec.loader import squad_from_text
 from tests.runtime.test_runner import GATED_YAML, TEAM_YAML, on_stub
@@ -90,3 +92,26 @@ def test_a_logged_tool_answer_is_never_cut_inside_a_value_the_run_found() -> Non
     answer = "a" * 295 + f" {PASSWORD} " + "b" * 200
     cut, _ = bound_answer(answer, 300, known=[PASSWORD])
     assert cut.startswith("a" * 295) and "Blu3" not in cut
+
+
+def _echoed_in_an_error(body: Any) -> Behaviour:
+    """A gateway that quotes the request back in its error (some do, on a 400)."""
+    said = " ".join(str(m.get("content") or "") for m in body.get("messages", []))
+    goal = re.search(r"^Goal: .*$", said, re.M)
+    return status(400, f"invalid request near: {goal[0] if goal else said[:200]}")
+
+
+def test_a_model_error_that_quotes_the_goals_credential_is_kept_redacted(
+    settings: Settings, app: App, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The lead's call fails with the goal in the provider's message: the run stops with that
+    # message as its error, in the runs table, the run log and the checkpoint's state.
+    monkeypatch.setenv("STUB_KEY", "stub-key")
+    with OpenAIStubServer(handler=_echoed_in_an_error) as server:
+        spec = squad_from_text(on_stub(TEAM_YAML, server.url), source="team.yaml")
+        workspace = app.squads.create(spec).path
+        result = app.runner().run(spec, workspace, goal=f"Deploy the docs with the key {KEY}.")
+
+    assert not result.succeeded
+    assert result.error is not None and "[REDACTED:" in result.error
+    assert_nowhere_on_disk(KEY, tmp_path)
