@@ -9,6 +9,11 @@ So the reader here scans only what each chunk adds, refuses a message longer tha
 counts the lines that are no message into :class:`StdoutNoise`: a few samples and a total go
 to the run's MCP stderr log, nothing to squad's own stderr.
 
+The server's stderr is read through a pipe and copied to that log a line at a time with its
+credentials redacted, like everything else a run keeps: a server may print its configuration
+or the token it was given. A line longer than :data:`STDERR_LINE_CHARS` keeps its start and
+says how much was cut.
+
 Starting the server (its own session, so its own process group) and stopping it (stdin closed,
 SIGTERM to the group, SIGKILL) are the SDK's, called as they are.
 """
@@ -17,6 +22,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -43,7 +49,10 @@ MAX_MESSAGE_BYTES = 32 * 1024 * 1024
 SAMPLES = 5
 """Lines of noise copied to the stderr log, before they are only counted."""
 SAMPLE_CHARS = 200
+STDERR_LINE_CHARS = 4096
+"""Longest line of a server's stderr copied to its log; the rest of the line is counted."""
 _WRITER_FLUSH_TIMEOUT = 0.5
+_STDERR_DRAIN_TIMEOUT = 2.0
 _ID = re.compile(rb'"id"\s*:\s*(-?\d{1,18}|"[^"\\]{0,200}")')
 _METHOD = re.compile(rb'"method"\s*:')
 
@@ -81,8 +90,48 @@ class StdoutNoise:
             self._say(f"{self.lines:,} lines of its stdout were no JSON-RPC message, and ignored")
 
     def _say(self, text: str) -> None:
-        self.errlog.write(f"[squad] MCP server {self.server!r}: {text}\n")
-        self.errlog.flush()
+        _write_line(self.errlog, f"[squad] MCP server {self.server!r}: {text}")
+
+
+def _write_line(errlog: TextIO, line: str) -> None:
+    from squad.text.secrets import redact
+
+    errlog.write(redact(line)[0] + "\n")
+    errlog.flush()
+
+
+async def _copy_stderr(stderr: ByteReceiveStream, errlog: TextIO) -> None:
+    """The server's stderr to ``errlog``, line by line, redacted; linear in what it writes."""
+    pending = bytearray()
+    cut = 0  # characters of the current line beyond STDERR_LINE_CHARS, not kept
+
+    def flush() -> None:
+        nonlocal cut
+        line = pending.decode("utf-8", "replace")
+        if cut:
+            line += f" [... {cut:,} more bytes of this line cut]"
+        _write_line(errlog, line)
+        pending.clear()
+        cut = 0
+
+    while True:
+        try:
+            chunk = await stderr.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            break
+        start = 0
+        while start < len(chunk):
+            end = chunk.find(b"\n", start)
+            piece = chunk[start:] if end < 0 else chunk[start:end]
+            room = STDERR_LINE_CHARS - len(pending)
+            pending += piece[:room]
+            cut += max(0, len(piece) - room)
+            if end < 0:
+                break
+            flush()
+            start = end + 1
+    if pending or cut:
+        flush()
 
 
 @asynccontextmanager
@@ -93,13 +142,21 @@ async def stdio_transport(
     process = await anyio.open_process(
         [server.command, *server.args],
         env=server.env,
-        stderr=errlog,
+        stderr=subprocess.PIPE,
         cwd=server.cwd,
         start_new_session=True,
     )
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
     writer_done = anyio.Event()
+    stderr_done = anyio.Event()
+
+    async def stderr_copier() -> None:
+        assert process.stderr is not None
+        try:
+            await _copy_stderr(process.stderr, errlog)
+        finally:
+            stderr_done.set()
 
     async def stdout_reader() -> None:
         assert process.stdout is not None
@@ -134,12 +191,15 @@ async def stdio_transport(
         with anyio.move_on_after(_WRITER_FLUSH_TIMEOUT):
             await writer_done.wait()
         await _stop_server_process(process)
+        with anyio.move_on_after(_STDERR_DRAIN_TIMEOUT):  # its last words, up to the pipe's end
+            await stderr_done.wait()
         await _aclose_all(read_stream, write_stream, read_writer, write_reader)
         await anyio.lowlevel.checkpoint()
 
     async with anyio.create_task_group() as group:
         group.start_soon(stdout_reader)
         group.start_soon(stdin_writer)
+        group.start_soon(stderr_copier)
         try:
             yield read_stream, write_stream
         finally:

@@ -36,6 +36,7 @@ from tests.runtime.test_mcp_tools import (
     tool_results,
     wait_for,
 )
+from tests.support.leaks import assert_nowhere_on_disk
 
 
 @pytest.fixture
@@ -229,3 +230,32 @@ def test_a_cut_keeps_no_part_of_a_password_crossing_it_and_cutting_again_changes
     assert cut == "x " * 9_990 + "password: \n[... 10,012 more characters cut]"
     assert bound_answer(cut) == (cut, 0)
     assert bound_answer("short") == ("short", 0)
+
+
+def test_a_servers_stderr_and_stdout_noise_reach_its_log_with_credentials_redacted(
+    manager: SquadManager,
+    stub: OpenAIStubServer,
+    app: App,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A server that prints the token it was configured with: on stderr (copied to the run's
+    # MCP log line by line) and in a stdout line that is no message (sampled into that log).
+    token = "ghp_" + "Wq4Xe8Rt2Yu6Io0Pa3Sd7Fg1Hj5Kl9Zx2Cv4B"
+    monkeypatch.setenv("FLOOD_SAYS", token)
+    servers = (
+        f"  flood: {{command: {PY}, args: ['{SERVERS / 'flooding.py'}', --lines, '4'], "
+        "env: [FLOOD_SAYS]}\n"
+    )
+    spec, workspace = create(manager, definition(stub.url, servers, "[flood]"))
+    stub.script(tool_call("flood__hello", {}), answer("Flooded."))
+
+    result = app.runner(model_factory=models()).run(spec, workspace)
+
+    assert result.succeeded, result.error
+    errlog = (workspace / "logs" / f"run-{result.run_id}.mcp-stderr.log").read_text()
+    assert "flooding: starting with api_token=[REDACTED:" in errlog
+    assert "(token=[REDACTED:github_token])" in errlog
+    assert "Authorization: Bearer [REDACTED:" in errlog  # the last line, without its newline
+    assert "x" * 4096 + " [... 95,904 more bytes of this line cut]" in errlog
+    assert_nowhere_on_disk(token, tmp_path)
