@@ -1,11 +1,12 @@
-"""Train the learned credential detector and write ``squad/text/secrets/data/learned_weights.json``.
+"""Train the learned credential detector and write ``squad/text/secrets/data/learned_weights.bin``.
 
-``python training/credentials/train.py [--evaluate] [--write]``
+``python training/credentials/train.py [--evaluate [--hold CORPUS]...] [--write]``
 
-Data (none of it an evaluation set): the chat credential corpora of earlier rounds
-(``tests/text/data/*.jsonl.gz``), the rule tests' cases (``tests/text/secrets_corpus.py``),
-the fact classifier's chat examples as plain chat (those the rules flag left out), and the
-synthetic rows of ``synth.py``. ``--evaluate`` reports, for each earlier corpus held out in
+Data (no evaluation set that has not been reported yet): the chat credential corpora of earlier
+rounds and the blind sets already reported (``tests/text/data/*.jsonl.gz``), the hand-written
+rows of ``data/`` (``written/gen.py`` makes them from its sentences), the rule tests' cases
+(``tests/text/secrets_corpus.py``), the fact classifier's chat examples as plain chat (those
+the rules flag left out), and the synthetic rows of ``synth.py``. ``--evaluate`` reports, for each earlier corpus held out in
 turn (trained on everything else), how many credential messages the rules alone and the rules
 with the learned detector keep out, and how many look-alikes each flags; ``--write`` trains on
 everything and writes the weights.
@@ -94,6 +95,7 @@ def load_groups() -> dict[str, list[Row]]:
         ("unseen", "chat_credentials_unseen", "chat_credential_negatives_unseen"),
         ("third", "chat_credentials_third", "chat_credential_negatives_third"),
         ("blind-1", "chat_credentials_blind1", "chat_credential_negatives_blind1"),
+        ("blind-2", "chat_credentials_blind2", "chat_credential_negatives_blind2"),
     ):
         rows = _jsonl(data / f"{pos}.jsonl.gz")
         rows += [{**r, "values": []} for r in _jsonl(data / f"{neg}.jsonl.gz")]
@@ -122,6 +124,10 @@ def load_groups() -> dict[str, list[Row]]:
         for r in lines
         if not redact(r["text"], learned=False)[1]
     ]
+    written = Path(__file__).parent / "data"
+    rows = _jsonl(written / "written_credentials.jsonl.gz")
+    rows += [{**r, "values": []} for r in _jsonl(written / "written_lookalikes.jsonl.gz")]
+    groups["written"] = rows
     groups["synthetic"] = list(synth.rows())
     return groups
 
@@ -277,8 +283,11 @@ def pick_threshold(rows: list[Row]) -> float:
     return max(0.5, min(0.995, cut + 1e-6))
 
 
-def evaluate(groups: dict[str, list[Row]]) -> None:
-    for held in ("chat-1", "unseen", "third", "blind-1", "casual"):
+HELD_OUT = ("chat-1", "unseen", "third", "blind-1", "blind-2", "written", "casual")
+
+
+def evaluate(groups: dict[str, list[Row]], held_out: Iterable[str] = HELD_OUT) -> None:
+    for held in held_out:
         rows = [r for name, g in groups.items() if name != held for r in g]
         weights, cues = train(rows)
         threshold = pick_threshold(rows)
@@ -320,11 +329,14 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--evaluate", action="store_true")
     parser.add_argument("--write", action="store_true")
+    parser.add_argument(
+        "--hold", action="append", choices=HELD_OUT, help="the corpora --evaluate holds out"
+    )
     args = parser.parse_args()
     groups = load_groups()
     print({k: len(v) for k, v in groups.items()})
     if args.evaluate:
-        evaluate(groups)
+        evaluate(groups, args.hold or HELD_OUT)
     if args.write:
         write(groups)
 
