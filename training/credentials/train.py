@@ -6,10 +6,10 @@ Data (no evaluation set that has not been reported yet): the chat credential cor
 rounds and the blind sets already reported (``tests/text/data/*.jsonl.gz``), the hand-written
 rows of ``data/`` (``written/gen.py`` makes them from its sentences), the rule tests' cases
 (``tests/text/secrets_corpus.py``), the fact classifier's chat examples as plain chat (those
-the rules flag left out), and the synthetic rows of ``synth.py``. ``--evaluate`` reports, for each earlier corpus held out in
-turn (trained on everything else), how many credential messages the rules alone and the rules
-with the learned detector keep out, and how many look-alikes each flags; ``--write`` trains on
-everything and writes the weights.
+the rules flag left out), and the synthetic rows of ``synth.py``. ``--evaluate`` reports, for
+each earlier corpus held out in turn (trained on everything else), how many credential messages
+the rules alone and the rules with the learned detector keep out, and how many look-alikes each
+flags; ``--write`` trains on everything and writes the weights.
 """
 
 from __future__ import annotations

@@ -20,46 +20,396 @@ SEED = 20260603
 rng = random.Random(SEED)
 USED: set[str] = set()
 
-WORDS = """
-acorn anchor apricot arrow aspen badger bagel banjo barley basil beacon beetle biscuit blossom
-bramble breeze brook bubble buckle bumble burrow cabin camel candle canoe caramel cedar cherry
-chestnut cinder clover cobble coconut cocoa compass coral cosmo cricket crumpet cypress daisy
-dingo dolphin domino donut dusky ember emerald falcon fennel ferret fig firefly fjord flint
-fossil foxglove freckle gadget galaxy garnet gecko ginger glacier goblin gopher granite
-gravel grizzly guava hamster harbor hazel hedgehog heron hickory honey hopper husky igloo
-indigo iris ivory jackal jasmine jelly juniper kayak kettle kiwi koala lagoon lantern larch
-lava lemur lilac lobster lotus lynx magpie mango maple marmot meadow melon merlin mint mocha
-molten mongoose moose mosaic muffin mustang nectar nimbus nutmeg oak olive onyx orchid osprey
-otter oyster paddle pebble pelican peony pepper pickle pinecone pistachio plum polar pony
-poppy puffin pumpkin quail quartz quince rabbit radish raven reindeer ripple robin rocket
-saffron salmon sapphire sequoia shamrock sherpa sparrow spruce squid starling sprocket
-sundae swallow tadpole tamarind thistle thimble tinsel toffee topaz toucan truffle tulip
-tundra turnip velvet vulture walnut wasabi weasel whisker willow wombat yonder yucca zephyr
-zinnia bonfire cactus caboose dynamo eclipse fiddle gazebo harpoon jigsaw kazoo lollipop
-marzipan noodle origami pretzel quokka rhubarb scooter teapot ukulele waffle yodel
-""".split()
+WORDS = [
+    "acorn",
+    "anchor",
+    "apricot",
+    "arrow",
+    "aspen",
+    "badger",
+    "bagel",
+    "banjo",
+    "barley",
+    "basil",
+    "beacon",
+    "beetle",
+    "biscuit",
+    "blossom",
+    "bramble",
+    "breeze",
+    "brook",
+    "bubble",
+    "buckle",
+    "bumble",
+    "burrow",
+    "cabin",
+    "camel",
+    "candle",
+    "canoe",
+    "caramel",
+    "cedar",
+    "cherry",
+    "chestnut",
+    "cinder",
+    "clover",
+    "cobble",
+    "coconut",
+    "cocoa",
+    "compass",
+    "coral",
+    "cosmo",
+    "cricket",
+    "crumpet",
+    "cypress",
+    "daisy",
+    "dingo",
+    "dolphin",
+    "domino",
+    "donut",
+    "dusky",
+    "ember",
+    "emerald",
+    "falcon",
+    "fennel",
+    "ferret",
+    "fig",
+    "firefly",
+    "fjord",
+    "flint",
+    "fossil",
+    "foxglove",
+    "freckle",
+    "gadget",
+    "galaxy",
+    "garnet",
+    "gecko",
+    "ginger",
+    "glacier",
+    "goblin",
+    "gopher",
+    "granite",
+    "gravel",
+    "grizzly",
+    "guava",
+    "hamster",
+    "harbor",
+    "hazel",
+    "hedgehog",
+    "heron",
+    "hickory",
+    "honey",
+    "hopper",
+    "husky",
+    "igloo",
+    "indigo",
+    "iris",
+    "ivory",
+    "jackal",
+    "jasmine",
+    "jelly",
+    "juniper",
+    "kayak",
+    "kettle",
+    "kiwi",
+    "koala",
+    "lagoon",
+    "lantern",
+    "larch",
+    "lava",
+    "lemur",
+    "lilac",
+    "lobster",
+    "lotus",
+    "lynx",
+    "magpie",
+    "mango",
+    "maple",
+    "marmot",
+    "meadow",
+    "melon",
+    "merlin",
+    "mint",
+    "mocha",
+    "molten",
+    "mongoose",
+    "moose",
+    "mosaic",
+    "muffin",
+    "mustang",
+    "nectar",
+    "nimbus",
+    "nutmeg",
+    "oak",
+    "olive",
+    "onyx",
+    "orchid",
+    "osprey",
+    "otter",
+    "oyster",
+    "paddle",
+    "pebble",
+    "pelican",
+    "peony",
+    "pepper",
+    "pickle",
+    "pinecone",
+    "pistachio",
+    "plum",
+    "polar",
+    "pony",
+    "poppy",
+    "puffin",
+    "pumpkin",
+    "quail",
+    "quartz",
+    "quince",
+    "rabbit",
+    "radish",
+    "raven",
+    "reindeer",
+    "ripple",
+    "robin",
+    "rocket",
+    "saffron",
+    "salmon",
+    "sapphire",
+    "sequoia",
+    "shamrock",
+    "sherpa",
+    "sparrow",
+    "spruce",
+    "squid",
+    "starling",
+    "sprocket",
+    "sundae",
+    "swallow",
+    "tadpole",
+    "tamarind",
+    "thistle",
+    "thimble",
+    "tinsel",
+    "toffee",
+    "topaz",
+    "toucan",
+    "truffle",
+    "tulip",
+    "tundra",
+    "turnip",
+    "velvet",
+    "vulture",
+    "walnut",
+    "wasabi",
+    "weasel",
+    "whisker",
+    "willow",
+    "wombat",
+    "yonder",
+    "yucca",
+    "zephyr",
+    "zinnia",
+    "bonfire",
+    "cactus",
+    "caboose",
+    "dynamo",
+    "eclipse",
+    "fiddle",
+    "gazebo",
+    "harpoon",
+    "jigsaw",
+    "kazoo",
+    "lollipop",
+    "marzipan",
+    "noodle",
+    "origami",
+    "pretzel",
+    "quokka",
+    "rhubarb",
+    "scooter",
+    "teapot",
+    "ukulele",
+    "waffle",
+    "yodel",
+]
 
-SEED_WORDS = """
-abandon bridge cotton desert elbow fabric gallery hybrid inmate jungle kitchen ladder mammal
-napkin oblige pact quantum rally saddle tackle umbrella vacuum wagon yard zone absorb bronze
-coyote denial engine famous genius hollow impulse jealous kidney lumber mandate nominee
-orbit palace quiz rescue scatter tenant uncover vessel wealth yellow zero abstract brush
-cousin depart envelope fault gesture horror inhale jazz kingdom lunar margin novel odor
-pattern quote reveal sausage timber unfold venue wisdom youth crater dwarf exhaust figure
-glimpse hurdle inquiry journey keen laundry maximum neglect outdoor pepper radar shrug
-thrive unveil vintage witness
-""".split()
+SEED_WORDS = [
+    "abandon",
+    "bridge",
+    "cotton",
+    "desert",
+    "elbow",
+    "fabric",
+    "gallery",
+    "hybrid",
+    "inmate",
+    "jungle",
+    "kitchen",
+    "ladder",
+    "mammal",
+    "napkin",
+    "oblige",
+    "pact",
+    "quantum",
+    "rally",
+    "saddle",
+    "tackle",
+    "umbrella",
+    "vacuum",
+    "wagon",
+    "yard",
+    "zone",
+    "absorb",
+    "bronze",
+    "coyote",
+    "denial",
+    "engine",
+    "famous",
+    "genius",
+    "hollow",
+    "impulse",
+    "jealous",
+    "kidney",
+    "lumber",
+    "mandate",
+    "nominee",
+    "orbit",
+    "palace",
+    "quiz",
+    "rescue",
+    "scatter",
+    "tenant",
+    "uncover",
+    "vessel",
+    "wealth",
+    "yellow",
+    "zero",
+    "abstract",
+    "brush",
+    "cousin",
+    "depart",
+    "envelope",
+    "fault",
+    "gesture",
+    "horror",
+    "inhale",
+    "jazz",
+    "kingdom",
+    "lunar",
+    "margin",
+    "novel",
+    "odor",
+    "pattern",
+    "quote",
+    "reveal",
+    "sausage",
+    "timber",
+    "unfold",
+    "venue",
+    "wisdom",
+    "youth",
+    "crater",
+    "dwarf",
+    "exhaust",
+    "figure",
+    "glimpse",
+    "hurdle",
+    "inquiry",
+    "journey",
+    "keen",
+    "laundry",
+    "maximum",
+    "neglect",
+    "outdoor",
+    "pepper",
+    "radar",
+    "shrug",
+    "thrive",
+    "unveil",
+    "vintage",
+    "witness",
+]
 
-NAMES = """
-Rover Biscuit Mochi Nala Bella Coco Luna Max Charlie Daisy Toby Hana Dubu Bori Kkami Choco
-Moka Jjangu Nabi Bomi Yuki Simba Oreo Pepper Ruby Teddy Ziggy Otis Milo Juno
-""".split()
+NAMES = [
+    "Rover",
+    "Biscuit",
+    "Mochi",
+    "Nala",
+    "Bella",
+    "Coco",
+    "Luna",
+    "Max",
+    "Charlie",
+    "Daisy",
+    "Toby",
+    "Hana",
+    "Dubu",
+    "Bori",
+    "Kkami",
+    "Choco",
+    "Moka",
+    "Jjangu",
+    "Nabi",
+    "Bomi",
+    "Yuki",
+    "Simba",
+    "Oreo",
+    "Pepper",
+    "Ruby",
+    "Teddy",
+    "Ziggy",
+    "Otis",
+    "Milo",
+    "Juno",
+]
 
-HANGUL = """
-고양이 강아지 하늘 바다 별빛 나무 노을 구름 바람 호수 달빛 봄날 여름 가을 겨울 토끼 무지개
-햇살 소나무 민들레 해바라기 은하수 꽃잎 눈사람 도토리 다람쥐 코끼리 호랑이 사자 펭귄 여우
-부엉이 감자 고구마 떡볶이 김밥 만두 라면 딸기 수박 참외 복숭아 자두 귤 사과 포도 바나나
-""".split()
+HANGUL = [
+    "고양이",
+    "강아지",
+    "하늘",
+    "바다",
+    "별빛",
+    "나무",
+    "노을",
+    "구름",
+    "바람",
+    "호수",
+    "달빛",
+    "봄날",
+    "여름",
+    "가을",
+    "겨울",
+    "토끼",
+    "무지개",
+    "햇살",
+    "소나무",
+    "민들레",
+    "해바라기",
+    "은하수",
+    "꽃잎",
+    "눈사람",
+    "도토리",
+    "다람쥐",
+    "코끼리",
+    "호랑이",
+    "사자",
+    "펭귄",
+    "여우",
+    "부엉이",
+    "감자",
+    "고구마",
+    "떡볶이",
+    "김밥",
+    "만두",
+    "라면",
+    "딸기",
+    "수박",
+    "참외",
+    "복숭아",
+    "자두",
+    "귤",
+    "사과",
+    "포도",
+    "바나나",
+]
 
 
 def _fresh(make) -> str:
@@ -90,15 +440,25 @@ def _pw() -> str:
     if style == 2:
         return _pws()
     if style == 3:
-        return f"{w.capitalize()}{rng.choice(['_', '.', '-', ''])}{_take(WORDS).capitalize()}{rng.randrange(1, 99)}"
+        joint = rng.choice(["_", ".", "-", ""])
+        return f"{w.capitalize()}{joint}{_take(WORDS).capitalize()}{rng.randrange(1, 99)}"
     if style == 4:
         return w + str(rng.randrange(1, 999))
     if style == 5:
-        return rng.choice(NAMES) + str(rng.choice([rng.randrange(1975, 2024), rng.randrange(10, 99)]))
+        return rng.choice(NAMES) + str(
+            rng.choice([rng.randrange(1975, 2024), rng.randrange(10, 99)])
+        )
     if style == 6:
-        return "".join(c.upper() if rng.random() < 0.3 else c for c in w) + _digits(rng.randrange(2, 5))
+        return "".join(c.upper() if rng.random() < 0.3 else c for c in w) + _digits(
+            rng.randrange(2, 5)
+        )
     if style == 7:
-        return rng.choice(["I", "i", "We"]) + rng.choice(["love", "Love", "<3", "miss"]) + w.capitalize() + rng.choice(["!", "!!", "1", "22"])
+        return (
+            rng.choice(["I", "i", "We"])
+            + rng.choice(["love", "Love", "<3", "miss"])
+            + w.capitalize()
+            + rng.choice(["!", "!!", "1", "22"])
+        )
     return w[:4] + rng.choice("!@#$") + _take(WORDS)[:4] + _digits(2)
 
 
@@ -140,18 +500,76 @@ def _pwu() -> str:
 
 
 def _hpw() -> str:
-    return rng.choice(HANGUL) + rng.choice(HANGUL) + rng.choice(["", "123", "7", str(rng.randrange(1980, 2024)), "!", "^^", str(rng.randrange(10, 99))])
+    return (
+        rng.choice(HANGUL)
+        + rng.choice(HANGUL)
+        + rng.choice(
+            ["", "123", "7", str(rng.randrange(1980, 2024)), "!", "^^", str(rng.randrange(10, 99))]
+        )
+    )
 
 
 # two-set (dubeolsik) keyboard: jamo <-> key
 _CHO = "ㄱㄲㄴㄷㄸㄹㅁㅂㅃㅅㅆㅇㅈㅉㅊㅋㅌㅍㅎ"
 _JUNG = "ㅏㅐㅑㅒㅓㅔㅕㅖㅗㅘㅙㅚㅛㅜㅝㅞㅟㅠㅡㅢㅣ"
-_JONG = ["", "ㄱ", "ㄲ", "ㄳ", "ㄴ", "ㄵ", "ㄶ", "ㄷ", "ㄹ", "ㄺ", "ㄻ", "ㄼ", "ㄽ", "ㄾ", "ㄿ", "ㅀ", "ㅁ", "ㅂ", "ㅄ", "ㅅ", "ㅆ", "ㅇ", "ㅈ", "ㅊ", "ㅋ", "ㅌ", "ㅍ", "ㅎ"]
-_KEY = dict(zip("ㅂㅈㄷㄱㅅㅛㅕㅑㅐㅔㅁㄴㅇㄹㅎㅗㅓㅏㅣㅋㅌㅊㅍㅠㅜㅡ", "qwertyuiopasdfghjklzxcvbnm"))
+_JONG = [
+    "",
+    "ㄱ",
+    "ㄲ",
+    "ㄳ",
+    "ㄴ",
+    "ㄵ",
+    "ㄶ",
+    "ㄷ",
+    "ㄹ",
+    "ㄺ",
+    "ㄻ",
+    "ㄼ",
+    "ㄽ",
+    "ㄾ",
+    "ㄿ",
+    "ㅀ",
+    "ㅁ",
+    "ㅂ",
+    "ㅄ",
+    "ㅅ",
+    "ㅆ",
+    "ㅇ",
+    "ㅈ",
+    "ㅊ",
+    "ㅋ",
+    "ㅌ",
+    "ㅍ",
+    "ㅎ",
+]
+_KEY = dict(
+    zip(
+        "ㅂㅈㄷㄱㅅㅛㅕㅑㅐㅔㅁㄴㅇㄹㅎㅗㅓㅏㅣㅋㅌㅊㅍㅠㅜㅡ",
+        "qwertyuiopasdfghjklzxcvbnm",
+        strict=True,
+    )
+)
 _KEY.update({"ㅃ": "Q", "ㅉ": "W", "ㄸ": "E", "ㄲ": "R", "ㅆ": "T", "ㅒ": "O", "ㅖ": "P"})
-_SPLIT = {"ㅘ": "ㅗㅏ", "ㅙ": "ㅗㅐ", "ㅚ": "ㅗㅣ", "ㅝ": "ㅜㅓ", "ㅞ": "ㅜㅔ", "ㅟ": "ㅜㅣ", "ㅢ": "ㅡㅣ",
-          "ㄳ": "ㄱㅅ", "ㄵ": "ㄴㅈ", "ㄶ": "ㄴㅎ", "ㄺ": "ㄹㄱ", "ㄻ": "ㄹㅁ", "ㄼ": "ㄹㅂ", "ㄽ": "ㄹㅅ",
-          "ㄾ": "ㄹㅌ", "ㄿ": "ㄹㅍ", "ㅀ": "ㄹㅎ", "ㅄ": "ㅂㅅ"}
+_SPLIT = {
+    "ㅘ": "ㅗㅏ",
+    "ㅙ": "ㅗㅐ",
+    "ㅚ": "ㅗㅣ",
+    "ㅝ": "ㅜㅓ",
+    "ㅞ": "ㅜㅔ",
+    "ㅟ": "ㅜㅣ",
+    "ㅢ": "ㅡㅣ",
+    "ㄳ": "ㄱㅅ",
+    "ㄵ": "ㄴㅈ",
+    "ㄶ": "ㄴㅎ",
+    "ㄺ": "ㄹㄱ",
+    "ㄻ": "ㄹㅁ",
+    "ㄼ": "ㄹㅂ",
+    "ㄽ": "ㄹㅅ",
+    "ㄾ": "ㄹㅌ",
+    "ㄿ": "ㄹㅍ",
+    "ㅀ": "ㄹㅎ",
+    "ㅄ": "ㅂㅅ",
+}
 _JOIN = {v: k for k, v in _SPLIT.items()}
 _LETTER = {v: k for k, v in _KEY.items()}
 
@@ -192,13 +610,24 @@ def korean_ime(text: str) -> str:
                 v = _JOIN[v + jamo[i]]
                 i += 1
             jong = ""
-            if i < len(jamo) and jamo[i] in cons and jamo[i] in _JONG and not (i + 1 < len(jamo) and is_v(jamo[i + 1])):
+            if (
+                i < len(jamo)
+                and jamo[i] in cons
+                and jamo[i] in _JONG
+                and not (i + 1 < len(jamo) and is_v(jamo[i + 1]))
+            ):
                 jong = jamo[i]
                 i += 1
-                if i < len(jamo) and jong + jamo[i] in _JOIN and not (i + 1 < len(jamo) and is_v(jamo[i + 1])):
+                if (
+                    i < len(jamo)
+                    and jong + jamo[i] in _JOIN
+                    and not (i + 1 < len(jamo) and is_v(jamo[i + 1]))
+                ):
                     jong = _JOIN[jong + jamo[i]]
                     i += 1
-            out.append(chr(0xAC00 + _CHO.index(cho) * 588 + _JUNG.index(v) * 28 + _JONG.index(jong)))
+            out.append(
+                chr(0xAC00 + _CHO.index(cho) * 588 + _JUNG.index(v) * 28 + _JONG.index(jong))
+            )
         else:
             out.append(c)
             i += 1
@@ -206,19 +635,23 @@ def korean_ime(text: str) -> str:
 
 
 def _kbd() -> str:
-    return hangul_keys(rng.choice(HANGUL) + rng.choice(HANGUL)) + rng.choice(["", _digits(2), _digits(4), "!"])
+    return hangul_keys(rng.choice(HANGUL) + rng.choice(HANGUL)) + rng.choice(
+        ["", _digits(2), _digits(4), "!"]
+    )
 
 
 def _ime() -> str:
     while True:
-        base = rng.choice([_take(WORDS), _take(WORDS) + _digits(2), rng.choice(NAMES).lower() + _digits(4)])
+        base = rng.choice(
+            [_take(WORDS), _take(WORDS) + _digits(2), rng.choice(NAMES).lower() + _digits(4)]
+        )
         v = korean_ime(base)
         if sum("\u3131" <= c <= "\ud7a3" for c in v) >= 3:
             return v
 
 
-_EN = "zero one two three four five six seven eight nine".split()
-_KO = "공 일 이 삼 사 오 육 칠 팔 구".split()
+_EN = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
+_KO = ["공", "일", "이", "삼", "사", "오", "육", "칠", "팔", "구"]
 
 
 def _en_words(n: int) -> str:
@@ -252,7 +685,11 @@ def _rc() -> str:
         return _digits(4) + "-" + _digits(4)
     if style == 1:
         a = string.ascii_lowercase + string.digits
-        return "".join(rng.choice(a) for _ in range(4)) + "-" + "".join(rng.choice(a) for _ in range(4))
+        return (
+            "".join(rng.choice(a) for _ in range(4))
+            + "-"
+            + "".join(rng.choice(a) for _ in range(4))
+        )
     return _digits(8)
 
 
