@@ -6,8 +6,9 @@ the rewrite itself: under the lock that file's writers take, without losing a ch
 person makes meanwhile (:func:`squad.memory.files.rewrite`). Files the workspace's history
 tracks are rewritten inside one memory change, committed as ``memory scan: redacted N
 credentials`` with its lines counted, not quoted; logs, working memory and caches are not
-tracked and are only rewritten. A run log or MCP journal of a run that is live now is left for
-a later scan: its run appends to the file through a descriptor it keeps open.
+tracked and are only rewritten. A run log, MCP journal or MCP servers' stderr log of a run
+that is live now is left for a later scan: its run appends to the file through a descriptor it
+keeps open.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ __all__ = ["FilePlace", "home_places", "scrub_bytes", "workspace_places"]
 Form = Literal["text", "json", "jsonl"]
 _BINARY_PROBE = 8192
 _RUN_LOG = re.compile(r"^run-(?P<run>[A-Za-z0-9][A-Za-z0-9_.-]*?)(?P<mcp>\.mcp)?\.jsonl$")
+_MCP_STDERR = re.compile(r"^run-(?P<run>[A-Za-z0-9][A-Za-z0-9_.-]*?)\.mcp-stderr\.log$")
 _HOME_LOG = re.compile(r"^[a-z][a-z0-9_-]*\.jsonl(\.[0-9]+)?$")
 _BOOT = ("SOUL.md", "USER.md", "AGENTS.md")
 
@@ -93,9 +95,12 @@ def workspace_places(workspace: Path) -> list[FilePlace]:
             add("plan", plan, "text", tracked=True)
     for log in _children(workspace / "logs"):
         match = _RUN_LOG.match(log.name)
+        stderr = _MCP_STDERR.match(log.name)
         if match is not None:
             place = "mcp_journal" if match["mcp"] else "run_log"
             add(place, log, "jsonl", run_id=match["run"])
+        elif stderr is not None:
+            add("mcp_stderr", log, "text", run_id=stderr["run"])
         elif log.name == "memory-audit.jsonl":
             add("audit_log", log, "jsonl")
         elif log.suffix == ".jsonl":

@@ -23,6 +23,7 @@ PLACES: dict[str, str] = {
     "boot": "boot files (SOUL.md, USER.md, AGENTS.md)",
     "run_log": "run logs (logs/run-*.jsonl)",
     "mcp_journal": "MCP journals (logs/run-*.mcp.jsonl)",
+    "mcp_stderr": "MCP servers' stderr (logs/run-*.mcp-stderr.log)",
     "audit_log": "memory audit logs (logs/memory-audit.jsonl)",
     "log": "other logs (daemon, dashboard, MCP server, worker)",
     "conversation": "conversation store (every role)",

@@ -50,6 +50,7 @@ LEAKS: dict[str, str] = {
         "checkpoint": "CKPT",
         "checkpoint_write": "CKW",
         "run_log": "RLOG",
+        "mcp_stderr": "MCPE",
         "review": "REV",
         "task_output": "TASK",
     }.items()
@@ -100,6 +101,9 @@ def seed_home(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Seeded:
             + "\n"
             + json.dumps({"event": "tool_result", "output": f"export GH={LEAKS['run_log']}"})
             + "\n"
+        )
+        (workspace / "logs" / f"run-{run_id}.mcp-stderr.log").write_text(
+            f"github-mcp: starting with GITHUB_TOKEN={LEAKS['mcp_stderr']}\nlistening on stdio\n"
         )
     return Seeded(settings, workspace, run_id)
 

@@ -37,6 +37,7 @@ PLACE_OF = {
     "checkpoint": "checkpoint",
     "checkpoint_write": "checkpoint",
     "run_log": "run_log",
+    "mcp_stderr": "mcp_stderr",
     "review": "review",
     "task_output": "task_output",
 }
