@@ -26,7 +26,7 @@ from squad.memory.dedupe import fact_of
 from squad.memory.files import MemoryFile
 from squad.memory.service import AgentContext, MemoryService
 from squad.memory.sightings import sighting_key
-from squad.text.secrets import refuse_secrets
+from squad.text.secrets import redact, refuse_secrets
 
 __all__ = ["EDIT_ATTEMPTS", "Applied", "apply_decisions", "existing_facts"]
 
@@ -170,11 +170,24 @@ def apply_decisions(
     return applied
 
 
+WITHHELD = "[withheld: the fact carried a credential]"
+"""What a pass's record keeps of a fact dropped for carrying a credential."""
+
+
+def _shown(text: str, reason: str) -> str:
+    """A fact's text as the pass's record keeps it (``extraction_runs``, the dashboard): a fact
+    dropped as a secret may hold a value only the wider classifier check saw, so none of it is
+    kept; any other is kept with its credentials redacted."""
+    if reason == "secret":
+        return WITHHELD
+    return redact(text)[0]
+
+
 def _entry(
     c: Candidate, reason: str, target: Existing | None = None, **more: Any
 ) -> dict[str, Any]:
     entry: dict[str, Any] = {
-        "text": c.text,
+        "text": _shown(c.text, reason),
         "scope": c.scope,
         "reason": reason,
         "source_turns": list(c.source_turns),

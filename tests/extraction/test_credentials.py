@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from squad.extraction.apply import apply_decisions
+from squad.extraction.apply import WITHHELD, apply_decisions
 from squad.extraction.candidates import Candidate, ConversationMessage
 from squad.extraction.extract import redacted
 from squad.extraction.quality import Decision, drop_reason
@@ -158,3 +158,24 @@ def test_an_echo_of_a_password_in_a_transcript_reaches_neither_the_model_nor_the
     assert password not in read and "[REDACTED:echo]" in read
     assert "listens on port 8080" in everything_stored(world)
     assert_nowhere_on_disk(password, tmp_path)
+
+
+def test_a_fact_dropped_as_a_secret_leaves_no_part_of_it_in_the_passes_record(
+    make_world: MakeWorld, stub: OpenAIStubServer
+) -> None:
+    # The extraction model wrote a fact with a password no message held as such (assembled
+    # from pieces, or missed by the batch's redaction), and only the classifier's wider check
+    # saw it. The pass's record (extraction_runs, on the dashboard) keeps none of its text.
+    world = make_world(interval=1)
+    world.talk("The API listens on port 8080 now, and the VPN moved to the new gateway.")
+    facts = [
+        {"text": "The VPN takes Wint3r!sComing", "scope": "project", "source_turns": [0]},
+        {"text": "The API listens on port 8080", "scope": "project", "source_turns": [0]},
+    ]
+    stub.script(answer(json.dumps({"facts": facts})))
+    world.extractor(stub.model()).run(world.ctx)
+
+    [record] = world.manager.store.extraction.runs("demo", world.ctx.agent.id)
+    assert [d["text"] for d in record.dropped] == [WITHHELD]
+    assert [d["reason"] for d in record.dropped] == ["secret"]
+    assert "Wint3r!sComing" not in json.dumps([record.written, record.dropped])
