@@ -1322,3 +1322,134 @@ NEGATIVES += [
     "order 1234 5678 9012 3456 shipped",
     "the cvv field takes 3 or 4 digits",
 ]
+
+# -- provider prefixes merged from gitleaks' rule set (MIT): one token of each provider, in the ----
+# shape the provider prints it, written as people paste it; and each prefix as a word or an
+# identifier, which is not a token.
+
+LOWER_DIGITS = string.ascii_lowercase + string.digits
+
+
+def _uuid() -> str:
+    return f"{fake(HEX, 8)}-{fake(HEX, 4)}-{fake(HEX, 4)}-{fake(HEX, 4)}-{fake(HEX, 12)}"
+
+
+_TEAMS_PATH = (
+    f"{_uuid()}@{_uuid()}/Incoming" + f"Webhook/{fake(HEX, 32)}/{_uuid()}/V2{fake(URLSAFE, 40)}"
+)
+POSITIVES += [
+    # a prefix that is its provider's alone: any body counts
+    _p("provider_token", f"ADOBE_CLIENT_SECRET=⟦{'p8' + 'e-' + fake(B62, 32)}⟧"),
+    _p("provider_token", f"artifactory api key ⟦{'AK' + 'Cp' + fake(B62, 69)}⟧ (old style)"),
+    _p("provider_token", f"clojars deploy token: ⟦{'CLOJ' + 'ARS_' + fake(LOWER_DIGITS, 60)}⟧"),
+    _p("provider_token", f"DO refresh token ⟦{'do' + 'r_v1_' + fake(HEX, 64)}⟧"),
+    _p("provider_token", f"doppler run --token ⟦{'dp.' + 'pt.' + fake(B62, 43)}⟧ -- npm start"),
+    _p("provider_token", f"DUFFEL_ACCESS_TOKEN=⟦{'duffel' + '_test_' + fake(URLSAFE, 43)}⟧"),
+    _p("provider_token", f"easypost key for the label printer ⟦{'EZ' + 'AK' + fake(B62, 54)}⟧"),
+    _p("provider_token", f"플러터웨이브 키 ⟦{'FLWSECK' + '_TEST-' + fake(HEX, 32) + '-X'}⟧ 예요"),
+    _p("provider_token", f"fly deploy -a shop --access-token ⟦{'fo' + '1_' + fake(URLSAFE, 43)}⟧"),
+    _p("provider_token", f"frame.io: ⟦{'fio' + '-u-' + fake(URLSAFE, 64)}⟧"),
+    _p("provider_token", f"HEROKU_API_KEY=⟦{'HR' + 'KU-AA' + fake(URLSAFE, 58)}⟧"),
+    _p("provider_token", f"intra secret ⟦{'s-s4' + 't2ud-' + fake(HEX, 64)}⟧"),
+    _p(
+        "provider_token",
+        f"pscale auth login --service-token ⟦{'pscale' + '_tkn_' + fake(B62, 43)}⟧",
+    ),
+    _p("provider_token", f"mysql password from the console: ⟦{'pscale' + '_pw_' + fake(B62, 43)}⟧"),
+    _p("provider_token", f"postman api key ⟦{'PM' + 'AK-' + fake(HEX, 24) + '-' + fake(HEX, 34)}⟧"),
+    _p("provider_token", f"PREFECT_API_KEY=⟦{'pn' + 'u_' + fake(B62, 36)}⟧"),
+    _p("provider_token", f"readme key ⟦{'rd' + 'me_' + fake(LOWER_DIGITS, 70)}⟧"),
+    _p("provider_token", f"scalingo login --api-token ⟦{'tk' + '-us-' + fake(URLSAFE, 48)}⟧"),
+    _p("provider_token", f"brevo: ⟦{'xkey' + 'sib-' + fake(HEX, 64) + '-' + fake(B62, 16)}⟧"),
+    _p("provider_token", f"settlemint PAT ⟦{'sm' + '_pat_' + fake(B62, 16)}⟧"),
+    _p("provider_token", f"Shippo live key ⟦{'shippo' + '_live_' + fake(HEX, 40)}⟧"),
+    _p("provider_token", f"typeform personal token ⟦{'tf' + 'p_' + fake(URLSAFE, 59)}⟧"),
+    _p(
+        "provider_token", f"dnclient enroll ⟦{'dn' + 'key-' + fake(B62, 26) + '-' + fake(B62, 52)}⟧"
+    ),
+    _p("gitlab_token", f"kas agent token ⟦{'gl' + 'agent-' + fake(URLSAFE, 50)}⟧"),
+    _p("gitlab_token", f"gitlab-runner register --token ⟦{'GR13' + '48941' + fake(URLSAFE, 20)}⟧"),
+    # a prefix that words and identifiers share: the provider's own length and alphabet
+    _p("aws_access_key_id", f"bearer key id ⟦{'AB' + 'IA' + fake(UPPER_DIGITS, 16)}⟧ from STS"),
+    _p("huggingface_token", f"HF org token ⟦{'api' + '_org_' + fake(string.ascii_letters, 34)}⟧"),
+    _p("gitlab_token", f"Cookie: _gitlab_session=⟦{fake(HEX, 32)}⟧"),
+    _p(
+        "provider_token",
+        "1Password secret key: ⟦A3-"
+        + "-".join(fake(UPPER_DIGITS, n) for n in (6, 11, 5, 5, 5))
+        + "⟧",
+    ),
+    _p("provider_token", f"OP_SERVICE_ACCOUNT_TOKEN=⟦{'ops_' + 'eyJ' + fake(B64, 280)}⟧"),
+    _p("provider_token", f"airtable ⟦{'pat' + fake(B62, 14) + '.' + fake(HEX, 64)}⟧"),
+    _p("provider_token", f"알리바바 AccessKey ID ⟦{'LT' + 'AI' + fake(B62, 20)}⟧ 입니다"),
+    _p("provider_token", f"jfrog reference token ⟦{'cmV' + 'md' + fake(B62, 59)}⟧"),
+    _p(
+        "provider_token",
+        "AUTHRESS_KEY=⟦"
+        + f"sc_{fake(LOWER_DIGITS, 12)}.{fake(LOWER_DIGITS, 5)}.acc-{fake(LOWER_DIGITS, 20)}"
+        + f".{fake(B64, 60)}⟧",
+    ),
+    _p("provider_token", f"bedrock key ⟦{'AB' + 'SK' + fake(B64, 132)}⟧"),
+    _p(
+        "provider_token",
+        "AWS_BEARER_TOKEN_BEDROCK=⟦bedrock-api-key-"
+        + "YmVkcm9jay5hbWF6b25hd3MuY29t"
+        + fake(B64, 300)
+        + "⟧",
+    ),
+    _p("provider_token", f"clickhouse cloud secret ⟦{'4b' + '1d' + fake(B62, 38)}⟧"),
+    _p("provider_token", f"origin CA key ⟦{'v1' + '.0-' + fake(HEX, 24) + '-' + fake(HEX, 146)}⟧"),
+    _p("provider_token", f"databricks configure --token ⟦{'da' + 'pi' + fake(HEX, 32)}⟧"),
+    _p(
+        "provider_token",
+        f"DT_API_TOKEN=⟦{'dt0' + 'c01.' + fake(UPPER_DIGITS, 24) + '.' + fake(UPPER_DIGITS, 64)}⟧",
+    ),
+    _p("provider_token", f"page token ⟦{'EA' + 'AM' + fake(B62, 180)}⟧ expires in 60 days"),
+    _p("provider_token", f"square prod access token ⟦{'EA' + 'AA' + fake(URLSAFE, 60)}⟧"),
+    _p("provider_token", f"encryption key ⟦{'FLWSECK' + '_TEST' + fake(HEX, 12)}⟧"),
+    _p("provider_token", f"FLY_API_TOKEN=⟦{'fm' + '2_' + fake(B64, 220)}⟧"),
+    _p("provider_token", f"grafana key ⟦{'eyJr' + 'Ijoi' + fake(B62, 90)}⟧"),
+    _p("provider_token", f"grafana cloud access policy token ⟦{'gl' + 'c_' + fake(B64, 120)}=⟧"),
+    _p(
+        "provider_token",
+        "harness: ⟦" + "pat." + fake(URLSAFE, 22) + "." + fake(B62, 24) + "." + fake(B62, 20) + "⟧",
+    ),
+    _p(
+        "provider_token",
+        f'credentials "app.terraform.io" {{ token = "⟦{fake(B62, 14)}.atlas'
+        + f'v1.{fake(URLSAFE, 67)}⟧" }}',
+    ),
+    _p("provider_token", f"infracost configure set api_key ⟦{'ico' + '-' + fake(B62, 32)}⟧"),
+    _p("provider_token", f"GeoIP license ⟦{fake(B62, 6)}_{fake(B62, 29)}_mm" + "k⟧"),
+    _p("provider_token", f"octopus ⟦{'API' + '-' + fake(UPPER_DIGITS, 26)}⟧"),
+    _p("provider_token", f"newrelic user key ⟦{'NR' + 'AK-' + fake(UPPER_DIGITS, 27)}⟧"),
+    _p("provider_token", f"insert key ⟦{'NR' + 'II-' + fake(LOWER_DIGITS + '-', 32)}⟧"),
+    _p("provider_token", f"oc login --token=⟦{'sha256' + '~' + fake(URLSAFE, 43)}⟧"),
+    _p("provider_token", f"pulumi login with ⟦{'pu' + 'l-' + fake(HEX, 40)}⟧"),
+    _p("provider_token", f"gem credentials: ⟦{'rubygems' + '_' + fake(HEX, 48)}⟧"),
+    _p("provider_token", f"SRC_ACCESS_TOKEN=⟦{'sg' + 'p_' + fake(HEX, 16) + '_' + fake(HEX, 40)}⟧"),
+    _p("provider_token", f"sonar-scanner -Dsonar.token=⟦{'sq' + 'p_' + fake(HEX, 40)}⟧"),
+    _p("provider_token", f"yandex cloud api key ⟦{'AQ' + 'VN' + fake(URLSAFE, 36)}⟧"),
+    _p("provider_token", f"plaid item token ⟦access-production-{_uuid()}⟧"),
+    _p("provider_token", f"Teams hook https://acme.webhook.office.com/webhookb2/⟦{_TEAMS_PATH}⟧"),
+    _p("provider_token", f"export VAULT_TOKEN=⟦{'s' + '.' + fake(B62, 24)}⟧"),
+]
+NEGATIVES += [
+    "the dapi endpoint returns JSON",
+    "dapi is the prefix of Databricks tokens",
+    "host = s.example.com",
+    "name = s.strip().lower()",
+    "data = s.ReadAllBytesFromStreamAsync(buf)",
+    "timeout = s.DefaultConnectionTimeout",
+    "PR: pul-request template updated",
+    "glc_config = load_grafana_config()",
+    '<i class="ico-arrow-left ico-ArrowLeftCircleOutlineLargeIcon2"></i>',
+    "API-V2ENDPOINTCONFIGURATIONSET is the section name",
+    "tk-us-east-1 is the Scalingo region",
+    "rubygems_version = '3.4.10'",
+    "sqa_team owns the nightly run",
+    "api_org_identifier_mapping is a dict",
+    "PMAK-, pnu_, rdme_ and tfp_ are token prefixes, EAAA and LTAI too",
+    "an EC2 t1.micro, an access-production-docs page, a key-value store",
+    "the commit is 4b1d" + fake(HEX, 38),
+]

@@ -4,6 +4,10 @@ A provider token whose prefix is its provider's alone (``sk-proj-``, ``ghp_``, `
 counts whatever its body, even cut short, mistyped or with spaces inserted; a token whose
 prefix is also an everyday word or identifier (``sk-``, ``hf_``, ``npm_``) only in its
 provider's own length and alphabet.
+
+Many of the prefixes and shapes come from gitleaks' rule set (``config/gitleaks.toml``,
+github.com/gitleaks/gitleaks, MIT licence, Copyright (c) 2019 Zachary Rice), written again
+here as our own rules: those marked "gitleaks" below.
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ _STRONG: tuple[tuple[str, str], ...] = (
     ("anthropic_api_key", r"sk-ant-(?:[a-z]{2,10}\d{2}-)?"),
     ("openai_api_key", r"sk-(?:proj|svcacct|admin)-"),
     ("github_token", r"gh[pousr]_|github_pat_"),
-    ("gitlab_token", r"gl(?:pat|dt|rt|ptt|ft)-"),
+    ("gitlab_token", r"gl(?:pat|dt|rt|ptt|ft|cbt|ffct|imt|agent|oas|soat)-|GR1348941"),
     ("slack_token", r"xox[abposre]-|xapp-"),
     ("stripe_secret_key", r"[sr]k_(?:live|test)_"),
     ("stripe_webhook_secret", r"whsec_"),
@@ -45,9 +49,15 @@ _STRONG: tuple[tuple[str, str], ...] = (
     ("pypi_token", r"pypi-AgE"),
     (  # Groq, xAI, Perplexity, Replicate, Shopify, DigitalOcean, Linear, Vault, Sentry...
         "provider_token",
-        r"gsk_|xai-|pplx-|r8_|shp(?:at|ss|ca|pa)_|dop_v1_|doo_v1_|lin_api_|hv[sbr]\.|sntry[su]_"
+        r"gsk_|xai-|pplx-|r8_|shp(?:at|ss|ca|pa)_|do[opr]_v1_|lin_api_|hv[sbr]\.|sntry[su]_"
         r"|glsa_|figd_|ntn_|sq0(?:atp|csp)-|pat-(?:na|eu)1-|tvly-|dckr_(?:pat|oat)_"
-        r"|AGE-SECRET-KEY-1|(?:live|test)_g?sk_",  # ... and Toss Payments
+        r"|AGE-SECRET-KEY-1|(?:live|test)_g?sk_"  # ... and Toss Payments
+        # gitleaks: Adobe, Artifactory, Clojars, Doppler, Duffel, EasyPost, Flutterwave, Fly.io,
+        # Frame.io, Heroku, 42 Intra, PlanetScale, Postman, Prefect, ReadMe, Scalingo, Brevo,
+        # SettleMint, Shippo, Typeform, Defined Networking
+        r"|p8e-|AKCp|CLOJARS_|dp\.pt\.|duffel_(?:live|test)_|EZ[AT]K|FLWSECK(?:_TEST)?-|fo1_"
+        r"|fio-u-|HRKU-|s-s4t2(?:ud|af)-|pscale_(?:tkn|oauth|pw)_|PMAK-|pnu_|rdme_|tk-us-"
+        r"|xkeysib-|sm_[aps]at_|shippo_(?:live|test)_|tfp_|dnkey-",
     ),
 )
 _STRONG_BODY = 8
@@ -82,9 +92,42 @@ def _strong(scan: Scan) -> Iterator[Candidate]:
 
 # -- prefixes that are also identifiers: the provider's own length and alphabet ------------
 
-_PATTERNS = (  # (kind, pattern); the value is group "v" if the pattern has one, else the match
+
+def _identifier_body(value: str) -> bool:
+    """``hf_``/``npm_`` followed by a random body, not ``hf_HubDownloadHelperClass``."""
+    body = value.split("_", 1)[1]
+    return random_token(value) and (len(body) >= _CANONICAL_BODY or not wordish(body))
+
+
+def _wordless_body(value: str) -> bool:
+    """A random body after a prefix that names also start with, whatever its length: not
+    ``ico-ArrowLeftCircleOutlineLargeIcon2`` (a CSS class), ``s.DefaultConnectionTimeout``."""
+    body = _PREFIX_END.split(value, maxsplit=1)[-1]
+    return random_token(value) and not wordish(body)
+
+
+_PREFIX_END = re.compile(r"[_.-]")
+
+
+def _cased(value: str) -> bool:
+    """A random token with a capital: not a lower-case hex digest of the same length."""
+    return random_token(value) and any(c.isupper() for c in value)
+
+
+def _upper_random(value: str) -> bool:
+    """Capitals and digits drawn at random (``API-`` and 26), not an identifier in capitals
+    (``API-V2ENDPOINTCONFIGURATIONSET``): capitals run as long as words do, the digits tell."""
+    return random_token(value) and sum(c.isdigit() for c in value) >= 2
+
+
+_AWS_ID = "(?:AKIA|ASIA|ABIA|ACCA)"
+"""How AWS access key ids start: long-lived, temporary (STS), bearer, context-specific."""
+_Check = Callable[[str], bool]
+_PATTERNS: tuple[tuple[str, str] | tuple[str, str, _Check], ...] = (
+    # (kind, pattern[, check]); the value is group "v" if the pattern has one, else the match;
+    # the check is the kind's in _CHECKS unless the entry names its own
     ("openai_api_key", B + r"sk-[A-Za-z0-9]{32,}"),
-    ("aws_access_key_id", r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
+    ("aws_access_key_id", rf"(?<![A-Za-z0-9]){_AWS_ID}[A-Z0-9]{{16}}(?![A-Za-z0-9])"),
     (
         "aws_secret_access_key",
         r"(?i:aws_?secret(?:_?access)?(?:_?key)?|secret_?access_?key)[\"']?[ \t]{0,8}"
@@ -115,16 +158,75 @@ _PATTERNS = (  # (kind, pattern); the value is group "v" if the pattern has one,
         "azure_client_secret",
         r"(?<![\w~.-])[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![\w~.-])",
     ),
+    # gitleaks: a prefix shared with words or identifiers, a body with dots or base64's + and /
+    ("huggingface_token", W + r"api_org_[A-Za-z]{34}(?![A-Za-z0-9_])"),  # an organisation's
+    ("gitlab_token", r"_gitlab_session=(?P<v>[0-9a-z]{32})(?![A-Za-z0-9])"),
+    (  # a 1Password account's secret key
+        "provider_token",
+        r"(?<![\w-])A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})"
+        r"(?:-[A-Z0-9]{5}){3}(?![\w-])",
+    ),
+    ("provider_token", B + r"ops_eyJ[A-Za-z0-9+/]{64,}={0,3}"),  # 1Password service account
+    ("provider_token", B + r"pat[A-Za-z0-9]{14}\.[0-9a-f]{64}(?![A-Za-z0-9])"),  # Airtable
+    ("provider_token", r"(?<![A-Za-z0-9])LTAI[A-Za-z0-9]{12,20}(?![A-Za-z0-9])"),  # Alibaba
+    ("provider_token", r"(?<![\w+/])cmVmd[A-Za-z0-9]{59}(?![\w+/=])"),  # Artifactory reference
+    (  # Authress
+        "provider_token",
+        r"(?<![\w.-])(?:sc|ext|scauth|authress)_[A-Za-z0-9]{5,30}\.[A-Za-z0-9]{4,6}\.acc[_-]"
+        r"[A-Za-z0-9-]{10,32}\.[A-Za-z0-9+/_=-]{30,120}(?![\w+/=-])",
+    ),
+    ("provider_token", r"(?<![\w+/])ABSK[A-Za-z0-9+/]{100,}={0,2}"),  # Amazon Bedrock, long-lived
+    (  # Amazon Bedrock, short-lived: base64 of a presigned bedrock.amazonaws.com URL
+        "provider_token",
+        B + r"bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t[A-Za-z0-9+/]{20,}={0,2}",
+    ),
+    ("provider_token", r"(?<![A-Za-z0-9])4b1d[A-Za-z0-9]{38}(?![A-Za-z0-9])", _cased),  # ClickHouse
+    ("provider_token", B + r"v1\.0-[0-9a-f]{24}-[0-9a-f]{146}(?![A-Za-z0-9])"),  # Cloudflare CA
+    ("provider_token", B + r"dapi[0-9a-f]{32}(?:-\d)?(?![A-Za-z0-9-])"),  # Databricks
+    ("provider_token", B + r"dt0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{64}(?![A-Za-z0-9])"),  # Dynatrace
+    ("provider_token", B + r"EAA[CM][A-Za-z0-9]{100,}"),  # Facebook page
+    ("provider_token", B + r"EAAA" + U + "{22,60}(?!" + U + ")"),  # Square
+    ("provider_token", B + r"FLWSECK_TEST-?[0-9a-hA-H]{12}(?![\w-])"),  # Flutterwave encryption
+    ("provider_token", B + r"(?:fm1[ar]|fm2)_[A-Za-z0-9+/]{100,}={0,3}"),  # Fly.io macaroon
+    ("provider_token", B + r"eyJrIjoi[A-Za-z0-9]{70,}={0,3}"),  # Grafana API key
+    ("provider_token", W + r"glc_[A-Za-z0-9+/]{32,}={0,3}(?![\w+/=])"),  # Grafana Cloud
+    (  # Harness
+        "provider_token",
+        B + r"(?:pat|sat)\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20}(?![A-Za-z0-9])",
+    ),
+    (  # Terraform Cloud
+        "provider_token",
+        r"(?<![\w.-])[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}(?![\w=-])",
+    ),
+    ("provider_token", B + r"ico-[A-Za-z0-9]{32}(?![\w-])", _wordless_body),  # Infracost
+    ("provider_token", W + r"[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk(?![A-Za-z0-9_])"),  # MaxMind
+    ("provider_token", B + r"API-[A-Z0-9]{26}(?![\w-])", _upper_random),  # Octopus Deploy
+    ("provider_token", B + r"NRAK-[A-Za-z0-9]{27}(?![\w-])", _upper_random),  # New Relic user key
+    ("provider_token", B + r"NRII-[A-Za-z0-9-]{32}(?![\w-])"),  # New Relic insert key
+    ("provider_token", B + r"sha256~[A-Za-z0-9_-]{43}(?![\w-])"),  # OpenShift
+    ("provider_token", B + r"pul-[0-9a-f]{40}(?![\w-])"),  # Pulumi
+    ("provider_token", W + r"rubygems_[0-9a-f]{48}(?![A-Za-z0-9_])"),
+    (  # Sourcegraph
+        "provider_token",
+        W + r"sgp_(?:[0-9a-fA-F]{16}_|local_)?[0-9a-fA-F]{40}(?![A-Za-z0-9_])",
+    ),
+    ("provider_token", W + r"sq[apu]_[0-9a-f]{40}(?![A-Za-z0-9_])"),  # SonarQube
+    ("provider_token", B + r"AQVN" + U + "{35,38}(?!" + U + ")"),  # Yandex API key
+    (  # Plaid
+        "provider_token",
+        B
+        + r"access-(?:sandbox|development|production)-[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}",
+    ),
+    (  # a Microsoft Teams incoming webhook
+        "provider_token",
+        r"\.webhook\.office\.com/webhookb2/(?P<v>[A-Za-z0-9@/_-]{60,})",
+    ),
+    # Vault's legacy service tokens, s. and 24 more; the literal first, so sre finds it fast
+    ("provider_token", r"s\.(?<![\w.$@/-]s\.)[A-Za-z0-9]{24}(?![\w.(-])", _wordless_body),
 )
 
 
-def _identifier_body(value: str) -> bool:
-    """``hf_``/``npm_`` followed by a random body, not ``hf_HubDownloadHelperClass``."""
-    body = value.split("_", 1)[1]
-    return random_token(value) and (len(body) >= _CANONICAL_BODY or not wordish(body))
-
-
-_CHECKS: dict[str, Callable[[str], bool]] = {  # default: random_token
+_CHECKS: dict[str, _Check] = {  # default: random_token
     "aws_access_key_id": not_placeholder,
     "google_api_key": not_placeholder,
     "twilio_api_key": not_placeholder,
@@ -137,10 +239,15 @@ _CHECKS: dict[str, Callable[[str], bool]] = {  # default: random_token
     "huggingface_token": _identifier_body,
     "npm_token": _identifier_body,
 }
-_RULES = [(kind, re.compile(pattern)) for kind, pattern in _PATTERNS]
+_RULES = [(kind, re.compile(pattern), own) for kind, pattern, *own in _PATTERNS]
 _SHAPED = [
-    (kind, rule, _CHECKS.get(kind, random_token), "v" if "v" in rule.groupindex else 0)
-    for kind, rule in _RULES
+    (
+        kind,
+        rule,
+        own[0] if own else _CHECKS.get(kind, random_token),
+        "v" if "v" in rule.groupindex else 0,
+    )
+    for kind, rule, own in _RULES
 ]
 
 
@@ -155,7 +262,7 @@ def _shaped(scan: Scan) -> Iterator[Candidate]:
 # -- tokens with spaces inserted: "sk-proj- Ab12 Cd34 ...", "AKIA 4F7Q 2XZ9 ..." -----------------
 
 _SPACED_START = re.compile(
-    B + "(?:" + "|".join(f"(?:{prefix})" for _, prefix in _STRONG) + r")|(?<![A-Za-z0-9])A[KS]IA"
+    B + "(?:" + "|".join(f"(?:{prefix})" for _, prefix in _STRONG) + ")|(?<![A-Za-z0-9])" + _AWS_ID
 )
 _CHUNK = re.compile(r"[A-Za-z0-9_-]+")
 _SEPARATOR = " \u00a0\u200b\u200c\u200d\u2060\t"
@@ -204,7 +311,7 @@ def _spaced(scan: Scan) -> Iterator[Candidate]:
         if body == start_body:
             continue  # no space inside: the rules above judge it
         prefix = m[0]
-        if prefix.startswith(("AKIA", "ASIA")):
+        if re.fullmatch(_AWS_ID, prefix):
             ok = re.fullmatch(r"[A-Z0-9]{16}", body) is not None and any(c.isdigit() for c in body)
             kind = "aws_access_key_id"
         else:
@@ -394,14 +501,14 @@ KINDS: tuple[str, ...] = tuple(
         [
             "private_key",
             *(kind for kind, _ in _STRONG),
-            *(kind for kind, _ in _PATTERNS),
+            *(kind for kind, *_ in _PATTERNS),
             "base64_token",
         ]
     )
 )
 
 
-RULES = Rules(_PEM, _JWK_PRIVATE, _DER_KEY, _STRONG_RULE, *(p for _, p in _RULES), _SPACED_START)
+RULES = Rules(_PEM, _JWK_PRIVATE, _DER_KEY, _STRONG_RULE, *(p for _, p, _ in _RULES), _SPACED_START)
 """Every pattern :func:`candidates` runs over the whole text but the blobs' (which needs no
 literal, only 20 characters of base64)."""
 _BLOB_RULES = Rules(_BLOB)
