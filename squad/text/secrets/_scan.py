@@ -135,6 +135,9 @@ class _Index(NamedTuple):
     always: frozenset[int]
     """The patterns that need no literal."""
     plans: dict[int, _Plan]
+    within: dict[str, str]
+    """For each literal of a strongest need, and its core, the core in :attr:`cores` it holds:
+    absent from a text, so is the literal (not looked for again in a long text)."""
 
 
 @functools.cache
@@ -150,18 +153,21 @@ def _index(declared: int) -> _Index:
             literals.setdefault(literal, set()).add(key)
     cores = _cores(tuple(literals))
     needing: dict[str, list[tuple[str, frozenset[int]]]] = {}
+    within: dict[str, str] = {}
     kept = set(cores)
     for literal, keys in literals.items():
         core = _core(literal)
-        if core not in kept:  # it holds a kept one
-            core = next(c for c in cores if c in core)
-        needing.setdefault(core, []).append((literal, frozenset(keys)))
+        within[core] = within[literal] = (
+            core if core in kept else next(c for c in cores if c in core)
+        )
+        needing.setdefault(within[literal], []).append((literal, frozenset(keys)))
     return _Index(
         _gated(cores),
         _gated(tuple(core for core in cores if core.isascii())),
         {core: tuple(found) for core, found in needing.items()},
         frozenset(k for k, plan in plans.items() if not plan.needs),
         plans,
+        within,
     )
 
 
@@ -245,6 +251,7 @@ class Scan:
         held = [
             core for gate, cores in groups if gate in folded for core in cores if core in folded
         ]
+        self._held = frozenset(held)
         for core in held:
             for literal, keys in index.needing[core]:
                 if not keys <= admitted and self._holds((literal,)):
@@ -287,7 +294,7 @@ class Scan:
         for literal in need:
             has = self._has.get(literal)
             if has is None:
-                has = self._has[literal] = literal in self._folded
+                has = self._has[literal] = not self._absent(literal) and literal in self._folded
             if has:
                 return True
         return False
@@ -298,9 +305,17 @@ class Scan:
         for literal in need:
             count = self._counts.get(literal)
             if count is None:
-                count = self._counts[literal] = self._folded.count(literal)
+                absent = self._absent(literal)
+                count = self._counts[literal] = 0 if absent else self._folded.count(literal)
             total += count
         return total
+
+    def _absent(self, literal: str) -> bool:
+        """Whether ``literal`` is surely missing, known without reading the text again: the
+        core it holds was not found. Spares a long text a pass for each of the ~100 provider
+        prefixes of a pattern it was admitted for by one of them."""
+        core = self._index.within.get(literal)
+        return core is not None and core not in self._held
 
     def _lines(
         self, need: tuple[str, ...] | frozenset[str], reach: int
@@ -321,7 +336,7 @@ class Scan:
         text, folded, size = self.text, self._folded, len(self.text)
         spans: set[tuple[int, int]] = set()
         for literal in need:
-            at = folded.find(literal)
+            at = folded.find(literal) if self._counts[literal] else -1
             while at >= 0:
                 start = text.rfind("\n", 0, at) + 1
                 end = line_end = text.find("\n", at)
