@@ -331,6 +331,7 @@ POSITIVES: list[tuple[str, str]] = [
     # passwords in URLs
     _p("url_password", "DATABASE_URL=postgresql://user:⟦pass⟧@host/db"),
     _p("url_password", "redis://:⟦r3d1s-Secret⟧@cache.internal:6379/0"),
+    _p("url_password", "postgres://app_user:⟦Xv9#pLq2wR⟧@db.internal:5432/orders"),  # a raw #
     _p(
         "url_password",
         f"git remote add origin https://alice:⟦{RANDOM40}⟧@git.acme.dev/acme/api.git",
@@ -426,6 +427,7 @@ POSITIVES: list[tuple[str, str]] = [
 ]
 
 NEGATIVES: list[str] = [
+    "the docs live at https://docs.example.com:8443/#/guide@latest, see the setup page",
     "mysql -u root --password --host db.internal shop",
     "pass the token with --token $VAULT_TOKEN",
     "use --api-key <your key> when calling it",

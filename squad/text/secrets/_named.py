@@ -86,7 +86,8 @@ _PATTERNS = (  # (kind, pattern); the value is group "v"
     ),
     (
         "url_password",
-        r"[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/?#@\"'<>]{0,64}:(?P<v>[^\s/?#\"'<>]{1,256})@",
+        # a '#' belongs percent-encoded, but people paste it raw: "app:Xv9#pLq2@db:5432"
+        r"[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/?#@\"'<>]{0,64}:(?P<v>[^\s/?\"'<>]{1,256})@",
     ),
     (  # Go's MySQL DSN: "svc:pass@tcp(10.1.2.3:3306)/app"
         "url_password",
