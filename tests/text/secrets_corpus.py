@@ -427,6 +427,16 @@ POSITIVES: list[tuple[str, str]] = [
 ]
 
 NEGATIVES: list[str] = [
+    # masked, placeholder and variable values where a password goes
+    "jdbc:postgresql://pg-ha:5432/claims user=claims_svc password=[PROTECTED]",
+    "~ master_password = (sensitive value)",
+    "INFO AuthFilter - 요청 헤더 X-Api-Key=****3544 uri=/v1/members",
+    '[mysql]\nuser = "crawler"\n접속암호 = "여기에_입력"',
+    "KAKAO_CLIENT_SECRET=발급받은_키_입력",
+    # a date near a code's or a password's word: when it expires or changes
+    "OTP 의무화는 2026-03-12부터, 아직 등록 안 한 분은 등록해 주세요",
+    "접속암호 변경 주기가 90일이라 다음 변경일은 2026-07-25 입니다",
+    "the verification code rules change on 2026.04.01 for every tenant",
     "the docs live at https://docs.example.com:8443/#/guide@latest, see the setup page",
     "mysql -u root --password --host db.internal shop",
     "pass the token with --token $VAULT_TOKEN",
@@ -1184,6 +1194,7 @@ POSITIVES += [
     _p("lock_code", "금고 비밀번호는 ⟦2-44-19⟧ 이에요"),
     _p("one_time_code", "the verification code is ⟦604182⟧, quick before it expires"),
     _p("one_time_code", "인증번호 [⟦583920⟧] 입력해 주세요"),
+    _p("one_time_code", "OTP ⟦4821-0937⟧ 왔어요, 3분 안에 넣어야 해요"),
     _p("password_context", "pw is ⟦mesa-2291⟧, not ⟦mesa-2219⟧, my bad"),
     _p("password_context", "공용 계정 비번은 팀명+연도라서 ⟦orbit2026⟧ 입니다"),
     _p("password_context", "the pw has spaces in it: '⟦river stone 88⟧' exactly"),

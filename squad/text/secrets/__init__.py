@@ -141,6 +141,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import re
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -163,6 +164,7 @@ from squad.text.secrets._echo import SeenSecrets
 from squad.text.secrets._followup import CUE_MESSAGES, needs_previous
 from squad.text.secrets._scan import Scan as _Scan
 from squad.text.secrets._values import ALNUM as _ALNUM
+from squad.text.secrets._values import BY_CONTEXT
 from squad.text.secrets._values import MARKER as _MARKER
 from squad.text.secrets._values import Candidate as _Candidate
 from squad.text.secrets._version import detector_version
@@ -378,6 +380,16 @@ def _moved_back(
     return out
 
 
+_DATE = re.compile(r"(?:19|20)\d\d([-./])(\d{1,2})\1(\d{1,2})")
+
+
+def _calendar_date(value: str) -> bool:
+    """A whole date, year first ("2026-03-12"): taken by a rule that reads context, it is the
+    day a code expires or a password changes, not the code."""
+    m = _DATE.fullmatch(value)
+    return m is not None and 1 <= int(m[2]) <= 12 and 1 <= int(m[3]) <= 31
+
+
 def _find_once(text: str, previous: Sequence[str], *, learned: bool) -> list[SecretMatch]:
     markers = [m.span() for m in _MARKER.finditer(text)]
 
@@ -388,13 +400,15 @@ def _find_once(text: str, previous: Sequence[str], *, learned: bool) -> list[Sec
     starts: list[int] = []
     chosen: list[SecretMatch] = []
     found = _candidates(text, previous, learned)
-    for _, start, end, kind in sorted(found, key=lambda c: (c[0], c[1] - c[2], c[1])):
+    for priority, start, end, kind in sorted(found, key=lambda c: (c[0], c[1] - c[2], c[1])):
         if (
             in_marker(start)
             or in_marker(end)
             or not _ALNUM.search(_MARKER.sub("", text[start:end]))
         ):
             continue  # part of, or only, an earlier redaction
+        if priority >= BY_CONTEXT and _calendar_date(text[start:end]):
+            continue  # a date near a cue word: when a code expires or a password changes
         i = bisect.bisect_right(starts, start)
         if (i and chosen[i - 1].end > start) or (i < len(chosen) and chosen[i].start < end):
             continue

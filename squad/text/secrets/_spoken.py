@@ -96,8 +96,8 @@ _ONE_TIME = re.compile(
     r"(?:(?i:(?<![\w-])(?:(?:verification|login|sign[ -]?in|one[ -]time|otp|2fa|mfa|sms|security"
     r"|auth(?:entication)?|confirmation|backup|recovery)[ \t]?code|texted\ me\ the\ code"
     r"|the\ code\ (?:they|it)\ (?:sent|texted)))|인증[ \t]?(?:번호|코드)|OTP[ \t]?(?:번호|코드)?)"
-    r"[^\n\d]{0,12}?[\[(]?(?P<v>\d{3}[ -]\d{3}(?![ -]?\d)|\d{4,8})(?!\d)"
-)
+    r"[^\n\d]{0,12}?[\[(]?(?P<v>\d{3,4}[ -]\d{3,4}(?![ -]?\d)|\d{4,8}(?![./-]\d))(?!\d)"
+)  # a number that goes on after '-', '.' or '/' is a date or a version, not the code
 
 # -- a correction: "X, not Y", "Y 가 아니라 X": near-identical values, one mistyped -----------
 

@@ -35,7 +35,8 @@ _PASSWORD_MANAGERS = r"1password|bitwarden|lastpass|keepass(?:xc)?|dashlane"
 _PASSWORD_MANAGER = re.compile(_PASSWORD_MANAGERS, re.IGNORECASE)
 _PLACEHOLDER = re.compile(
     r"example|placeholder|change[_-]?me|redacted|dummy|x{6,}|^x{3,}(?:[-_. ]x{3,})+$|\*\*\*"
-    r"|\.\.\.|…|^your[_-]|[_-]here$"
+    r"|\.\.\.|…|^your[_-]|[_-]here$|^\*\*|sensitive|^\[[A-Za-z][A-Za-z _-]*\]$"  # "[PROTECTED]"
+    r"|입력$|입력하세요|^여기에|^발급받은"  # "여기에_입력", "발급받은_키_입력"
     rf"|^(.)\1*$|{_PASSWORD_MANAGERS}|^vault:",  # where it lives is not a secret
     re.IGNORECASE,
 )
