@@ -1,11 +1,13 @@
 """The blind sets of issue 32, written after a frozen detector by people who had seen neither
 the rules nor the corpora: their measured figures, pinned so that they cannot slip.
 
-Set 1 (60 credentials, 60 look-alikes) is now training data for the learned detector, so its
-figures here are in-sample. Set 2 (80 / 80) is not: its figures are the detector's on unseen
-text (README: 67 of 80 kept out, 6 false alarms; the rules alone 60 and 0). A change that
-lowers one is a regression to explain; one that raises set 2's must not come from training on
-it (``training/credentials/train.py`` does not read it).
+Sets 1 (60 credentials, 60 look-alikes) and 2 (80 / 80) are training data for the learned
+detector now that their figures were reported, so the figures pinned here are in-sample: set 2
+measured unseen, before it was trained on, kept 67 of 80 out with 6 false alarms (the rules
+alone 60 and 0). Set 3 (100 / 100, ``*_blind3``) is not training data: its figures are the
+detector's on unseen text, reported in the README. A change that lowers one is a regression to
+explain; one that raises set 3's must not come from training on it
+(``training/credentials/train.py`` does not read it).
 """
 
 from __future__ import annotations
@@ -38,8 +40,8 @@ def _figures(tag: str, *, learned: bool) -> tuple[int, int]:
     [
         ("blind1", False, 51, 0),
         ("blind1", True, 59, 0),
-        ("blind2", False, 60, 0),
-        ("blind2", True, 67, 6),
+        ("blind2", False, 61, 0),
+        ("blind2", True, 78, 0),
     ],
 )
 def test_a_blind_set_keeps_its_measured_figures(

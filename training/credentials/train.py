@@ -125,9 +125,11 @@ def load_groups() -> dict[str, list[Row]]:
         if not redact(r["text"], learned=False)[1]
     ]
     written = Path(__file__).parent / "data"
-    rows = _jsonl(written / "written_credentials.jsonl.gz")
-    rows += [{**r, "values": []} for r in _jsonl(written / "written_lookalikes.jsonl.gz")]
-    groups["written"] = rows
+    for path in sorted(written.glob("written*_credentials.jsonl.gz")):
+        name = path.name.removesuffix("_credentials.jsonl.gz")
+        rows = _jsonl(path)
+        rows += [{**r, "values": []} for r in _jsonl(written / f"{name}_lookalikes.jsonl.gz")]
+        groups[name] = rows
     groups["synthetic"] = list(synth.rows())
     return groups
 
@@ -283,7 +285,17 @@ def pick_threshold(rows: list[Row]) -> float:
     return max(0.5, min(0.995, cut + 1e-6))
 
 
-HELD_OUT = ("chat-1", "unseen", "third", "blind-1", "blind-2", "written", "casual")
+HELD_OUT = (
+    "chat-1",
+    "unseen",
+    "third",
+    "blind-1",
+    "blind-2",
+    "written",
+    "written2",
+    "written3",
+    "casual",
+)
 
 
 def evaluate(groups: dict[str, list[Row]], held_out: Iterable[str] = HELD_OUT) -> None:

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
+from squad.text.secrets._lexicon import word_class
 from squad.text.secrets._values import (
     BY_CONTEXT,
     HANGUL,
@@ -366,6 +367,11 @@ def context_features(t: str, before: list[str], after: list[str]) -> list[str]:
     f += [f"aw={word}" for word in after]
     if before:
         f.append(f"p1+shape={before[-1]}|{_shape(t)}")
+    f += [f"bc={c}" for c in {word_class(w) for w in before} if c is not None]
+    f += [f"ac={c}" for c in {word_class(w) for w in after} if c is not None]
+    near = word_class(before[-1]) if before else None
+    if near is not None:
+        f.append(f"p1c={near}")
     return f
 
 
