@@ -42,6 +42,8 @@ def _figures(tag: str, *, learned: bool) -> tuple[int, int]:
         ("blind1", True, 59, 0),
         ("blind2", False, 61, 0),
         ("blind2", True, 78, 0),
+        ("blind3", False, 81, 0),
+        ("blind3", True, 89, 1),
     ],
 )
 def test_a_blind_set_keeps_its_measured_figures(
@@ -52,6 +54,6 @@ def test_a_blind_set_keeps_its_measured_figures(
 
 
 def test_the_learned_detector_adds_to_the_rules_on_unseen_text() -> None:
-    rules, _ = _figures("blind2", learned=False)
-    both, _ = _figures("blind2", learned=True)
+    rules, _ = _figures("blind3", learned=False)
+    both, _ = _figures("blind3", learned=True)
     assert both > rules

@@ -493,13 +493,21 @@ def _shaped(text: str) -> bool:
 
 
 SHAPED_LONGEST = 20
+LONGEST = 100
+"""The longest unit scored: a password a person types is shorter; a longer run of characters
+is a token or a glued document (a compact JSON line of a run log, with its random run id and
+commit hash), the rules' to judge."""
+_JSON_GLUE = re.compile(r'"[:,]["{\[]|[}\]],"')
 
 
 def _can_be_value(text: str) -> bool:
-    """Whether one word can be a credential at all: 4+ characters (3+ digits: a card's
-    security code), no placeholder, reference, marker or password manager's name."""
-    if len(text) < (3 if text.isdigit() else 4):
+    """Whether one word can be a credential at all: 4 to :data:`LONGEST` characters (3+
+    digits: a card's security code), no compact JSON, placeholder, reference, marker or
+    password manager's name."""
+    if len(text) < (3 if text.isdigit() else 4) or len(text) > LONGEST:
         return False
+    if _JSON_GLUE.search(text):
+        return False  # compact JSON, keys and values glued without a space: the rules read it
     if any(pattern.fullmatch(text) for pattern in _NEVER):
         return False
     return not (_MARKER.search(text) or placeholder(text) or password_manager(text))
