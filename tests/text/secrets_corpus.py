@@ -311,6 +311,7 @@ POSITIVES: list[tuple[str, str]] = [
     _p("cli_flag_secret", "mysql -u root --password ⟦hunter2pass⟧ shop"),
     _p("cli_flag_secret", "vault login --token ⟦hvs-Cq8tT4xL2m⟧ and then list"),
     _p("cli_flag_secret", 'deploy.sh --api-key "⟦ak_9f8e7d6c5b⟧" --env prod'),
+    _p("cli_flag_secret", "gpg --batch --passphrase '⟦cereal dragon cushion 759⟧' -d x.gpg"),
     # PEM private keys
     _p("private_key", f"⟦{RSA_KEY}⟧\n"),
     _p("private_key", f"Old deploy key, do not reuse:\n\n⟦{EC_KEY}⟧\n\nReplaced on 2026-10-01."),
@@ -427,6 +428,7 @@ POSITIVES: list[tuple[str, str]] = [
 ]
 
 NEGATIVES: list[str] = [
+    'pass it as --password "the one from the vault" when the prompt asks',
     # masked, placeholder and variable values where a password goes
     "jdbc:postgresql://pg-ha:5432/claims user=claims_svc password=[PROTECTED]",
     "~ master_password = (sensitive value)",

@@ -4,8 +4,10 @@ the rules nor the corpora: their measured figures, pinned so that they cannot sl
 Sets 1 (60 credentials, 60 look-alikes) and 2 (80 / 80) are training data for the learned
 detector now that their figures were reported, so the figures pinned here are in-sample: set 2
 measured unseen, before it was trained on, kept 67 of 80 out with 6 false alarms (the rules
-alone 60 and 0). Set 3 (100 / 100, ``*_blind3``) is not training data: its figures are the
-detector's on unseen text, reported in the README. A change that lowers one is a regression to
+alone 60 and 0). Set 3 (100 / 100, ``*_blind3``) is not training data: measured once against
+the frozen detector it kept 89 out with 1 false alarm (the rules alone 81 and 0), the figures
+the README reports; one rule fix made after reading its misses (a quoted ``--passphrase``
+value was cut at its first space) raised that to 90 and 82, pinned here. A change that lowers one is a regression to
 explain; one that raises set 3's must not come from training on it
 (``training/credentials/train.py`` does not read it).
 """
@@ -42,8 +44,8 @@ def _figures(tag: str, *, learned: bool) -> tuple[int, int]:
         ("blind1", True, 59, 0),
         ("blind2", False, 61, 0),
         ("blind2", True, 78, 0),
-        ("blind3", False, 81, 0),
-        ("blind3", True, 89, 1),
+        ("blind3", False, 82, 0),
+        ("blind3", True, 90, 1),
     ],
 )
 def test_a_blind_set_keeps_its_measured_figures(

@@ -66,6 +66,10 @@ _QUALIFIER = r"(?:\s+(?:for|of|on|to|at)\s+[\w.@-]+(?:\s+[\w.@-]+){0,2}?)?"
 
 # -- headers, URLs and command lines that carry a credential ----------------------------------
 
+_SECRET_FLAG = (
+    r"--(?:password|passwd|pass|pw|passphrase|token|api-key|apikey|secret|client-secret"
+    r"|access-token|auth-token)"
+)
 _PATTERNS = (  # (kind, pattern); the value is group "v"
     (
         "bearer_token",
@@ -81,8 +85,12 @@ _PATTERNS = (  # (kind, pattern); the value is group "v"
     ),
     (  # mysql --password hunter2, vault login --token ..., deploy --api-key ...
         "cli_flag_secret",
-        B + r"--(?:password|passwd|pass|pw|passphrase|token|api-key|apikey|secret|client-secret"
-        r"|access-token|auth-token)[ \t]{1,8}[\"']?(?P<v>[^\s\"'-][^\s\"']{3,})",
+        B + _SECRET_FLAG + r"[ \t]{1,8}(?![\"'][^\s\"']+[ \t][^\"'\n]*[\"'])"
+        r"[\"']?(?P<v>[^\s\"'-][^\s\"']{3,})",
+    ),
+    (  # gpg --passphrase 'cereal dragon cushion 759': a quoted value is whole, spaces and all
+        "cli_flag_secret",
+        B + _SECRET_FLAG + r"[ \t]{1,8}(?P<q>[\"'])(?P<v>[^\s\"'-][^\"'\n]{3,200})(?P=q)",
     ),
     (
         "url_password",

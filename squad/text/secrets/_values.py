@@ -118,8 +118,9 @@ def not_placeholder(value: str) -> bool:
 
 def flag_value(value: str) -> bool:
     """After ``--password``: a value, not prose ("the --password flag"): it has a digit, a
-    capital or a symbol, and is no placeholder."""
-    return not_placeholder(value) and (not value.isalpha() or not value.islower())
+    capital or a symbol besides its spaces (a quoted passphrase), and is no placeholder."""
+    compact = value.replace(" ", "")
+    return not_placeholder(value) and (not compact.isalpha() or not compact.islower())
 
 
 def entropy(value: str) -> float:
