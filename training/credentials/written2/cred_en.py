@@ -1,7 +1,5 @@
 """English credential rows: secrets as engineers and agents meet them at work."""
 
-# ruff: noqa: E501 -- a row's text is kept on one line as written
-
 ROWS = [
     # log lines
     (

@@ -1,7 +1,5 @@
 """Korean credential rows: secrets as developers in Korea write them at work, English terms mixed in."""
 
-# ruff: noqa: E501 -- a row's text is kept on one line as written
-
 ROWS = [
     # 인수인계, 회의록
     (

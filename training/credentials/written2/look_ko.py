@@ -1,7 +1,5 @@
 """Korean look-alikes: work contexts as developers in Korea write them, with no secret in them."""
 
-# ruff: noqa: E501 -- a row's text is kept on one line as written
-
 ROWS = [
     # 인수인계, 회의록 (비밀 없음)
     (

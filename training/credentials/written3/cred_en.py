@@ -1,6 +1,5 @@
 """English credential sentences: everyday life and small business, as told to an assistant."""
 
-# ruff: noqa: E501
 # fmt: off
 ROWS = [
     # family and shared accounts, told in passing

@@ -1,6 +1,5 @@
 """Korean credential sentences: everyday life and small business, as told to an assistant."""
 
-# ruff: noqa: E501
 # fmt: off
 ROWS = [
     # 가족, 공유 계정 (큐 있음/없음)

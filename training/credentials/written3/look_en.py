@@ -4,7 +4,6 @@ Each form says why the number or word is not a credential: it names something (a
 order, a seat), reaches a person (a phone number), receives money (an account number), or is
 printed for everyone (a promo code in an ad)."""
 
-# ruff: noqa: E501
 # fmt: off
 ROWS = [
     # deliveries, orders, reservations: identifiers, no access

@@ -4,7 +4,6 @@ Each form says why the number or word is not a credential: 송장·주문·예�
 예약을 가리킬 뿐 아무것도 열지 않고, 계좌번호는 돈을 받는 정보, 가려진 주민번호는 가려져
 있고, 광고에 나온 쿠폰 코드는 누구나 쓰라고 공개된 것이다."""
 
-# ruff: noqa: E501
 # fmt: off
 ROWS = [
     # 택배, 주문, 예약: 식별번호
