@@ -14,6 +14,10 @@ to the constructor decides, and without one the server echoes the last user mess
 server speaks HTTP/1.0 (one request per connection), so no keep-alive socket or handler
 thread outlives a response, and leaving the ``with`` block wakes any slow answer still
 sleeping, joins every handler thread and closes the listening socket.
+
+Beside it, in-process models for tests that need a model but not the provider path:
+:class:`FunctionModel` (a function decides each reply) and :class:`TestModel` (calls every
+offered tool once, then answers with their results); see :mod:`squad.model.inprocess`.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from squad.model.inprocess import FunctionModel, ModelCall, TestModel, arguments_for
+
 if TYPE_CHECKING:
     from squad.model.seam import LiteLLMModel
 
@@ -35,14 +41,18 @@ __all__ = [
     "FREE_PRICES",
     "Answer",
     "Behaviour",
+    "FunctionModel",
+    "ModelCall",
     "OpenAIStubServer",
     "Raw",
     "RecordedRequest",
     "Slow",
     "Status",
     "Stream",
+    "TestModel",
     "ToolCallAnswer",
     "answer",
+    "arguments_for",
     "malformed_json",
     "malformed_tool_arguments",
     "no_choices",
