@@ -8,7 +8,7 @@ import json
 import signal
 import subprocess
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -21,8 +21,8 @@ from squad import flock
 from squad.app import App
 from squad.errors import SquadBusy, StoreError
 from squad.model import ChatModel, OfflineModel
-from squad.model.testing import FREE_PRICES, OpenAIStubServer, answer, slow
-from squad.model.types import ModelReply, TokenCallback, ToolSpec
+from squad.model.testing import FREE_PRICES, FunctionModel, OpenAIStubServer, answer, slow
+from squad.model.types import Message, ModelReply, ToolSpec
 from squad.runtime.runlock import lock_path, settle_dead_runs
 from squad.settings import Settings
 from squad.spec.loader import squad_from_text
@@ -186,19 +186,9 @@ def test_settling_never_overwrites_a_run_that_ended_meanwhile(settings: Settings
         assert kept.status is RunStatus.SUCCEEDED and kept.error is None
 
 
-class Explodes:
-    """A model whose call raises what no handler expects (a bug, a half-imported library)."""
-
-    def complete(
-        self,
-        messages: Sequence[Any],
-        *,
-        tools: Sequence[ToolSpec] = (),
-        response_format: Mapping[str, Any] | None = None,
-        timeout_s: float | None = None,
-        on_token: TokenCallback | None = None,
-    ) -> ModelReply:
-        raise AttributeError("partially initialized module 'litellm' has no attribute 'x'")
+def explode(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> ModelReply:
+    """A model call raising what no handler expects (a bug, a half-imported library)."""
+    raise AttributeError("partially initialized module 'litellm' has no attribute 'x'")
 
 
 def test_an_unexpected_error_mid_run_leaves_it_interrupted_not_running(
@@ -207,7 +197,7 @@ def test_an_unexpected_error_mid_run_leaves_it_interrupted_not_running(
     spec = squad_from_text(BASIC_YAML, source="demo.yaml")
 
     def explodes(_spec: ModelSpec, _on_event: Any) -> ChatModel:
-        return Explodes()
+        return FunctionModel(explode)
 
     with app.squads as manager:
         workspace = manager.create(spec).path

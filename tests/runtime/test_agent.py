@@ -2,37 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
 from squad.errors import LimitReached
-from squad.model.types import Message, ModelReply, TokenCallback, ToolCall, ToolSpec, Usage
+from squad.model.testing import FunctionModel
+from squad.model.types import Message, ModelReply, ToolCall, ToolSpec, Usage
 from squad.runtime.agent import run_turn
 from squad.runtime.limits import RunBudget
 from squad.runtime.tools import tool_from_function
-
-
-@dataclass
-class FunctionModel:
-    """A ChatModel whose answers come from a function of the messages (a test double)."""
-
-    answer: Callable[[Sequence[Message], Sequence[ToolSpec]], ModelReply]
-    seen: list[tuple[list[Message], list[str]]] = field(default_factory=list)
-
-    def complete(
-        self,
-        messages: Sequence[Message],
-        *,
-        tools: Sequence[ToolSpec] = (),
-        response_format: Mapping[str, Any] | None = None,
-        timeout_s: float | None = None,
-        on_token: TokenCallback | None = None,
-    ) -> ModelReply:
-        self.seen.append((list(messages), [t.name for t in tools]))
-        return self.answer(messages, tools)
 
 
 @dataclass
@@ -65,7 +46,7 @@ def test_plain_answer_is_one_call_recorded_as_user_then_assistant() -> None:
         ("model", "hello there"),
         ("message", "assistant", "hello there"),
     ]
-    messages, _ = model.seen[0]
+    messages = model.calls[0].messages
     assert [m.role for m in messages] == ["system", "user"] and messages[0].content == "SYS"
 
 
@@ -90,7 +71,7 @@ def test_tool_calls_run_and_their_results_go_back_to_the_model() -> None:
     assert result.text == "done (refused: there is no tool named 'nope')"
     assert ("tool", "save_note", "saved t: x") in recorder.events
     assert [m.role for m in result.messages] == ["user", "assistant", "tool", "tool", "assistant"]
-    assert model.seen[0][1] == ["save_note"]
+    assert model.calls[0].tool_names == ["save_note"]
 
 
 def test_a_model_that_keeps_calling_tools_is_made_to_answer() -> None:

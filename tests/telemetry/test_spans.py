@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -17,11 +16,11 @@ from opentelemetry.trace import SpanKind, StatusCode
 
 from squad.app import App
 from squad.errors import ModelError
+from squad.model.testing import FunctionModel
 from squad.model.types import (
     ChatModel,
     Message,
     ModelReply,
-    TokenCallback,
     ToolCall,
     ToolSpec,
     Usage,
@@ -31,7 +30,6 @@ from squad.runtime.runlog import read_events, run_log_path
 from squad.runtime.tools import tool_from_function
 from squad.runtime.tracing import TurnTrace, provider_name
 from squad.spec.loader import squad_from_text
-from squad.spec.models import ModelSpec
 from squad.telemetry import NO_SPAN, NO_TELEMETRY, open_telemetry
 from tests.conftest import BASIC_YAML
 from tests.telemetry.conftest import Traced, attrs, every_value
@@ -71,44 +69,35 @@ tasks:
 """
 
 
-@dataclass
-class WritesThenAnswers:
-    """A model double: a turn's first call writes notes.md, the second answers in text.
-
-    With a ``barrier``, first calls wait until that many are in flight at once, which only
-    happens when the turns run in parallel.
-    """
-
-    barrier: threading.Barrier | None = None
-    threads: set[int] = field(default_factory=set)
-
-    def complete(
-        self,
-        messages: Sequence[Message],
-        *,
-        tools: Sequence[ToolSpec] = (),
-        response_format: Mapping[str, Any] | None = None,
-        timeout_s: float | None = None,
-        on_token: TokenCallback | None = None,
-    ) -> ModelReply:
-        self.threads.add(threading.get_ident())
-        if messages[-1].role == "tool":
-            return ModelReply("Done: notes written.", usage=Usage(150, 30, 0.002), model=MODEL)
-        if self.barrier is not None:
-            self.barrier.wait()
-        call = ToolCall("call_1", "write_file", {"path": "notes.md", "content": "Notes."})
-        return ModelReply("", (call,), usage=Usage(100, 20, 0.001), model=MODEL)
-
-    def factory(self, spec: ModelSpec, on_event: Any) -> ChatModel:
-        return self
-
-
 MODEL = "openai/gpt-4o-mini"
 
 
-def run(app: App, yaml: str, model: WritesThenAnswers) -> Any:
+def writes_then_answers(
+    barrier: threading.Barrier | None = None, threads: set[int] | None = None
+) -> FunctionModel:
+    """A model double: a turn's first call writes notes.md, the second answers in text.
+
+    With a ``barrier``, first calls wait until that many are in flight at once, which only
+    happens when the turns run in parallel; ``threads`` collects the threads that called.
+    """
+
+    def answer(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> ModelReply:
+        if threads is not None:
+            threads.add(threading.get_ident())
+        if messages[-1].role == "tool":
+            return ModelReply("Done: notes written.", usage=Usage(150, 30, 0.002), model=MODEL)
+        if barrier is not None:
+            barrier.wait()
+        call = ToolCall("call_1", "write_file", {"path": "notes.md", "content": "Notes."})
+        return ModelReply("", (call,), usage=Usage(100, 20, 0.001), model=MODEL)
+
+    return FunctionModel(answer, name=MODEL)
+
+
+def run(app: App, yaml: str, model: ChatModel) -> Any:
     spec = squad_from_text(yaml, source="team.yaml")
-    result = app.runner(model_factory=model.factory).run(spec, app.squads.create(spec).path)
+    runner = app.runner(model_factory=lambda _spec, _on_event: model)
+    result = runner.run(spec, app.squads.create(spec).path)
     assert result.succeeded, result.error
     return result
 
@@ -116,7 +105,7 @@ def run(app: App, yaml: str, model: WritesThenAnswers) -> Any:
 def test_a_run_is_one_workflow_span_with_a_turn_span_per_turn(
     traced_app: App, traced: Traced
 ) -> None:
-    result = run(traced_app, TEAM_YAML, WritesThenAnswers())
+    result = run(traced_app, TEAM_YAML, writes_then_answers())
 
     workflow = traced.one("invoke_workflow ")
     assert workflow.name == "invoke_workflow traced"
@@ -143,7 +132,7 @@ def test_a_run_is_one_workflow_span_with_a_turn_span_per_turn(
 
 
 def test_a_turn_span_holds_its_model_calls_and_tool_calls(traced_app: App, traced: Traced) -> None:
-    result = run(traced_app, TEAM_YAML, WritesThenAnswers())
+    result = run(traced_app, TEAM_YAML, writes_then_answers())
 
     planner = traced.one("invoke_agent planner")
     assert attrs(planner) == attrs(planner) | {
@@ -186,7 +175,7 @@ def test_a_turn_span_holds_its_model_calls_and_tool_calls(traced_app: App, trace
 
 
 def test_spans_carry_no_prompt_or_reply_text_by_default(traced_app: App, traced: Traced) -> None:
-    run(traced_app, TEAM_YAML, WritesThenAnswers())
+    run(traced_app, TEAM_YAML, writes_then_answers())
 
     keys = {key for span in traced.spans for key in attrs(span)}
     assert keys & CONTENT_KEYS == set()
@@ -197,7 +186,7 @@ def test_spans_carry_no_prompt_or_reply_text_by_default(traced_app: App, traced:
 
 def test_captured_content_is_redacted(settings: Any, traced_content: Traced) -> None:
     with App.open(settings, telemetry=traced_content.telemetry) as app:
-        run(app, TEAM_YAML, WritesThenAnswers())
+        run(app, TEAM_YAML, writes_then_answers())
 
     assert KEY not in every_value(traced_content.spans)
     planner = traced_content.one("invoke_agent planner")
@@ -225,10 +214,10 @@ def test_captured_content_is_redacted(settings: Any, traced_content: Traced) -> 
 def test_turns_of_parallel_tasks_are_children_of_the_run_span(
     traced_app: App, traced: Traced
 ) -> None:
-    model = WritesThenAnswers(barrier=threading.Barrier(3, timeout=30))
-    run(traced_app, FAN_YAML, model)
+    threads: set[int] = set()
+    run(traced_app, FAN_YAML, writes_then_answers(threading.Barrier(3, timeout=30), threads))
 
-    assert threading.get_ident() not in model.threads and len(model.threads) >= 3
+    assert threading.get_ident() not in threads and len(threads) >= 3
     workflow = traced.one("invoke_workflow fan")
     turns = traced.named("invoke_agent ")
     assert sorted(attrs(t)["squad.task"] for t in turns) == ["a", "b", "c"]
@@ -242,7 +231,7 @@ def test_turns_of_parallel_tasks_are_children_of_the_run_span(
 def test_a_turn_on_a_fresh_thread_is_a_child_of_the_parent_it_is_given(traced: Traced) -> None:
     """Threads do not inherit the span that is current where they were started: the parent
     must be passed, as the executor passes the run's span to every turn."""
-    model = WritesThenAnswers()
+    model = writes_then_answers()
     tools = [tool_from_function(_write_file)]
 
     def turn(parent: Any) -> None:
@@ -269,16 +258,17 @@ def test_a_turn_on_a_fresh_thread_is_a_child_of_the_parent_it_is_given(traced: T
 
 
 def test_a_failed_model_call_marks_its_span_and_its_turn(traced: Traced) -> None:
-    class Refuses:
-        def complete(self, messages: Any, **_: Any) -> ModelReply:
-            raise ModelError(
-                f"provider said no to key {KEY}", status=500, attempts=3, cost_usd=0.01
-            )
+    def refuse(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> ModelReply:
+        raise ModelError(f"provider said no to key {KEY}", status=500, attempts=3, cost_usd=0.01)
 
     trace = TurnTrace(traced.telemetry, "writer", {"gen_ai.request.model": "stub"})
     with pytest.raises(ModelError):
         run_turn(
-            model=Refuses(), system_prompt="S", user_message="Go.", recorder=_Quiet(), trace=trace
+            model=FunctionModel(refuse),
+            system_prompt="S",
+            user_message="Go.",
+            recorder=_Quiet(),
+            trace=trace,
         )
 
     chat, turn = traced.one("chat stub"), traced.one("invoke_agent writer")
@@ -295,14 +285,13 @@ def test_a_failed_model_call_marks_its_span_and_its_turn(traced: Traced) -> None
 
 
 def test_a_call_of_an_unknown_tool_is_a_failed_tool_span(traced: Traced) -> None:
-    class CallsNothing(WritesThenAnswers):
-        def complete(self, messages: Sequence[Message], **_: Any) -> ModelReply:
-            if messages[-1].role == "tool":
-                return ModelReply("ok")
-            return ModelReply("", (ToolCall("c1", "launch_rocket", {}),))
+    def calls_nothing(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> ModelReply:
+        if messages[-1].role == "tool":
+            return ModelReply("ok")
+        return ModelReply("", (ToolCall("c1", "launch_rocket", {}),))
 
     run_turn(
-        model=CallsNothing(),
+        model=FunctionModel(calls_nothing),
         system_prompt="S",
         user_message="Go.",
         recorder=_Quiet(),
