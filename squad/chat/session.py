@@ -33,7 +33,7 @@ from squad.memory.decision_tools import DecisionTools
 from squad.memory.service import AgentContext
 from squad.memory.tools import MemoryTools
 from squad.model.offline import is_offline
-from squad.model.types import ChatModel, Message, ModelReply, reserve_usd
+from squad.model.types import ChatModel, Message, ModelReply
 from squad.paths import contained
 from squad.runtime.agent import run_turn
 from squad.runtime.files_tool import WorkspaceFiles
@@ -269,7 +269,7 @@ class ChatSession:
         budget = self._budget
         reserved = 0.0
         if budget is not None:
-            reserved = reserve_usd(self.model, [Message.user(previous), *messages], ())
+            reserved = self.model.reserve_usd([Message.user(previous), *messages], ())
             try:
                 budget.reserve(reserved)  # as a turn does: the call must fit the cap first
             except LimitReached:

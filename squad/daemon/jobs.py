@@ -324,7 +324,6 @@ def fold_summariser(app: App, ctx: AgentContext) -> ModelFoldSummariser | None:
     made only when what it may cost fits ``limits.max_cost_usd``, as an extraction pass."""
     from squad.memory.fold_summary import ModelFoldSummariser
     from squad.model.offline import is_offline
-    from squad.model.types import reserve_usd
 
     spec = ctx.agent.model or ctx.squad.model
     if is_offline(spec.name):
@@ -333,7 +332,7 @@ def fold_summariser(app: App, ctx: AgentContext) -> ModelFoldSummariser | None:
     runs = app.store.runs
 
     def allowed(messages: Sequence[Message]) -> bool:
-        estimate = reserve_usd(model, messages, ())
+        estimate = model.reserve_usd(messages, ())
         spent = runs.spent(ctx.squad.name).cost_usd
         return estimate <= 0 or spent + estimate <= ctx.squad.limits.max_cost_usd
 

@@ -35,7 +35,7 @@ from squad.extraction.review import hold_for_review
 from squad.memory.audit import AuditLog, AuditRecord
 from squad.memory.decisions import DecisionLog
 from squad.memory.service import AgentContext, MemoryService
-from squad.model.types import ChatModel, Message, reserve_usd
+from squad.model.types import ChatModel, Message
 from squad.store.records import MessageRecord
 from squad.telemetry import NO_TELEMETRY, Attributes, Telemetry
 
@@ -423,7 +423,7 @@ class AgentExtractor:
         as a run reserves it) stays within ``limits.max_cost_usd``. A pass that does not fit
         is done by the offline extractor, and says so in the log."""
         prompt = [Message.user("\n".join(m.content for m in batch))]
-        estimate = reserve_usd(model, prompt, ())
+        estimate = model.reserve_usd(prompt, ())
         if estimate <= 0:
             return True
         cap = ctx.squad.limits.max_cost_usd

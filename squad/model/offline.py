@@ -114,7 +114,12 @@ class OfflineModel:
         return "OfflineModel()"
 
     def price(self) -> Price:
+        """Free: it answers in this process."""
         return FREE
+
+    def reserve_usd(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> float:
+        """Nothing to reserve: a free model's call costs nothing."""
+        return 0.0
 
     def complete(
         self,

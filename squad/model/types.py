@@ -1,7 +1,7 @@
 """What goes into and comes out of a model call: plain frozen data, and the ``ChatModel`` protocol.
 
 Everything above the seam (runtime, extractor, CLI) speaks these types only; none of them
-imports litellm. Test doubles implement :class:`ChatModel` directly.
+imports litellm. Test models (:mod:`squad.model.testing`) implement :class:`ChatModel` whole.
 """
 
 from __future__ import annotations
@@ -22,8 +22,6 @@ __all__ = [
     "ToolCall",
     "ToolSpec",
     "Usage",
-    "price_of",
-    "reserve_usd",
 ]
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -161,7 +159,21 @@ class ModelEvent:
 
 @runtime_checkable
 class ChatModel(Protocol):
-    """Anything that answers chat messages: the litellm seam, the offline model, test doubles."""
+    """Anything that answers chat messages: the litellm seam, the offline model, test models.
+
+    Besides answering, a model says what it costs, so a spend cap can be kept: there is no
+    default, so a model that leaves out :meth:`price` is a type error, not a free model.
+    """
+
+    def price(self) -> Price | None:
+        """What the model charges; :data:`FREE` for a free one, ``None`` when it has a price
+        but nobody knows it (a model litellm does not map), so no spend cap can be kept."""
+        ...
+
+    def reserve_usd(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> float:
+        """The most one call with ``messages`` and ``tools`` may cost, reserved against a
+        spend cap before the call is made; 0.0 for a free or unpriced model."""
+        ...
 
     def complete(
         self,
@@ -175,18 +187,3 @@ class ChatModel(Protocol):
         """Answer ``messages``. With ``on_token`` the call streams: the callback gets each text
         delta in order and the returned reply is their aggregate. Failures raise ``ModelError``."""
         ...
-
-
-def price_of(model: ChatModel) -> Price | None:
-    """``model``'s price; ``None`` when it has one but it is unknown (a model litellm has no
-    price for), so a spend cap cannot be kept. A model that does not say (a test double whose
-    replies carry their own cost) counts as free here."""
-    price = getattr(model, "price", None)
-    return price() if callable(price) else FREE
-
-
-def reserve_usd(model: ChatModel, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> float:
-    """The most one call with ``messages`` may cost, to reserve against a spend cap before it is
-    made (0.0 for a free model or one that does not say)."""
-    reserve = getattr(model, "reserve_usd", None)
-    return float(reserve(messages, tools)) if callable(reserve) else 0.0

@@ -19,7 +19,6 @@ from squad.model.types import (
     TokenCallback,
     ToolSpec,
     Usage,
-    reserve_usd,
 )
 from squad.runtime import tracing
 from squad.runtime.limits import RunBudget
@@ -125,7 +124,7 @@ def _turn(
     for round_ in range(max_tool_rounds + 1):
         offered = specs if round_ < max_tool_rounds else []  # last round: answer in text
         messages = [Message.system(system_prompt), *history, *turn]
-        reserved = reserve_usd(model, messages, offered) if budget is not None else 0.0
+        reserved = model.reserve_usd(messages, offered) if budget is not None else 0.0
         if budget is not None:
             budget.reserve(reserved)
         with trace.chat(span, streaming=on_token is not None) as chat:

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from squad.errors import ConfigError, Problem
 from squad.model.factory import ModelFactory
 from squad.model.offline import is_offline
-from squad.model.types import ModelEvent, price_of
+from squad.model.types import ModelEvent
 from squad.spec.models import ModelSpec, SquadSpec
 
 __all__ = ["require_prices"]
@@ -34,7 +34,7 @@ def require_prices(
         if is_offline(model_spec.name) or model_spec.model_dump_json() in seen:
             continue
         seen.add(model_spec.model_dump_json())
-        if price_of(factory(model_spec, _ignore)) is not None:
+        if factory(model_spec, _ignore).price() is not None:
             continue
         hint = (
             "give its prices in the model's mapping: cost_per_1k_input and cost_per_1k_output "

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ from squad.cluster.node import should_fence
 from squad.cluster.work import NodeWork
 from squad.jobqueue.queue import GaveUp, HandedOver, JobInfo
 from squad.model.factory import model_for
-from squad.model.types import ChatModel, ModelEvent
+from squad.model.types import ChatModel, Message, ModelEvent, Price, ToolSpec
 from squad.settings import Settings
 from squad.spec.models import ModelSpec, SquadSpec
 from squad.store.records import RunStatus
@@ -46,6 +46,12 @@ class Counting:
         outer = self
 
         class Model:
+            def price(self) -> Price | None:
+                return inner.price()
+
+            def reserve_usd(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> float:
+                return inner.reserve_usd(messages, tools)
+
             def complete(self, messages: Any, **kwargs: Any) -> Any:
                 found = TASK.search(str(messages[-1].content))
                 task = {"one": "t1", "two": "t2"}.get(found.group(1) if found else "", "?")

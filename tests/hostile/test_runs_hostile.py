@@ -22,7 +22,7 @@ from squad.app import App
 from squad.errors import SquadBusy, StoreError
 from squad.model import ChatModel, OfflineModel
 from squad.model.testing import FREE_PRICES, FunctionModel, OpenAIStubServer, answer, slow
-from squad.model.types import Message, ModelReply, ToolSpec
+from squad.model.types import Message, ModelReply, Price, ToolSpec
 from squad.runtime.runlock import lock_path, settle_dead_runs
 from squad.settings import Settings
 from squad.spec.loader import squad_from_text
@@ -309,6 +309,12 @@ class DropsTheDatabase:
     def allow(self) -> None:
         if self._refuse:
             self._allow_connections(True)
+
+    def price(self) -> Price:
+        return self._inner.price()
+
+    def reserve_usd(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> float:
+        return self._inner.reserve_usd(messages, tools)
 
     def complete(self, messages: Sequence[Any], **kwargs: Any) -> ModelReply:
         self.calls += 1

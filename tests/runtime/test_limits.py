@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from squad.errors import LimitReached
-from squad.model import LiteLLMModel, Message
-from squad.model.types import FREE, Price, price_of, reserve_usd
+from squad.model import LiteLLMModel, Message, OfflineModel
+from squad.model.types import FREE, Price
 from squad.runtime.limits import RunBudget
 from squad.spec.models import ModelSpec
 
@@ -46,21 +46,26 @@ def test_the_spec_prices_a_model_litellm_does_not_know_and_its_reservation_count
         max_tokens=500,
     )
     model = LiteLLMModel(spec)
-    assert price_of(model) == Price(1.0, 2.0)
-    estimate = reserve_usd(model, [Message.user("hello there")], ())
+    assert model.price() == Price(1.0, 2.0)
+    estimate = model.reserve_usd([Message.user("hello there")], ())
     # at least 500 output tokens at $2 per 1,000, plus a few prompt tokens at $1 per 1,000
     assert 1.0 < estimate < 1.05
 
 
 def test_a_free_model_reserves_nothing() -> None:
     spec = ModelSpec(name="openai/local", cost_per_1k_input=0, cost_per_1k_output=0)
-    assert price_of(LiteLLMModel(spec)) == FREE
-    assert reserve_usd(LiteLLMModel(spec), [Message.user("x" * 10_000)], ()) == 0.0
+    assert LiteLLMModel(spec).price() == FREE
+    assert LiteLLMModel(spec).reserve_usd([Message.user("x" * 10_000)], ()) == 0.0
+
+
+def test_the_offline_model_is_free_and_reserves_nothing() -> None:
+    assert OfflineModel().price() == FREE
+    assert OfflineModel().reserve_usd([Message.user("x" * 10_000)], ()) == 0.0
 
 
 def test_a_model_litellm_has_no_price_for_is_unpriced() -> None:
-    assert price_of(LiteLLMModel(ModelSpec(name="openai/squad-private-xyz"))) is None
-    assert price_of(LiteLLMModel(ModelSpec(name="openai/gpt-4o-mini"))) == Price(0.00015, 0.0006)
+    assert LiteLLMModel(ModelSpec(name="openai/squad-private-xyz")).price() is None
+    assert LiteLLMModel(ModelSpec(name="openai/gpt-4o-mini")).price() == Price(0.00015, 0.0006)
 
 
 @pytest.mark.parametrize("given", ["cost_per_1k_input", "cost_per_1k_output"])

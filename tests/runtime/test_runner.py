@@ -35,7 +35,7 @@ from squad.model.testing import (
     status,
     tool_call,
 )
-from squad.model.types import Message, ModelReply, TokenCallback, ToolSpec
+from squad.model.types import Message, ModelReply, Price, TokenCallback, ToolSpec
 from squad.runtime.runlog import read_events, run_log_path
 from squad.runtime.runner import RunResult
 from squad.settings import Settings
@@ -428,6 +428,12 @@ class DiesOnCall:
         self._die_on = die_on
         self.calls = 0
         self.systems: list[str] = []
+
+    def price(self) -> Price | None:
+        return self._inner.price()
+
+    def reserve_usd(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> float:
+        return self._inner.reserve_usd(messages, tools)
 
     def complete(
         self,
