@@ -7,9 +7,11 @@ is not a provider: :mod:`squad.model.factory` gives it its own in-process model.
 
 Retries are ours, not litellm's or the OpenAI SDK's: both are turned off per call
 (``num_retries=0`` and ``max_retries=0``) and :class:`RetryPolicy` retries rate limits (429),
-server errors (5xx), timeouts and connection failures with bounded exponential back-off,
-honouring ``Retry-After``. Anything else fails fast with a :class:`~squad.errors.ModelError`
-naming the model and the status. Every attempt is reported as a :class:`ModelEvent`.
+server errors (5xx), timeouts, connection failures and empty answers with bounded exponential
+back-off, honouring ``Retry-After``. tenacity runs the attempts; what is worth retrying is
+squad's own reading of each error (:func:`~squad.model.retry.classify`). Anything else fails
+fast with a :class:`~squad.errors.ModelError` naming the model and the status. Every attempt
+is reported as a :class:`ModelEvent`.
 
 Keys: ``api_key_env`` names the variable holding the key. A mapping with ``api_base`` and no
 ``api_key_env`` is a server of the user's own: the provider's usual variable
@@ -58,6 +60,8 @@ from squad.model.types import (
 )
 
 if TYPE_CHECKING:
+    import tenacity
+
     from squad.spec.models import ModelSpec
 
 __all__ = ["NO_KEY", "LiteLLMModel", "RetryPolicy", "model_window"]
@@ -138,68 +142,113 @@ class LiteLLMModel:
         timeout_s: float | None = None,
         on_token: TokenCallback | None = None,
     ) -> ModelReply:
+        import tenacity  # here, not at import time: `squad --help` never pays for it
+
         litellm = _litellm()
         request = self._request(litellm, messages, tools, response_format, timeout_s, on_token)
         keyless = request.get("api_key") is NO_KEY
         started = time.perf_counter()
-        spent = Usage()  # what every attempt that got an answer cost, empty ones included
-        for attempt in range(1, self.retry.max_attempts + 1):
-            stream = _StreamState(on_token)
-            attempt_started = time.perf_counter()
+        spent = [Usage()]  # what every attempt that got an answer cost, empty ones included
+        attempts = [0]
+
+        def attempt() -> ModelReply:
+            attempts[0] += 1
             try:
-                _quiet_litellm()
-                response = _isolated(partial(_call, litellm, request, stream))
-            except Exception as exc:
-                failure = classify(exc)
-                if failure is None:
-                    raise  # not a provider error: a bug, or the caller's on_token raised
-                latency = time.perf_counter() - attempt_started
-                last = attempt == self.retry.max_attempts
-                if failure.retryable and not last and not stream.delivered:
-                    delay = self.retry.delay(attempt, failure.retry_after, self._random.random())
-                    self._emit("retry", attempt, latency, failure=failure, delay_s=delay)
-                    self._sleep(delay)
-                    continue
-                self._emit("error", attempt, latency, failure=failure)
-                raise self._error(failure, attempt, stream.delivered, keyless) from exc
-            latency = time.perf_counter() - attempt_started
-            try:
-                content, tool_calls = _parse(response, self.spec.name)
-            except ModelError as exc:
-                exc.attempts = attempt
-                self._emit("error", attempt, latency, error=str(exc))
+                reply = self._attempt(litellm, request, on_token, attempts[0], keyless)
+            except _Again as again:
+                spent[0] += again.usage or Usage()
                 raise
-            usage = self._usage(litellm, response)
-            spent += usage
-            if not content.strip() and not tool_calls:
-                # Nothing to act on: no choices, or a choice with neither text nor a tool
-                # call. Passing it on would finish a task with an empty output.
-                failure = _empty_answer(response)
-                if attempt < self.retry.max_attempts:
-                    delay = self.retry.delay(attempt, None, self._random.random())
-                    self._emit(
-                        "retry", attempt, latency, usage=usage, failure=failure, delay_s=delay
-                    )
-                    self._sleep(delay)
-                    continue
-                self._emit("error", attempt, latency, usage=usage, failure=failure)
-                raise ModelError(
-                    f"model {self.spec.name!r} gave no answer (neither text nor a tool call) "
-                    f"in {attempt} attempts: {failure.detail}",
-                    model=self.spec.name,
-                    attempts=attempt,
-                    cost_usd=spent.cost_usd,
-                )
-            self._emit("call", attempt, latency, usage=usage)
+            spent[0] += reply.usage
             return ModelReply(
-                content=content,
-                tool_calls=tool_calls,
-                usage=spent,
+                content=reply.content,
+                tool_calls=reply.tool_calls,
+                usage=spent[0],
                 latency_s=time.perf_counter() - started,
                 model=self.spec.name,
-                attempts=attempt,
+                attempts=attempts[0],
             )
-        raise AssertionError("unreachable: the last attempt returns or raises")
+
+        retrying = tenacity.Retrying(
+            stop=tenacity.stop_after_attempt(self.retry.max_attempts),
+            wait=self._wait,
+            retry=tenacity.retry_if_exception_type(_Again),
+            before_sleep=self._before_sleep,
+            sleep=self._sleep,
+            reraise=True,
+        )
+        try:
+            return retrying(attempt)
+        except _Again as last:
+            self._emit("error", attempts[0], last.latency, usage=last.usage, failure=last.failure)
+            if last.usage is None:  # a provider error, retried to the last attempt
+                error = self._error(last.failure, attempts[0], False, keyless)
+                raise error from last.__cause__
+            raise ModelError(
+                f"model {self.spec.name!r} gave no answer (neither text nor a tool call) "
+                f"in {attempts[0]} attempts: {last.failure.detail}",
+                model=self.spec.name,
+                attempts=attempts[0],
+                cost_usd=spent[0].cost_usd,
+            ) from None
+
+    def _attempt(
+        self,
+        litellm: Any,
+        request: Mapping[str, Any],
+        on_token: TokenCallback | None,
+        attempt: int,
+        keyless: bool,
+    ) -> ModelReply:
+        """One request and its reply. Raises :class:`_Again` for a provider error worth
+        retrying or an empty answer, and a :class:`ModelError` (evented) for anything else
+        the provider did wrong."""
+        stream = _StreamState(on_token)
+        attempt_started = time.perf_counter()
+        try:
+            _quiet_litellm()
+            response = _isolated(partial(_call, litellm, request, stream))
+        except Exception as exc:
+            failure = classify(exc)
+            if failure is None:
+                raise  # not a provider error: a bug, or the caller's on_token raised
+            latency = time.perf_counter() - attempt_started
+            if failure.retryable and not stream.delivered:
+                raise _Again(failure, latency) from exc
+            self._emit("error", attempt, latency, failure=failure)
+            raise self._error(failure, attempt, stream.delivered, keyless) from exc
+        latency = time.perf_counter() - attempt_started
+        try:
+            content, tool_calls = _parse(response, self.spec.name)
+        except ModelError as exc:
+            exc.attempts = attempt
+            self._emit("error", attempt, latency, error=str(exc))
+            raise
+        usage = self._usage(litellm, response)
+        if not content.strip() and not tool_calls:
+            # Nothing to act on: no choices, or a choice with neither text nor a tool
+            # call. Passing it on would finish a task with an empty output.
+            raise _Again(_empty_answer(response), latency, usage)
+        self._emit("call", attempt, latency, usage=usage)
+        return ModelReply(content, tool_calls, usage, latency)
+
+    def _wait(self, state: tenacity.RetryCallState) -> float:
+        """The back-off after a failed attempt: :class:`RetryPolicy`, honouring Retry-After."""
+        failed = _again(state)
+        rand = self._random.random()
+        return self.retry.delay(state.attempt_number, failed.failure.retry_after, rand)
+
+    def _before_sleep(self, state: tenacity.RetryCallState) -> None:
+        """Report the failed attempt as a ``retry`` event, with the delay about to be slept."""
+        failed = _again(state)
+        delay = state.next_action.sleep if state.next_action is not None else 0.0
+        self._emit(
+            "retry",
+            state.attempt_number,
+            failed.latency,
+            usage=failed.usage,
+            failure=failed.failure,
+            delay_s=delay,
+        )
 
     # -- building the request ------------------------------------------------------------------
 
@@ -352,6 +401,24 @@ class _StreamState:
         if self.on_token is not None and text:
             self.delivered = True
             self.on_token(text)
+
+
+class _Again(Exception):
+    """An attempt worth retrying, as tenacity sees it: the failure read from the provider's
+    error, or an empty answer (then ``usage`` is what that answer cost)."""
+
+    def __init__(self, failure: Failure, latency: float, usage: Usage | None = None) -> None:
+        super().__init__(failure.describe())
+        self.failure = failure
+        self.latency = latency
+        self.usage = usage
+
+
+def _again(state: tenacity.RetryCallState) -> _Again:
+    """The :class:`_Again` the attempt of ``state`` raised (retried only on those)."""
+    failed = state.outcome.exception() if state.outcome is not None else None
+    assert isinstance(failed, _Again)
+    return failed
 
 
 def _call(litellm: Any, request: Mapping[str, Any], stream: _StreamState) -> Any:
