@@ -3,7 +3,8 @@
 Everything outside this package takes a :class:`ChatModel`; :func:`model_for` picks one for
 a spec. Only :mod:`squad.model.seam` imports litellm, and only on a real provider's first call;
 the offline model (:class:`OfflineModel`) never does. :mod:`squad.model.testing` ships a real
-OpenAI-compatible HTTP server on loopback for tests.
+OpenAI-compatible HTTP server on loopback for tests, and in-process test models
+(``FunctionModel``, ``TestModel``) for tests above the seam.
 """
 
 from __future__ import annotations
