@@ -161,6 +161,9 @@ POSITIVES: list[tuple[str, str]] = [
     # OpenAI
     _p("openai_api_key", f"OPENAI_API_KEY=⟦{OPENAI_PROJ}⟧\nOPENAI_ORG=org-acme\n"),
     _p("openai_api_key", f'export OPENAI_API_KEY="⟦{OPENAI_LEGACY}⟧"'),
+    # a body may end in '_' or '-' (URL-safe base64): a long token keeps its last character
+    _p("openai_api_key", "it leaked ⟦sk-proj-" + fake(URLSAFE, 38) + "_⟧"),
+    _p("github_token", "push with ⟦ghp_" + fake(B62, 35) + "-⟧ please"),
     _p("openai_api_key", f"The eval runner used key ⟦{OPENAI_SVC}⟧ until Friday."),
     _p("openai_api_key", f'client = OpenAI(api_key="⟦{OPENAI_PROJ}⟧")'),
     _p("openai_api_key", f'{{"provider": "openai", "api_key": "⟦{OPENAI_LEGACY}⟧"}}'),

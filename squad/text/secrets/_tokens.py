@@ -85,7 +85,8 @@ def _strong_body(body: str, kind: str = "") -> bool:
 def _strong(scan: Scan) -> Iterator[Candidate]:
     for m in scan.finditer(_STRONG_RULE):
         group = next(g for g in m.groupdict() if g.startswith("k") and m[g] is not None)
-        token, kind = m[0].rstrip("-_"), _STRONG[int(group[1:])][0]
+        kind = _STRONG[int(group[1:])][0]
+        token = m[0] if len(m["body"].rstrip("-_")) >= _CANONICAL_BODY else m[0].rstrip("-_")
         if _strong_body(m["body"], kind) and not placeholder(token):
             yield 0, m.start(), m.start() + len(token), kind
 
