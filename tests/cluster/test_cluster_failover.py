@@ -29,9 +29,16 @@ def _start_two_workers(cluster: Cluster) -> list[Node]:
 
 
 def _ended(cluster: Cluster, label: str) -> RunRecord:
+    """The run once it has ended: its row says so, and so does the log of the node that ended
+    it (the node writes the row first, then logs ``run_end``: reading the logs as soon as the
+    row changed could miss it)."""
     found: RunRecord = cluster.wait_for(
         lambda: (run := cluster.run_of(label)) is not None and run.ended_at and run,
         "the run to end on the other worker",
+    )
+    cluster.wait_for(
+        lambda: found.id in [e["run_id"] for e in cluster.events("run_end")],
+        "the run's end in a node's log",
     )
     return found
 
