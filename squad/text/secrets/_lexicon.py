@@ -83,9 +83,11 @@ CLASSES: dict[str, frozenset[str]] = {
 }
 
 
+_CLASS_OF: dict[str, str] = {}
+for _name, _words in reversed(CLASSES.items()):  # the first class listing a word wins
+    _CLASS_OF.update(dict.fromkeys(_words, _name))
+
+
 def word_class(word: str) -> str | None:
     """The class of a normalised context word, or None (the first class listing it wins)."""
-    for name, words in CLASSES.items():
-        if word in words:
-            return name
-    return None
+    return _CLASS_OF.get(word)
