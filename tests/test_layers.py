@@ -10,8 +10,6 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parent.parent / "squad"
 
 LAYERS: list[set[str]] = [
@@ -69,12 +67,14 @@ def test_every_package_and_module_has_a_layer() -> None:
     assert units - set(RANK) == set(), "place the new package in LAYERS"
 
 
-@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(ROOT)))
-def test_a_module_imports_only_from_layers_below_its_own(path: Path) -> None:
-    own = path.relative_to(ROOT).parts[0].removesuffix(".py")
-    upward = [
-        f"line {line}: {module} ({_unit(module)}, layer {RANK.get(_unit(module))})"
-        for line, module in _imports(path)
-        if _unit(module) != own and RANK.get(_unit(module), 99) >= RANK[own]
-    ]
-    assert upward == [], f"{own} is in layer {RANK[own]}, but imports upward or sideways"
+def test_every_module_imports_only_from_layers_below_its_own() -> None:
+    upward = []
+    for path in _modules():
+        own = path.relative_to(ROOT).parts[0].removesuffix(".py")
+        upward += [
+            f"{path.relative_to(ROOT)} ({own}, layer {RANK[own]}) line {line}: {module} "
+            f"({_unit(module)}, layer {RANK.get(_unit(module))})"
+            for line, module in _imports(path)
+            if _unit(module) != own and RANK.get(_unit(module), 99) >= RANK[own]
+        ]
+    assert upward == [], "\n".join(["imports upward or sideways:", *upward])
