@@ -13,10 +13,6 @@ must keep, not a measure of unseen text.
 
 from __future__ import annotations
 
-from typing import Any
-
-import pytest
-
 from squad.classifier.cues import has_secret
 from squad.text.secrets import find_secrets
 from tests.text.chat_corpus import leaks, load
@@ -42,7 +38,10 @@ def test_the_memory_writer_removes_every_value_from_nearly_every_message() -> No
     assert len(leaking) / len(CREDENTIALS) <= 0.03, leaking
 
 
-@pytest.mark.parametrize("row", NEGATIVES, ids=lambda row: row["form"])
-def test_a_near_miss_is_no_credential(row: dict[str, Any]) -> None:
-    assert find_secrets(row["text"]) == []
-    assert not has_secret(row["text"])
+def test_no_near_miss_is_a_credential() -> None:
+    flagged = [
+        f"{row['form']}: {row['text'][:60]!r}: writer {found}, classifier {has_secret(row['text'])}"
+        for row in NEGATIVES
+        if (found := find_secrets(row["text"])) or has_secret(row["text"])
+    ]
+    assert not flagged, "\n".join([f"{len(flagged)} near misses are flagged:", *flagged])
