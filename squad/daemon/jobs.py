@@ -11,6 +11,8 @@ files (``memory.md``, daily logs, boot files, ``logs/memory-audit.jsonl``) never
 are never touched. What to delete is decided by pure functions over plain data; the edges only
 list and remove.
 
+The extraction sweep queues a look at every loaded agent with unread messages.
+
 Consolidation runs memory gc, and folds each agent's ``memory.md`` grown past 80% of its cap:
 its oldest Insights move whole to the agent's daily log, summarised in place
 (:mod:`squad.memory.fold`), committed as the ``consolidation`` actor's change.
@@ -31,6 +33,7 @@ from squad.workspace.plans import PLANS_FOLDER, plan_number
 if TYPE_CHECKING:
     from squad.app import App
     from squad.checkpoints import Checkpoints
+    from squad.daemon.catalog import LoadedSquad
     from squad.memory.fold_summary import ModelFoldSummariser
     from squad.memory.service import AgentContext
     from squad.model.types import Message, ModelReply
@@ -47,8 +50,10 @@ __all__ = [
     "orphans_to_prune",
     "plans_to_prune",
     "prune_plans",
+    "retain_loaded",
     "run_consolidation",
     "run_retention",
+    "sweep_extraction",
     "unread_agents",
 ]
 
@@ -206,6 +211,54 @@ def run_retention(
     deleted = checkpoints.delete(ended | set(orphans) | (set(forgotten.runs) & set(threads)))
     space = store.retention.give_back_space() + (checkpoints.compact() if deleted else 0)
     return RetentionReport(logs, freed, deleted, orphans, forgotten.to_dict(), skipped, space)
+
+
+def retain_loaded(
+    app: App,
+    loaded: Mapping[str, LoadedSquad],
+    busy: Collection[str],
+    *,
+    now: datetime,
+    policy: RetentionSettings,
+) -> dict[str, Any]:
+    """The daemon's retention pass over its loaded squads (``busy``: those running now, whose
+    runs and plans stay): :func:`run_retention`, :func:`prune_plans`, :func:`pack_histories`."""
+    store = app.store
+    workspaces = sorted({squad.workspace for squad in loaded.values()})
+    running = {run.id for squad in busy for run in store.list_runs(squad, limit=1)}
+    report = run_retention(
+        store,
+        app.checkpoints,
+        workspaces,
+        now=now,
+        keep_runs=running,
+        policy=policy,
+        unread_agents=unread_agents((s.spec, s.workspace) for s in loaded.values()),
+    )
+    idle = [(name, squad.workspace) for name, squad in loaded.items() if name not in busy]
+    plans = prune_plans(app, idle, before=now - timedelta(days=policy.runs_days))
+    return {**report.to_dict(), **plans, **pack_histories(app, idle)}
+
+
+def sweep_extraction(app: App, loaded: Mapping[str, LoadedSquad]) -> dict[str, Any]:
+    """Queue a look at every loaded agent with unread messages (see
+    :meth:`~squad.extraction.background.BackgroundExtractor.check`); the messages of agents
+    whose extractor is off stop waiting for it."""
+    from squad.memory.service import AgentContext
+
+    checked, off = [], []
+    for squad, agent, _ in app.store.conversation.extraction_backlog():
+        found = loaded.get(squad)
+        if found is None or agent not in {a.id for a in found.spec.agents}:
+            continue  # a squad no file defines any more: nothing to extract for
+        ctx = AgentContext.of(found.spec, agent, found.workspace)
+        if not ctx.extraction_enabled:
+            off.append((squad, agent))  # nothing waits for a pass that never comes
+            continue
+        app.extraction.check(ctx)
+        checked.append(f"{squad}/{agent}")
+    skipped = app.store.retention.skip_unread(off) if off else 0
+    return {"checked": checked, "unread_messages_skipped": skipped}
 
 
 def unread_agents(squads: Iterable[tuple[SquadSpec, Path]]) -> set[tuple[str, str]]:

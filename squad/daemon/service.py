@@ -702,46 +702,18 @@ class Daemon:
         return run_consolidation(self.app, now=self._clock())
 
     def _sweep_extraction(self) -> dict[str, Any]:
-        """Queue a look at every loaded agent with unread messages (see
-        :meth:`~squad.extraction.background.BackgroundExtractor.check`)."""
-        from squad.memory.service import AgentContext
+        from squad.daemon.jobs import sweep_extraction
 
-        assert self._catalog is not None and self._runs is not None
-        checked, off = [], []
-        for squad, agent, _ in self.store.conversation.extraction_backlog():
-            loaded = self._catalog.get(squad)
-            if loaded is None or agent not in {a.id for a in loaded.spec.agents}:
-                continue  # a squad no file defines any more: nothing to extract for
-            ctx = AgentContext.of(loaded.spec, agent, loaded.workspace)
-            if not ctx.extraction_enabled:
-                off.append((squad, agent))  # nothing waits for a pass that never comes
-                continue
-            self.app.extraction.check(ctx)
-            checked.append(f"{squad}/{agent}")
-        skipped = self.store.retention.skip_unread(off) if off else 0
-        return {"checked": checked, "unread_messages_skipped": skipped}
+        assert self._catalog is not None
+        return sweep_extraction(self.app, self._catalog.squads())
 
     def _retain(self) -> dict[str, Any]:
-        from squad.daemon.jobs import pack_histories, prune_plans, run_retention, unread_agents
+        from squad.daemon.jobs import retain_loaded
 
         assert self._catalog is not None and self._runs is not None
-        loaded = self._catalog.squads()
-        workspaces = sorted({squad.workspace for squad in loaded.values()})
-        busy = self._runs.running_since()
-        running = {run.id for squad in busy for run in self.store.list_runs(squad, limit=1)}
-        now, policy = self._clock(), self.config.retention
-        report = run_retention(
-            self.store,
-            self.app.checkpoints,
-            workspaces,
-            now=now,
-            keep_runs=running,
-            policy=policy,
-            unread_agents=unread_agents((s.spec, s.workspace) for s in loaded.values()),
-        )
-        idle = [(name, squad.workspace) for name, squad in loaded.items() if name not in busy]
-        plans = prune_plans(self.app, idle, before=now - timedelta(days=policy.runs_days))
-        return {**report.to_dict(), **plans, **pack_histories(self.app, idle)}
+        loaded, busy = self._catalog.squads(), self._runs.running_since()
+        policy = self.config.retention
+        return retain_loaded(self.app, loaded, busy, now=self._clock(), policy=policy)
 
     # -- watching --------------------------------------------------------------------------
 
