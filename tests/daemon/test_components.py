@@ -1,0 +1,142 @@
+"""The daemon as an ordered list of components: started in order, stopped in reverse (also
+when a start fails half-way).
+
+The lifecycle is checked with small components that write down what happened to them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from squad.app import App
+from squad.daemon.components.lifecycle import Lifecycle
+from squad.daemon.context import DaemonContext
+from squad.daemon.eventlog import DaemonLog, read_daemon_log
+from squad.daemon.layout import local_components
+from squad.errors import UsageError
+from squad.settings import Settings
+from squad.store import Store
+
+
+class Recorded:
+    """A component that writes its starts, ticks and stops into ``journal``."""
+
+    def __init__(self, name: str, journal: list[str], *, fail: str = "") -> None:
+        self.name = name
+        self._journal = journal
+        self._fail = fail
+
+    def start(self, ctx: DaemonContext) -> None:
+        if self._fail == "start":
+            raise RuntimeError(f"{self.name} cannot start")
+        self._journal.append(f"start {self.name}")
+
+    def tick(self, ctx: DaemonContext, *, woken: bool) -> None:
+        self._journal.append(f"tick {self.name}")
+
+    def stop(self, ctx: DaemonContext) -> None:
+        self._journal.append(f"stop {self.name}")
+        if self._fail == "stop":
+            raise RuntimeError(f"{self.name} cannot stop")
+
+
+@pytest.fixture
+def store(settings: Settings) -> Iterator[Store]:
+    with Store.open(settings.database_url) as opened:
+        yield opened
+
+
+@pytest.fixture
+def ctx(settings: Settings, store: Store) -> DaemonContext:
+    settings.squads_dir.mkdir(parents=True, exist_ok=True)
+    app = App.open(settings, store=store)
+    log = DaemonLog(settings.home / "daemon.jsonl", clock=app.clock)
+    return DaemonContext(app, settings, log, settings.squads_dir)
+
+
+def events(settings: Settings) -> list[dict[str, Any]]:
+    return read_daemon_log(settings.home / "daemon.jsonl")
+
+
+def test_components_start_in_order_tick_in_order_and_stop_in_reverse(
+    ctx: DaemonContext,
+) -> None:
+    journal: list[str] = []
+    life = Lifecycle(Recorded(name, journal) for name in ("a", "b", "c"))
+
+    life.start(ctx)
+    for component in life.ticking():
+        component.tick(ctx, woken=False)
+    life.stop(ctx)
+
+    assert journal == [
+        *("start a", "start b", "start c"),
+        *("tick a", "tick b", "tick c"),
+        *("stop c", "stop b", "stop a"),
+    ]
+    assert life.started == []
+
+
+def test_a_failing_start_stops_the_started_ones_in_reverse_and_never_the_rest(
+    ctx: DaemonContext,
+) -> None:
+    journal: list[str] = []
+    names = ("a", "b", "c", "d")
+    life = Lifecycle(Recorded(n, journal, fail="start" if n == "c" else "") for n in names)
+
+    with pytest.raises(RuntimeError, match="c cannot start"):
+        life.start(ctx)
+    life.stop(ctx)
+
+    assert journal == ["start a", "start b", "stop b", "stop a"]
+
+
+def test_a_failing_stop_is_logged_and_the_components_before_it_still_stop(
+    ctx: DaemonContext, settings: Settings
+) -> None:
+    journal: list[str] = []
+    life = Lifecycle(Recorded(n, journal, fail="stop" if n == "b" else "") for n in "abc")
+    life.start(ctx)
+
+    life.stop(ctx)
+
+    assert journal[3:] == ["stop c", "stop b", "stop a"]
+    [error] = [e for e in events(settings) if e["event"] == "b_error"]
+    assert error["error"] == "RuntimeError: b cannot stop"
+
+
+def test_the_local_daemon_is_this_list_and_once_leaves_out_the_scheduler_and_watcher(
+    ctx: DaemonContext,
+) -> None:
+    names = [c.name for c in local_components(ctx)]
+    assert names == [
+        "lock",
+        "heartbeat",
+        "checkpoints",
+        "runs",
+        "scheduler",
+        "catalog",
+        "watcher",
+        "startup",
+        "jobs",
+        "secrets_scan",
+        "reload",
+        "freed_memory",
+    ]
+
+    once = [c.name for c in local_components(dataclasses.replace(ctx, once=True))]
+    assert once == [n for n in names if n not in ("scheduler", "watcher")]
+
+
+def test_the_local_list_refuses_a_cluster_home(ctx: DaemonContext) -> None:
+    cluster = ctx.settings.cluster.model_copy(update={"enabled": True})
+    clustered = dataclasses.replace(
+        ctx, settings=dataclasses.replace(ctx.settings, cluster=cluster)
+    )
+
+    with pytest.raises(UsageError, match="without the cluster's queue"):
+        local_components(clustered)
