@@ -1,5 +1,5 @@
 """The daemon as an ordered list of components: started in order, stopped in reverse (also
-when a start fails half-way).
+when a start fails half-way), and a cluster node's daemon made of another list.
 
 The lifecycle is checked with small components that write down what happened to them.
 """
@@ -13,7 +13,9 @@ from typing import Any
 import pytest
 
 from squad.app import App
+from squad.cluster.daemon import ClusterRuns, cluster_components
 from squad.daemon.components.lifecycle import Lifecycle
+from squad.daemon.components.runs import LocalRuns
 from squad.daemon.context import DaemonContext
 from squad.daemon.eventlog import DaemonLog, read_daemon_log
 from squad.daemon.layout import local_components
@@ -132,7 +134,19 @@ def test_the_local_daemon_is_this_list_and_once_leaves_out_the_scheduler_and_wat
     assert once == [n for n in names if n not in ("scheduler", "watcher")]
 
 
-def test_the_local_list_refuses_a_cluster_home(ctx: DaemonContext) -> None:
+def test_the_cluster_daemon_is_another_list_with_the_clusters_queue_for_runs_and_jobs(
+    ctx: DaemonContext,
+) -> None:
+    local = local_components(ctx)
+    cluster = cluster_components(ctx)
+
+    swapped = [(a.name, b.name) for a, b in zip(local, cluster, strict=True) if a.name != b.name]
+    assert swapped == [("runs", "cluster_runs")]
+    assert [type(c) for c in local if isinstance(c, LocalRuns | ClusterRuns)] == [LocalRuns]
+    assert [type(c) for c in cluster if isinstance(c, LocalRuns | ClusterRuns)] == [ClusterRuns]
+
+
+def test_each_list_refuses_the_other_kind_of_home(ctx: DaemonContext) -> None:
     cluster = ctx.settings.cluster.model_copy(update={"enabled": True})
     clustered = dataclasses.replace(
         ctx, settings=dataclasses.replace(ctx.settings, cluster=cluster)
@@ -140,3 +154,5 @@ def test_the_local_list_refuses_a_cluster_home(ctx: DaemonContext) -> None:
 
     with pytest.raises(UsageError, match="without the cluster's queue"):
         local_components(clustered)
+    with pytest.raises(UsageError, match="without --once"):
+        cluster_components(dataclasses.replace(ctx, once=True))
