@@ -172,18 +172,18 @@ def daemon(
             echo=_echo(err, settings.home),
             reload_settings=Settings.load,
             attachments=attachments,
-            shared_runs=_cluster_runs() if settings.clustered else None,
+            layout=_cluster_layout() if settings.clustered else None,
         )
         with _stop_on_signal(service, err):
             code = service.run()
     raise typer.Exit(code)
 
 
-def _cluster_runs() -> Any:
+def _cluster_layout() -> Any:
     """In a cluster, runs go to the shared queue and this daemon is one of its nodes."""
-    from squad.cluster.dispatch import cluster_runs
+    from squad.cluster.daemon import cluster_components
 
-    return cluster_runs
+    return cluster_components
 
 
 def _mcp_endpoint(enabled: bool) -> list[Any]:

@@ -23,9 +23,8 @@ if TYPE_CHECKING:
     from squad.cluster.node import ClusterNode
     from squad.daemon.catalog import LoadedSquad
     from squad.daemon.eventlog import DaemonLog
-    from squad.daemon.shared import SharedRunsWiring
 
-__all__ = ["ClusterDispatcher", "cluster_runs", "fire_time"]
+__all__ = ["ClusterDispatcher", "fire_time"]
 
 
 def fire_time(schedule: Any, now: datetime, grace_s: int) -> datetime | None:
@@ -35,28 +34,6 @@ def fire_time(schedule: Any, now: datetime, grace_s: int) -> datetime | None:
     if trigger is None:
         return None
     return missed_fire(trigger, now + timedelta(seconds=1), timedelta(seconds=grace_s + 1))
-
-
-def cluster_runs(wiring: SharedRunsWiring) -> ClusterDispatcher:
-    """The daemon's :class:`~squad.daemon.shared.SharedRuns`: its node, scheduling."""
-    from squad.cluster.node import ClusterNode
-
-    app = wiring.app
-    node = ClusterNode(
-        app,
-        wiring.log.emit,
-        role="scheduler",
-        concurrency=app.settings.daemon.max_concurrent_runs,
-        auto_approve=wiring.auto_approve,
-        on_change=wiring.on_change,
-    )
-    return ClusterDispatcher(
-        node,
-        wiring.log,
-        lookup=wiring.lookup,
-        clock=app.clock,
-        misfire_grace_s=app.settings.daemon.misfire_grace_s,
-    )
 
 
 class ClusterDispatcher:

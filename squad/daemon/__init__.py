@@ -4,8 +4,11 @@ Modules by concept: ``triggers`` (schedule -> APScheduler trigger, pure), ``defi
 (the folder's files and what changed, pure planning), ``catalog`` (the loaded squads),
 ``scheduler`` (APScheduler), ``runqueue`` and ``runs`` (bounded, one run per squad),
 ``watcher`` (inotify, debounced), ``lock`` (one daemon per home), ``eventlog``
-(``daemon.jsonl``), ``jobs`` (retention, memory consolidation), ``status`` (``squad status``)
-and ``service`` (the :class:`Daemon` that ties them together).
+(``daemon.jsonl``), ``jobs`` (retention, memory consolidation, the extraction sweep),
+``reload`` (settings.yaml edits), ``status`` (``squad status``), ``components`` (each duty
+of a running daemon, started in order and stopped in reverse), ``context`` (what they
+share), ``layout`` (which components, in what order) and ``service`` (the :class:`Daemon`
+that runs them).
 
 Names are imported on first use, so ``squad stop`` does not pay for the scheduler.
 """

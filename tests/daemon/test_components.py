@@ -1,13 +1,17 @@
 """The daemon as an ordered list of components: started in order, stopped in reverse (also
 when a start fails half-way), and a cluster node's daemon made of another list.
 
-The lifecycle is checked with small components that write down what happened to them.
+The lifecycle is checked with small components that write down what happened to them; the
+daemon with its real components, whose effects (lock, heartbeat row, published status, log,
+threads) show what was stopped.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +23,9 @@ from squad.daemon.components.runs import LocalRuns
 from squad.daemon.context import DaemonContext
 from squad.daemon.eventlog import DaemonLog, read_daemon_log
 from squad.daemon.layout import local_components
+from squad.daemon.lock import probe_lock
+from squad.daemon.service import Daemon
+from squad.daemon.status import PUBLISHED_FILE
 from squad.errors import UsageError
 from squad.settings import Settings
 from squad.store import Store
@@ -156,3 +163,43 @@ def test_each_list_refuses_the_other_kind_of_home(ctx: DaemonContext) -> None:
         local_components(clustered)
     with pytest.raises(UsageError, match="without --once"):
         cluster_components(dataclasses.replace(ctx, once=True))
+
+
+class Failing:
+    """An attachment (the last components to start) that fails with a bug, not a SquadError,
+    and notes what it saw of the daemon when it started."""
+
+    name = "failing"
+
+    def __init__(self, home: Path) -> None:
+        self._home = home
+        self.lock_held_at_start: bool | None = None
+
+    def start(self, daemon: Daemon) -> dict[str, Any]:
+        self.lock_held_at_start = probe_lock(self._home).held
+        raise RuntimeError("a bug in an attachment")
+
+    def stop(self) -> None:
+        raise AssertionError("an attachment that did not start is not stopped")
+
+
+def test_a_daemon_whose_last_component_fails_to_start_stops_all_the_others(
+    settings: Settings, store: Store
+) -> None:
+    settings.squads_dir.mkdir(parents=True)
+    threads = {t.name for t in threading.enumerate()}
+    failing = Failing(settings.home)
+    daemon = Daemon(App.open(settings, store=store), attachments=[failing])
+
+    with pytest.raises(RuntimeError, match="a bug in an attachment"):
+        daemon.run()
+
+    assert failing.lock_held_at_start is True  # the lock started first
+    assert probe_lock(settings.home).held is False  # and was released
+    assert not (settings.home / PUBLISHED_FILE).exists()  # the heartbeat stopped
+    beat = store.daemon.get(str(settings.home))
+    assert beat is not None and beat.stopped_at is not None
+    assert {t.name for t in threading.enumerate() if t.is_alive()} <= threads  # no leftovers
+    kinds = [e["event"] for e in events(settings)]
+    assert kinds[0] == "start" and kinds[-1] == "stop"
+    assert "ready" not in kinds
