@@ -16,7 +16,7 @@ LAYERS: list[set[str]] = [
     {"errors"},
     {"fsutil"},
     {"clock", "paths", "flock", "eventlines", "prompts", "diskfull"},
-    {"text", "spec"},
+    {"text", "spec", "views"},
     {"settings", "classifier", "telemetry"},
     {"model", "store", "workspace", "history"},
     {"memory", "checkpoints", "manager", "run_history"},

@@ -6,6 +6,7 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 import typer
@@ -110,10 +111,10 @@ def nodes(
     if json_output:
         out.json(view)
         return
-    render_cluster(out, view)
+    render_cluster(out, view.model_dump(mode="json"))
 
 
-def render_cluster(out: Output, view: dict[str, Any]) -> None:
+def render_cluster(out: Output, view: Mapping[str, Any]) -> None:
     from squad.cli.daemon import _ago
 
     live = [n for n in view["nodes"] if n["state"] == "up"]

@@ -504,14 +504,14 @@ def status(
         out.json(report)
         return
     login = None
-    http = report.get("http")
+    http = report.http
     if http and http.get("url"):
         from squad.web.server import login_url
         from squad.web.tokens import read_token
 
         token = read_token(settings.home)
         login = login_url(str(http["url"]), token) if token else None
-    _render(out, report, login=login, every=every)
+    _render(out, report.model_dump(mode="json"), login=login, every=every)
 
 
 def stop(

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from squad.history.log import MemoryEntry
     from squad.memory.search import MemoryHit
     from squad.memory.service import AgentContext
-    from squad.web.review import ReviewResult
+    from squad.views import ReviewResult
 
 __all__ = ["memory_app"]
 

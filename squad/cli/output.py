@@ -38,6 +38,14 @@ class Output:
         return self._console
 
     def json(self, data: Any) -> None:
+        """``data`` as JSON; a view (a pydantic model, or a list of them) as its
+        ``model_dump(mode="json")``, as the HTTP API and MCP send it."""
+        from pydantic import BaseModel
+
+        if isinstance(data, BaseModel):
+            data = data.model_dump(mode="json")
+        elif isinstance(data, list) and data and isinstance(data[0], BaseModel):
+            data = [item.model_dump(mode="json") for item in data]
         self.stream.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
 
     def line(self, text: str = "", *, style: str | None = None) -> None:

@@ -49,6 +49,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from squad.daemon.lock import LockState, pid_alive, probe_lock
+from squad.views import (
+    ClusterUnreachable,
+    ClusterView,
+    DaemonState,
+    RunSummary,
+    SquadStatus,
+    Status,
+    StatusSummary,
+)
 
 if TYPE_CHECKING:
     from squad.app import App
@@ -57,7 +66,6 @@ if TYPE_CHECKING:
 __all__ = [
     "PUBLISHED_FILE",
     "STALE_AFTER",
-    "VALIDATED_FILE",
     "Beat",
     "build_status",
     "collect_status",
@@ -66,7 +74,6 @@ __all__ = [
     "published_status",
     "run_summary",
     "store_view",
-    "summarize",
 ]
 
 PUBLISHED_FILE = "daemon-status.json"
@@ -108,7 +115,7 @@ def daemon_status(
     heartbeat: Beat | None,
     alive: Callable[[int], bool] = pid_alive,
     stale_after: timedelta = STALE_AFTER,
-) -> dict[str, Any]:
+) -> DaemonState:
     """Whether a daemon is up for the home, and why not when it is down.
 
     A beat stamped after ``now`` (the reader's clock read before the beat was written, or
@@ -129,236 +136,123 @@ def daemon_status(
     elif age is not None and age > stale_after.total_seconds():
         reason = f"heartbeat {age:.0f}s old: the daemon is stuck or its database unreachable"
     up = reason is None
-    result: dict[str, Any] = {
-        "state": "up" if up else "down",
-        "pid": lock.pid if lock.held else None,
-        "host": heartbeat.host if heartbeat is not None else None,
-        "started_at": None,
-        "uptime_s": None,
-        "heartbeat_at": None if heartbeat is None else heartbeat.beat_at.isoformat(),
-        "heartbeat_age_s": None if age is None else round(age, 1),
-        "reason": reason,
-    }
+    started_at = uptime = stopped_at = None
     if up and heartbeat is not None:
-        result["started_at"] = heartbeat.started_at.isoformat()
-        result["uptime_s"] = round((now - heartbeat.started_at).total_seconds(), 1)
+        started_at = heartbeat.started_at.isoformat()
+        uptime = round((now - heartbeat.started_at).total_seconds(), 1)
     elif heartbeat is not None and heartbeat.stopped_at is not None:
-        result["stopped_at"] = heartbeat.stopped_at.isoformat()
-    return result
+        stopped_at = heartbeat.stopped_at.isoformat()
+    return DaemonState(
+        state="up" if up else "down",
+        pid=lock.pid if lock.held else None,
+        host=heartbeat.host if heartbeat is not None else None,
+        started_at=started_at,
+        uptime_s=uptime,
+        heartbeat_at=None if heartbeat is None else heartbeat.beat_at.isoformat(),
+        heartbeat_age_s=None if age is None else round(age, 1),
+        reason=reason,
+        stopped_at=stopped_at,
+    )
 
 
-def run_summary(run: RunRecord, spend: SpendTotals, *, now: datetime) -> dict[str, Any]:
+def run_summary(run: RunRecord, spend: SpendTotals, *, now: datetime) -> RunSummary:
     """A run for ``status``: tokens and cost from the spend ledger, so a running run's count."""
     end = run.ended_at or (now if run.status.value == "running" else None)
     duration = None
     if run.started_at is not None and end is not None:
         duration = round((end - run.started_at).total_seconds(), 1)
-    return {
-        "id": run.id,
-        "status": run.status.value,
-        "trigger": run.trigger,
-        "started_at": None if run.started_at is None else run.started_at.isoformat(),
-        "ended_at": None if run.ended_at is None else run.ended_at.isoformat(),
-        "duration_s": duration,
-        "tokens_in": max(spend.prompt_tokens, run.tokens_in),
-        "tokens_out": max(spend.completion_tokens, run.tokens_out),
-        "cost_usd": max(spend.cost_usd, run.cost_usd),
-        "error": run.error,
-    }
+    return RunSummary(
+        id=run.id,
+        status=run.status.value,
+        trigger=run.trigger,
+        started_at=None if run.started_at is None else run.started_at.isoformat(),
+        ended_at=None if run.ended_at is None else run.ended_at.isoformat(),
+        duration_s=duration,
+        tokens_in=max(spend.prompt_tokens, run.tokens_in),
+        tokens_out=max(spend.completion_tokens, run.tokens_out),
+        cost_usd=max(spend.cost_usd, run.cost_usd),
+        error=run.error,
+    )
 
 
 def build_status(
     *,
-    daemon: dict[str, Any],
+    daemon: DaemonState,
     state: Mapping[str, Any] | None,
     configured: Sequence[Mapping[str, Any]],
     failed_files: Sequence[Mapping[str, Any]],
-    last_runs: Mapping[str, dict[str, Any]],
+    last_runs: Mapping[str, RunSummary],
     backlog: Sequence[tuple[str, str, int]],
     checkpoints: Mapping[str, Any] | None = None,
     approvals: Sequence[Mapping[str, Any]] = (),
     history_paused: Sequence[Mapping[str, Any]] = (),
-) -> dict[str, Any]:
+) -> Status:
     """The whole status; ``state`` is the daemon's last heartbeat state, used when it is up.
 
     With the daemon down, squads are the ``configured`` ones (from the folder) and nothing
-    is queued or due.
+    is queued or due. The heartbeat's parts are checked as the view is built: a malformed
+    one is a ``ValueError``.
     """
-    up = daemon["state"] == "up" and state is not None
-    source: Sequence[Mapping[str, Any]] = state.get("squads", []) if up and state else configured
+    up = daemon.state == "up" and state is not None
+    live: Mapping[str, Any] = state if up and state is not None else {}
+    source: Sequence[Mapping[str, Any]] = live.get("squads", []) if up else configured
     squads = []
     for entry in source:
         name = str(entry["name"])
         last = last_runs.get(name)
         squads.append(
-            {
-                "name": name,
-                "file": entry.get("file"),
-                "schedule": entry.get("schedule"),
-                "next_fire": entry.get("next_fire") if up else None,
-                "running": bool(entry.get("running"))
-                or (last is not None and last["status"] == "running"),
-                "queued": bool(entry.get("queued")) if up else False,
-                "last_run": last,
-                "warnings": list(entry.get("warnings") or []),
-                "file_error": entry.get("file_error") if up else None,
-                "invalid_since": entry.get("invalid_since") if up else None,
-            }
-        )
-    queue = list(state.get("queue", [])) if up and state else []
-    report = {
-        "daemon": daemon,
-        "squads": squads,
-        "running": list(state.get("running", [])) if up and state else [],
-        "queue": queue,
-        "queue_length": len(queue),
-        "failed_files": list(state.get("failed_files", [])) if up and state else failed_files,
-        "settings_restart_needed": (
-            list(state.get("settings_restart_needed", [])) if up and state else []
-        ),
-        "jobs": dict(state.get("jobs", {})) if up and state else {},
-        "http": dict(state["http"]) if up and state and state.get("http") else None,
-        "extraction_backlog": [
-            {"squad": squad, "agent": agent, "messages": count} for squad, agent, count in backlog
-        ],
-        "waiting_approvals": [dict(a) for a in approvals],
-        "history_paused": [dict(h) for h in history_paused],
-        "checkpoints": dict(checkpoints) if checkpoints is not None else None,
-    }
-    report["summary"] = summarize(report)
-    return report
-
-
-def summarize(report: Mapping[str, Any]) -> dict[str, int]:
-    """The counts ``squad status`` opens with."""
-    squads = report["squads"]
-    backlog = report["extraction_backlog"]
-    return {
-        "squads": len(squads),
-        "running": sum(1 for s in squads if s["running"]),
-        "queued": int(report["queue_length"]),
-        "waiting_approvals": len(report["waiting_approvals"]),
-        "failed_files": len(report["failed_files"]),
-        "failed_runs": sum(
-            1 for s in squads if s["last_run"] is not None and s["last_run"]["status"] == "failed"
-        ),
-        "history_paused": len(report["history_paused"]),
-        "backlog_agents": len(backlog),
-        "backlog_messages": sum(int(b["messages"]) for b in backlog),
-    }
-
-
-VALIDATED_FILE = "status-validated.json"
-"""What ``squad status`` (daemon down) learned of each squad file, by path, with the file's
-identity, size and modification time: a file is validated again only when they change."""
-_VALIDATED_VERSION = 1
-
-
-def _file_mark(path: Path) -> list[int] | None:
-    try:
-        info = path.stat()
-    except (OSError, ValueError):
-        return None
-    return [info.st_ino, info.st_size, info.st_mtime_ns]
-
-
-def _validated(path: Path) -> dict[str, Any]:
-    """One file as ``squad status`` shows it: its squad (with schedule and warnings), or
-    why it has none (JSON-ready, for the cache)."""
-    from squad.daemon.definitions import load_definition
-    from squad.daemon.triggers import describe_schedule
-
-    definition = load_definition(path)
-    if definition.spec is None:
-        return {"name": None, "failed": definition.to_dict()}
-    return {
-        "name": definition.spec.name,
-        "schedule": describe_schedule(definition.spec.schedule),
-        "warnings": [w.to_dict() for w in definition.warnings],
-    }
-
-
-def _configured(
-    folder: Path, owners: Mapping[str, Path], *, cache: Path | None = None
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Squads (with their warnings) and failed files of the folder, as the daemon would load
-    them: a file that takes a squad name already taken is refused, the file that had the
-    squad (``owners``) keeping it, else the first by name (as
-    :func:`~squad.daemon.definitions.assign_squads`).
-
-    ``cache`` (a JSON file) keeps each file's validation by its identity, size and
-    modification time; only new and changed files are read and validated again."""
-    from squad.daemon.definitions import list_definition_files
-    from squad.errors import Problem
-
-    known = _read_validated(cache)
-    seen: dict[str, Any] = {}
-    files: dict[Path, dict[str, Any]] = {}
-    for path in list_definition_files(folder):
-        mark = _file_mark(path)
-        entry = known.get(str(path))
-        if mark is None or entry is None or entry.get("mark") != mark:
-            entry = {**_validated(path), "mark": mark}
-        seen[str(path)] = files[path] = entry
-    if cache is not None and seen != known:
-        _write_validated(cache, seen)
-    valid = {path: str(e["name"]) for path, e in files.items() if e.get("name") is not None}
-    squads = {name: path for name, path in owners.items() if valid.get(path) == name}
-    refused: dict[Path, dict[str, Any]] = {}
-    for path in sorted(valid):
-        name = valid[path]
-        holder = squads.setdefault(name, path)
-        if holder != path:
-            message = (
-                f"squad {name!r} is already defined by {holder.name}; "
-                "give this squad another name (or remove one of the files)"
+            SquadStatus.model_validate(
+                {
+                    "name": name,
+                    "file": entry.get("file"),
+                    "schedule": entry.get("schedule"),
+                    "next_fire": entry.get("next_fire") if up else None,
+                    "running": bool(entry.get("running"))
+                    or (last is not None and last.status == "running"),
+                    "queued": bool(entry.get("queued")) if up else False,
+                    "last_run": last,
+                    "warnings": list(entry.get("warnings") or []),
+                    "file_error": entry.get("file_error") if up else None,
+                    "invalid_since": entry.get("invalid_since") if up else None,
+                }
             )
-            problem = Problem(message, source=str(path))
-            refused[path] = {
-                "file": str(path),
-                "squad": None,
-                "error": problem.render(),
-                "problems": [problem.to_dict()],
-            }
-    configured = [
+        )
+    queue = list(live.get("queue", []))
+    failed = list(live.get("failed_files", [])) if up else list(failed_files)
+    running = sum(1 for s in squads if s.running)
+    failed_runs = sum(1 for s in squads if s.last_run is not None and s.last_run.status == "failed")
+    summary = StatusSummary(
+        squads=len(squads),
+        running=running,
+        queued=len(queue),
+        waiting_approvals=len(approvals),
+        failed_files=len(failed),
+        failed_runs=failed_runs,
+        history_paused=len(history_paused),
+        backlog_agents=len(backlog),
+        backlog_messages=sum(count for _, _, count in backlog),
+    )
+    return Status.model_validate(
         {
-            "name": name,
-            "file": str(path),
-            "schedule": files[path]["schedule"],
-            "warnings": list(files[path]["warnings"]),
+            "daemon": daemon,
+            "squads": squads,
+            "running": list(live.get("running", [])),
+            "queue": queue,
+            "queue_length": len(queue),
+            "failed_files": failed,
+            "settings_restart_needed": list(live.get("settings_restart_needed", [])),
+            "jobs": dict(live.get("jobs", {})),
+            "http": dict(live["http"]) if live.get("http") else None,
+            "extraction_backlog": [
+                {"squad": squad, "agent": agent, "messages": count}
+                for squad, agent, count in backlog
+            ],
+            "waiting_approvals": list(approvals),
+            "history_paused": list(history_paused),
+            "checkpoints": checkpoints,
+            "summary": summary,
         }
-        for name, path in sorted(squads.items())
-    ]
-    failed = {path: e["failed"] for path, e in files.items() if e.get("name") is None}
-    failed.update(refused)
-    return configured, [failed[path] for path in sorted(failed)]
-
-
-def _read_validated(cache: Path | None) -> dict[str, Any]:
-    if cache is None:
-        return {}
-    try:
-        data = json.loads(cache.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(data, dict) or data.get("version") != _VALIDATED_VERSION:
-        return {}
-    files = data.get("files")
-    return files if isinstance(files, dict) else {}
-
-
-def _write_validated(cache: Path, files: Mapping[str, Any]) -> None:
-    """Keep the validations for next time; a home that is not there is not made for it."""
-    from squad.fsutil import atomic_write
-
-    if not cache.parent.is_dir():
-        return
-    text = json.dumps({"version": _VALIDATED_VERSION, "files": files}, sort_keys=True)
-    try:
-        atomic_write(cache, text.encode(), durable=False)
-        cache.chmod(0o600)
-    except OSError:
-        pass  # only a cache: the next status validates again
+    )
 
 
 def store_view(
@@ -387,7 +281,7 @@ def store_view(
         wanted = {name: latest[name] for name in names if name in latest}
         spend = store.runs.spend_of_runs([run.id for run in wanted.values()])
         last_runs = {
-            name: run_summary(run, spend.get(run.id, SpendTotals()), now=now)
+            name: run_summary(run, spend.get(run.id, SpendTotals()), now=now).model_dump()
             for name, run in wanted.items()
         }
         backlog = store.conversation.extraction_backlog()
@@ -410,7 +304,7 @@ def store_view(
     kept = left_behind(settings.home, checkpoints)
     return {
         "last_runs": last_runs,
-        "extraction_backlog": [list(item) for item in backlog],
+        "extraction_backlog": [[squad, agent, count] for squad, agent, count in backlog],
         "waiting_approvals": approvals,
         "history_paused": _paused_histories(app),
         "checkpoints": {
@@ -422,19 +316,19 @@ def store_view(
 
 
 def _report(
-    daemon: dict[str, Any],
+    daemon: DaemonState,
     state: Mapping[str, Any] | None,
     view: Mapping[str, Any],
     *,
     configured: Sequence[Mapping[str, Any]] = (),
     failed: Sequence[Mapping[str, Any]] = (),
-) -> dict[str, Any]:
+) -> Status:
     return build_status(
         daemon=daemon,
         state=state,
         configured=configured,
         failed_files=failed,
-        last_runs=view["last_runs"],
+        last_runs={name: RunSummary.model_validate(run) for name, run in view["last_runs"].items()},
         backlog=[(str(s), str(a), int(n)) for s, a, n in view["extraction_backlog"]],
         checkpoints=view["checkpoints"],
         approvals=view["waiting_approvals"],
@@ -444,7 +338,7 @@ def _report(
 
 def collect_status(
     app: App, *, now: datetime | None = None, squads_dir: Path | None = None
-) -> dict[str, Any]:
+) -> Status:
     """Gather the lock, heartbeat, squads folder, store and checkpoints, and build the status.
 
     Without ``now``, the app's clock is read once the heartbeat is: a beat written while
@@ -457,20 +351,21 @@ def collect_status(
     now = app.clock() if now is None else now
     daemon = daemon_status(now=now, lock=lock, heartbeat=heartbeat)
     state = heartbeat.state if heartbeat is not None else None
-    up = daemon["state"] == "up" and state is not None
+    up = daemon.state == "up" and state is not None
     folder = squads_dir or settings.squads_dir
     if up and state is not None and squads_dir is None and state.get("configs"):
         folder = Path(str(state["configs"]))
-    daemon["configs"] = str(folder)
-    daemon["configs_missing"] = (
+    missing = (
         bool(state.get("configs_missing")) if up and state is not None else not folder.is_dir()
     )
+    daemon = daemon.model_copy(update={"configs": str(folder), "configs_missing": missing})
     configured: list[dict[str, Any]] = []
     failed: list[dict[str, Any]] = []
     if not up:
         from squad.daemon.catalog import recorded_owners
+        from squad.daemon.configured import VALIDATED_FILE, configured_squads
 
-        configured, failed = _configured(
+        configured, failed = configured_squads(
             folder.resolve(),
             recorded_owners(app.squads.registered_squads()),
             cache=settings.home / VALIDATED_FILE,
@@ -480,7 +375,7 @@ def collect_status(
     view = store_view(app, names, now=now)
     report = _report(daemon, state, view, configured=configured, failed=failed)
     if settings.clustered:
-        report["cluster"] = _cluster(app, now)
+        return report.model_copy(update={"cluster": _cluster(app, now)})
     return report
 
 
@@ -505,7 +400,7 @@ def publish(home: Path, payload: Mapping[str, Any], *, previous: str | None = No
 
 def published_status(
     home: Path, *, squads_dir: Path | None = None, now: datetime | None = None
-) -> dict[str, Any] | None:
+) -> Status | None:
     """The status from what the running daemon published, without opening the store; None
     when that cannot be trusted (no daemon holds the home, the file is another process's or
     unreadable, the beat is stale, the daemon is not running yet, or ``squads_dir`` is not
@@ -533,10 +428,11 @@ def published_status(
         return None
     # The file's time and this clock are the same machine's wall clock, read after the stat.
     daemon = daemon_status(now=now or datetime.now(UTC), lock=lock, heartbeat=beat)
-    if daemon["state"] != "up":
+    if daemon.state != "up":
         return None
-    daemon["configs"] = str(configs)
-    daemon["configs_missing"] = bool(state.get("configs_missing"))
+    daemon = daemon.model_copy(
+        update={"configs": str(configs), "configs_missing": bool(state.get("configs_missing"))}
+    )
     try:
         return _report(daemon, state, view)
     except (KeyError, TypeError, ValueError):
@@ -561,7 +457,7 @@ def _paused_histories(app: App) -> list[dict[str, Any]]:
     return paused
 
 
-def _cluster(app: App, now: datetime) -> dict[str, Any]:
+def _cluster(app: App, now: datetime) -> ClusterView | ClusterUnreachable:
     """The cluster's nodes, queue and jobs; what went wrong instead when the queue is out of
     reach (the rest of the status still shows)."""
     from squad.errors import SquadError
@@ -570,4 +466,4 @@ def _cluster(app: App, now: datetime) -> dict[str, Any]:
     try:
         return cluster_view(app.cluster, app.store, now=now)
     except SquadError as exc:
-        return {"error": str(exc)}
+        return ClusterUnreachable(error=str(exc))

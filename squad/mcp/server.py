@@ -28,6 +28,24 @@ from pydantic import Field, ValidationError
 from squad.errors import NotFound, SquadError
 from squad.mcp.resources import TEMPLATES, SquadResources
 from squad.mcp.tools import Scope, SquadTools
+from squad.views import (
+    ApprovalQueued,
+    ContextPreview,
+    Decision,
+    DecisionList,
+    Forgotten,
+    MemoryHistory,
+    MemoryRead,
+    MemoryRevert,
+    MemorySearch,
+    Remembered,
+    ReviewList,
+    ReviewResult,
+    RunAccepted,
+    RunList,
+    RunStatus,
+    SquadList,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -165,7 +183,7 @@ def build_server(
     tools = SquadTools(app, control, scope)
     server = SquadServer(SquadResources(app, scope), name="squad", version=version("squad"))
 
-    def squads() -> dict[str, Any]:
+    def squads() -> SquadList:
         """List the squads this server shows, with their agents (id, role, model)."""
         return tools.squads()
 
@@ -184,7 +202,7 @@ def build_server(
         case_sensitive: bool = False,
         context: Annotated[int, Field(ge=0, le=20, description="Lines around each hit.")] = 0,
         limit: Annotated[int, Field(ge=1, le=500)] = 50,
-    ) -> dict[str, Any]:
+    ) -> MemorySearch:
         """Search what the agents know: every memory.md line, experiential fact and recalled
         conversation message matching the query, filtered by squad, agent, layer or section;
         fact hits carry their id (``where: fact:N``), messages their seq (``message:N``)."""
@@ -199,9 +217,7 @@ def build_server(
             limit=limit,
         )
 
-    def memory_read(
-        squad: SquadName, agent: AgentId, section: Section | None = None
-    ) -> dict[str, Any]:
+    def memory_read(squad: SquadName, agent: AgentId, section: Section | None = None) -> MemoryRead:
         """Read one agent's project memory (memory.md): all of it, or one section."""
         return tools.memory_read(squad, agent, section)
 
@@ -210,7 +226,7 @@ def build_server(
         agent: AgentId,
         message: Annotated[str, Field(max_length=20_000, description="The next message.")] = "",
         max_tokens: Annotated[int | None, Field(ge=0, le=200_000)] = None,
-    ) -> dict[str, Any]:
+    ) -> ContextPreview:
         """The exact memory block the agent's next prompt would get for this message, with
         its token accounting (60% experiential / 40% project, what was dropped)."""
         return tools.memory_context(squad, agent, message, max_tokens)
@@ -220,14 +236,16 @@ def build_server(
         squad: SquadName | None = None,
         include_superseded: bool = False,
         limit: Annotated[int, Field(ge=1, le=200)] = 20,
-    ) -> dict[str, Any]:
+    ) -> DecisionList:
         """Find decisions already taken (title, decision, reasons, alternatives) before
         deciding again; superseded ones only if asked."""
         return tools.decision_search(
             query, squad=squad, include_superseded=include_superseded, limit=limit
         )
 
-    def run_status(run_id: RunId | None = None, squad: SquadName | None = None) -> dict[str, Any]:
+    def run_status(
+        run_id: RunId | None = None, squad: SquadName | None = None
+    ) -> RunStatus | RunList:
         """One run (tasks, outputs, spend, the task awaiting approval, its commit in the
         workspace's history and the diff against the squad's previous run) by run_id, or the
         recent runs of a squad."""
@@ -237,7 +255,7 @@ def build_server(
         squad: SquadName,
         agent: AgentId,
         limit: Annotated[int, Field(ge=1, le=1000)] = 50,
-    ) -> dict[str, Any]:
+    ) -> MemoryHistory:
         """Every change to an agent's memory, newest first: who made it (an agent in a run,
         the extractor, a person, an MCP client), when, which run or extraction pass, the
         memory.md lines removed and added and the facts changed; each id can be reverted."""
@@ -270,7 +288,7 @@ def build_server(
         ],
         ctx: Context[Any, Any],
         section: Section | None = None,
-    ) -> dict[str, Any]:
+    ) -> Remembered:
         """Store one fact in an agent's memory (credentials are refused)."""
         return tools.remember(squad, agent, text, layer, section, actor=client_actor(ctx))
 
@@ -278,7 +296,7 @@ def build_server(
         fact_id: Annotated[int, Field(ge=1, description="The fact's id (memory_search).")],
         reason: Annotated[str, Field(min_length=1, max_length=2000)],
         ctx: Context[Any, Any],
-    ) -> dict[str, Any]:
+    ) -> Forgotten:
         """Take an experiential fact out of memory, saying why (kept, hidden, for audit)."""
         return tools.forget(fact_id, reason, actor=client_actor(ctx))
 
@@ -290,7 +308,7 @@ def build_server(
         ctx: Context[Any, Any],
         alternatives: Annotated[list[Line], Field(max_length=20)] = [],  # noqa: B006
         supersedes: Annotated[int | None, Field(ge=1, description="Id it replaces.")] = None,
-    ) -> dict[str, Any]:
+    ) -> Decision:
         """Record a decision with its reasons and the alternatives considered; it goes to
         the squad's decisions log (and decisions.md), never into the always-loaded memory."""
         return tools.decision_record(
@@ -307,7 +325,7 @@ def build_server(
         squad: SquadName,
         ctx: Context[Any, Any],
         goal: Annotated[str | None, Field(max_length=20_000)] = None,
-    ) -> dict[str, Any]:
+    ) -> RunAccepted:
         """Start a run of the squad now (with an optional goal); it is queued and begins when
         the squad has no other run."""
         return tools.run_start(squad, goal, actor=client_actor(ctx))
@@ -318,7 +336,7 @@ def build_server(
         approved: bool,
         ctx: Context[Any, Any],
         reason: Annotated[str, Field(max_length=5000)] = "",
-    ) -> dict[str, Any]:
+    ) -> ApprovalQueued:
         """Approve, or reject with a reason, the task a paused run waits on."""
         return tools.run_approve(run_id, task, approved, reason, actor=client_actor(ctx))
 
@@ -329,7 +347,7 @@ def build_server(
             str, Field(pattern=r"^[0-9a-f]{4,40}$", description="The id memory_history gives.")
         ],
         ctx: Context[Any, Any],
-    ) -> dict[str, Any]:
+    ) -> MemoryRevert:
         """Undo one change to an agent's memory, as a new change that names you: lines it
         added are removed, lines it removed put back, facts it added forgotten and facts it
         took out brought back. History is never rewritten."""
@@ -348,7 +366,7 @@ def build_server(
         ] = "list",
         ids: Annotated[list[Annotated[int, Field(ge=1, le=2**31 - 1)]], Field(max_length=500)] = [],  # noqa: B006
         text: Annotated[str | None, Field(min_length=1, max_length=2000)] = None,
-    ) -> dict[str, Any]:
+    ) -> ReviewList | ReviewResult:
         """The agent's review queue (memory.review: low_confidence or all): facts the
         extractor proposed wait here, never in a prompt, until approved (written as the
         extractor would have), edited or rejected (never proposed again). Each decision is

@@ -1,7 +1,8 @@
 """What squad's MCP tools do, on an :class:`~squad.app.App`, without the SDK.
 
 Each method is one tool: it takes plain values (already checked against the tool's schema by
-the server), answers a JSON-ready dict, and raises a :class:`~squad.errors.SquadError` that
+the server), answers a view (:mod:`squad.views`, the same the CLI and the HTTP API show for
+the same thing), and raises a :class:`~squad.errors.SquadError` that
 the server turns into a tool error the model can read. Writes take the same guarded paths as
 the CLI (credential refusal, memory.md locks, caps, the audit log) with ``actor`` naming the
 client, and reads go through :class:`Scope`: a squad outside it does not exist here.
@@ -13,23 +14,41 @@ is another program, often another vendor's agent.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from squad.errors import NotFound, UsageError
+from squad.views import (
+    ApprovalQueued,
+    ContextPreview,
+    Decision,
+    DecisionList,
+    Forgotten,
+    MemoryHistory,
+    MemoryRead,
+    MemoryRevert,
+    MemorySearch,
+    Remembered,
+    ReviewList,
+    ReviewResult,
+    RunAccepted,
+    RunList,
+    RunStatus,
+    SquadList,
+)
 from squad.web.redaction import redacted_text
 
 if TYPE_CHECKING:
     from squad.app import App
     from squad.memory.search import HitLayer
     from squad.memory.service import AgentContext
+    from squad.store import RunRecord
+    from squad.store.decisions import DecisionRecord
     from squad.web.control import RunControl
 
 __all__ = ["ReadOnly", "Scope", "SquadTools"]
 
 Layer = Literal["project", "experiential"]
 RECENT_RUNS = 10
-MAX_DIFF_CHARS = 50_000
-"""The longest diff run_status returns (a model reads it; the API has the whole)."""
 
 
 class ReadOnly(UsageError):
@@ -73,7 +92,7 @@ class SquadTools:
 
     # -- reads ------------------------------------------------------------------------------
 
-    def squads(self) -> dict[str, Any]:
+    def squads(self) -> SquadList:
         """Every squad in scope with its agents."""
         rows = []
         for found in self.app.squads.all_workspaces():
@@ -101,7 +120,7 @@ class SquadTools:
                     ],
                 }
             )
-        return {"squads": rows, "read_only": self.scope.read_only}
+        return SquadList.model_validate({"squads": rows, "read_only": self.scope.read_only})
 
     def _agent(self, squad: str, agent: str) -> AgentContext:
         return self.app.agent(self.scope.check(squad), agent)
@@ -117,7 +136,7 @@ class SquadTools:
         case_sensitive: bool = False,
         context: int = 0,
         limit: int = 50,
-    ) -> dict[str, Any]:
+    ) -> MemorySearch:
         from squad.memory.search import search_all_memory
         from squad.text.search import compile_query
         from squad.web.redaction import redacted_hits
@@ -143,14 +162,16 @@ class SquadTools:
         )
         hits = [h.to_dict() for h in found.hits if self.scope.allows(h.squad)]
         shown, _ = redacted_hits(hits, pattern, where="memory")
-        return {
-            "query": query,
-            "hits": shown[:limit],
-            "total": len(shown),
-            "truncated": len(shown) > limit,
-        }
+        return MemorySearch.model_validate(
+            {
+                "query": query,
+                "hits": shown[:limit],
+                "total": len(shown),
+                "truncated": len(shown) > limit,
+            }
+        )
 
-    def memory_read(self, squad: str, agent: str, section: str | None = None) -> dict[str, Any]:
+    def memory_read(self, squad: str, agent: str, section: str | None = None) -> MemoryRead:
         ctx = self._agent(squad, agent)
         memory = self.app.memory.memory_file(ctx)
         snapshot = memory.snapshot()
@@ -161,25 +182,26 @@ class SquadTools:
                 + (", ".join(repr(n) for n in document.names) or "(none)")
             )
         text = document.read(section)
-        return {
-            "squad": squad,
-            "agent": agent,
-            "section": section,
-            "text": _shown(text),
-            "version": snapshot.version,
-            "sections": document.names,
-        }
+        return MemoryRead(
+            squad=squad,
+            agent=agent,
+            section=section,
+            text=_shown(text),
+            version=snapshot.version,
+            sections=list(document.names),
+        )
 
     def memory_context(
         self, squad: str, agent: str, message: str = "", max_tokens: int | None = None
-    ) -> dict[str, Any]:
+    ) -> ContextPreview:
         from squad.web.memory import context_preview
 
         self.scope.check(squad)
         data = context_preview(self.app, squad, agent, message=message, max_tokens=max_tokens)
-        data["text"] = _shown(data.get("text", ""))
-        data["supplementary"]["text"] = _shown(data["supplementary"]["text"])
-        return data
+        supplementary = data.supplementary.model_copy(
+            update={"text": _shown(data.supplementary.text)}
+        )
+        return data.model_copy(update={"text": _shown(data.text), "supplementary": supplementary})
 
     def decision_search(
         self,
@@ -188,7 +210,7 @@ class SquadTools:
         squad: str | None = None,
         include_superseded: bool = False,
         limit: int = 20,
-    ) -> dict[str, Any]:
+    ) -> DecisionList:
         if not query.strip():
             raise UsageError("the query is empty: give a word or phrase to find")
         squads: list[str] | None
@@ -199,68 +221,42 @@ class SquadTools:
         found = self.app.decisions.search(
             query, squads=squads, limit=limit, include_superseded=include_superseded
         )
-        return {"query": query, "decisions": [d.to_dict() for d in found]}
+        return DecisionList(query=query, decisions=[_decision(d) for d in found])
 
-    def decision_list(self, squad: str, include_superseded: bool = True) -> dict[str, Any]:
+    def decision_list(self, squad: str, include_superseded: bool = True) -> DecisionList:
         found = self.app.decisions.list(
             self.scope.check(squad), include_superseded=include_superseded, limit=200
         )
-        return {"squad": squad, "decisions": [d.to_dict() for d in found]}
+        return DecisionList(squad=squad, decisions=[_decision(d) for d in found])
 
-    def run_status(self, run_id: str | None = None, squad: str | None = None) -> dict[str, Any]:
+    def run_status(
+        self, run_id: str | None = None, squad: str | None = None
+    ) -> RunStatus | RunList:
         from squad.web.overview import run_row
-        from squad.web.runs import run_detail
+        from squad.web.runs import run_status
 
         if (run_id is None) == (squad is None):
             raise UsageError("give either run_id (one run) or squad (its recent runs)")
         if run_id is not None:
-            run = self._run(run_id)
-            detail = run_detail(self.app, run.id)
-            detail.pop("events", None)
-            for task in detail["tasks"]:
-                if task.get("output"):
-                    task["output"] = _shown(task["output"])
-            detail.update(self._history_of_run(run.id))
-            return detail
+            return run_status(self.app, self._run(run_id).id)
         assert squad is not None
         self.app.squads.locate(self.scope.check(squad))
         runs = self.app.store.list_runs(squad, RECENT_RUNS) if self.app.database_exists() else []
-        return {"squad": squad, "runs": [run_row(r) for r in runs]}
+        return RunList(squad=squad, runs=[run_row(r) for r in runs])
 
-    def _history_of_run(self, run_id: str) -> dict[str, Any]:
-        """The run's commit and its diff against the squad's previous run (the patch cut
-        at :data:`MAX_DIFF_CHARS`), or why there is none."""
-        from squad.errors import HistoryUnavailable
-        from squad.web.history import run_diff
-
-        try:
-            diff = run_diff(self.app, run_id)
-        except (UsageError, HistoryUnavailable) as exc:
-            return {"commit": None, "diff": None, "history": str(exc)}
-        patch = diff.patch or ""
-        return {
-            "commit": diff.new_commit,
-            "previous_run": diff.old_run,
-            "previous_commit": diff.old_commit,
-            "changes": [c.model_dump() for c in diff.stat],
-            "diff": patch[:MAX_DIFF_CHARS],
-            "diff_truncated": len(patch) > MAX_DIFF_CHARS or diff.truncated,
-        }
-
-    def memory_history(self, squad: str, agent: str, limit: int) -> dict[str, Any]:
+    def memory_history(self, squad: str, agent: str, limit: int) -> MemoryHistory:
         from squad.web.history import memory_history
 
         entries = memory_history(self.app, self.scope.check(squad), agent, limit=limit)
-        return {"squad": squad, "agent": agent, "changes": [e.model_dump() for e in entries]}
+        return MemoryHistory(squad=squad, agent=agent, changes=entries)
 
-    def memory_revert(self, squad: str, agent: str, change: str, *, actor: str) -> dict[str, Any]:
+    def memory_revert(self, squad: str, agent: str, change: str, *, actor: str) -> MemoryRevert:
         from squad.web.history import memory_revert
 
         self.scope.check_write("memory_revert")
-        done = memory_revert(self.app, self.scope.check(squad), agent, change, actor=actor)
-        return done.model_dump()
+        return memory_revert(self.app, self.scope.check(squad), agent, change, actor=actor)
 
-    def _run(self, run_id: str) -> Any:
+    def _run(self, run_id: str) -> RunRecord:
         from squad.paths import check_name
 
         check_name(run_id, what="run id")
@@ -273,20 +269,20 @@ class SquadTools:
 
     def remember(
         self, squad: str, agent: str, text: str, layer: Layer, section: str | None, *, actor: str
-    ) -> dict[str, Any]:
+    ) -> Remembered:
         self.scope.check_write("remember")
         result = self.app.memory.remember(
             self._agent(squad, agent), text, layer=layer, section=section, actor=actor
         )
-        return {
-            "layer": result.layer,
-            "where": result.where,
-            "fact_id": result.fact.id if result.fact else None,
-            "stored": result.already is None,
-            "already": result.already,
-        }
+        return Remembered(
+            layer=result.layer,
+            where=result.where,
+            fact_id=result.fact.id if result.fact else None,
+            stored=result.already is None,
+            already=result.already,
+        )
 
-    def forget(self, fact_id: int, reason: str, *, actor: str) -> dict[str, Any]:
+    def forget(self, fact_id: int, reason: str, *, actor: str) -> Forgotten:
         self.scope.check_write("forget")
         if not reason.strip():
             raise UsageError("say why the fact goes: the reason is kept in the audit log")
@@ -295,7 +291,7 @@ class SquadTools:
             raise NotFound(f"no experiential fact with id {fact_id}; memory_search finds ids")
         workspace = self.app.squads.locate(fact.squad).path if fact.squad else None
         self.app.memory.forget(fact_id, actor=actor, workspace=workspace, reason=reason.strip())
-        return {"fact_id": fact_id, "forgotten": True, "reason": reason.strip()}
+        return Forgotten(fact_id=fact_id, forgotten=True, reason=reason.strip())
 
     def memory_review(
         self,
@@ -306,7 +302,7 @@ class SquadTools:
         text: str | None,
         *,
         actor: str,
-    ) -> dict[str, Any]:
+    ) -> ReviewList | ReviewResult:
         """The review queue of an agent: list what waits, or approve, reject or edit (approve
         with new text) items, each decision audited and committed as ``actor``'s."""
         from squad.web.review import review_decide, review_list
@@ -314,11 +310,10 @@ class SquadTools:
         self.scope.check_write("memory_review")
         self.scope.check(squad)
         if action == "list":
-            return review_list(self.app, squad, agent).model_dump()
+            return review_list(self.app, squad, agent)
         if text is not None and action != "edit":
             raise UsageError("text goes with action edit only")
-        done = review_decide(self.app, squad, agent, action, ids, actor=actor, text=text)
-        return done.model_dump()
+        return review_decide(self.app, squad, agent, action, ids, actor=actor, text=text)
 
     def decision_record(
         self,
@@ -330,7 +325,7 @@ class SquadTools:
         supersedes: int | None,
         *,
         actor: str,
-    ) -> dict[str, Any]:
+    ) -> Decision:
         self.scope.check_write("decision_record")
         found = self.app.squads.locate(self.scope.check(squad))
         recorded = self.app.decisions.record(
@@ -343,28 +338,28 @@ class SquadTools:
             decided_by=actor,
             supersedes=supersedes,
         )
-        return recorded.to_dict()
+        return _decision(recorded)
 
-    def run_start(self, squad: str, goal: str | None, *, actor: str) -> dict[str, Any]:
+    def run_start(self, squad: str, goal: str | None, *, actor: str) -> RunAccepted:
         from squad.daemon.runqueue import RunRequest
 
         self.scope.check_write("run_start")
         self.app.squads.locate(self.scope.check(squad))
         goal = goal.strip() if goal else None
         accepted = self._control().submit(RunRequest(squad, actor, goal=goal or None))
-        return {
-            "squad": squad,
-            "accepted": accepted,
-            "message": (
+        return RunAccepted(
+            squad=squad,
+            accepted=accepted,
+            message=(
                 "run queued; run_status with the squad shows it once it starts"
                 if accepted
                 else "merged into a run of this squad already waiting to start"
             ),
-        }
+        )
 
     def run_approve(
         self, run_id: str, task: str, approved: bool, reason: str, *, actor: str
-    ) -> dict[str, Any]:
+    ) -> ApprovalQueued:
         from squad.web.control import approval_answer
 
         self.scope.check_write("run_approve")
@@ -372,14 +367,18 @@ class SquadTools:
         if not approved and not reason.strip():
             raise UsageError("a rejection needs a reason: the agent reads it")
         self._control().submit(answer)
-        return {
-            "run_id": run_id,
-            "task": task,
-            "approved": approved,
-            "message": "answer queued; the run goes on when the queue allows",
-        }
+        return ApprovalQueued(
+            run_id=run_id,
+            task=task,
+            approved=approved,
+            message="answer queued; the run goes on when the queue allows",
+        )
 
     def _control(self) -> RunControl:
         if self.control is None:
             raise UsageError("this MCP server cannot start runs (no run queue attached)")
         return self.control
+
+
+def _decision(record: DecisionRecord) -> Decision:
+    return Decision.model_validate(record.to_dict())

@@ -14,13 +14,11 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from squad.web import schemas
+from squad.views import BootFile, Fact, MemoryRevert, Namespace, ReviewResult, RunAccepted
 from squad.web.api import ERRORS, SLUG, AgentId, FactId, NamespaceId, RunId, SquadName, _web
 from squad.web.control import RunRequest
-from squad.web.history import MemoryRevert
-from squad.web.review import ReviewResult
 
-__all__ = ["Accepted", "ApprovalAnswer", "BootEdit", "NamespaceSwitch", "RunStart", "router"]
+__all__ = ["ApprovalAnswer", "BootEdit", "NamespaceSwitch", "RunStart", "router"]
 
 router = APIRouter(prefix="/api/v1", tags=["api"], responses=ERRORS)
 
@@ -76,24 +74,17 @@ class ReviewEdit(_Body):
 ReviewRequest = Annotated[ReviewDecide | ReviewEdit, Field(discriminator="action")]
 
 
-class Accepted(BaseModel):
-    accepted: bool
-    """False when the request was merged into one already waiting for the squad."""
-    squad: str
-    message: str
-
-
 def _accepted(squad: str, accepted: bool, what: str) -> JSONResponse:
     message = (
         f"{what} queued; the run page follows it live"
         if accepted
         else f"{what} merged into a request of {squad!r} already waiting"
     )
-    body = Accepted(accepted=accepted, squad=squad, message=message)
+    body = RunAccepted(squad=squad, accepted=accepted, message=message)
     return JSONResponse(body.model_dump(), status_code=202)
 
 
-@router.post("/squads/{squad}/runs", status_code=202, response_model=Accepted)
+@router.post("/squads/{squad}/runs", status_code=202, response_model=RunAccepted)
 def start_run(request: Request, squad: SquadName, body: RunStart | None = None) -> JSONResponse:
     """Run the squad now (with an optional goal); it starts when the queue allows."""
     goal = body.goal.strip() if body is not None and body.goal else None
@@ -114,7 +105,7 @@ def _paused_run(request: Request, run_id: str) -> Any:
     return run
 
 
-@router.post("/runs/{run_id}/approval", status_code=202, response_model=Accepted)
+@router.post("/runs/{run_id}/approval", status_code=202, response_model=RunAccepted)
 def answer_approval(request: Request, run_id: RunId, body: ApprovalAnswer) -> JSONResponse:
     """Approve or reject (with a reason) the task a paused run waits on."""
     from squad.web.control import approval_answer
@@ -127,7 +118,7 @@ def answer_approval(request: Request, run_id: RunId, body: ApprovalAnswer) -> JS
     return _accepted(run.squad, accepted, "approval" if body.approved else "rejection")
 
 
-@router.post("/runs/{run_id}/resume", status_code=202, response_model=Accepted)
+@router.post("/runs/{run_id}/resume", status_code=202, response_model=RunAccepted)
 def resume_run(request: Request, run_id: RunId) -> JSONResponse:
     """Resume a run that was interrupted (it goes on from its last checkpoint)."""
     from squad.errors import UsageError
@@ -140,28 +131,28 @@ def resume_run(request: Request, run_id: RunId) -> JSONResponse:
     return _accepted(run.squad, accepted, "resume")
 
 
-@router.put("/memory/namespaces/{namespace_id}", response_model=schemas.Namespace)
+@router.put("/memory/namespaces/{namespace_id}", response_model=Namespace)
 def switch_namespace(
     request: Request,
     namespace_id: NamespaceId,
     body: NamespaceSwitch,
-) -> dict[str, Any]:
+) -> Namespace:
     """Let other agents' chats be given this namespace's facts, or stop it."""
     from squad.web.memory import set_namespace
 
     return set_namespace(_web(request).app, namespace_id, body.enabled)
 
 
-@router.put("/memory/boot/{name}", response_model=schemas.BootFile)
+@router.put("/memory/boot/{name}", response_model=BootFile)
 def edit_boot(
     request: Request, name: Literal["soul", "user", "agents"], body: BootEdit
-) -> dict[str, Any]:
+) -> BootFile:
     """Replace a boot file if it is still at ``version``: 409 with the current text when
     it changed since, 413 over the cap, 422 when it holds a credential."""
     return _save_boot(request, name, body, None)
 
 
-def _save_boot(request: Request, name: str, body: BootEdit, squad: str | None) -> dict[str, Any]:
+def _save_boot(request: Request, name: str, body: BootEdit, squad: str | None) -> BootFile:
     from squad.errors import StaleWriteError
     from squad.web.memory import boot_file, save_boot_file
 
@@ -169,27 +160,28 @@ def _save_boot(request: Request, name: str, body: BootEdit, squad: str | None) -
     try:
         return save_boot_file(app, name, body.text, version=body.version, squad=squad)
     except StaleWriteError as exc:
-        exc.web_detail = {"current": boot_file(app, name, squad)}  # type: ignore[attr-defined]
+        current = boot_file(app, name, squad).model_dump(mode="json")
+        exc.web_detail = {"current": current}  # type: ignore[attr-defined]
         raise
 
 
-@router.get("/squads/{squad}/rules", response_model=schemas.BootFile)
-def get_rules(request: Request, squad: SquadName) -> dict[str, Any]:
+@router.get("/squads/{squad}/rules", response_model=BootFile)
+def get_rules(request: Request, squad: SquadName) -> BootFile:
     """The squad's workspace rules (its workspace ``AGENTS.md``) with their version."""
     from squad.web.memory import boot_file
 
     return boot_file(_web(request).app, "agents", squad)
 
 
-@router.put("/squads/{squad}/rules", response_model=schemas.BootFile)
-def edit_rules(request: Request, squad: SquadName, body: BootEdit) -> dict[str, Any]:
+@router.put("/squads/{squad}/rules", response_model=BootFile)
+def edit_rules(request: Request, squad: SquadName, body: BootEdit) -> BootFile:
     """Replace the workspace rules if still at ``version`` (409 stale, 413 over the cap,
     422 holding a credential), audited as ``web`` in the workspace."""
     return _save_boot(request, "agents", body, squad)
 
 
-@router.post("/memory/facts/{fact_id}/forget", response_model=schemas.Fact)
-def forget_fact(request: Request, fact_id: FactId) -> dict[str, Any]:
+@router.post("/memory/facts/{fact_id}/forget", response_model=Fact)
+def forget_fact(request: Request, fact_id: FactId) -> Fact:
     """Take a fact out of memory for good (kept for audit, marked forgotten; to have it
     back, remember it again)."""
     from squad.web.memory import fact_action
@@ -197,8 +189,8 @@ def forget_fact(request: Request, fact_id: FactId) -> dict[str, Any]:
     return fact_action(_web(request).app, fact_id, "forget")
 
 
-@router.post("/memory/facts/{fact_id}/revive", response_model=schemas.Fact)
-def revive_fact(request: Request, fact_id: FactId) -> dict[str, Any]:
+@router.post("/memory/facts/{fact_id}/revive", response_model=Fact)
+def revive_fact(request: Request, fact_id: FactId) -> Fact:
     """Bring back a dormant fact (one unused for long); a forgotten, superseded or expired
     fact stays out (409)."""
     from squad.web.memory import fact_action

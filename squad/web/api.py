@@ -14,12 +14,31 @@ from fastapi import APIRouter, Path, Query, Request
 from pydantic import BaseModel, ConfigDict
 
 from squad.spec.window import MAX_CONTEXT_WINDOW, MIN_CONTEXT_WINDOW
-from squad.web import schemas
-from squad.web.history import HistoryRun as RunsListItem
-from squad.web.history import MemoryChange
-from squad.web.history import RunChangesView as RunChanges
-from squad.web.history import RunDiffView as RunDiff
-from squad.web.review import ReviewList
+from squad.views import (
+    AgentMemory,
+    Approval,
+    BootFile,
+    ClusterView,
+    ContextPreview,
+    Decision,
+    ExtractionPass,
+    Folder,
+    Health,
+    HistoryRun,
+    MemoryChange,
+    MemorySearch,
+    Namespace,
+    Overview,
+    Preview,
+    ReviewList,
+    RunChangesView,
+    RunDiffView,
+    RunPage,
+    SearchResult,
+    Spend,
+    SquadDetail,
+    SquadSummary,
+)
 
 __all__ = ["ERRORS", "SLUG", "Problem", "router"]
 
@@ -97,8 +116,8 @@ def server_info(request: Request) -> dict[str, Any]:
 # -- reading ---------------------------------------------------------------------------------
 
 
-@router.get("/overview", response_model=schemas.Overview)
-def get_overview(request: Request) -> dict[str, Any]:
+@router.get("/overview", response_model=Overview)
+def get_overview(request: Request) -> Overview:
     """Daemon, squads (schedule, next fire, last run, spend against cap), runs in progress,
     approvals waiting, extractor backlog, files that failed to load."""
     from squad.web.overview import overview
@@ -106,36 +125,36 @@ def get_overview(request: Request) -> dict[str, Any]:
     return overview(_web(request).app, now=_now(request), server=server_info(request))
 
 
-@router.get("/squads", response_model=list[schemas.SquadSummary])
-def list_squads(request: Request) -> list[dict[str, Any]]:
+@router.get("/squads", response_model=list[SquadSummary])
+def list_squads(request: Request) -> list[SquadSummary]:
     """Every squad as the overview lists it."""
     from squad.web.overview import overview
 
-    return list(overview(_web(request).app, now=_now(request))["squads"])
+    return overview(_web(request).app, now=_now(request)).squads
 
 
-@router.get("/squads/{squad}", response_model=schemas.SquadDetail)
+@router.get("/squads/{squad}", response_model=SquadDetail)
 def get_squad(
     request: Request,
     squad: SquadName,
     page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
     per_page: Annotated[int, Query(ge=1, le=200)] = 20,
-) -> dict[str, Any]:
+) -> SquadDetail:
     """Definition (validated), agents, a page of runs, spend, workspace health."""
     from squad.web.overview import squad_detail
 
     return squad_detail(_web(request).app, squad, page=page, per_page=per_page)
 
 
-@router.get("/runs/{run_id}", response_model=schemas.RunDetail)
-def get_run(request: Request, run_id: RunId) -> dict[str, Any]:
+@router.get("/runs/{run_id}", response_model=RunPage)
+def get_run(request: Request, run_id: RunId) -> RunPage:
     """Task timeline, plan, model calls, the run log so far, the approval it waits on."""
-    from squad.web.runs import run_detail
+    from squad.web.runs import run_page
 
-    return run_detail(_web(request).app, run_id)
+    return run_page(_web(request).app, run_id)
 
 
-@router.get("/runs", response_model=list[RunsListItem])
+@router.get("/runs", response_model=list[HistoryRun])
 def list_runs(
     request: Request,
     squad: Annotated[str | None, Query(pattern=SLUG, description="Only this squad's")] = None,
@@ -147,7 +166,7 @@ def list_runs(
     return recent_runs(_web(request).app, squad, limit=limit)
 
 
-@router.get("/runs/{run_id}/changes", response_model=RunChanges)
+@router.get("/runs/{run_id}/changes", response_model=RunChangesView)
 def get_run_changes(request: Request, run_id: HistoryRunId) -> Any:
     """The run's commit, and the files it changed since the squad's previous run."""
     from squad.web.history import run_changes
@@ -155,7 +174,7 @@ def get_run_changes(request: Request, run_id: HistoryRunId) -> Any:
     return run_changes(_web(request).app, run_id)
 
 
-@router.get("/runs/{run_id}/diff", response_model=RunDiff)
+@router.get("/runs/{run_id}/diff", response_model=RunDiffView)
 def get_run_diff(
     request: Request,
     run_id: HistoryRunId,
@@ -207,23 +226,23 @@ def get_memory_review(
     return review_list(_web(request).app, squad, agent, status=status, limit=limit)
 
 
-@router.get("/approvals", response_model=list[schemas.Approval])
-def get_approvals(request: Request) -> list[dict[str, Any]]:
+@router.get("/approvals", response_model=list[Approval])
+def get_approvals(request: Request) -> list[Approval]:
     """Runs paused at an approval gate, across squads."""
     from squad.web.overview import approvals
 
     return approvals(_web(request).app)
 
 
-@router.get("/squads/{squad}/files", response_model=schemas.Folder)
-def get_folder(request: Request, squad: SquadName, path: FilePath = "") -> dict[str, Any]:
+@router.get("/squads/{squad}/files", response_model=Folder)
+def get_folder(request: Request, squad: SquadName, path: FilePath = "") -> Folder:
     """One folder of the workspace, one level (folders first)."""
     from squad.errors import WorkspaceError
     from squad.workspace.listing import list_folder
 
     found = _web(request).app.squads.locate(squad)
     try:
-        return list_folder(found.path, path).to_dict()
+        return Folder.model_validate(list_folder(found.path, path).to_dict())
     except OSError as exc:  # a name past the system's limits (ENAMETOOLONG), say
         raise WorkspaceError(f"cannot open folder {path!r}: {exc.strerror}") from None
 
@@ -236,13 +255,13 @@ than a preview is read for. The whole file is for the machine's own tools (the n
 which): nothing sends it unredacted over HTTP."""
 
 
-@router.get("/squads/{squad}/file", response_model=schemas.Preview)
+@router.get("/squads/{squad}/file", response_model=Preview)
 def get_file(
     request: Request,
     squad: SquadName,
     path: Annotated[str, Query(min_length=1, max_length=MAX_PATH_CHARS)],
     max_bytes: Annotated[int, Query(ge=1, le=PREVIEW_MAX_BYTES)] = PREVIEW_MAX_BYTES,
-) -> dict[str, Any]:
+) -> Preview:
     """A text file's preview (JSON pretty-printed); of a file over ``max_bytes`` (at most
     128 KB) only its start, ``truncated``, with a ``notice`` saying where the whole file is;
     credentials in it are shown as ``[REDACTED:<kind>]`` and counted in ``redacted``."""
@@ -251,27 +270,29 @@ def get_file(
 
 def file_preview(
     request: Request, squad: str, path: str, *, max_bytes: int = PREVIEW_MAX_BYTES
-) -> dict[str, Any]:
+) -> Preview:
     from squad.web.redaction import redacted_text
     from squad.web.render import human_size
     from squad.workspace.inspect import preview
 
     found = _web(request).app.squads.locate(squad)
     max_bytes = min(max_bytes, PREVIEW_MAX_BYTES)
-    shown = preview(found.path, path, max_bytes=max_bytes).to_dict()
-    shown["text"], shown["redacted"] = redacted_text(shown["text"])
-    shown["notice"] = None
-    if shown["truncated"]:
-        shown["notice"] = (
-            f"Showing the first {human_size(max_bytes)} of {human_size(shown['size'])}: a "
+    read = preview(found.path, path, max_bytes=max_bytes)
+    text, hidden = redacted_text(read.text)
+    notice = None
+    if read.truncated:
+        notice = (
+            f"Showing the first {human_size(max_bytes)} of {human_size(read.size)}: a "
             "preview reads no further. Open the whole file on the machine that runs squad: "
-            f"`squad ws show {found.squad} {shown['path']}`, or {shown['path']} in the "
+            f"`squad ws show {found.squad} {read.path}`, or {read.path} in the "
             "squad's workspace folder."
         )
-    return shown
+    return Preview.model_validate(
+        {**read.to_dict(), "text": text, "redacted": hidden, "notice": notice}
+    )
 
 
-@router.get("/squads/{squad}/search", response_model=schemas.SearchResult)
+@router.get("/squads/{squad}/search", response_model=SearchResult)
 def search_workspace(
     request: Request,
     squad: SquadName,
@@ -280,7 +301,7 @@ def search_workspace(
     case_sensitive: bool = False,
     context: Annotated[int, Query(ge=0, le=20)] = 0,
     max_matches: Annotated[int, Query(ge=1, le=5000)] = 500,
-) -> dict[str, Any]:
+) -> SearchResult:
     """Full-text search of the workspace (the engine of ``squad ws search``); lines with a
     credential are shown redacted (``redacted`` counts them)."""
     return workspace_search(
@@ -303,7 +324,7 @@ def workspace_search(
     case_sensitive: bool,
     context: int,
     max_matches: int = 500,
-) -> dict[str, Any]:
+) -> SearchResult:
     from squad.text.search import compile_query
     from squad.web.redaction import redacted_hits
     from squad.workspace.search import search
@@ -329,28 +350,29 @@ def workspace_search(
             files.append({**file, "matches": matches})
     result["files"] = files
     result["match_count"] = sum(len(f["matches"]) for f in files)
-    return {"squad": found.squad, **result, "redacted": hidden}
+    return SearchResult.model_validate({"squad": found.squad, **result, "redacted": hidden})
 
 
-@router.get("/squads/{squad}/health", response_model=schemas.Health)
-def get_health(request: Request, squad: SquadName) -> dict[str, Any]:
+@router.get("/squads/{squad}/health", response_model=Health)
+def get_health(request: Request, squad: SquadName) -> Health:
     """Total size, file count, largest files, memory files against their cap."""
     from squad.workspace.inspect import health
 
     app = _web(request).app
     found = app.squads.locate(squad)
-    return health(found.path, memory_cap_bytes=app.settings.memory_file_cap_bytes).to_dict()
+    report = health(found.path, memory_cap_bytes=app.settings.memory_file_cap_bytes)
+    return Health.model_validate(report.to_dict())
 
 
-@router.get("/squads/{squad}/agents/{agent}/memory", response_model=schemas.AgentMemory)
-def get_agent_memory(request: Request, squad: SquadName, agent: AgentId) -> dict[str, Any]:
+@router.get("/squads/{squad}/agents/{agent}/memory", response_model=AgentMemory)
+def get_agent_memory(request: Request, squad: SquadName, agent: AgentId) -> AgentMemory:
     """memory.md by section, the agent's namespace and its facts with provenance."""
     from squad.web.memory import agent_memory
 
     return agent_memory(_web(request).app, squad, agent)
 
 
-@router.get("/squads/{squad}/agents/{agent}/context", response_model=schemas.ContextPreview)
+@router.get("/squads/{squad}/agents/{agent}/context", response_model=ContextPreview)
 def get_context(
     request: Request,
     squad: SquadName,
@@ -360,7 +382,7 @@ def get_context(
     context_window: Annotated[
         int | None, Query(ge=MIN_CONTEXT_WINDOW, le=MAX_CONTEXT_WINDOW)
     ] = None,
-) -> dict[str, Any]:
+) -> ContextPreview:
     """The exact memory block the agent's next prompt would get for ``message``, and the
     prompt's regions sized from the model's window (or ``context_window``)."""
     from squad.web.memory import context_preview
@@ -375,23 +397,23 @@ def get_context(
     )
 
 
-@router.get("/memory/namespaces", response_model=list[schemas.Namespace])
-def get_namespaces(request: Request) -> list[dict[str, Any]]:
+@router.get("/memory/namespaces", response_model=list[Namespace])
+def get_namespaces(request: Request) -> list[Namespace]:
     """Every experiential namespace with its switch."""
     from squad.web.memory import namespaces
 
     return namespaces(_web(request).app)
 
 
-@router.get("/memory/boot/{name}", response_model=schemas.BootFile)
-def get_boot(request: Request, name: Literal["soul", "user", "agents"]) -> dict[str, Any]:
+@router.get("/memory/boot/{name}", response_model=BootFile)
+def get_boot(request: Request, name: Literal["soul", "user", "agents"]) -> BootFile:
     """SOUL.md, USER.md or AGENTS.md with its version (for an edit)."""
     from squad.web.memory import boot_file
 
     return boot_file(_web(request).app, name)
 
 
-@router.get("/memory/search", response_model=schemas.MemorySearch)
+@router.get("/memory/search", response_model=MemorySearch)
 def search_memory(
     request: Request,
     q: Annotated[str, Query(min_length=1, max_length=MAX_TEXT_CHARS)],
@@ -402,7 +424,7 @@ def search_memory(
     regex: bool = False,
     case_sensitive: bool = False,
     context: Annotated[int, Query(ge=0, le=20)] = 0,
-) -> dict[str, Any]:
+) -> MemorySearch:
     """Every agent's memory.md and every experiential fact, filtered."""
     return memory_search(
         request,
@@ -417,7 +439,7 @@ def search_memory(
     )
 
 
-def memory_search(request: Request, query: str, **options: Any) -> dict[str, Any]:
+def memory_search(request: Request, query: str, **options: Any) -> MemorySearch:
     from squad.memory.search import search_all_memory
     from squad.text.search import compile_query
 
@@ -434,21 +456,23 @@ def memory_search(request: Request, query: str, **options: Any) -> dict[str, Any
         case_sensitive=case_sensitive,
         **options,
     )
-    return {
-        "query": query,
-        "hits": [h.to_dict() for h in found.hits],
-        "skipped": [s.to_dict() for s in found.skipped],
-    }
+    return MemorySearch.model_validate(
+        {
+            "query": query,
+            "hits": [h.to_dict() for h in found.hits],
+            "skipped": [s.to_dict() for s in found.skipped],
+        }
+    )
 
 
-@router.get("/decisions", response_model=list[schemas.Decision])
+@router.get("/decisions", response_model=list[Decision])
 def get_decisions(
     request: Request,
     squad: Annotated[str | None, Query(pattern=SLUG)] = None,
     q: Annotated[str | None, Query(min_length=1, max_length=MAX_TEXT_CHARS)] = None,
     include_superseded: bool = True,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
-) -> list[dict[str, Any]]:
+) -> list[Decision]:
     """The squads' decisions with their reasons, newest first, or those matching ``q``
     (every word, any case); superseded ones are marked with their successor."""
     from squad.web.memory import decisions
@@ -458,21 +482,21 @@ def get_decisions(
     )
 
 
-@router.get("/memory/extraction", response_model=list[schemas.ExtractionPass])
+@router.get("/memory/extraction", response_model=list[ExtractionPass])
 def get_extraction(
     request: Request,
     squad: Annotated[str | None, Query(pattern=SLUG)] = None,
     agent: Annotated[str | None, Query(pattern=SLUG)] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 20,
-) -> list[dict[str, Any]]:
+) -> list[ExtractionPass]:
     """The extractor's recent passes: written, merged, superseded, dropped, and why."""
     from squad.web.memory import extraction_passes
 
     return extraction_passes(_web(request).app, squad, agent, limit=limit)
 
 
-@router.get("/cluster", response_model=schemas.Cluster)
-def get_cluster(request: Request) -> dict[str, Any]:
+@router.get("/cluster", response_model=ClusterView)
+def get_cluster(request: Request) -> ClusterView:
     """The cluster's nodes with their last heartbeat, the queue's depth, the jobs running and
     on which node, and the stalled ones; 404 when this home is not in a cluster, 503 when
     its queue cannot be reached."""
@@ -481,8 +505,8 @@ def get_cluster(request: Request) -> dict[str, Any]:
     return cluster(_web(request).app, now=_now(request))
 
 
-@router.get("/spend", response_model=schemas.Spend)
-def get_spend(request: Request, days: Annotated[int, Query(ge=1, le=366)] = 30) -> dict[str, Any]:
+@router.get("/spend", response_model=Spend)
+def get_spend(request: Request, days: Annotated[int, Query(ge=1, le=366)] = 30) -> Spend:
     """Spend per squad per day, and tokens of each squad's recent runs."""
     from squad.web.charts import spend_activity
 

@@ -12,6 +12,8 @@ from datetime import date, datetime, timedelta
 from html import escape
 from typing import TYPE_CHECKING, Any
 
+from squad.views import Spend
+
 if TYPE_CHECKING:
     from squad.app import App
 
@@ -61,7 +63,7 @@ def bar_chart(
     return "".join(parts)
 
 
-def spend_activity(app: App, *, now: datetime, days: int = 30, runs: int = 50) -> dict[str, Any]:
+def spend_activity(app: App, *, now: datetime, days: int = 30, runs: int = 50) -> Spend:
     """Spend per squad per day over ``days`` days, and tokens of each squad's last runs."""
     start_day = (now - timedelta(days=days - 1)).date()
     day_list = [start_day + timedelta(days=i) for i in range(days)]
@@ -100,4 +102,4 @@ def spend_activity(app: App, *, now: datetime, days: int = 30, runs: int = 50) -
                 "runs": token_runs.get(name, []),
             }
         )
-    return {"since": start_day.isoformat(), "days": days, "squads": squads}
+    return Spend.model_validate({"since": start_day.isoformat(), "days": days, "squads": squads})

@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from squad.errors import NotFound, SquadError, StoreError
+from squad.views import ClusterView
 
 if TYPE_CHECKING:
     from squad.app import App
@@ -25,7 +26,7 @@ NOT_CLUSTERED = (
 NODE_STATES = ("up", "lost", "stopped")
 
 
-def cluster(app: App, *, now: datetime) -> dict[str, Any]:
+def cluster(app: App, *, now: datetime) -> ClusterView:
     """The cluster's nodes, queue and jobs; NotFound when the home is not in a cluster, a
     StoreError (503) when its queue cannot be read."""
     if not app.settings.clustered:

@@ -1,18 +1,25 @@
 """The workspaces' history as the API, the dashboard and MCP show it: runs with their commit
 and what changed since the previous run, diffs, an agent's memory changes and their revert.
 
-One typed model per thing (``extra="forbid"``), built here once for every front end; text
+One view per thing (:mod:`squad.views.history`), built here once for every front end; text
 that leaves (diffs, memory lines) has credentials redacted on the way out, as every other
 answer does, although squad never commits a file that holds one.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
-
-from pydantic import BaseModel, ConfigDict
+from typing import TYPE_CHECKING
 
 from squad.text.secrets import redact
+from squad.views import (
+    FactChange,
+    FileChanged,
+    HistoryRun,
+    MemoryChange,
+    MemoryRevert,
+    RunChangesView,
+    RunDiffView,
+)
 
 if TYPE_CHECKING:
     from squad.app import App
@@ -22,13 +29,6 @@ if TYPE_CHECKING:
     from squad.run_history import RunChanges, RunDiff, RunView
 
 __all__ = [
-    "FactChange",
-    "FileChanged",
-    "HistoryRun",
-    "MemoryChange",
-    "MemoryRevert",
-    "RunChangesView",
-    "RunDiffView",
     "memory_history",
     "memory_revert",
     "recent_runs",
@@ -38,86 +38,6 @@ __all__ = [
 
 MAX_PATCH_CHARS = 200_000
 """The longest diff an answer carries (the rest is cut, and ``truncated`` says so)."""
-
-
-class _Closed(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class HistoryRun(_Closed):
-    """A run as ``squad runs list`` shows it."""
-
-    run_id: str
-    squad: str
-    status: str
-    trigger: str
-    started_at: str | None
-    ended_at: str | None
-    duration_s: float | None
-    tokens_in: int
-    tokens_out: int
-    cost_usd: float
-    commit: str | None
-    source: Literal["history", "store", "live", "marker"]
-    outputs: str
-
-
-class FileChanged(_Closed):
-    path: str
-    status: str
-    added: int
-    removed: int
-    binary: bool
-
-
-class RunChangesView(_Closed):
-    """A run's commit and the files it changed since the squad's previous run."""
-
-    run: HistoryRun
-    previous_run: str | None
-    previous_commit: str | None
-    changes: list[FileChanged]
-
-
-class RunDiffView(_Closed):
-    squad: str
-    old_run: str | None
-    old_commit: str | None
-    new_run: str
-    new_commit: str
-    stat: list[FileChanged]
-    patch: str | None
-    truncated: bool
-
-
-class FactChange(_Closed):
-    op: str
-    fact_id: int
-    text: str
-
-
-class MemoryChange(_Closed):
-    """One change to an agent's memory, with its id for a revert."""
-
-    id: str
-    commit: str
-    time: str
-    who: str
-    kind: str
-    subject: str
-    run: str | None
-    pass_id: str | None
-    reverts: str | None
-    removed: list[str]
-    added: list[str]
-    facts: list[FactChange]
-
-
-class MemoryRevert(_Closed):
-    reverted: MemoryChange
-    removed: list[str]
-    restored: list[str]
-    facts: list[FactChange]
 
 
 def history_run(view: RunView) -> HistoryRun:

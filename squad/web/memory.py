@@ -1,14 +1,24 @@
 """What the memory pages show and change, as JSON-ready dicts, on the same services as
 ``squad memory``: memory.md by section (read-only here), Layer A facts with provenance, the
 namespaces with their switch, the boot files (editable with a version check), the exact
-memory block an agent would get for a message, and the extractor's recent passes.
+memory block an agent would get for a message, and the extractor's recent passes; each as
+its view (:mod:`squad.views`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from squad.errors import NotFound
+from squad.views import (
+    AgentMemory,
+    BootFile,
+    ContextPreview,
+    Decision,
+    ExtractionPass,
+    Fact,
+    Namespace,
+)
 
 if TYPE_CHECKING:
     from squad.app import App
@@ -29,27 +39,25 @@ __all__ = [
 ACTOR = "web"
 
 
-def fact_row(fact: FactRecord) -> dict[str, Any]:
-    return {
-        "id": fact.id,
-        "text": fact.text,
-        "subject": fact.subject,
-        "status": fact.status.value,
-        "squad": fact.squad,
-        "agent": fact.agent,
-        "run_id": fact.run_id,
-        "turns": list(fact.turns),
-        "source": fact.source,
-        "created_at": fact.created_at.isoformat(),
-        "expires_at": None if fact.expires_at is None else fact.expires_at.isoformat(),
-        "access_count": fact.access_count,
-        "superseded_by": fact.superseded_by,
-    }
+def fact_row(fact: FactRecord) -> Fact:
+    return Fact(
+        id=fact.id,
+        text=fact.text,
+        subject=fact.subject,
+        status=fact.status.value,
+        squad=fact.squad,
+        agent=fact.agent,
+        run_id=fact.run_id,
+        turns=list(fact.turns),
+        source=fact.source,
+        created_at=fact.created_at.isoformat(),
+        expires_at=None if fact.expires_at is None else fact.expires_at.isoformat(),
+        access_count=fact.access_count,
+        superseded_by=fact.superseded_by,
+    )
 
 
-def agent_memory(
-    app: App, squad: str, agent: str, *, include_inactive: bool = True
-) -> dict[str, Any]:
+def agent_memory(app: App, squad: str, agent: str, *, include_inactive: bool = True) -> AgentMemory:
     """One agent's memory.md by section and its Layer A facts (inactive ones marked)."""
     ctx = app.agent(squad, agent)
     snapshot = app.memory.memory_file(ctx).snapshot()
@@ -60,22 +68,24 @@ def agent_memory(
         for s in snapshot.document.sections
         if s.name is not None or s.body.strip()
     ]
-    return {
-        "squad": ctx.squad.name,
-        "agent": ctx.agent.id,
-        "name": ctx.agent.display_name,
-        "memory_enabled": ctx.memory_enabled,
-        "project": {
-            "file": f"agents/{ctx.agent.id}/memory.md",
-            "size": snapshot.size,
-            "cap": app.settings.memory_file_cap_bytes,
-            "version": snapshot.version,
-            "problem": snapshot.problem,
-            "sections": sections,
-        },
-        "namespace": ns.to_dict(),
-        "facts": [fact_row(f) for f in facts],
-    }
+    return AgentMemory.model_validate(
+        {
+            "squad": ctx.squad.name,
+            "agent": ctx.agent.id,
+            "name": ctx.agent.display_name,
+            "memory_enabled": ctx.memory_enabled,
+            "project": {
+                "file": f"agents/{ctx.agent.id}/memory.md",
+                "size": snapshot.size,
+                "cap": app.settings.memory_file_cap_bytes,
+                "version": snapshot.version,
+                "problem": snapshot.problem,
+                "sections": sections,
+            },
+            "namespace": ns.to_dict(),
+            "facts": [fact_row(f) for f in facts],
+        }
+    )
 
 
 def context_preview(
@@ -86,16 +96,14 @@ def context_preview(
     message: str,
     max_tokens: int | None = None,
     context_window: int | None = None,
-) -> dict[str, Any]:
+) -> ContextPreview:
     """The memory part of the agent's next prompt for ``message`` and the prompt's regions
     with their budgets and use (nothing is touched)."""
     ctx = app.agent(squad, agent)
     prompt = app.memory.preview(
         ctx, message=message, max_tokens=max_tokens, context_window=context_window
     )
-    data = prompt.to_dict()
-    data["message"] = message
-    return data
+    return ContextPreview.model_validate({**prompt.to_dict(), "message": message})
 
 
 def decisions(
@@ -105,7 +113,7 @@ def decisions(
     *,
     include_superseded: bool = True,
     limit: int = 50,
-) -> list[dict[str, Any]]:
+) -> list[Decision]:
     """Decisions of one squad or all, newest first, or those matching ``query``."""
     if squad is not None:
         app.squads.locate(squad)  # NotFound for a squad that is not there
@@ -121,20 +129,21 @@ def decisions(
         )
     else:
         found = log.list(squad, include_superseded=include_superseded, limit=limit)
-    return [d.to_dict() for d in found]
+    return [Decision.model_validate(d.to_dict()) for d in found]
 
 
-def namespaces(app: App) -> list[dict[str, Any]]:
-    return [ns.to_dict() for ns in app.store.memory.list_namespaces()]
+def namespaces(app: App) -> list[Namespace]:
+    return [Namespace.model_validate(ns.to_dict()) for ns in app.store.memory.list_namespaces()]
 
 
-def set_namespace(app: App, namespace_id: int, enabled: bool) -> dict[str, Any]:
+def set_namespace(app: App, namespace_id: int, enabled: bool) -> Namespace:
     if app.store.memory.get_namespace(namespace_id) is None:
         raise NotFound(f"no namespace with id {namespace_id}; the memory page lists them")
-    return app.store.memory.set_namespace_enabled(namespace_id, enabled).to_dict()
+    changed = app.store.memory.set_namespace_enabled(namespace_id, enabled)
+    return Namespace.model_validate(changed.to_dict())
 
 
-def boot_file(app: App, name: str, squad: str | None = None) -> dict[str, Any]:
+def boot_file(app: App, name: str, squad: str | None = None) -> BootFile:
     """A boot file of the home, or with ``squad`` that squad's workspace ``AGENTS.md``
     (the workspace rules), with its version for an edit and where the editor posts it."""
     from squad.memory.boot import BOOT_FILES, WORKSPACE_RULES_TITLE, read_boot_file
@@ -143,22 +152,24 @@ def boot_file(app: App, name: str, squad: str | None = None) -> dict[str, Any]:
         raise NotFound(f"no boot file {name!r}; they are: {', '.join(BOOT_FILES)}")
     workspace = None if squad is None else app.squads.locate(squad).path
     text, version = read_boot_file(app.settings.home, name, workspace)
-    return {
-        "name": name,
-        "file": BOOT_FILES[name][0],
-        "title": BOOT_FILES[name][1] if squad is None else WORKSPACE_RULES_TITLE,
-        "squad": squad,
-        "action": f"/memory/boot/{name}" if squad is None else f"/squads/{squad}/rules",
-        "text": text,
-        "version": version,
-        "size": len(text.encode("utf-8")),
-        "cap": app.settings.memory_file_cap_bytes,
-    }
+    return BootFile.model_validate(
+        {
+            "name": name,
+            "file": BOOT_FILES[name][0],
+            "title": BOOT_FILES[name][1] if squad is None else WORKSPACE_RULES_TITLE,
+            "squad": squad,
+            "action": f"/memory/boot/{name}" if squad is None else f"/squads/{squad}/rules",
+            "text": text,
+            "version": version,
+            "size": len(text.encode("utf-8")),
+            "cap": app.settings.memory_file_cap_bytes,
+        }
+    )
 
 
 def save_boot_file(
     app: App, name: str, text: str, *, version: str, squad: str | None = None
-) -> dict[str, Any]:
+) -> BootFile:
     """Replace a boot file (with ``squad``: its workspace ``AGENTS.md``) if it is still at
     ``version`` (else StaleWriteError)."""
     from squad.history.history import NO_HISTORY
@@ -185,29 +196,29 @@ def save_boot_file(
 
 def extraction_passes(
     app: App, squad: str | None = None, agent: str | None = None, *, limit: int = 20
-) -> list[dict[str, Any]]:
+) -> list[ExtractionPass]:
     """The extractor's recent passes: what each wrote, merged, superseded and dropped, why."""
     if not app.database_exists():
         return []
     return [
-        {
-            "id": r.id,
-            "squad": r.squad,
-            "agent": r.agent,
-            "started_at": r.started_at.isoformat(),
-            "finished_at": None if r.finished_at is None else r.finished_at.isoformat(),
-            "status": r.status,
-            "reason": r.reason,
-            "extractor": r.extractor,
-            "messages": [r.from_seq, r.to_seq],
-            "written": r.written,
-            "dropped": r.dropped,
-        }
+        ExtractionPass(
+            id=r.id,
+            squad=r.squad,
+            agent=r.agent,
+            started_at=r.started_at.isoformat(),
+            finished_at=None if r.finished_at is None else r.finished_at.isoformat(),
+            status=r.status,
+            reason=r.reason,
+            extractor=r.extractor,
+            messages=[r.from_seq, r.to_seq],
+            written=r.written,
+            dropped=r.dropped,
+        )
         for r in app.store.extraction.runs(squad, agent, limit=limit)
     ]
 
 
-def fact_action(app: App, fact_id: int, action: str) -> dict[str, Any]:
+def fact_action(app: App, fact_id: int, action: str) -> Fact:
     """Forget a fact (kept for audit) or revive a dormant one, audited as ``web``."""
     from squad.memory.audit import AuditLog, AuditRecord
 

@@ -1,5 +1,5 @@
-"""What the overview and squad pages show, as plain JSON-ready dicts (the API returns them as
-they are; the pages render them).
+"""What the overview and squad pages show, as views (:mod:`squad.views`): the API answers
+them, the pages render their JSON.
 
 The overview is ``squad status`` (the same :func:`~squad.daemon.status.collect_status`) plus
 what a person watching wants at a glance: each squad's spend against its cap and the runs
@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from squad.errors import NotFound, SquadError
+from squad.views import Approval, Definition, Overview, RunRow, SquadDetail, SquadSummary
 
 if TYPE_CHECKING:
     from squad.app import App
@@ -21,43 +22,43 @@ if TYPE_CHECKING:
 __all__ = ["approvals", "overview", "run_row", "squad_detail", "squad_names"]
 
 
-def run_row(run: RunRecord) -> dict[str, Any]:
+def run_row(run: RunRecord) -> RunRow:
     """A run in a list: what the store has, without the per-run spend query."""
     duration = None
     if run.started_at is not None and run.ended_at is not None:
         duration = round((run.ended_at - run.started_at).total_seconds(), 1)
-    return {
-        "id": run.id,
-        "squad": run.squad,
-        "status": run.status.value,
-        "trigger": run.trigger,
-        "goal": run.goal,
-        "created_at": run.created_at.isoformat(),
-        "started_at": None if run.started_at is None else run.started_at.isoformat(),
-        "ended_at": None if run.ended_at is None else run.ended_at.isoformat(),
-        "duration_s": duration,
-        "tokens_in": run.tokens_in,
-        "tokens_out": run.tokens_out,
-        "cost_usd": run.cost_usd,
-        "error": run.error,
-    }
+    return RunRow(
+        id=run.id,
+        squad=run.squad,
+        status=run.status.value,
+        trigger=run.trigger,
+        goal=run.goal,
+        created_at=run.created_at.isoformat(),
+        started_at=None if run.started_at is None else run.started_at.isoformat(),
+        ended_at=None if run.ended_at is None else run.ended_at.isoformat(),
+        duration_s=duration,
+        tokens_in=run.tokens_in,
+        tokens_out=run.tokens_out,
+        cost_usd=run.cost_usd,
+        error=run.error,
+    )
 
 
-def overview(app: App, *, now: datetime, server: dict[str, Any] | None = None) -> dict[str, Any]:
+def overview(app: App, *, now: datetime, server: dict[str, Any] | None = None) -> Overview:
     """``squad status`` with each squad's spend and cap, and the approvals waiting."""
     from squad.daemon.status import collect_status
 
     status = collect_status(app, now=now)
     spent = app.store.runs.spent_by_squad() if app.database_exists() else {}
     caps = _caps(app)
-    for squad in status["squads"]:
-        name = squad["name"]
-        totals = spent.get(name)
-        squad["spent_usd"] = 0.0 if totals is None else round(totals.cost_usd, 6)
-        squad["cap_usd"] = caps.get(name)
-    status["approvals"] = approvals(app)
-    status["server"] = server
-    return status
+    squads = []
+    for squad in status.squads:
+        totals = spent.get(squad.name)
+        cost = 0.0 if totals is None else round(totals.cost_usd, 6)
+        squads.append(SquadSummary(**dict(squad), spent_usd=cost, cap_usd=caps.get(squad.name)))
+    return Overview.model_validate(
+        {**dict(status), "squads": squads, "approvals": approvals(app), "server": server}
+    )
 
 
 def _caps(app: App) -> dict[str, float]:
@@ -71,7 +72,7 @@ def _caps(app: App) -> dict[str, float]:
     return caps
 
 
-def approvals(app: App, squad: str | None = None) -> list[dict[str, Any]]:
+def approvals(app: App, squad: str | None = None) -> list[Approval]:
     """Runs paused at an approval gate, newest first, each with the task it waits on."""
     if not app.database_exists():
         return []
@@ -85,12 +86,12 @@ def approvals(app: App, squad: str | None = None) -> list[dict[str, Any]]:
             t for t in app.store.runs.tasks(run.id) if t.status is TaskStatus.AWAITING_APPROVAL
         ]
         waiting.append(
-            {
-                **run_row(run),
-                "task": tasks[0].task_id if tasks else None,
-                "agent": tasks[0].agent if tasks else None,
-                "output": tasks[0].output if tasks else None,
-            }
+            Approval(
+                **dict(run_row(run)),
+                task=tasks[0].task_id if tasks else None,
+                agent=tasks[0].agent if tasks else None,
+                output=tasks[0].output if tasks else None,
+            )
         )
     return waiting
 
@@ -99,11 +100,11 @@ def squad_names(app: App) -> list[str]:
     return [found.squad for found in app.squads.all_workspaces()]
 
 
-def squad_detail(app: App, name: str, *, page: int = 1, per_page: int = 20) -> dict[str, Any]:
+def squad_detail(app: App, name: str, *, page: int = 1, per_page: int = 20) -> SquadDetail:
     """One squad: definition (as its file says, and validated now), agents, runs (one page),
     spend and cap, and workspace health."""
     from squad.memory.service import AgentContext
-    from squad.web.redaction import key_state, redacted_text
+    from squad.web.redaction import key_state
     from squad.workspace.inspect import health
 
     found = app.squads.locate(name)
@@ -111,7 +112,6 @@ def squad_detail(app: App, name: str, *, page: int = 1, per_page: int = 20) -> d
     spec = manifest.definition
     source = manifest.source_path
     definition = _definition_text(app, spec, source)
-    definition["text"], definition["redacted"] = redacted_text(definition["text"])
 
     agents = []
     for agent in spec.agents:
@@ -146,39 +146,47 @@ def squad_detail(app: App, name: str, *, page: int = 1, per_page: int = 20) -> d
     )
     spent = app.store.runs.spent(found.squad).cost_usd if app.database_exists() else 0.0
     report = health(found.path, memory_cap_bytes=app.settings.memory_file_cap_bytes)
-    return {
-        "name": found.squad,
-        "description": spec.description,
-        "goal": spec.goal,
-        "process": spec.process,
-        "workspace": str(found.path),
-        "source": source,
-        "definition": definition,
-        "tasks": [
-            {
-                "id": t.id,
-                "agent": t.agent,
-                "depends_on": list(t.depends_on),
-                "approval": t.approval,
-                "description": t.description,
-            }
-            for t in spec.tasks
-        ],
-        "agents": agents,
-        "limits": spec.limits.model_dump(),
-        "spent_usd": round(spent, 6),
-        "runs": runs,
-        "runs_total": total,
-        "page": page,
-        "pages": pages,
-        "approvals": approvals(app, found.squad),
-        "health": report.to_dict(),
-    }
+    return SquadDetail.model_validate(
+        {
+            "name": found.squad,
+            "description": spec.description,
+            "goal": spec.goal,
+            "process": spec.process,
+            "workspace": str(found.path),
+            "source": source,
+            "definition": definition,
+            "tasks": [
+                {
+                    "id": t.id,
+                    "agent": t.agent,
+                    "depends_on": list(t.depends_on),
+                    "approval": t.approval,
+                    "description": t.description,
+                }
+                for t in spec.tasks
+            ],
+            "agents": agents,
+            "limits": spec.limits.model_dump(),
+            "spent_usd": round(spent, 6),
+            "runs": runs,
+            "runs_total": total,
+            "page": page,
+            "pages": pages,
+            "approvals": approvals(app, found.squad),
+            "health": report.to_dict(),
+        }
+    )
 
 
-def _definition_text(app: App, spec: Any, source: str | None) -> dict[str, Any]:
-    """The YAML as its file has it (validated now), else the manifest's copy as YAML."""
+def _definition_text(app: App, spec: Any, source: str | None) -> Definition:
+    """The YAML as its file has it (validated now), else the manifest's copy as YAML, with
+    the credentials in it redacted (and counted)."""
     from squad.spec.loader import load_squad_file
+    from squad.web.redaction import redacted_text
+
+    def shown(text: str, **rest: Any) -> Definition:
+        text, hidden = redacted_text(text)
+        return Definition.model_validate({"text": text, "redacted": hidden, **rest})
 
     if source and Path(source).is_file():
         text = ""
@@ -187,30 +195,24 @@ def _definition_text(app: App, spec: Any, source: str | None) -> dict[str, Any]:
             loaded = load_squad_file(Path(source))
         except (SquadError, OSError) as exc:
             problems = getattr(exc, "problems", ())
-            return {
-                "text": text,
-                "file": source,
-                "valid": False,
-                "problems": [p.to_dict() for p in problems] or [{"message": str(exc)}],
-                "warnings": [],
-            }
-        return {
-            "text": text,
-            "file": source,
-            "valid": True,
-            "problems": [],
-            "warnings": [w.to_dict() for w in loaded.warnings],
-        }
+            return shown(
+                text,
+                file=source,
+                valid=False,
+                problems=[p.to_dict() for p in problems] or [{"message": str(exc)}],
+                warnings=[],
+            )
+        return shown(
+            text,
+            file=source,
+            valid=True,
+            problems=[],
+            warnings=[w.to_dict() for w in loaded.warnings],
+        )
     import io
 
     from ruamel.yaml import YAML
 
     buffer = io.StringIO()
     YAML().dump(spec.model_dump(mode="json", exclude_defaults=True), buffer)
-    return {
-        "text": buffer.getvalue(),
-        "file": None,
-        "valid": True,
-        "problems": [],
-        "warnings": [],
-    }
+    return shown(buffer.getvalue(), file=None, valid=True, problems=[], warnings=[])

@@ -9,11 +9,13 @@ stale edit shows the current text, an over-cap edit the cap).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 from urllib.parse import parse_qs
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from pydantic import BaseModel
 
 from squad.errors import SquadError, UsageError
 from squad.web.api import (
@@ -40,6 +42,11 @@ MAX_FORM_BYTES = 12_000_000
 
 def _web(request: Request) -> Any:
     return request.app.state.web
+
+
+def _json(views: Sequence[BaseModel]) -> list[dict[str, Any]]:
+    """Views as their JSON, which the templates render (the same the API answers)."""
+    return [view.model_dump(mode="json") for view in views]
 
 
 def _page(request: Request, template: str, http_status: int = 200, **values: Any) -> HTMLResponse:
@@ -139,7 +146,8 @@ def overview_page(request: Request) -> HTMLResponse:
     from squad.web.cluster import cluster_panel
     from squad.web.overview import overview
 
-    data = overview(_web(request).app, now=_web(request).app.clock(), server=server_info(request))
+    view = overview(_web(request).app, now=_web(request).app.clock(), server=server_info(request))
+    data = view.model_dump(mode="json")
     fragment = request.headers.get("hx-request") and request.query_params.get("part")
     template = "overview_body.html" if fragment else "overview.html"
     return _page(request, template, status=data, cluster=cluster_panel(data))
@@ -156,8 +164,9 @@ def squad_page(
         return _page(request, "squad_runs.html", squad=_squad_runs(app, squad, page=page))
     from squad.web.memory import boot_file
 
-    detail = squad_detail(app, squad, page=page)
-    return _page(request, "squad.html", squad=detail, rules=boot_file(app, "agents", squad))
+    detail = squad_detail(app, squad, page=page).model_dump(mode="json")
+    rules = boot_file(app, "agents", squad).model_dump(mode="json")
+    return _page(request, "squad.html", squad=detail, rules=rules)
 
 
 def _squad_runs(app: Any, name: str, *, page: int, per_page: int = 20) -> dict[str, Any]:
@@ -172,11 +181,11 @@ def _squad_runs(app: Any, name: str, *, page: int, per_page: int = 20) -> dict[s
     runs = app.store.list_runs(found.squad, per_page, offset=(page - 1) * per_page) if total else []
     return {
         "name": found.squad,
-        "runs": [run_row(r) for r in runs],
+        "runs": [run_row(r).model_dump(mode="json") for r in runs],
         "runs_total": total,
         "page": page,
         "pages": pages,
-        "approvals": approvals(app, found.squad),
+        "approvals": [a.model_dump(mode="json") for a in approvals(app, found.squad)],
     }
 
 
@@ -199,9 +208,9 @@ async def run_now(request: Request, squad: SquadName) -> HTMLResponse:
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
 def run_page(request: Request, run_id: RunId) -> HTMLResponse:
-    from squad.web.runs import run_detail
+    from squad.web.runs import run_page as page_of
 
-    run = run_detail(_web(request).app, run_id)
+    run = page_of(_web(request).app, run_id).model_dump(mode="json")
     template = "run_timeline.html" if request.headers.get("hx-request") else "run.html"
     return _page(request, template, run=run)
 
@@ -239,7 +248,8 @@ async def resume(request: Request, run_id: RunId) -> HTMLResponse:
 def approvals_page(request: Request) -> HTMLResponse:
     from squad.web.overview import approvals
 
-    return _page(request, "approvals.html", approvals=approvals(_web(request).app))
+    waiting = [a.model_dump(mode="json") for a in approvals(_web(request).app)]
+    return _page(request, "approvals.html", approvals=waiting)
 
 
 # -- workspace explorer ------------------------------------------------------------------------
@@ -276,7 +286,7 @@ def preview_fragment(
     from squad.web.api import file_preview
 
     found = _web(request).app.squads.locate(squad)
-    shown = file_preview(request, found.squad, path)
+    shown = file_preview(request, found.squad, path).model_dump(mode="json")
     try:
         st = (found.path / shown["path"]).lstat()
         mtime: str | None = datetime.fromtimestamp(st.st_mtime, tz=UTC).isoformat()
@@ -300,7 +310,7 @@ def search_fragment(
         return _page(request, "flash.html", message="Type something to search for.", ok=True)
     result = workspace_search(
         request, squad, q, regex=regex, case_sensitive=case_sensitive, context=context
-    )
+    ).model_dump(mode="json")
     return _page(request, "search_results.html", squad=squad, result=result)
 
 
@@ -324,12 +334,12 @@ def memory_page(request: Request) -> HTMLResponse:
     return _page(
         request,
         "memory.html",
-        namespaces=namespaces(app),
-        boot=[boot_file(app, n) for n in ("soul", "user", "agents")],
+        namespaces=_json(namespaces(app)),
+        boot=_json([boot_file(app, n) for n in ("soul", "user", "agents")]),
         agents=agents,
         waiting=waiting,
-        passes=extraction_passes(app, limit=20),
-        decisions=decisions(app, limit=50),
+        passes=_json(extraction_passes(app, limit=20)),
+        decisions=_json(decisions(app, limit=50)),
     )
 
 
@@ -341,7 +351,7 @@ async def toggle_namespace(request: Request, namespace_id: NamespaceId) -> HTMLR
 
     enabled = (await _form(request)).get("enabled") == "true"
     row = await asyncio.to_thread(set_namespace, _web(request).app, namespace_id, enabled)
-    return _page(request, "namespace_row.html", ns=row)
+    return _page(request, "namespace_row.html", ns=row.model_dump(mode="json"))
 
 
 @router.post("/memory/boot/{name}", response_class=HTMLResponse)
@@ -377,11 +387,11 @@ async def _save_boot_form(request: Request, name: str, squad: str | None) -> HTM
             request,
             "boot_editor.html",
             http_status=status_of(exc),
-            file=current,
+            file=current.model_dump(mode="json"),
             error=str(exc),
             mine=mine,
         )
-    return _page(request, "boot_editor.html", file=saved, saved=True)
+    return _page(request, "boot_editor.html", file=saved.model_dump(mode="json"), saved=True)
 
 
 @router.post("/memory/facts/{fact_id}/{action}", response_class=HTMLResponse)
@@ -393,7 +403,7 @@ async def fact_action_fragment(
     from squad.web.memory import fact_action
 
     fact = await asyncio.to_thread(fact_action, _web(request).app, fact_id, action)
-    return _page(request, "fact_row.html", fact=fact)
+    return _page(request, "fact_row.html", fact=fact.model_dump(mode="json"))
 
 
 @router.get("/memory/find", response_class=HTMLResponse)
@@ -422,7 +432,7 @@ def memory_search_fragment(
         case_sensitive=case_sensitive,
         context=context,
     )
-    return _page(request, "memory_hits.html", result=result)
+    return _page(request, "memory_hits.html", result=result.model_dump(mode="json"))
 
 
 @router.get("/squads/{squad}/agents/{agent}", response_class=HTMLResponse)
@@ -434,10 +444,10 @@ def agent_page(request: Request, squad: SquadName, agent: AgentId) -> HTMLRespon
     return _page(
         request,
         "agent.html",
-        memory=agent_memory(app, squad, agent),
+        memory=agent_memory(app, squad, agent).model_dump(mode="json"),
         review=review_list(app, squad, agent),
-        context=context_preview(app, squad, agent, message=""),
-        passes=extraction_passes(app, squad, agent, limit=10),
+        context=context_preview(app, squad, agent, message="").model_dump(mode="json"),
+        passes=_json(extraction_passes(app, squad, agent, limit=10)),
     )
 
 
@@ -451,7 +461,7 @@ def context_fragment(
     from squad.web.memory import context_preview
 
     context = context_preview(_web(request).app, squad, agent, message=message)
-    return _page(request, "context_block.html", context=context)
+    return _page(request, "context_block.html", context=context.model_dump(mode="json"))
 
 
 # -- spend -------------------------------------------------------------------------------------
@@ -462,7 +472,7 @@ def spend_page(request: Request) -> HTMLResponse:
     from squad.web.charts import bar_chart, spend_activity
 
     app = _web(request).app
-    data = spend_activity(app, now=app.clock())
+    data = spend_activity(app, now=app.clock()).model_dump(mode="json")
     charts = [
         {
             "squad": s["squad"],

@@ -1,5 +1,5 @@
-"""The review queue as every front end shows it: one typed model per thing, built here once
-for the CLI's ``--json``, the HTTP API, the dashboard and MCP.
+"""The review queue as every front end shows it: its views (:mod:`squad.views.review`), built
+here once for the CLI's ``--json``, the HTTP API, the dashboard and MCP.
 
 Texts leave with credentials redacted (the queue holds none: this is the last gate, as for
 every other answer).
@@ -7,11 +7,17 @@ every other answer).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
-
-from pydantic import BaseModel, ConfigDict
+from typing import TYPE_CHECKING
 
 from squad.text.secrets import redact
+from squad.views.review import (
+    Action,
+    ReviewDecision,
+    ReviewItem,
+    ReviewList,
+    ReviewResult,
+    StatusFilter,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -20,73 +26,7 @@ if TYPE_CHECKING:
     from squad.extraction.review import Reviewed
     from squad.store.review import ReviewRecord
 
-__all__ = [
-    "ReviewDecision",
-    "ReviewItem",
-    "ReviewList",
-    "ReviewResult",
-    "review_decide",
-    "review_list",
-]
-
-Action = Literal["approve", "reject", "edit"]
-StatusFilter = Literal["pending", "approved", "rejected", "all"]
-
-
-class _Closed(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class ReviewItem(_Closed):
-    """A fact the extractor proposed, and what a person decided."""
-
-    id: int
-    squad: str
-    agent: str
-    layer: Literal["project", "experiential"]
-    section: str | None
-    """The memory.md section of a project fact."""
-    text: str
-    """As proposed."""
-    confidence: float
-    extractor: str
-    source: str
-    """The run, or chat session and day, it came from."""
-    turns: list[int]
-    """Seqs of the messages it came from."""
-    run_id: str | None
-    proposed_at: str
-    status: Literal["pending", "approved", "rejected"]
-    decided_at: str | None
-    decided_by: str | None
-    edited_text: str | None
-    """The text approved instead, when it was edited."""
-    outcome: str | None
-    """Where the approved fact went, or why nothing was written."""
-
-
-class ReviewList(_Closed):
-    squad: str
-    agent: str
-    mode: Literal["off", "low_confidence", "all"]
-    """The agent's ``memory.review`` (its own, else the squad's)."""
-    status: StatusFilter
-    items: list[ReviewItem]
-
-
-class ReviewDecision(_Closed):
-    item: ReviewItem
-    written: bool
-    """The approved fact was written now (False: rejected, or memory already said it)."""
-    where: str | None
-    note: str
-
-
-class ReviewResult(_Closed):
-    squad: str
-    agent: str
-    action: Action
-    decided: list[ReviewDecision]
+__all__ = ["review_decide", "review_list"]
 
 
 def review_item(record: ReviewRecord) -> ReviewItem:

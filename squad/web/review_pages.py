@@ -53,7 +53,7 @@ def _answer(request: Request, squad: str, agent: str, message: str) -> HTMLRespo
         "review_panel.html",
         review=review_list(app, squad, agent),
         flash=message,
-        memory=agent_memory(app, squad, agent),
+        memory=agent_memory(app, squad, agent).model_dump(mode="json"),
         oob=True,
     )
     answer.headers["HX-Trigger"] = "memory-changed"  # the prompt preview asks again

@@ -1,5 +1,6 @@
 """What the run page shows: the run, its task timeline with tokens and cost per task, the plan
-of a hierarchical run, its model calls and the approval it waits on, as JSON-ready dicts.
+of a hierarchical run, its model calls and the approval it waits on, as views
+(:class:`~squad.views.RunPage`, and :class:`~squad.views.RunDetail` without the log).
 
 Task timings and states come from the store; tokens and cost per task from the run log's
 ``model_call`` events, each counted for the task whose node was open when it was made (or the
@@ -12,14 +13,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from squad.errors import NotFound
+from squad.views import FileChanged, ModelCall, Plan, RunDetail, RunPage, RunStatus, TaskRow
 
 if TYPE_CHECKING:
     from squad.app import App
 
-__all__ = ["MAX_LOG_EVENTS", "run_detail", "task_costs"]
+__all__ = ["MAX_DIFF_CHARS", "MAX_LOG_EVENTS", "run_detail", "run_page", "run_status", "task_costs"]
 
 MAX_LOG_EVENTS = 2000
 """Events of the run log a page starts with; the live tail streams the rest."""
+MAX_DIFF_CHARS = 50_000
+"""The longest diff :func:`run_status` carries (a model or a person reads it; the API's
+``/runs/{id}/diff`` has the whole)."""
 
 
 def task_costs(events: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
@@ -52,7 +57,13 @@ def _number(value: Any) -> float:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
 
 
-def run_detail(app: App, run_id: str) -> dict[str, Any]:
+def run_detail(app: App, run_id: str) -> RunDetail:
+    """The run as every front end shows it (the run page's data without its log)."""
+    page = run_page(app, run_id)
+    return RunDetail.model_validate({name: getattr(page, name) for name in RunDetail.model_fields})
+
+
+def run_page(app: App, run_id: str) -> RunPage:
     """Everything the run page shows; an unknown run is a NotFound."""
     from squad.daemon.status import run_summary
     from squad.eventlines import scan_events
@@ -64,7 +75,7 @@ def run_detail(app: App, run_id: str) -> dict[str, Any]:
     check_name(run_id, what="run id")
     run = app.store.get_run(run_id) if app.database_exists() else None
     if run is None:
-        raise NotFound(f"no run {run_id!r}; the squad's page lists its runs")
+        raise NotFound(f"no run {run_id!r}; the squad's page and `squad runs list` list its runs")
     workspace = _workspace_of(app, run.squad)
     events: list[dict[str, Any]] = []
     log_file = None
@@ -80,53 +91,55 @@ def run_detail(app: App, run_id: str) -> dict[str, Any]:
         if task.started_at is not None and task.ended_at is not None:
             duration = round((task.ended_at - task.started_at).total_seconds(), 2)
         tasks.append(
-            {
-                "id": task.task_id,
-                "agent": task.agent,
-                "status": task.status.value,
-                "attempts": task.attempts,
-                "rounds": task.rounds,
-                "error": task.error,
-                "output": task.output,
-                "started_at": None if task.started_at is None else task.started_at.isoformat(),
-                "ended_at": None if task.ended_at is None else task.ended_at.isoformat(),
-                "duration_s": duration,
-                "prompt_tokens": int(spent.get("prompt_tokens", 0)),
-                "completion_tokens": int(spent.get("completion_tokens", 0)),
-                "cost_usd": round(spent.get("cost_usd", 0.0), 6),
-            }
+            TaskRow(
+                id=task.task_id,
+                agent=task.agent,
+                status=task.status.value,
+                attempts=task.attempts,
+                rounds=task.rounds,
+                error=task.error,
+                output=task.output,
+                started_at=None if task.started_at is None else task.started_at.isoformat(),
+                ended_at=None if task.ended_at is None else task.ended_at.isoformat(),
+                duration_s=duration,
+                prompt_tokens=int(spent.get("prompt_tokens", 0)),
+                completion_tokens=int(spent.get("completion_tokens", 0)),
+                cost_usd=round(spent.get("cost_usd", 0.0), 6),
+            )
         )
-    waiting = [t["id"] for t in tasks if t["status"] == TaskStatus.AWAITING_APPROVAL.value]
-    plan = _plan(workspace, events)
+    waiting = [t.id for t in tasks if t.status == TaskStatus.AWAITING_APPROVAL.value]
     calls = [
-        {
-            "agent": c.agent,
-            "model": c.model,
-            "prompt_tokens": c.prompt_tokens,
-            "completion_tokens": c.completion_tokens,
-            "cost_usd": c.cost_usd,
-            "latency_s": c.latency_s,
-            "at": c.at.isoformat(),
-        }
+        ModelCall(
+            agent=c.agent,
+            model=c.model,
+            prompt_tokens=c.prompt_tokens,
+            completion_tokens=c.completion_tokens,
+            cost_usd=c.cost_usd,
+            latency_s=c.latency_s,
+            at=c.at.isoformat(),
+        )
         for c in app.store.runs.calls_of_run(run_id)
     ]
     summary = run_summary(run, app.store.runs.run_spend(run_id), now=app.clock())
-    return {
-        **run_row(run),
-        "tokens_in": summary["tokens_in"],
-        "tokens_out": summary["tokens_out"],
-        "cost_usd": summary["cost_usd"],
-        "duration_s": summary["duration_s"],
-        "model": run.model,
-        "tasks": tasks,
-        "awaiting": waiting[0] if waiting else None,
-        "resumable": run.status.value in ("interrupted", "running") and not waiting,
-        "plan": plan,
-        "model_calls": calls,
-        "log_file": log_file,
-        "events": events[-MAX_LOG_EVENTS:],
-        "events_total": len(events),
+    row = {
+        **dict(run_row(run)),
+        "tokens_in": summary.tokens_in,
+        "tokens_out": summary.tokens_out,
+        "cost_usd": summary.cost_usd,
+        "duration_s": summary.duration_s,
     }
+    return RunPage(
+        **row,
+        model=run.model,
+        tasks=tasks,
+        awaiting=waiting[0] if waiting else None,
+        resumable=run.status.value in ("interrupted", "running") and not waiting,
+        plan=_plan(workspace, events),
+        model_calls=calls,
+        log_file=log_file,
+        events=events[-MAX_LOG_EVENTS:],
+        events_total=len(events),
+    )
 
 
 def _workspace_of(app: App, squad: str) -> Path | None:
@@ -136,7 +149,7 @@ def _workspace_of(app: App, squad: str) -> Path | None:
         return None
 
 
-def _plan(workspace: Path | None, events: list[dict[str, Any]]) -> dict[str, Any] | None:
+def _plan(workspace: Path | None, events: list[dict[str, Any]]) -> Plan | None:
     """The last plan the run's lead wrote (hierarchical runs), with its text."""
     from squad.errors import SquadError
     from squad.workspace.inspect import preview
@@ -152,8 +165,38 @@ def _plan(workspace: Path | None, events: list[dict[str, Any]]) -> dict[str, Any
     except SquadError:
         text = None
     tasks = last.get("tasks")
-    return {
-        "path": path or None,
-        "tasks": [str(t) for t in tasks] if isinstance(tasks, list) else [],
-        "text": text,
-    }
+    return Plan(
+        path=path or None,
+        tasks=[str(t) for t in tasks] if isinstance(tasks, list) else [],
+        text=text,
+    )
+
+
+def run_status(app: App, run_id: str) -> RunStatus:
+    """One run as ``squad runs status`` and MCP's ``run_status`` show it: the run, task outputs
+    redacted, with its commit and the diff against the squad's previous run (the patch cut
+    at :data:`MAX_DIFF_CHARS`), or why there is none."""
+    from squad.errors import HistoryUnavailable, UsageError
+    from squad.web.history import run_diff
+    from squad.web.redaction import redacted_text
+
+    detail = run_detail(app, run_id)
+    tasks = [
+        task.model_copy(update={"output": redacted_text(task.output)[0]}) if task.output else task
+        for task in detail.tasks
+    ]
+    run = {**dict(detail), "tasks": tasks}
+    try:
+        diff = run_diff(app, run_id)
+    except (UsageError, HistoryUnavailable) as exc:
+        return RunStatus(**run, commit=None, diff=None, history=str(exc))
+    patch = diff.patch or ""
+    return RunStatus(
+        **run,
+        commit=diff.new_commit,
+        previous_run=diff.old_run,
+        previous_commit=diff.old_commit,
+        changes=[FileChanged.model_validate(dict(c)) for c in diff.stat],
+        diff=patch[:MAX_DIFF_CHARS],
+        diff_truncated=len(patch) > MAX_DIFF_CHARS or diff.truncated,
+    )

@@ -17,6 +17,7 @@ from squad.daemon.status import build_status, collect_status, daemon_status
 from squad.settings import Settings
 from squad.store import RunStatus, Store
 from squad.store.daemon_state import HeartbeatRecord
+from squad.views import DaemonState, RunSummary
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 STARTED = NOW - timedelta(hours=2)
@@ -24,7 +25,30 @@ STARTED = NOW - timedelta(hours=2)
 
 def status_of(settings: Settings, *, now: datetime) -> dict[str, Any]:
     with App.open(settings) as app:
-        return collect_status(app, now=now)
+        return collect_status(app, now=now).model_dump()
+
+
+def daemon(state: str, **more: Any) -> DaemonState:
+    """The daemon part of a status: ``up`` or ``down``, nothing else known."""
+    empty = dict.fromkeys(
+        ("pid", "host", "started_at", "uptime_s", "heartbeat_at", "heartbeat_age_s", "reason")
+    )
+    return DaemonState.model_validate({**empty, "state": state, **more})
+
+
+def last_run(run_id: str, status: str) -> RunSummary:
+    return RunSummary(
+        id=run_id,
+        status=status,
+        trigger="manual",
+        started_at=None,
+        ended_at=None,
+        duration_s=None,
+        tokens_in=0,
+        tokens_out=0,
+        cost_usd=0.0,
+        error=None,
+    )
 
 
 def beat(age_s: float, *, pid: int = 7, stopped: bool = False) -> HeartbeatRecord:
@@ -40,7 +64,9 @@ def beat(age_s: float, *, pid: int = 7, stopped: bool = False) -> HeartbeatRecor
 
 
 def state_of(lock: LockState, heartbeat: HeartbeatRecord | None, alive: bool = True) -> Any:
-    return daemon_status(now=NOW, lock=lock, heartbeat=heartbeat, alive=lambda _: alive)
+    return daemon_status(
+        now=NOW, lock=lock, heartbeat=heartbeat, alive=lambda _: alive
+    ).model_dump()
 
 
 def test_daemon_is_up_with_the_lock_held_by_a_live_pid_and_a_fresh_heartbeat() -> None:
@@ -66,7 +92,6 @@ def test_daemon_is_down_for_each_reason_it_can_be() -> None:
 
 
 def test_with_the_daemon_up_squads_come_from_its_heartbeat() -> None:
-    daemon = {"state": "up"}
     state = {
         "squads": [{"name": "a", "file": "a.yaml", "schedule": "every 2h", "next_fire": "T"}],
         "queue": [{"squad": "b", "trigger": "schedule"}],
@@ -76,13 +101,13 @@ def test_with_the_daemon_up_squads_come_from_its_heartbeat() -> None:
         "jobs": {"retention": {"trigger": "cron[...]", "next_fire": "2026-11-30T03:30:00+00:00"}},
     }
     report = build_status(
-        daemon=daemon,
+        daemon=daemon("up"),
         state=state,
         configured=[{"name": "other"}],
         failed_files=[],
-        last_runs={"a": {"id": "r1", "status": "succeeded"}},
+        last_runs={"a": last_run("r1", "succeeded")},
         backlog=[("a", "writer", 4)],
-    )
+    ).model_dump()
     assert [s["name"] for s in report["squads"]] == ["a"]
     assert report["squads"][0]["next_fire"] == "T"
     assert report["squads"][0]["last_run"]["id"] == "r1"
@@ -95,7 +120,7 @@ def test_with_the_daemon_up_squads_come_from_its_heartbeat() -> None:
 
 def test_with_the_daemon_down_squads_come_from_the_folder_and_nothing_is_due() -> None:
     report = build_status(
-        daemon={"state": "down"},
+        daemon=daemon("down"),
         state={
             "squads": [{"name": "stale", "next_fire": "T"}],
             "queue": [{"squad": "x"}],
@@ -103,9 +128,9 @@ def test_with_the_daemon_down_squads_come_from_the_folder_and_nothing_is_due() -
         },
         configured=[{"name": "a", "file": "a.yaml", "schedule": "every 2h"}],
         failed_files=[{"file": "bad.yaml"}],
-        last_runs={"a": {"id": "r1", "status": "running"}},
+        last_runs={"a": last_run("r1", "running")},
         backlog=[],
-    )
+    ).model_dump()
     assert [(s["name"], s["next_fire"], s["running"]) for s in report["squads"]] == [
         ("a", None, True)
     ]
@@ -193,24 +218,25 @@ TIMEZONE_WARNING = "timezone has no effect on an interval schedule"
 
 
 def test_each_squad_carries_the_warnings_of_the_heartbeat_or_of_the_folder() -> None:
-    warning = {"source": "a.yaml", "line": 4, "path": "schedule.timezone", "message": "m"}
+    warning = {"source": "a.yaml", "line": 4, "column": None, "path": "schedule.timezone"}
+    warning |= {"message": "m", "hint": None}
     up = build_status(
-        daemon={"state": "up"},
+        daemon=daemon("up"),
         state={"squads": [{"name": "a", "warnings": [warning]}, {"name": "old"}]},
         configured=[],
         failed_files=[],
         last_runs={},
         backlog=[],
-    )
+    ).model_dump()
     assert [s["warnings"] for s in up["squads"]] == [[warning], []]  # an older daemon's: none
     down = build_status(
-        daemon={"state": "down"},
+        daemon=daemon("down"),
         state=None,
         configured=[{"name": "a", "warnings": [warning]}],
         failed_files=[],
         last_runs={},
         backlog=[],
-    )
+    ).model_dump()
     assert down["squads"][0]["warnings"] == [warning]
 
 
@@ -250,7 +276,7 @@ def test_a_running_daemon_logs_a_files_warnings_once_and_its_status_shows_them(
 
         path.write_text(WARNED.format(name="alpha") + "description: changed\n")
         wait_for(lambda: len(events(settings, "load_warning")) == 2, "the changed file's warning")
-        report = collect_status(daemon.app, now=daemon.app.clock())
+        report = collect_status(daemon.app, now=daemon.app.clock()).model_dump()
         assert report["daemon"]["state"] == "up"
         [alpha] = [s for s in report["squads"] if s["name"] == "alpha"]
         assert [w["message"] for w in alpha["warnings"]] == [TIMEZONE_WARNING]
@@ -289,13 +315,13 @@ def test_a_squad_whose_file_broke_is_flagged_in_status_and_on_the_dashboard() ->
     }
     failed = {"file": "/c/a.yaml", "error": "a.yaml:2:9: x", "running_last_good": "alpha"}
     report = build_status(
-        daemon={"state": "up", "pid": 7, "host": "box", "uptime_s": 60},
+        daemon=daemon("up", pid=7, host="box", uptime_s=60),
         state={"squads": [broken, {"name": "beta"}], "failed_files": [failed]},
         configured=[],
         failed_files=[],
         last_runs={},
         backlog=[],
-    )
+    ).model_dump()
     alpha, beta = report["squads"]
     assert (alpha["file_error"], alpha["invalid_since"]) == (
         broken["file_error"],
@@ -325,7 +351,7 @@ def test_status_reads_its_clock_after_the_heartbeat_so_a_fresh_beat_is_never_in_
     ticks = iter(NOW + timedelta(seconds=s) for s in range(0, 100, 10))
     with App.open(settings, clock=lambda: next(ticks)) as app:
         app.store.daemon.beat(str(settings.home), pid=7, host="box", started_at=STARTED)
-        report = collect_status(app)
+        report = collect_status(app).model_dump()
     assert report["daemon"]["heartbeat_age_s"] is not None
     assert report["daemon"]["heartbeat_age_s"] >= 0
 
@@ -338,7 +364,9 @@ def _publish_for(home: Path, *, pid: int, phase: str = "running", age_s: float =
     view = {
         "last_runs": {},
         "extraction_backlog": [["a", "writer", 3]],
-        "waiting_approvals": [{"run_id": "r1", "squad": "a", "task": "t", "agent": "w"}],
+        "waiting_approvals": [
+            {"run_id": "r1", "squad": "a", "task": "t", "agent": "w", "since": STARTED.isoformat()}
+        ],
         "history_paused": [],
         "checkpoints": None,
     }
@@ -366,11 +394,11 @@ def test_the_published_status_is_used_only_from_the_live_lock_holder_with_a_fres
     assert published_status(home) is None  # nobody holds the home's lock
     with DaemonLock(home):
         report = published_status(home)
-        assert report is not None and report["daemon"]["state"] == "up"
-        assert report["daemon"]["heartbeat_age_s"] >= 0
-        assert report["summary"]["waiting_approvals"] == 1
-        assert report["summary"]["backlog_messages"] == 3
-        assert [s["name"] for s in report["squads"]] == ["a"]
+        assert report is not None and report.daemon.state == "up"
+        assert report.daemon.heartbeat_age_s is not None and report.daemon.heartbeat_age_s >= 0
+        assert report.summary.waiting_approvals == 1
+        assert report.summary.backlog_messages == 3
+        assert [s.name for s in report.squads] == ["a"]
 
         _publish_for(home, pid=os.getpid(), age_s=300)
         assert published_status(home) is None  # stale: the store's heartbeat says why
@@ -397,17 +425,18 @@ def test_a_running_daemons_published_status_is_what_the_store_says(settings: Set
         wait_for(
             lambda: (
                 (p := published_status(settings.home)) is not None
-                and p["squads"][0]["last_run"] is not None
+                and p.squads[0].last_run is not None
             ),
             "the run in the published status",
         )
         published = published_status(settings.home)
         stored = collect_status(daemon.app)
         assert published is not None
-        assert published["squads"] == stored["squads"]
-        assert published["summary"] == stored["summary"]
-        assert published["summary"]["failed_runs"] == 1
-        assert published["squads"][0]["last_run"]["error"] == "boom"
+        assert published.squads == stored.squads
+        assert published.summary == stored.summary
+        assert published.summary.failed_runs == 1
+        last = published.squads[0].last_run
+        assert last is not None and last.error == "boom"
         assert not events(settings, "job_error")
     assert not (settings.home / "daemon-status.json").exists()  # a clean stop removes it
 
@@ -569,8 +598,8 @@ def test_with_the_daemon_down_a_squad_file_is_validated_again_only_when_it_chang
 def test_the_cached_folder_assigns_squads_and_refuses_twins_as_the_daemon_does(
     tmp_path: Path,
 ) -> None:
+    from squad.daemon.configured import configured_squads
     from squad.daemon.definitions import assign_squads, list_definition_files, load_definition
-    from squad.daemon.status import _configured
 
     folder = tmp_path / "squads"
     folder.mkdir()
@@ -585,7 +614,7 @@ def test_the_cached_folder_assigns_squads_and_refuses_twins_as_the_daemon_does(
     expected = [d.to_dict() for d in sorted(failed, key=lambda d: d.path)]
     cache = tmp_path / "cache.json"
     for _ in range(2):  # validating, then from the cache
-        configured, failures = _configured(folder, owners, cache=cache)
+        configured, failures = configured_squads(folder, owners, cache=cache)
         assert {s["name"]: s["file"] for s in configured} == {
             name: str(d.path) for name, d in squads.items()
         }

@@ -206,7 +206,7 @@ def test_a_corrupt_history_never_blocks_a_run_and_is_reported_by_status_and_heal
     assert events and events[0][0] == "history_paused"
     assert "damaged" in str(events[0][1]["reason"])
     status = collect_status(app, now=app.clock())
-    assert [(p["squad"], p["state"]) for p in status["history_paused"]] == [("weekly", "broken")]
+    assert [(p.squad, p.state) for p in status.history_paused] == [("weekly", "broken")]
     health = app.history(workspace, "weekly").health()
     assert health.paused and health.state == "broken"
 

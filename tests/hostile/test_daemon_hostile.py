@@ -45,7 +45,7 @@ def test_a_deleted_and_recreated_squads_folder_is_watched_again(settings: Settin
         assert scheduled(daemon) == set()
         # the heartbeat in the store follows the daemon's state at its next beat
         wait_for(
-            lambda: collect_status(daemon.app)["daemon"]["configs_missing"] is True,
+            lambda: collect_status(daemon.app).daemon.configs_missing is True,
             "the missing folder in squad status",
         )
 
@@ -95,8 +95,8 @@ def test_with_two_files_naming_one_squad_the_owner_keeps_it_across_restarts(
                 assert Path(failed["file"]).name == "a.yaml"
         # With the daemon down, status says the same.
         status = collect_status(App.open(settings, store=store), now=daemon.app.clock())
-        [squad] = status["squads"]
-        assert Path(squad["file"]).name == "b.yaml"
+        [squad] = status.squads
+        assert Path(str(squad.file)).name == "b.yaml"
 
 
 def test_a_squad_file_that_makes_the_loader_fail_never_stops_the_others(

@@ -175,9 +175,9 @@ def test_checkpoints_a_move_to_postgres_left_behind_are_reported_and_never_lost(
 
     with pytest.raises(UsageError, match="from before this home's store moved to PostgreSQL"):
         app.runner().resume(run.id)
-    report = collect_status(app, now=datetime.now(UTC))
-    assert report["checkpoints"]["backend"] == "postgres"
-    assert report["checkpoints"]["left_behind"]["runs"] == [run.id]
+    checkpoints = collect_status(app, now=datetime.now(UTC)).checkpoints
+    assert checkpoints is not None and checkpoints.backend == "postgres"
+    assert checkpoints.left_behind is not None and checkpoints.left_behind.runs == [run.id]
 
     for name in ("code-review.yaml",):
         (settings.squads_dir / name).unlink()

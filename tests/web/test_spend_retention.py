@@ -29,7 +29,7 @@ def test_spend_of_forgotten_runs_stays_on_its_day(settings: Settings) -> None:
 
             after = spend_activity(app, now=NOW, days=7)
 
-    assert after["squads"][0]["days"] == before["squads"][0]["days"]
-    (docs,) = after["squads"]
-    assert docs["calls"] == 3 and round(docs["total_usd"], 6) == 0.7
-    assert [d["cost_usd"] for d in docs["days"] if d["cost_usd"]] == [0.5, 0.2]
+    assert after.squads[0].days == before.squads[0].days
+    (docs,) = after.squads
+    assert docs.calls == 3 and round(docs.total_usd, 6) == 0.7
+    assert [d.cost_usd for d in docs.days if d.cost_usd] == [0.5, 0.2]
