@@ -1,4 +1,5 @@
-"""``squad runs list | show | diff``: every run, from the workspaces' histories."""
+"""``squad runs list | show | status | diff``: every run, from the workspaces' histories
+(``status``: one run from the store, as the HTTP API and MCP show it)."""
 
 from __future__ import annotations
 
@@ -136,6 +137,38 @@ def show(
     out.line(f"  changed since {since}:")
     for line in _stat_lines(detail.changes):
         out.line(line)
+
+
+@runs_app.command("status")
+def status(
+    run: Annotated[str, typer.Argument(help="A run id.")],
+    json_output: JsonFlag = False,
+) -> None:
+    """One run from the store: its tasks with their outputs, tokens and cost, the task it
+    waits on, its commit and the diff against the squad's previous run (the view MCP's
+    run_status gives; the HTTP API's /api/v1/runs/RUN has the same fields and the log)."""
+    from squad.cli.context import open_app
+    from squad.web.runs import run_status
+
+    out = Output(json_mode=json_output)
+    with open_app() as app:
+        view = run_status(app, run)
+    if json_output:
+        out.json(view)
+        return
+    out.line(f"run {view.id}: {view.status}", style="bold")
+    out.line(f"  squad:    {view.squad} ({view.trigger})")
+    out.line(f"  took:     {_duration(view.duration_s)}")
+    out.line(
+        f"  tokens:   {view.tokens_in:,} in, {view.tokens_out:,} out  cost: ${view.cost_usd:.4f}"
+    )
+    out.line(f"  commit:   {view.commit or '-'}" + (f" ({view.history})" if view.history else ""))
+    for task in view.tasks:
+        out.line(f"    {task.id}  {task.status}  ({task.agent})")
+    if view.awaiting:
+        out.line(f"  waiting for approval: squad approve {view.id} {view.awaiting}", style="yellow")
+    if view.error:
+        out.line(f"  error: {view.error}", style="red")
 
 
 @runs_app.command("diff")

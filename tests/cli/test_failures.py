@@ -175,6 +175,7 @@ CASES: list[Case] = [
     ),
     ("runs list", lambda s: ["runs", "list", "nosuch"], 2, "'nosuch'"),
     ("runs show", lambda s: ["runs", "show", "abc"], 2, "too short"),
+    ("runs status", lambda s: ["runs", "status", "nosuch"], 2, "no run 'nosuch'"),
     ("runs diff", lambda s: (_docs(s), ["runs", "diff", "feedface0000"])[1], 2, "no run"),
     ("memory history", lambda s: ["memory", "history", "nosuch", "writer"], 2, "'nosuch'"),
     (
