@@ -115,7 +115,7 @@ def nodes(
 
 
 def render_cluster(out: Output, view: Mapping[str, Any]) -> None:
-    from squad.cli.daemon import _ago
+    from squad.cli.status import ago
 
     live = [n for n in view["nodes"] if n["state"] == "up"]
     out.line(
@@ -132,7 +132,7 @@ def render_cluster(out: Output, view: Mapping[str, Any]) -> None:
         )
         out.line(
             f"  {node['name']:<{width}}  {node['state']:<7} {node['role']:<9} "
-            f"{node['host']} pid {node['pid']}, beat {_ago(node['beat_age_s'])} ago"
+            f"{node['host']} pid {node['pid']}, beat {ago(node['beat_age_s'])} ago"
             + (f"; runs {runs}" if runs else ""),
             style=style if out.rich else None,
         )

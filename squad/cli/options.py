@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
-__all__ = ["TimeoutOption"]
+__all__ = ["ConfigsOption", "TimeoutOption"]
 
 TimeoutOption = Annotated[
     float | None,
@@ -20,3 +21,13 @@ TimeoutOption = Annotated[
     ),
 ]
 """``--timeout`` of the search commands (None: squad.text.search.DEFAULT_TIMEOUT_S)."""
+
+ConfigsOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--configs",
+        help="The folder of squad YAML files (default: configs/squads, or SQUAD_CONFIGS/squads).",
+        show_default=False,
+    ),
+]
+"""``--configs`` of ``squad daemon``, ``squad dashboard`` and ``squad status``."""
