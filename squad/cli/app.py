@@ -13,7 +13,10 @@ from squad.cli.daemon import register as register_daemon_commands
 from squad.cli.decisions import decisions_app
 from squad.cli.mcp import register as register_mcp_commands
 from squad.cli.memory import memory_app
+from squad.cli.memory_history import register as register_memory_history
+from squad.cli.memory_review import register as register_memory_review
 from squad.cli.memory_scan import register as register_memory_scan
+from squad.cli.memory_view import register as register_memory_view
 from squad.cli.output import Output, report_error
 from squad.cli.run import register as register_run_commands
 from squad.cli.runs import runs_app
@@ -37,6 +40,9 @@ app = typer.Typer(
 )
 app.add_typer(ws_app, name="ws")
 app.add_typer(memory_app, name="memory")
+register_memory_view(memory_app)
+register_memory_history(memory_app)
+register_memory_review(memory_app)
 register_memory_scan(memory_app)
 app.add_typer(decisions_app, name="decisions")
 app.add_typer(runs_app, name="runs")
