@@ -55,12 +55,12 @@ class FieldProblem(BaseModel):
 class Problem(BaseModel):
     """Every error answer: ``detail`` says what went wrong and how to fix it."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="forbid")
 
     detail: str
     problems: list[FieldProblem] | None = None
     """Each bad value of a request that did not validate (422)."""
-    current: dict[str, Any] | None = None
+    current: BootFile | None = None
     """The file as it is now, when an edit was made on an older version (409)."""
 
 
