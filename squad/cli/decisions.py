@@ -46,7 +46,7 @@ def list_decisions(
             else []
         )
     if json_output:
-        out.json([d.to_dict() for d in found])
+        out.json([d.view() for d in found])
         return
     if not found:
         which = "decisions" if include_all else "decisions in force"
@@ -67,7 +67,7 @@ def show(
             raise NotFound(f"no decision {decision_id}; no decision is recorded yet")
         decision = app.decisions.get(decision_id)
     if json_output:
-        out.json(decision.to_dict())
+        out.json(decision.view())
         return
     title = f"decision {decision.id}: {decision.title}"
     out.line(title + ("  [superseded]" if decision.superseded_by else ""), style="bold")
@@ -115,7 +115,7 @@ def search(
             else []
         )
     if json_output:
-        out.json([d.to_dict() for d in found])
+        out.json([d.view() for d in found])
         return
     for decision in found:
         _print_line(out, decision)
@@ -167,7 +167,7 @@ def record(
             supersedes=supersedes,
         )
     if json_output:
-        out.json(made.to_dict())
+        out.json(made.view())
         return
     replaced = f", superseding decision {made.supersedes}" if made.supersedes else ""
     out.line(

@@ -63,7 +63,7 @@ def namespaces(json_output: JsonFlag = False) -> None:
     """List experiential (Layer A) namespaces and whether other agents see them."""
     out = Output(json_mode=json_output)
     with open_app() as app:
-        rows = [ns.to_dict() for ns in app.store.memory.list_namespaces()]
+        rows = [ns.view().model_dump() for ns in app.store.memory.list_namespaces()]
     if json_output:
         out.json(rows)
         return

@@ -58,7 +58,7 @@ def show(
                     "sections": snapshot.document.names,
                 },
                 "experiential": {
-                    **ns.to_dict(),
+                    **ns.view().model_dump(),
                     "facts": [
                         {
                             "id": f.id,

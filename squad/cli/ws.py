@@ -252,7 +252,11 @@ def health(
     if json_output:
         out.json(
             [
-                {"squad": name, **report.to_dict(), "history": histories[name].to_dict()}
+                {
+                    "squad": name,
+                    **report.view().model_dump(mode="json"),
+                    "history": histories[name].to_dict(),
+                }
                 for name, report in reports
             ]
         )

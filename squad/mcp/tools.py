@@ -381,4 +381,4 @@ class SquadTools:
 
 
 def _decision(record: DecisionRecord) -> Decision:
-    return Decision.model_validate(record.to_dict())
+    return record.view()

@@ -19,6 +19,7 @@ from typing import Any
 from sqlalchemy import Row, Table, insert, select, update
 from sqlalchemy.engine import Connection, Engine
 
+from squad import views
 from squad.clock import Clock
 from squad.errors import NotFound, UsageError
 from squad.store.engine import transaction
@@ -70,20 +71,20 @@ class DecisionRecord:
     superseded_by: int | None
     """The decision that replaced this one; None while it holds."""
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: ISO 8601 time, lists for reasons and alternatives."""
-        return {
-            "id": self.id,
-            "squad": self.squad,
-            "title": self.title,
-            "decision": self.decision,
-            "reasons": list(self.reasons),
-            "alternatives": list(self.alternatives),
-            "decided_by": self.decided_by,
-            "decided_at": self.decided_at.isoformat(),
-            "supersedes": self.supersedes,
-            "superseded_by": self.superseded_by,
-        }
+    def view(self) -> views.Decision:
+        """As every front end shows it (ISO 8601 time, lists for reasons and alternatives)."""
+        return views.Decision(
+            id=self.id,
+            squad=self.squad,
+            title=self.title,
+            decision=self.decision,
+            reasons=list(self.reasons),
+            alternatives=list(self.alternatives),
+            decided_by=self.decided_by,
+            decided_at=self.decided_at.isoformat(),
+            supersedes=self.supersedes,
+            superseded_by=self.superseded_by,
+        )
 
 
 class DecisionStore:

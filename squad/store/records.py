@@ -7,6 +7,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, TypeVar
 
+from squad import views
+
 __all__ = [
     "FactRecord",
     "FactStatus",
@@ -131,15 +133,15 @@ class NamespaceRecord:
     fact_count: int
     """Active facts: not superseded, not forgotten, not expired."""
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "name": self.name,
-            "identity": self.identity,
-            "enabled": self.enabled,
-            "facts": self.fact_count,
-            "updated_at": self.updated_at.isoformat(),
-        }
+    def view(self) -> views.Namespace:
+        return views.Namespace(
+            id=self.id,
+            name=self.name,
+            identity=self.identity,
+            enabled=self.enabled,
+            facts=self.fact_count,
+            updated_at=self.updated_at.isoformat(),
+        )
 
 
 @dataclass(frozen=True)

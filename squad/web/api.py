@@ -242,7 +242,7 @@ def get_folder(request: Request, squad: SquadName, path: FilePath = "") -> Folde
 
     found = _web(request).app.squads.locate(squad)
     try:
-        return Folder.model_validate(list_folder(found.path, path).to_dict())
+        return list_folder(found.path, path).view()
     except OSError as exc:  # a name past the system's limits (ENAMETOOLONG), say
         raise WorkspaceError(f"cannot open folder {path!r}: {exc.strerror}") from None
 
@@ -361,7 +361,7 @@ def get_health(request: Request, squad: SquadName) -> Health:
     app = _web(request).app
     found = app.squads.locate(squad)
     report = health(found.path, memory_cap_bytes=app.settings.memory_file_cap_bytes)
-    return Health.model_validate(report.to_dict())
+    return report.view()
 
 
 @router.get("/squads/{squad}/agents/{agent}/memory", response_model=AgentMemory)

@@ -82,7 +82,7 @@ def agent_memory(app: App, squad: str, agent: str, *, include_inactive: bool = T
                 "problem": snapshot.problem,
                 "sections": sections,
             },
-            "namespace": ns.to_dict(),
+            "namespace": ns.view(),
             "facts": [fact_row(f) for f in facts],
         }
     )
@@ -129,18 +129,18 @@ def decisions(
         )
     else:
         found = log.list(squad, include_superseded=include_superseded, limit=limit)
-    return [Decision.model_validate(d.to_dict()) for d in found]
+    return [d.view() for d in found]
 
 
 def namespaces(app: App) -> list[Namespace]:
-    return [Namespace.model_validate(ns.to_dict()) for ns in app.store.memory.list_namespaces()]
+    return [ns.view() for ns in app.store.memory.list_namespaces()]
 
 
 def set_namespace(app: App, namespace_id: int, enabled: bool) -> Namespace:
     if app.store.memory.get_namespace(namespace_id) is None:
         raise NotFound(f"no namespace with id {namespace_id}; the memory page lists them")
     changed = app.store.memory.set_namespace_enabled(namespace_id, enabled)
-    return Namespace.model_validate(changed.to_dict())
+    return changed.view()
 
 
 def boot_file(app: App, name: str, squad: str | None = None) -> BootFile:

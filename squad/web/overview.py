@@ -173,7 +173,7 @@ def squad_detail(app: App, name: str, *, page: int = 1, per_page: int = 20) -> S
             "page": page,
             "pages": pages,
             "approvals": approvals(app, found.squad),
-            "health": report.to_dict(),
+            "health": report.view(),
         }
     )
 

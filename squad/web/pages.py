@@ -264,7 +264,9 @@ def explorer_page(request: Request, squad: SquadName, path: FilePath = "") -> HT
     template = "tree_level.html" if request.headers.get("hx-request") else "explorer.html"
     # The health line walks the whole tree: it comes as a fragment of its own, after the
     # page, so opening a folder costs only listing that folder.
-    return _page(request, template, squad=found.squad, listing=listing.to_dict())
+    return _page(
+        request, template, squad=found.squad, listing=listing.view().model_dump(mode="json")
+    )
 
 
 @router.get("/squads/{squad}/health", response_class=HTMLResponse)
@@ -274,7 +276,7 @@ def health_fragment(request: Request, squad: SquadName) -> HTMLResponse:
     app = _web(request).app
     found = app.squads.locate(squad)
     report = health(found.path, memory_cap_bytes=app.settings.memory_file_cap_bytes)
-    return _page(request, "health_line.html", health=report.to_dict())
+    return _page(request, "health_line.html", health=report.view().model_dump(mode="json"))
 
 
 @router.get("/squads/{squad}/preview", response_class=HTMLResponse)

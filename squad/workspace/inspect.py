@@ -14,11 +14,12 @@ import json
 import os
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
+from squad import views
 from squad.errors import NotFound, UsageError, WorkspaceError
 from squad.fsutil import read_up_to
 from squad.paths import resolve_inside
@@ -113,9 +114,6 @@ class FolderStats:
     files: int
     bytes: int
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"files": self.files, "bytes": self.bytes}
-
 
 @dataclass(frozen=True)
 class MemoryFileHealth:
@@ -127,16 +125,6 @@ class MemoryFileHealth:
     cap: int
     percent: float
     over_cap: bool
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "agent": self.agent,
-            "path": self.path,
-            "size": self.size,
-            "cap": self.cap,
-            "percent": self.percent,
-            "over_cap": self.over_cap,
-        }
 
 
 @dataclass(frozen=True)
@@ -154,19 +142,23 @@ class Health:
     last_activity: datetime | None
     last_activity_age_s: float | None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "total_bytes": self.total_bytes,
-            "file_count": self.file_count,
-            "folder_count": self.folder_count,
-            "links": self.links,
-            "folders": {name: stats.to_dict() for name, stats in self.folders.items()},
-            "largest_files": [{"path": p, "size": s} for p, s in self.largest_files],
-            "memory_files": [m.to_dict() for m in self.memory_files],
-            "last_activity": None if self.last_activity is None else _iso(self.last_activity),
-            "last_activity_age_s": self.last_activity_age_s,
-        }
+    def view(self) -> views.Health:
+        """As ``squad ws health --json``, the API and the squad page show it."""
+        return views.Health(
+            path=self.path,
+            total_bytes=self.total_bytes,
+            file_count=self.file_count,
+            folder_count=self.folder_count,
+            links=self.links,
+            folders={
+                name: views.FolderStats(files=stats.files, bytes=stats.bytes)
+                for name, stats in self.folders.items()
+            },
+            largest_files=[views.LargeFile(path=p, size=s) for p, s in self.largest_files],
+            memory_files=[views.MemoryFileHealth(**asdict(m)) for m in self.memory_files],
+            last_activity=None if self.last_activity is None else _iso(self.last_activity),
+            last_activity_age_s=self.last_activity_age_s,
+        )
 
 
 # -- walking -------------------------------------------------------------------------------

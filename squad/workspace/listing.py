@@ -13,8 +13,9 @@ import stat
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
-from typing import Any, Literal
+from typing import Literal
 
+from squad import views
 from squad.errors import NotFound, PathEscapeError, WorkspaceError
 from squad.paths import contained
 from squad.text.natural import natural_key
@@ -35,14 +36,14 @@ class FolderEntry:
     size: int | None
     mtime: datetime
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "path": self.path,
-            "kind": self.kind,
-            "size": self.size,
-            "mtime": self.mtime.isoformat(),
-        }
+    def view(self) -> views.FolderEntry:
+        return views.FolderEntry(
+            name=self.name,
+            path=self.path,
+            kind=self.kind,
+            size=self.size,
+            mtime=self.mtime.isoformat(),
+        )
 
 
 @dataclass(frozen=True)
@@ -51,8 +52,9 @@ class FolderListing:
     """The folder, relative to the workspace ('' for the root)."""
     entries: list[FolderEntry]
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "entries": [e.to_dict() for e in self.entries]}
+    def view(self) -> views.Folder:
+        """As the API and the explorer show it."""
+        return views.Folder(path=self.path, entries=[e.view() for e in self.entries])
 
 
 def _parts(relative: str) -> list[str]:

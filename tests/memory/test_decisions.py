@@ -83,7 +83,7 @@ def test_recorded_decision_reads_back_with_every_field(
     assert made.alternatives == ("Sphinx", "Docusaurus")
     assert made.decided_at == clock.now and made.decided_at.utcoffset() is not None
     assert (made.supersedes, made.superseded_by) == (None, None)
-    data = json.loads(json.dumps(made.to_dict()))
+    data = json.loads(json.dumps(made.view().model_dump()))
     assert data["decided_at"] == "2030-01-02T03:04:05+00:00"
     assert data["reasons"] == ["The team knows it", "Search works offline"]
 

@@ -358,8 +358,8 @@ def test_health_rejects_impossible_limits(ws: Path, cap: int, largest: int) -> N
         health(ws, memory_cap_bytes=cap, largest=largest)
 
 
-def test_health_to_dict_is_json_ready(ws: Path) -> None:
-    data = json.loads(json.dumps(health(ws, memory_cap_bytes=40, now=T0).to_dict()))
+def test_health_view_is_json_ready(ws: Path) -> None:
+    data = json.loads(health(ws, memory_cap_bytes=40, now=T0).view().model_dump_json())
     assert data["folders"]["agents"] == {"files": 3, "bytes": 150}
     assert data["largest_files"][0] == {"path": "agents/alice/memory.md", "size": 100}
     assert data["memory_files"][0]["over_cap"] is True

@@ -31,7 +31,7 @@ def test_a_folder_lists_one_level_folders_first_with_sizes_of_files_only(root: P
     assert [e.size for e in listing.entries] == [None, None, 5]
     nested = list_folder(root, "agents/writer")
     assert [e.path for e in nested.entries] == ["agents/writer/memory.md"]
-    assert nested.to_dict()["path"] == "agents/writer"
+    assert nested.view().model_dump()["path"] == "agents/writer"
 
 
 def test_a_link_is_listed_but_never_entered(root: Path, tmp_path: Path) -> None:
