@@ -23,7 +23,7 @@ from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from mcp_types import Resource as MCPResource
 from mcp_types import ResourceTemplate as MCPResourceTemplate
-from pydantic import Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from squad.errors import NotFound, SquadError
 from squad.mcp.resources import TEMPLATES, SquadResources
@@ -39,11 +39,7 @@ from squad.views import (
     MemoryRevert,
     MemorySearch,
     Remembered,
-    ReviewList,
-    ReviewResult,
     RunAccepted,
-    RunList,
-    RunStatus,
     SquadList,
 )
 
@@ -169,6 +165,12 @@ def _explained(name: str, exc: ToolError) -> str:
     return text.removeprefix(f"Error executing tool {name}: ")
 
 
+def _object(view: BaseModel) -> dict[str, Any]:
+    """A tool that answers one of two views says so as a JSON object: the SDK would wrap a
+    union's structured content in ``{"result": ...}``, unlike every other tool's."""
+    return view.model_dump(mode="json")
+
+
 def build_server(
     app: App,
     *,
@@ -243,13 +245,11 @@ def build_server(
             query, squad=squad, include_superseded=include_superseded, limit=limit
         )
 
-    def run_status(
-        run_id: RunId | None = None, squad: SquadName | None = None
-    ) -> RunStatus | RunList:
+    def run_status(run_id: RunId | None = None, squad: SquadName | None = None) -> dict[str, Any]:
         """One run (tasks, outputs, spend, the task awaiting approval, its commit in the
         workspace's history and the diff against the squad's previous run) by run_id, or the
         recent runs of a squad."""
-        return tools.run_status(run_id, squad)
+        return _object(tools.run_status(run_id, squad))
 
     def memory_history(
         squad: SquadName,
@@ -366,12 +366,14 @@ def build_server(
         ] = "list",
         ids: Annotated[list[Annotated[int, Field(ge=1, le=2**31 - 1)]], Field(max_length=500)] = [],  # noqa: B006
         text: Annotated[str | None, Field(min_length=1, max_length=2000)] = None,
-    ) -> ReviewList | ReviewResult:
+    ) -> dict[str, Any]:
         """The agent's review queue (memory.review: low_confidence or all): facts the
         extractor proposed wait here, never in a prompt, until approved (written as the
         extractor would have), edited or rejected (never proposed again). Each decision is
         audited and committed as yours."""
-        return tools.memory_review(squad, agent, action, ids, text, actor=client_actor(ctx))
+        return _object(
+            tools.memory_review(squad, agent, action, ids, text, actor=client_actor(ctx))
+        )
 
     writes = (remember, forget, memory_revert, memory_review, decision_record)
     for write in (*writes, run_start, run_approve):

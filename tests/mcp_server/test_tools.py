@@ -69,6 +69,32 @@ def test_every_tool_has_a_description_and_a_schema_for_each_argument(home: App) 
     assert remember.input_schema["properties"]["layer"]["enum"] == ["project", "experiential"]
 
 
+def test_each_read_answers_its_json_object_as_structured_content_too(home: App) -> None:
+    """The text and the structured content are the same object, never ``{"result": ...}``;
+    a tool with one view publishes its schema, and the answer keeps to it."""
+    calls = {
+        "squads": {},
+        "memory_search": {"query": "the"},
+        "memory_read": {"squad": "docs-site", "agent": "writer"},
+        "memory_context": {"squad": "docs-site", "agent": "writer"},
+        "memory_history": {"squad": "docs-site", "agent": "writer"},
+        "decision_search": {"query": "the"},
+        "run_status": {"squad": "docs-site"},
+    }
+
+    async def body(client: Any) -> Any:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        return tools, {name: await call(client, name, **args) for name, args in calls.items()}
+
+    tools, answers = with_client(home, body)
+    assert set(calls) == READS
+    for name, result in answers.items():
+        assert result.structured_content == payload(result), name
+        schema = tools[name].output_schema
+        if name != "run_status":  # one of two views: no single schema
+            assert schema is not None and set(payload(result)) <= set(schema["properties"]), name
+
+
 def test_squads_lists_each_squad_with_its_agents(home: App) -> None:
     async def body(client: Any) -> Any:
         return await ok(client, "squads")
