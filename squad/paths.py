@@ -15,7 +15,23 @@ from pathlib import Path, PurePosixPath
 
 from squad.errors import PathEscapeError
 
-__all__ = ["check_name", "contained", "is_within", "refuse_nul", "resolve_inside", "run_lock"]
+__all__ = [
+    "SLUG",
+    "SLUG_PATTERN",
+    "check_name",
+    "contained",
+    "is_within",
+    "refuse_nul",
+    "resolve_inside",
+    "run_lock",
+]
+
+SLUG = r"[a-z0-9][a-z0-9-]{0,62}"
+"""The id of a squad, an agent or a task, unanchored (to sit inside a larger pattern): 1-63
+lowercase letters, digits and '-', starting with a letter or digit. Each names a folder
+(``workspaces/<squad>``, ``agents/<agent>``, ``tasks/<task>``), so no id can climb or hide."""
+SLUG_PATTERN = rf"^{SLUG}$"
+""":data:`SLUG`, whole: what every front end and file format validates an id against."""
 
 
 def refuse_nul(path: str, *, what: str = "path") -> str:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from squad.paths import SLUG_PATTERN
+
 __all__ = [
     "LABELS",
     "SLUG",
@@ -61,7 +63,7 @@ _LABEL_LINE = re.compile(
     r"(?::(?:\*\*)?\s*(?P<rest>.*)|$)"
 )
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'-]*")
-SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
+SLUG = re.compile(SLUG_PATTERN)
 STOPWORDS = word_set(
     """a about above after again all also an and any are as at be been before being below but
     by can could did do does doing done each few for from further had has have having here how

@@ -15,8 +15,9 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from squad.errors import PlanError
+from squad.paths import SLUG_PATTERN
 from squad.runtime.tasks import TaskNode, topological_order
-from squad.spec.models import SLUG_PATTERN, SquadSpec
+from squad.spec.models import SquadSpec
 
 __all__ = [
     "parse_plan",

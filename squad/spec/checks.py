@@ -16,9 +16,9 @@ from collections.abc import Callable, Iterable
 from pathlib import PurePath
 
 from squad.errors import Problem
+from squad.paths import SLUG_PATTERN
 from squad.spec.models import (
     DEFAULT_MODEL,
-    SLUG_PATTERN,
     McpServerSpec,
     ModelSpec,
     SquadSpec,

@@ -20,11 +20,11 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from squad.paths import SLUG_PATTERN
 from squad.spec.schedule import parse_cron, parse_interval
 from squad.spec.window import MAX_CONTEXT_WINDOW, MIN_CONTEXT_WINDOW
 
 __all__ = [
-    "SLUG_PATTERN",
     "AgentMemory",
     "AgentSpec",
     "Limits",
@@ -38,7 +38,6 @@ __all__ = [
     "split_tool_ref",
 ]
 
-SLUG_PATTERN = r"^[a-z0-9][a-z0-9-]{0,62}$"
 _SLUG = re.compile(SLUG_PATTERN)
 _WORKSPACE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -390,7 +389,7 @@ class SquadSpec(_Strict):
     model_config = ConfigDict(title="squad definition")
 
     name: Slug
-    """The squad id, a slug: [a-z0-9][a-z0-9-]{0,62}."""
+    """The squad id, a slug (:data:`squad.paths.SLUG`)."""
     description: str = ""
     """One line about the squad."""
     goal: str = ""

@@ -12,6 +12,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from squad.paths import SLUG_PATTERN
+
 __all__ = [
     "FORMAT",
     "VERSION",
@@ -24,7 +26,6 @@ __all__ = [
 
 FORMAT = "squad-export"
 VERSION = 1
-_SLUG = r"^[a-z0-9][a-z0-9-]{0,62}$"
 
 
 class _Strict(BaseModel):
@@ -37,7 +38,7 @@ class HistoryEntry(_Strict):
 
 
 class AgentEntry(_Strict):
-    id: Annotated[str, Field(pattern=_SLUG)]
+    id: Annotated[str, Field(pattern=SLUG_PATTERN)]
     identity: Annotated[str, Field(min_length=1, max_length=300)]
     """The agent's experience identity (``profile:<id>`` or ``squad:<squad>/<agent>``)."""
     namespace: Annotated[str, Field(min_length=1, max_length=300)]
@@ -47,7 +48,7 @@ class AgentEntry(_Strict):
 class ExportManifest(_Strict):
     format: Literal["squad-export"]
     version: Annotated[int, Field(ge=1)]
-    squad: Annotated[str, Field(pattern=_SLUG)]
+    squad: Annotated[str, Field(pattern=SLUG_PATTERN)]
     exported_at: datetime
     squad_version: Annotated[str, Field(max_length=100)]
     history: HistoryEntry | None

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from squad.model import ChatModel, Message, ModelEvent, OfflineModel, ToolSpec, model_for
 from squad.model.offline import answer
-from squad.spec.models import SLUG_PATTERN, ModelSpec
+from squad.paths import SLUG_PATTERN
+from squad.spec.models import ModelSpec
 from squad.text.tokens import counter_for_model
 
 AND_OR = {"and", "or"}  # list glue, never agent ids
