@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from squad.errors import NotFound
 from squad.mcp.tools import Scope
+from squad.paths import SLUG
 from squad.text.natural import natural_key
 from squad.web.redaction import redacted_text
 
@@ -37,12 +38,11 @@ MAX_BYTES = 128 * 1024
 """What one read returns at most, cut before it is redacted (redaction costs about 4 s of
 CPU per MB here, and a client may read as often as it likes): the dashboard's preview size."""
 LISTED_RUNS = 10
-_SLUG = r"[a-z0-9][a-z0-9-]{0,62}"
 _URI = re.compile(
-    rf"^squad://(?P<squad>{_SLUG})/(?P<rest>manifest|decisions\.md"
-    rf"|agents/(?P<agent>{_SLUG})/memory\.md"
+    rf"^squad://(?P<squad>{SLUG})/(?P<rest>manifest|decisions\.md"
+    rf"|agents/(?P<agent>{SLUG})/memory\.md"
     rf"|plans/(?P<plan>plan-\d{{3,}}\.md)"
-    rf"|tasks/(?P<task>{_SLUG})/output\.md"
+    rf"|tasks/(?P<task>{SLUG})/output\.md"
     rf"|runs/(?P<run>[A-Za-z0-9][A-Za-z0-9_-]{{0,99}})/log)$"
 )
 

@@ -28,6 +28,7 @@ from pydantic import BaseModel, Field, ValidationError
 from squad.errors import NotFound, SquadError
 from squad.mcp.resources import TEMPLATES, SquadResources
 from squad.mcp.tools import Scope, SquadTools
+from squad.paths import SLUG_PATTERN
 from squad.views import (
     ApprovalQueued,
     ContextPreview,
@@ -59,12 +60,8 @@ an agent would be given for a message. Decisions with their reasons are kept apa
 `decision_search` before re-deciding something, `decision_record` when something is decided.
 Runs: `run_start`, `run_status`, `run_approve`."""
 
-SquadName = Annotated[
-    str, Field(pattern=r"^[a-z0-9][a-z0-9-]{0,62}$", description="Squad name (see `squads`).")
-]
-AgentId = Annotated[
-    str, Field(pattern=r"^[a-z0-9][a-z0-9-]{0,62}$", description="Agent id within the squad.")
-]
+SquadName = Annotated[str, Field(pattern=SLUG_PATTERN, description="Squad name (see `squads`).")]
+AgentId = Annotated[str, Field(pattern=SLUG_PATTERN, description="Agent id within the squad.")]
 Query = Annotated[
     str, Field(min_length=1, max_length=1000, description="Words to find (case-insensitive).")
 ]
@@ -332,7 +329,7 @@ def build_server(
 
     def run_approve(
         run_id: RunId,
-        task: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9-]{0,62}$")],
+        task: Annotated[str, Field(pattern=SLUG_PATTERN)],
         approved: bool,
         ctx: Context[Any, Any],
         reason: Annotated[str, Field(max_length=5000)] = "",

@@ -14,8 +14,9 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from squad.paths import SLUG_PATTERN
 from squad.views import BootFile, Fact, MemoryRevert, Namespace, ReviewResult, RunAccepted
-from squad.web.api import ERRORS, SLUG, AgentId, FactId, NamespaceId, RunId, SquadName, _web
+from squad.web.api import ERRORS, AgentId, FactId, NamespaceId, RunId, SquadName, _web
 from squad.web.control import RunRequest
 
 __all__ = ["ApprovalAnswer", "BootEdit", "NamespaceSwitch", "RunStart", "router"]
@@ -33,7 +34,7 @@ class RunStart(_Body):
 
 
 class ApprovalAnswer(_Body):
-    task: Annotated[str, Field(pattern=SLUG)]
+    task: Annotated[str, Field(pattern=SLUG_PATTERN)]
     """The task the run waits on (the run page names it)."""
     approved: bool
     reason: Annotated[str, Field(max_length=5_000)] = ""

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Path, Query, Request
 from pydantic import BaseModel, ConfigDict
 
+from squad.paths import SLUG_PATTERN
 from squad.spec.window import MAX_CONTEXT_WINDOW, MIN_CONTEXT_WINDOW
 from squad.views import (
     AgentMemory,
@@ -40,9 +41,8 @@ from squad.views import (
     SquadSummary,
 )
 
-__all__ = ["ERRORS", "SLUG", "Problem", "router"]
+__all__ = ["ERRORS", "Problem", "router"]
 
-SLUG = r"^[a-z0-9][a-z0-9-]{0,62}$"
 RUN_ID = r"^[A-Za-z0-9_-]{1,64}$"
 
 
@@ -80,8 +80,8 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 
 router = APIRouter(prefix="/api/v1", tags=["api"], responses=ERRORS)
 
-SquadName = Annotated[str, Path(pattern=SLUG, description="Squad name")]
-AgentId = Annotated[str, Path(pattern=SLUG, description="Agent id")]
+SquadName = Annotated[str, Path(pattern=SLUG_PATTERN, description="Squad name")]
+AgentId = Annotated[str, Path(pattern=SLUG_PATTERN, description="Agent id")]
 RunId = Annotated[str, Path(pattern=RUN_ID, description="Run id")]
 HistoryRunId = Annotated[
     str, Path(pattern=r"^[A-Za-z0-9_-]{4,64}$", description="Run id, or its first 4+ characters")
@@ -157,7 +157,9 @@ def get_run(request: Request, run_id: RunId) -> RunPage:
 @router.get("/runs", response_model=list[HistoryRun])
 def list_runs(
     request: Request,
-    squad: Annotated[str | None, Query(pattern=SLUG, description="Only this squad's")] = None,
+    squad: Annotated[
+        str | None, Query(pattern=SLUG_PATTERN, description="Only this squad's")
+    ] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 20,
 ) -> list[Any]:
     """The newest runs, from the workspaces' histories (each with its commit)."""
@@ -417,8 +419,8 @@ def get_boot(request: Request, name: Literal["soul", "user", "agents"]) -> BootF
 def search_memory(
     request: Request,
     q: Annotated[str, Query(min_length=1, max_length=MAX_TEXT_CHARS)],
-    squad: Annotated[str | None, Query(pattern=SLUG)] = None,
-    agent: Annotated[str | None, Query(pattern=SLUG)] = None,
+    squad: Annotated[str | None, Query(pattern=SLUG_PATTERN)] = None,
+    agent: Annotated[str | None, Query(pattern=SLUG_PATTERN)] = None,
     section: Annotated[str | None, Query(max_length=100)] = None,
     layer: Literal["project", "experiential", "conversation"] | None = None,
     regex: bool = False,
@@ -468,7 +470,7 @@ def memory_search(request: Request, query: str, **options: Any) -> MemorySearch:
 @router.get("/decisions", response_model=list[Decision])
 def get_decisions(
     request: Request,
-    squad: Annotated[str | None, Query(pattern=SLUG)] = None,
+    squad: Annotated[str | None, Query(pattern=SLUG_PATTERN)] = None,
     q: Annotated[str | None, Query(min_length=1, max_length=MAX_TEXT_CHARS)] = None,
     include_superseded: bool = True,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
@@ -485,8 +487,8 @@ def get_decisions(
 @router.get("/memory/extraction", response_model=list[ExtractionPass])
 def get_extraction(
     request: Request,
-    squad: Annotated[str | None, Query(pattern=SLUG)] = None,
-    agent: Annotated[str | None, Query(pattern=SLUG)] = None,
+    squad: Annotated[str | None, Query(pattern=SLUG_PATTERN)] = None,
+    agent: Annotated[str | None, Query(pattern=SLUG_PATTERN)] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 20,
 ) -> list[ExtractionPass]:
     """The extractor's recent passes: written, merged, superseded, dropped, and why."""

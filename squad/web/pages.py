@@ -18,9 +18,9 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import BaseModel
 
 from squad.errors import SquadError, UsageError
+from squad.paths import SLUG_PATTERN
 from squad.web.api import (
     MAX_TEXT_CHARS,
-    SLUG,
     AgentId,
     FactId,
     FilePath,
@@ -35,7 +35,7 @@ from squad.web.render import environment
 __all__ = ["render_error", "router"]
 
 router = APIRouter(include_in_schema=False)
-OPTIONAL_SLUG = f"^$|{SLUG}"
+OPTIONAL_SLUG = f"^$|{SLUG_PATTERN}"
 """A filter left empty in a form, or a squad or agent id."""
 MAX_FORM_BYTES = 12_000_000
 
