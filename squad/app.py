@@ -68,7 +68,8 @@ class App:
         self.clock = clock
         self.model_factory = model_factory
         """Builds each agent's model from its spec (offline in-process, else litellm)."""
-        self._given_store = store
+        self._store: Store | None = store
+        self._owns_store = store is None
         self._extraction_errors: list[ExtractionErrors] = []
         self._history_handlers: list[HistoryEvents] = []
         self._histories: dict[tuple[Path, str], History] = {}
@@ -111,7 +112,7 @@ class App:
 
                 self._squads = SquadManager(
                     self.settings,
-                    store=self._given_store,
+                    store=self._store if self._store is not None else self._open_store,
                     clock=self.clock,
                     histories=self.history,
                 )
@@ -119,12 +120,23 @@ class App:
 
     @property
     def store(self) -> Store:
-        """The state database, opened (and migrated) on first use."""
-        return self.squads.store
+        """The state database, opened (and migrated) on first use; :meth:`close` closes it."""
+        return self._open_store()
+
+    def _open_store(self) -> Store:
+        with self._lock:
+            if self._store is None:
+                from squad.store import Store
+
+                self._store = Store.open(self.settings.database_url, clock=self.clock)
+            return self._store
 
     def database_exists(self) -> bool:
-        """Whether the store's database is there already (reading commands create none)."""
-        return self.squads.database_exists()
+        """Whether the store is open or its database is there already (reading commands
+        create none)."""
+        from squad.store.engine import database_exists
+
+        return self._store is not None or database_exists(self.settings.database_url)
 
     @property
     def memory(self) -> MemoryService:
@@ -371,7 +383,10 @@ class App:
             with self._lock:
                 telemetry, self._telemetry = self._telemetry, NO_TELEMETRY
                 checkpoints, self._checkpoints = self._checkpoints, None
-                squads, self._squads = self._squads, None
+                self._squads = None
+                store = self._store if self._owns_store else None  # one given stays open
+                if self._owns_store:
+                    self._store = None
                 cluster, self._cluster = self._cluster, None
             if telemetry is not None and telemetry is not self._given_telemetry:
                 telemetry.shutdown(min(timeout, TELEMETRY_FLUSH_S))
@@ -379,8 +394,8 @@ class App:
                 cluster.close()
             if checkpoints is not None:
                 checkpoints.close()
-            if squads is not None:
-                squads.close()
+            if store is not None:
+                store.close()
 
     def __enter__(self) -> App:
         return self

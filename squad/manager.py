@@ -1,7 +1,8 @@
 """The squad manager: definitions in, workspaces and store records out.
 
 It ties the pure spec to the edges (workspace folders, the store) and is the Python API
-behind ``squad create`` and ``squad restore``. The store is opened lazily and only by
+behind ``squad create`` and ``squad restore``. It is handed the store by its owner (the
+:class:`~squad.app.App`, which opens it on first use and closes it) and asks for it only in
 operations that write, so reading commands never create a database as a side effect.
 """
 
@@ -43,39 +44,26 @@ class SquadManager:
         self,
         settings: Settings,
         *,
-        store: Store | None = None,
+        store: Store | Callable[[], Store],
         clock: Clock = utc_now,
         histories: Callable[[Path, str], History] | None = None,
     ) -> None:
-        """``histories`` gives each workspace's history: a created workspace starts one,
-        and an updated definition is committed."""
+        """``store`` is the state store, or how to reach it when first needed (the App's,
+        which opens it then): the manager never opens or closes one. ``histories`` gives
+        each workspace's history: a created workspace starts one, and an updated definition
+        is committed."""
         self._histories = histories
         self.settings = settings
-        self._store = store
-        self._owns_store = store is None
-        self._clock = clock
+        self._given_store = not callable(store)
+        self._store: Callable[[], Store] = store if callable(store) else lambda: store
         self.workspaces = WorkspaceManager(
             settings.workspaces, locks=settings.locks_dir, clock=clock
         )
 
-    def __enter__(self) -> SquadManager:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        if self._store is not None and self._owns_store:
-            self._store.close()
-            self._store = None
-
     @property
     def store(self) -> Store:
-        if self._store is None:
-            from squad.store import Store
-
-            self._store = Store.open(self.settings.database_url, clock=self._clock)
-        return self._store
+        """The state store (its owner opens it on this first use)."""
+        return self._store()
 
     def create_from_file(self, path: Path) -> tuple[SquadSpec, CreateReport]:
         spec = squad_from_file(path)
@@ -229,10 +217,10 @@ class SquadManager:
         )
 
     def database_exists(self) -> bool:
-        """Whether the store is open or its database is there (reading creates none)."""
+        """Whether the store was given open or its database is there (reading creates none)."""
         from squad.store.engine import database_exists
 
-        return self._store is not None or database_exists(self.settings.database_url)
+        return self._given_store or database_exists(self.settings.database_url)
 
 
 def _registered_as(

@@ -50,12 +50,12 @@ def stub(monkeypatch: pytest.MonkeyPatch) -> Iterator[OpenAIStubServer]:
 
 @pytest.fixture
 def runner(app: App, stub: OpenAIStubServer) -> Iterator[SquadRunner]:
-    with app.squads as manager:
-        manager.create(squad_from_text(CHAT_YAML.format(url=stub.url), source="demo.yaml"))
-        try:
-            yield app.runner()
-        finally:
-            app.drain_extraction()
+    manager = app.squads
+    manager.create(squad_from_text(CHAT_YAML.format(url=stub.url), source="demo.yaml"))
+    try:
+        yield app.runner()
+    finally:
+        app.drain_extraction()
 
 
 def stored(runner: SquadRunner) -> list[str]:

@@ -74,8 +74,8 @@ def stub(monkeypatch: pytest.MonkeyPatch) -> Iterator[OpenAIStubServer]:
 
 
 def open_runner(app: App, text: str) -> SquadRunner:
-    with app.squads as manager:
-        manager.create(squad_from_text(text, source="demo.yaml"))
+    manager = app.squads
+    manager.create(squad_from_text(text, source="demo.yaml"))
     return app.runner()
 
 

@@ -96,14 +96,14 @@ def test_a_long_chat_sends_summary_landmarks_and_recent_turns_within_budget(
     stub: OpenAIStubServer,
     app: App,
 ) -> None:
-    with app.squads as manager:
-        spec = squad_from_text(CHAT_YAML.format(url=stub.url), source="demo.yaml")
-        manager.create(spec)
-        runner = app.runner()
-        try:
-            long_chat(runner, SAID)
-        finally:
-            app.drain_extraction()
+    manager = app.squads
+    spec = squad_from_text(CHAT_YAML.format(url=stub.url), source="demo.yaml")
+    manager.create(spec)
+    runner = app.runner()
+    try:
+        long_chat(runner, SAID)
+    finally:
+        app.drain_extraction()
 
     turns = [
         body
@@ -144,18 +144,18 @@ def test_the_model_summarises_rarely_a_new_session_reuses_it_and_every_call_is_c
     stub: OpenAIStubServer,
     app: App,
 ) -> None:
-    with app.squads as manager:
-        spec = squad_from_text(CHAT_YAML.format(url=stub.url), source="demo.yaml")
-        workspace = manager.create(spec).path
-        runner = app.runner()
-        try:
-            chat = long_chat(runner, SAID)
-            asked = [b for b in stub.bodies if is_summary_request(b)]
-            # Another `squad chat -m` is a new session: it reads the saved summary.
-            long_chat(runner, ["One more thing: the favicon?"])
-        finally:
-            app.drain_extraction()
-        spent = manager.store.runs.spent("demo")
+    manager = app.squads
+    spec = squad_from_text(CHAT_YAML.format(url=stub.url), source="demo.yaml")
+    workspace = manager.create(spec).path
+    runner = app.runner()
+    try:
+        chat = long_chat(runner, SAID)
+        asked = [b for b in stub.bodies if is_summary_request(b)]
+        # Another `squad chat -m` is a new session: it reads the saved summary.
+        long_chat(runner, ["One more thing: the favicon?"])
+    finally:
+        app.drain_extraction()
+    spent = manager.store.runs.spent("demo")
 
     assert 1 <= len(asked) <= 2 and chat.summariser is not None
     cache = json.loads((workspace / "agents" / "writer" / "chat-summary.json").read_text())
@@ -172,20 +172,20 @@ def test_on_the_offline_model_the_history_is_summarised_without_a_call(
     settings: Settings,
     app: App,
 ) -> None:
-    with app.squads as manager:
-        offline = "\n".join(
-            line
-            for line in CHAT_YAML.format(url="").splitlines()
-            if "openai/stub" not in line and "cost_per_1k" not in line
-        )
-        spec = squad_from_text(offline + "\n", source="demo.yaml")
-        workspace = manager.create(spec).path
-        runner = app.runner()
-        try:
-            chat = long_chat(runner, SAID)
-            said = manager.store.conversation.messages("demo", "writer", session_id="chat")
-        finally:
-            app.drain_extraction()
+    manager = app.squads
+    offline = "\n".join(
+        line
+        for line in CHAT_YAML.format(url="").splitlines()
+        if "openai/stub" not in line and "cost_per_1k" not in line
+    )
+    spec = squad_from_text(offline + "\n", source="demo.yaml")
+    workspace = manager.create(spec).path
+    runner = app.runner()
+    try:
+        chat = long_chat(runner, SAID)
+        said = manager.store.conversation.messages("demo", "writer", session_id="chat")
+    finally:
+        app.drain_extraction()
     history = [Message(m.role, m.content) for m in said if m.role in ("user", "assistant")]
     assert history_tokens(history, counter_for_model("offline")) > BUDGET  # it was compressed
     assert chat.summariser is None
@@ -198,10 +198,10 @@ def test_a_chat_on_a_model_with_no_price_is_refused_before_any_call(
     text = CHAT_YAML.format(url=stub.url).replace(
         "STUB_KEY,\n  cost_per_1k_input: 0, cost_per_1k_output: 0}", "STUB_KEY}"
     )
-    with app.squads as manager:
-        manager.create(squad_from_text(text, source="demo.yaml"))
-        with pytest.raises(ConfigError, match="'openai/stub' has no price"):
-            ChatSession.open(app.runner(), "demo", "writer")
+    manager = app.squads
+    manager.create(squad_from_text(text, source="demo.yaml"))
+    with pytest.raises(ConfigError, match="'openai/stub' has no price"):
+        ChatSession.open(app.runner(), "demo", "writer")
     assert stub.requests == []
 
 
@@ -211,16 +211,16 @@ def test_a_model_summary_that_could_pass_the_spend_cap_is_not_asked_for(
     text = CHAT_YAML.format(url=stub.url).replace(
         "cost_per_1k_input: 0, cost_per_1k_output: 0", "cost_per_1k_input: 1, cost_per_1k_output: 1"
     )
-    with app.squads as manager:
-        manager.create(squad_from_text(text, source="demo.yaml"))
-        manager.store.runs.record_spend("demo", model="openai/stub", cost_usd=4.9999)  # of $5
-        chat = ChatSession.open(app.runner(), "demo", "writer")
-        chat._budget = RunBudget(10**9, 5.0, manager.store.runs.spent("demo").cost_usd)
-        folded = [Message.user(f"Tell me more. {FILLER}"), Message.assistant("Sure.")]
+    manager = app.squads
+    manager.create(squad_from_text(text, source="demo.yaml"))
+    manager.store.runs.record_spend("demo", model="openai/stub", cost_usd=4.9999)  # of $5
+    chat = ChatSession.open(app.runner(), "demo", "writer")
+    chat._budget = RunBudget(10**9, 5.0, manager.store.runs.spent("demo").cost_usd)
+    folded = [Message.user(f"Tell me more. {FILLER}"), Message.assistant("Sure.")]
 
-        assert chat._model_summary("", folded, 200) is None  # the offline summary stands in
+    assert chat._model_summary("", folded, 200) is None  # the offline summary stands in
 
-        assert chat._budget.reserved_usd == 0.0
+    assert chat._budget.reserved_usd == 0.0
     assert stub.requests == []
 
 
@@ -231,17 +231,17 @@ def test_the_history_a_chat_sends_is_sized_from_the_models_window(
     yaml = CHAT_YAML.format(url=stub.url).replace(
         "api_key_env: STUB_KEY,", f"api_key_env: STUB_KEY, context_window: {window},"
     )
-    with app.squads as manager:
-        manager.create(squad_from_text(yaml, source="demo.yaml"))
-        runner = app.runner()
-        try:
-            chat = ChatSession.open(runner, "demo", "writer")
-            assert chat.history_budget is None  # the window decides
-            for text in SAID:
-                chat.say(text)
-            regions, planned = runner.memory.plan(chat.ctx)
-        finally:
-            app.drain_extraction()
+    manager = app.squads
+    manager.create(squad_from_text(yaml, source="demo.yaml"))
+    runner = app.runner()
+    try:
+        chat = ChatSession.open(runner, "demo", "writer")
+        assert chat.history_budget is None  # the window decides
+        for text in SAID:
+            chat.say(text)
+        regions, planned = runner.memory.plan(chat.ctx)
+    finally:
+        app.drain_extraction()
     assert (planned.tokens, planned.source) == (window, "spec")
     (last,) = [b for b in stub.bodies if b["messages"][-1]["content"] == SAID[-1]]
     history = [Message(m["role"], m["content"]) for m in last["messages"][1:-1]]

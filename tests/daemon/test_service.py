@@ -116,9 +116,9 @@ def test_start_resumes_interrupted_and_dead_runs_but_leaves_paused_and_live_fore
 ) -> None:
     for name in ("alpha", "beta", "gamma"):
         write_squad(settings, f"{name}.yaml", squad_yaml(name))
-    with SquadManager(settings, store=store) as manager:
-        for name in ("alpha", "beta", "gamma"):
-            manager.create_from_file(settings.squads_dir / f"{name}.yaml")
+    manager = SquadManager(settings, store=store)
+    for name in ("alpha", "beta", "gamma"):
+        manager.create_from_file(settings.squads_dir / f"{name}.yaml")
     runs = {}
     for name, squad, trigger, status_ in (
         ("paused", "alpha", "schedule", RunStatus.AWAITING_APPROVAL),
@@ -221,8 +221,7 @@ def test_boot_file_edits_reach_the_next_prompt_without_a_restart(
     settings: Settings, store: Store, make_spec: Callable[..., Any]
 ) -> None:
     spec = make_spec()
-    with SquadManager(settings, store=store) as manager:
-        workspace = manager.create(spec).path
+    workspace = SquadManager(settings, store=store).create(spec).path
     memory = MemoryService(settings, store)
     context = AgentContext.of(spec, "writer", workspace)
     memory.system_prompt(context)  # first prompt: writes the default SOUL.md

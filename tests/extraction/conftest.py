@@ -14,6 +14,7 @@ from squad.memory.service import AgentContext, MemoryService
 from squad.model.types import ChatModel
 from squad.settings import Settings
 from squad.spec.loader import squad_from_text
+from squad.store import Store
 
 SQUAD_YAML = """\
 name: demo
@@ -59,16 +60,16 @@ class World:
 
 @pytest.fixture
 def make_world(settings: Settings, clock: FrozenClock) -> Iterator[Callable[..., World]]:
-    managers: list[SquadManager] = []
+    stores: list[Store] = []
 
     def make(interval: int = 2, agent: str = "planner") -> World:
-        manager = SquadManager(settings)
-        managers.append(manager)
+        stores.append(Store.open(settings.database_url))
+        manager = SquadManager(settings, store=stores[-1])
         spec = squad_from_text(SQUAD_YAML.format(interval=interval), source="demo.yaml")
         workspace = manager.create(spec).path
         memory = MemoryService(settings, manager.store, clock=clock)
         return World(manager, memory, AgentContext.of(spec, agent, workspace), clock)
 
     yield make
-    for manager in managers:
-        manager.close()
+    for store in stores:
+        store.close()

@@ -123,26 +123,26 @@ def test_chat_replies_while_an_extraction_is_still_in_flight(
     app: App,
 ) -> None:
     stub, gate = gated_stub
-    with app.squads as manager:
-        manager.create(squad_from_text(CHAT_YAML.format(url=stub.url), source="demo.yaml"))
-        runner = app.runner()
-        chat = ChatSession.open(runner, "demo", "writer")
-        chat.say("In this repo the API listens on port 8080.")
-        chat.say("We decided to deploy every Friday.")  # the second reply: a pass starts
-        conversation = manager.store.conversation
-        wait_for(lambda: conversation.watermark("demo", "writer").in_flight)
-        # The extraction is blocked inside its model call, and chat goes on regardless.
-        assert chat.say("And the docs live in docs/.") == "Noted."
-        assert chat.say("Thanks!") == "Noted."
-        assert conversation.watermark("demo", "writer").in_flight
-        gate.set()
-        app.drain_extraction()
-        memory = MemoryService(settings, manager.store)
-        ctx = chat.ctx
-        assert "The API listens on port 8080" in memory.memory_file(ctx).read()
-        # The replies that came during the pass were picked up by a second pass.
-        wm = conversation.watermark("demo", "writer")
-        assert wm.last_processed_seq == 8 and not wm.in_flight
+    manager = app.squads
+    manager.create(squad_from_text(CHAT_YAML.format(url=stub.url), source="demo.yaml"))
+    runner = app.runner()
+    chat = ChatSession.open(runner, "demo", "writer")
+    chat.say("In this repo the API listens on port 8080.")
+    chat.say("We decided to deploy every Friday.")  # the second reply: a pass starts
+    conversation = manager.store.conversation
+    wait_for(lambda: conversation.watermark("demo", "writer").in_flight)
+    # The extraction is blocked inside its model call, and chat goes on regardless.
+    assert chat.say("And the docs live in docs/.") == "Noted."
+    assert chat.say("Thanks!") == "Noted."
+    assert conversation.watermark("demo", "writer").in_flight
+    gate.set()
+    app.drain_extraction()
+    memory = MemoryService(settings, manager.store)
+    ctx = chat.ctx
+    assert "The API listens on port 8080" in memory.memory_file(ctx).read()
+    # The replies that came during the pass were picked up by a second pass.
+    wm = conversation.watermark("demo", "writer")
+    assert wm.last_processed_seq == 8 and not wm.in_flight
 
 
 RUN_YAML = """\
@@ -157,16 +157,16 @@ tasks:
 
 
 def test_a_run_triggers_extraction_for_its_agents(settings: Settings, app: App) -> None:
-    with app.squads as manager:
-        spec = squad_from_text(RUN_YAML, source="demo.yaml")
-        workspace = manager.create(spec).path
-        runner = app.runner()
-        result = runner.run(spec, workspace)
-        app.drain_extraction()
-        assert result.succeeded
-        [run] = manager.store.extraction.runs("demo", "planner")
-        assert (run.status, run.extractor) == ("done", "offline")
-        assert manager.store.conversation.watermark("demo", "planner").last_processed_seq >= 2
+    manager = app.squads
+    spec = squad_from_text(RUN_YAML, source="demo.yaml")
+    workspace = manager.create(spec).path
+    runner = app.runner()
+    result = runner.run(spec, workspace)
+    app.drain_extraction()
+    assert result.succeeded
+    [run] = manager.store.extraction.runs("demo", "planner")
+    assert (run.status, run.extractor) == ("done", "offline")
+    assert manager.store.conversation.watermark("demo", "planner").last_processed_seq >= 2
 
 
 def test_the_offline_model_gets_the_offline_extractor_without_a_call() -> None:

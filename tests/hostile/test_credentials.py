@@ -193,20 +193,20 @@ def test_the_extraction_model_never_receives_the_credential(
 def test_chat_history_never_stores_the_credential_nor_sends_it_again(
     settings: Settings, app: App, stub: OpenAIStubServer, case: Probe
 ) -> None:
-    with app.squads as manager:
-        spec = squad_from_text(CHAT_YAML.format(url=stub.url), source="demo.yaml")
-        workspace: Path = manager.create(spec).path
-        try:
-            chat = ChatSession.open(app.runner(), "demo", "writer")
-            for text in case.said:
-                stub.script(answer("Go ahead."))
-                chat.say(text)
-            said_at = len(stub.bodies)
-            stub.script(answer("Done."))
-            chat.say("Thanks. Now write the setup page.")
-        finally:
-            app.drain_extraction()
-        rows = manager.store.conversation.messages("demo", "writer")
+    manager = app.squads
+    spec = squad_from_text(CHAT_YAML.format(url=stub.url), source="demo.yaml")
+    workspace: Path = manager.create(spec).path
+    try:
+        chat = ChatSession.open(app.runner(), "demo", "writer")
+        for text in case.said:
+            stub.script(answer("Go ahead."))
+            chat.say(text)
+        said_at = len(stub.bodies)
+        stub.script(answer("Done."))
+        chat.say("Thanks. Now write the setup page.")
+    finally:
+        app.drain_extraction()
+    rows = manager.store.conversation.messages("demo", "writer")
 
     assert case.secret in json.dumps(stub.bodies[said_at - 1], ensure_ascii=False)  # its turn
     assert all(case.secret not in row.content for row in rows)

@@ -116,19 +116,19 @@ def test_a_run_is_refused_while_another_process_holds_the_squad(
     settings: Settings, app: App
 ) -> None:
     spec = squad_from_text(BASIC_YAML, source="demo.yaml")
-    with app.squads as manager:
-        workspace = manager.create(spec).path
-        note = json.dumps({"run_id": "elsewhere-123", "pid": 4242, "since": "2026-12-01T10:00"})
-        held = flock.acquire(lock_path(settings.locks_dir, "demo"), note)
-        try:
-            with pytest.raises(SquadBusy) as caught:
-                app.runner().run(spec, workspace)
-        finally:
-            held.release()
-        assert caught.value.run_id == "elsewhere-123"
-        assert "run elsewhere-123, pid 4242" in str(caught.value)
-        assert manager.store.list_runs("demo") == []  # nothing half-made
-        assert app.runner().run(spec, workspace).succeeded  # free again once released
+    manager = app.squads
+    workspace = manager.create(spec).path
+    note = json.dumps({"run_id": "elsewhere-123", "pid": 4242, "since": "2026-12-01T10:00"})
+    held = flock.acquire(lock_path(settings.locks_dir, "demo"), note)
+    try:
+        with pytest.raises(SquadBusy) as caught:
+            app.runner().run(spec, workspace)
+    finally:
+        held.release()
+    assert caught.value.run_id == "elsewhere-123"
+    assert "run elsewhere-123, pid 4242" in str(caught.value)
+    assert manager.store.list_runs("demo") == []  # nothing half-made
+    assert app.runner().run(spec, workspace).succeeded  # free again once released
 
 
 # -- a run whose process died ------------------------------------------------------------------
@@ -158,32 +158,32 @@ def test_a_live_run_is_not_settled_and_a_dead_one_of_the_same_squad_is(
     settings: Settings, app: App
 ) -> None:
     spec = squad_from_text(BASIC_YAML, source="demo.yaml")
-    with app.squads as manager:
-        manager.create(spec)
-        store = manager.store
-        dead = store.create_run("demo")
-        store.update_run(dead.id, status=RunStatus.RUNNING)
-        live = store.create_run("demo")
-        store.update_run(live.id, status=RunStatus.RUNNING)
-        note = json.dumps({"run_id": live.id, "pid": 1, "since": "x"})
-        with flock.acquire(lock_path(settings.locks_dir, "demo"), note):
-            settled = settle_dead_runs(store, settings.locks_dir)
-            assert [r.id for r in settled] == [dead.id]
-            assert store.get_run(live.id).status is RunStatus.RUNNING  # type: ignore[union-attr]
-        assert [r.id for r in settle_dead_runs(store, settings.locks_dir)] == [live.id]
+    manager = app.squads
+    manager.create(spec)
+    store = manager.store
+    dead = store.create_run("demo")
+    store.update_run(dead.id, status=RunStatus.RUNNING)
+    live = store.create_run("demo")
+    store.update_run(live.id, status=RunStatus.RUNNING)
+    note = json.dumps({"run_id": live.id, "pid": 1, "since": "x"})
+    with flock.acquire(lock_path(settings.locks_dir, "demo"), note):
+        settled = settle_dead_runs(store, settings.locks_dir)
+        assert [r.id for r in settled] == [dead.id]
+        assert store.get_run(live.id).status is RunStatus.RUNNING  # type: ignore[union-attr]
+    assert [r.id for r in settle_dead_runs(store, settings.locks_dir)] == [live.id]
 
 
 def test_settling_never_overwrites_a_run_that_ended_meanwhile(settings: Settings, app: App) -> None:
     spec = squad_from_text(BASIC_YAML, source="demo.yaml")
-    with app.squads as manager:
-        manager.create(spec)
-        store = manager.store
-        run = store.create_run("demo")
-        store.update_run(run.id, status=RunStatus.SUCCEEDED)
-        kept = store.update_run(
-            run.id, status=RunStatus.INTERRUPTED, error="x", only_if=RunStatus.RUNNING
-        )
-        assert kept.status is RunStatus.SUCCEEDED and kept.error is None
+    manager = app.squads
+    manager.create(spec)
+    store = manager.store
+    run = store.create_run("demo")
+    store.update_run(run.id, status=RunStatus.SUCCEEDED)
+    kept = store.update_run(
+        run.id, status=RunStatus.INTERRUPTED, error="x", only_if=RunStatus.RUNNING
+    )
+    assert kept.status is RunStatus.SUCCEEDED and kept.error is None
 
 
 def explode(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> ModelReply:
@@ -199,11 +199,11 @@ def test_an_unexpected_error_mid_run_leaves_it_interrupted_not_running(
     def explodes(_spec: ModelSpec, _on_event: Any) -> ChatModel:
         return FunctionModel(explode)
 
-    with app.squads as manager:
-        workspace = manager.create(spec).path
-        with pytest.raises(AttributeError):
-            app.runner(model_factory=explodes).run(spec, workspace)
-        [run] = manager.store.list_runs("demo")
+    manager = app.squads
+    workspace = manager.create(spec).path
+    with pytest.raises(AttributeError):
+        app.runner(model_factory=explodes).run(spec, workspace)
+    [run] = manager.store.list_runs("demo")
     assert run.status is RunStatus.INTERRUPTED
     assert run.error is not None and "partially initialized module" in run.error
     assert f"squad resume {run.id}" in run.error

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
+from squad.app import App
 from squad.clock import FrozenClock
 from squad.errors import MemoryError_, UsageError
 from squad.manager import SquadManager
@@ -375,7 +376,8 @@ def test_cli_gc_json_has_the_documented_shape(
     from squad.cli.app import app
 
     _point_cli_at(settings, monkeypatch)
-    with SquadManager(settings) as manager:
+    with App.open(settings) as home:
+        manager = home.squads
         manager.create(make_spec())
         namespace = manager.store.memory.ensure_namespace("squad:demo/writer", "Writer")
         past = datetime.now(UTC) - timedelta(days=1)
@@ -413,7 +415,8 @@ def test_cli_promote_copies_a_proposed_project_fact_once_and_revive_restores(
 
     _point_cli_at(settings, monkeypatch)
     line = "- Deploys go out on Fridays (2026-11-29)"
-    with SquadManager(settings) as manager:
+    with App.open(settings) as home:
+        manager = home.squads
         workspace = manager.create(make_spec()).path
         for source in ("r1", "r2", "chat"):
             manager.store.maintenance.record_sighting(

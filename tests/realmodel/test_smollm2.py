@@ -246,8 +246,8 @@ def test_the_background_extractor_files_facts_whatever_json_the_model_writes(
     squad: Squad, app: App
 ) -> None:
     squad.write("facts", CHAT)
-    with app.squads as manager:
-        manager.create_from_file(squad.configs / "squads" / "facts.yaml")
+    manager = app.squads
+    manager.create_from_file(squad.configs / "squads" / "facts.yaml")
     ctx = app.agent("facts", "helper")
     for turn in TURNS:
         app.store.conversation.record_message("facts", "helper", "user", turn, session_id="t")
@@ -300,8 +300,8 @@ def test_a_daemon_once_runs_the_start_up_squad_and_exits(squad: Squad) -> None:
 
 def test_chat_streams_text_as_the_model_generates_it(squad: Squad, app: App) -> None:
     squad.write("stream", CHAT)
-    with app.squads as manager:
-        manager.create_from_file(squad.configs / "squads" / "stream.yaml")
+    manager = app.squads
+    manager.create_from_file(squad.configs / "squads" / "stream.yaml")
     session = ChatSession.open(app.runner(), "stream", "helper")
     arrivals: list[tuple[float, str]] = []
     started = time.perf_counter()
