@@ -24,13 +24,19 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from itertools import product
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
-from squad.classifier.classify import LABELS, WEIGHTS_FILE, Example, load_examples
+from squad.classifier.classify import LABELS, WEIGHTS_FILE, Example, parse_examples
 from squad.classifier.cues import features, has_secret
 
+EXAMPLES = (
+    Path(__file__).resolve().parents[1] / "training" / "classifier" / "extract_examples.jsonl"
+)
+"""Our labelled messages (JSON Lines: ``text``, ``label``, optional ``role`` and ``lang``);
+kept in the repository, out of the wheel: only the weights trained from them ship."""
 _LEXICAL_MIN_COUNT = 2
 _STEPS = 600
 _LEARNING_RATE = 0.05
@@ -145,15 +151,19 @@ def choose(scores: Sequence[tuple[float, float, float]]) -> tuple[float, float, 
     return max(tied, key=lambda row: (row[1] + row[2], row[0]))
 
 
+def load_examples() -> list[Example]:
+    """Our labelled training examples (:data:`EXAMPLES`)."""
+    return parse_examples(EXAMPLES.read_text(encoding="utf-8"))
+
+
 def training_rows() -> list[Example]:
     """Our examples minus credentials: :func:`classify` refuses those before the model."""
     return [row for row in load_examples() if not has_secret(row.text)]
 
 
 def examples_digest() -> str:
-    package = resources.files("squad.classifier")
-    data = package.joinpath("data", "extract_examples.jsonl").read_bytes()
-    rules = package.joinpath("cues.py").read_bytes()
+    data = EXAMPLES.read_bytes()
+    rules = resources.files("squad.classifier").joinpath("cues.py").read_bytes()
     return hashlib.sha256(data + b"\0" + rules).hexdigest()
 
 

@@ -13,9 +13,10 @@ messages is worth a model call. English and Korean. Three answers:
 How: credentials are refused first (:func:`~squad.classifier.cues.has_secret`). Then a
 multinomial logistic regression scores the message over hand-written cues and lexical features
 (:mod:`squad.classifier.cues`); its weights ship as ``data/extract_weights.json``, trained
-by ``python -m bench.train_extractor`` from ``data/extract_examples.jsonl`` (our own examples,
-none taken from the evaluation set). Scoring is dictionary look-ups: no numpy, no training at
-run time. Relative dates are then made absolute (:mod:`squad.classifier.dates`), and a
+by ``python -m bench.train_extractor`` from the repository's
+``training/classifier/extract_examples.jsonl`` (our own examples, none taken from the
+evaluation set; they stay out of the wheel). Scoring is dictionary look-ups: no numpy, no
+training at run time. Relative dates are then made absolute (:mod:`squad.classifier.dates`), and a
 project fact gets a section and a subject key (:mod:`squad.classifier.subjects`).
 """
 
@@ -44,14 +45,13 @@ __all__ = [
     "OfflineFact",
     "classify",
     "fact_probabilities",
-    "load_examples",
+    "parse_examples",
     "worth_a_model_call",
 ]
 
 Label = Literal["none", "project", "experiential"]
 LABELS: tuple[Label, ...] = ("none", "project", "experiential")
 WEIGHTS_FILE = "extract_weights.json"
-EXAMPLES_FILE = "extract_examples.jsonl"
 
 LONG_MESSAGE_CHARS = 280
 """Past this length a message's fact is its likeliest sentence, not the whole message."""
@@ -86,12 +86,6 @@ class Example:
     label: Label
     role: str = "user"
     lang: str = ""
-
-
-def load_examples(name: str = EXAMPLES_FILE) -> list[Example]:
-    """Labelled examples from ``squad/classifier/data/<name>`` (JSON Lines)."""
-    text = resources.files(__package__).joinpath("data", name).read_text(encoding="utf-8")
-    return parse_examples(text)
 
 
 def parse_examples(text: str) -> list[Example]:

@@ -17,13 +17,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bench.train_extractor import macro_f1
+from bench.train_extractor import load_examples, macro_f1
 from squad.classifier.classify import (
     LONG_MESSAGE_CHARS,
     OfflineFact,
     classify,
     fact_probabilities,
-    load_examples,
     parse_examples,
     worth_a_model_call,
 )

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.train_extractor import macro_f1
-from squad.classifier.classify import LABELS, classify, load_examples, parse_examples
+from bench.train_extractor import load_examples, macro_f1
+from squad.classifier.classify import LABELS, classify, parse_examples
 
 TODAY = date(2026, 11, 29)
 REPO = Path(__file__).parents[2]

@@ -117,7 +117,7 @@ def load_groups() -> dict[str, list[Row]]:
         rows.append({"text": plain, "values": values, "form": "casual"})
     rows += [{"text": t, "values": [], "form": "casual prose"} for t in casual.PROSE]
     groups["casual"] = rows
-    chat = ROOT / "squad" / "classifier" / "data" / "extract_examples.jsonl"
+    chat = ROOT / "training" / "classifier" / "extract_examples.jsonl"
     lines = [json.loads(line) for line in chat.read_text(encoding="utf-8").splitlines() if line]
     groups["chat"] = [
         {"text": r["text"], "values": [], "form": "chat"}
