@@ -196,7 +196,7 @@ def _stale_phrases(week: int) -> list[str]:
 
 
 def _week_figures(app: App, ctx: AgentContext, week: int) -> dict[str, Any]:
-    from squad.memory.files import DailyLog
+    from squad.memory.daily import DailyLog
 
     file = app.memory.memory_file(ctx)
     text = file.path.read_text(encoding="utf-8") if file.path.exists() else ""

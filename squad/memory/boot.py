@@ -23,7 +23,7 @@ from squad.history.history import NO_HISTORY, WriteHook
 from squad.memory.assembly import BootFile
 from squad.memory.audit import AuditLog, AuditRecord, sha256_text
 from squad.memory.document import BOM, line_ending
-from squad.memory.files import locked, read_file_bytes, refuse_read_only, refuse_unencodable
+from squad.memory.file_io import locked, read_file_bytes, refuse_read_only, refuse_unencodable
 from squad.paths import contained
 from squad.text.secrets import refuse_secrets
 

@@ -28,7 +28,7 @@ from squad.errors import MemoryError_, NotFound, StoreError, UsageError, Workspa
 from squad.fsutil import atomic_write
 from squad.history.history import NO_HISTORY, History, RunWrites, WriteHook
 from squad.memory.audit import AuditLog, AuditRecord, sha256_text
-from squad.memory.files import locked, refuse_read_only, refuse_unencodable
+from squad.memory.file_io import locked, refuse_read_only, refuse_unencodable
 from squad.paths import contained
 from squad.store.decisions import DecisionRecord, NewDecision
 from squad.text.secrets import refuse_secrets

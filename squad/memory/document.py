@@ -37,6 +37,7 @@ __all__ = [
     "open_block",
     "split_lines",
     "superseded",
+    "undo_lines",
     "unstruck",
     "with_line_ending",
 ]
@@ -358,3 +359,31 @@ def _split_trailing_blank(body: str) -> tuple[str, str]:
     while cut > 0 and not lines[cut - 1].strip():
         cut -= 1
     return "".join(lines[:cut]), "".join(lines[cut:])
+
+
+def undo_lines(raw: bytes, before: bytes, removed: list[str], added: list[str]) -> bytes:
+    """``raw`` with one occurrence of each ``added`` line taken out (the last) and each
+    ``removed`` line put back after the nearest line above it in ``before`` that ``raw``
+    still has (at the top when none is)."""
+    nl = line_ending(raw.decode("latin-1")) if raw else "\n"
+    ended = not raw or raw.endswith((b"\n", b"\r"))
+    lines = raw.decode("utf-8").splitlines()
+    kept = list(lines)
+    for line in added:
+        if line in lines:
+            del lines[len(lines) - 1 - lines[::-1].index(line)]
+    old = before.decode("utf-8", "replace").splitlines()
+    for line in removed:
+        if line in lines:
+            continue
+        at = 0
+        if line in old:
+            for above in reversed(old[: old.index(line)]):
+                if above in lines:
+                    at = lines.index(above) + 1
+                    break
+        lines.insert(at, line)
+    if lines == kept:
+        return raw
+    text = nl.join(lines)
+    return (text + (nl if ended else "")).encode() if lines else b""

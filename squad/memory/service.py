@@ -31,8 +31,9 @@ from squad.memory.assembly import (
 from squad.memory.audit import AuditLog, AuditRecord
 from squad.memory.boot import ensure_default_soul, load_boot_files
 from squad.memory.boot_fit import FittedBoot, fit_boot_files
+from squad.memory.daily import DailyLog
 from squad.memory.dedupe import SameAs, same_key
-from squad.memory.files import DailyLog, MemoryFile
+from squad.memory.files import MemoryFile
 from squad.memory.fold import Folded, TopicSummaries
 from squad.memory.recall import ChatterFilter, RecalledLine, RecallPacker
 from squad.memory.recall_reader import RecallReader

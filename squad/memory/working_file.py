@@ -28,7 +28,7 @@ from filelock import Timeout
 from squad.clock import Clock, utc_now
 from squad.errors import MemoryError_
 from squad.fsutil import atomic_write
-from squad.memory.files import locked
+from squad.memory.file_io import locked
 from squad.memory.working import WorkingMemory
 from squad.paths import check_name, contained
 

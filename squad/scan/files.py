@@ -3,7 +3,7 @@
 Which files are which place (:func:`workspace_places`, :func:`home_places`), how each form is
 redacted (text, a JSON document, JSON Lines; bytes that are not UTF-8 kept as they are), and
 the rewrite itself: under the lock that file's writers take, without losing a change a
-person makes meanwhile (:func:`squad.memory.files.rewrite`). Files the workspace's history
+person makes meanwhile (:func:`squad.memory.file_io.rewrite`). Files the workspace's history
 tracks are rewritten inside one memory change, committed as ``memory scan: redacted N
 credentials`` with its lines counted, not quoted; logs, working memory and caches are not
 tracked and are only rewritten. A run log, MCP journal or MCP servers' stderr log of a run
@@ -44,7 +44,7 @@ class FilePlace:
     """Relative to its workspace (or the home), with forward slashes."""
     form: Form
     lock: Path
-    """The path whose :func:`~squad.memory.files.locked` lock the file's writers take."""
+    """The path whose :func:`~squad.memory.file_io.locked` lock the file's writers take."""
     tracked: bool = False
     """In the workspace's history: a fix is committed."""
     run_id: str | None = None
@@ -169,7 +169,7 @@ class Rewritten:
 
 def fix_file(place: FilePlace) -> Rewritten | None:
     """Redact ``place`` in place as its writers write it; None when nothing changed now."""
-    from squad.memory.files import rewrite
+    from squad.memory.file_io import rewrite
 
     redacted: list[tuple[Found, ...]] = []
 

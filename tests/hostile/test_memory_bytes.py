@@ -23,8 +23,9 @@ from hypothesis import strategies as st
 from squad.errors import MemoryError_, MemoryFileError, SquadError
 from squad.memory.audit import AuditLog, sha256_text
 from squad.memory.boot import load_boot_files, write_boot_file
+from squad.memory.daily import DailyLog
 from squad.memory.document import BOM, MemoryDocument
-from squad.memory.files import DailyLog, MemoryFile
+from squad.memory.files import MemoryFile
 
 SEED = "# Project Context\n\n# Coding Rules\n\n# Decisions\n\n# Insights\n"
 DAY = date(2025, 1, 2)

@@ -17,7 +17,9 @@ import pytest
 
 from squad import fsutil
 from squad.errors import StaleWriteError
-from squad.memory.files import WRITE_ATTEMPTS, DailyLog, MemoryFile
+from squad.memory.daily import DailyLog
+from squad.memory.file_io import WRITE_ATTEMPTS
+from squad.memory.files import MemoryFile
 from squad.workspace.layout import memory_seed
 
 _WRITER = r"""

@@ -27,7 +27,8 @@ from squad.errors import (
     StaleWriteError,
 )
 from squad.memory.audit import AuditLog, sha256_text
-from squad.memory.files import DailyLog, MemoryFile
+from squad.memory.daily import DailyLog
+from squad.memory.files import MemoryFile
 from squad.workspace.layout import memory_seed
 
 

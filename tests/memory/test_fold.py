@@ -7,13 +7,14 @@ from pathlib import Path
 
 import pytest
 
-import squad.memory.files as files_module
+import squad.memory.file_io as file_io
 from squad import fsutil
 from squad.clock import FrozenClock
 from squad.errors import MemoryFullError
 from squad.memory.audit import AuditLog
+from squad.memory.daily import DailyLog
 from squad.memory.document import MemoryDocument
-from squad.memory.files import DailyLog, MemoryFile
+from squad.memory.files import MemoryFile
 from squad.memory.fold import FOLD_TO, FoldPlan, apply_fold, plan_fold
 from squad.workspace.layout import memory_seed
 from tests.memory.test_concurrent_hand_edits import person_appending
@@ -143,7 +144,7 @@ def test_a_hand_edit_made_while_a_fold_writes_is_kept(
             person()  # the daily log's append done: after the plan, before memory.md's write
         calls.append(path)
 
-    monkeypatch.setattr(files_module, "append", append_then_person)
+    monkeypatch.setattr(file_io, "append", append_then_person)
     result = file.append(
         "Insights",
         "- the docs build moved to MkDocs with the Material theme, for good",
