@@ -24,7 +24,8 @@ from bench.credential_samples import Sample
 from bench.credential_search import Needle, blobs, count_hits, where
 from squad.errors import SquadError
 from squad.memory.boot import ensure_default_soul
-from squad.model.testing import Behaviour, OpenAIStubServer, answer
+from squad.model.stub_answers import Behaviour, answer
+from squad.model.testing import OpenAIStubServer
 
 __all__ = ["DEFAULT_PATHS", "PATHS", "Lab", "Outcome", "lab", "measure"]
 

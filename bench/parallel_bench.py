@@ -105,7 +105,8 @@ def _critical_path(url: str) -> float:
 
 def measure() -> dict[str, Any]:
     from squad.app import App
-    from squad.model.testing import OpenAIStubServer, answer, slow
+    from squad.model.stub_answers import answer, slow
+    from squad.model.testing import OpenAIStubServer
 
     os.environ.setdefault("STUB_KEY", "stub-key")
     with (

@@ -29,7 +29,8 @@ from sqlalchemy.engine import Engine
 
 from squad.app import App
 from squad.daemon.eventlog import read_daemon_log
-from squad.model.testing import FREE_PRICES, OpenAIStubServer, answer, slow
+from squad.model.stub_answers import answer, slow
+from squad.model.testing import FREE_PRICES, OpenAIStubServer
 from squad.settings import Settings
 from squad.store.records import RunRecord
 

@@ -13,7 +13,8 @@ import pytest
 from squad.app import App
 from squad.chat.session import ChatSession
 from squad.model import ChatModel, LiteLLMModel, ModelEvent, RetryPolicy
-from squad.model.testing import FREE_PRICES, OpenAIStubServer, answer, tool_call
+from squad.model.stub_answers import answer, tool_call
+from squad.model.testing import FREE_PRICES, OpenAIStubServer
 from squad.runtime.mcp_bridge import server_pids
 from squad.spec.loader import squad_from_text
 from squad.spec.models import ModelSpec

@@ -21,7 +21,8 @@ from squad.chat.compress import (
     recent_start,
 )
 from squad.chat.summarise import ModelSummariser, offline_summary
-from squad.model.testing import OpenAIStubServer, answer, status
+from squad.model.stub_answers import answer, status
+from squad.model.testing import OpenAIStubServer
 from squad.model.types import Message
 from squad.text.tokens import TokenCounter, counter_for_model
 

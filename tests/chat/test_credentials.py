@@ -17,7 +17,8 @@ import pytest
 from squad.app import App
 from squad.chat.rolling import RollingSummariser
 from squad.chat.session import ChatSession, without_credentials
-from squad.model.testing import Behaviour, OpenAIStubServer, answer
+from squad.model.stub_answers import Behaviour, answer
+from squad.model.testing import OpenAIStubServer
 from squad.model.types import Message
 from squad.runtime.runner import SquadRunner
 from squad.settings import Settings

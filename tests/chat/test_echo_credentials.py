@@ -161,7 +161,7 @@ def test_an_echo_is_known_only_to_the_session_that_heard_the_value(
 def test_an_mcp_tool_repeating_a_password_leaves_it_in_no_journal_log_or_message(
     settings: Settings, app: App, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from squad.model.testing import answer, tool_call
+    from squad.model.stub_answers import answer, tool_call
     from tests.runtime.test_mcp_tools import PY, SERVERS
 
     monkeypatch.setenv("STUB_KEY", "stub-key")

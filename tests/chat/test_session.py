@@ -17,7 +17,8 @@ from squad.app import App
 from squad.chat.compress import SUMMARY_PREFIX, history_tokens
 from squad.chat.session import ChatSession
 from squad.errors import ConfigError
-from squad.model.testing import Behaviour, OpenAIStubServer, answer
+from squad.model.stub_answers import Behaviour, answer
+from squad.model.testing import OpenAIStubServer
 from squad.model.types import Message
 from squad.runtime.limits import RunBudget
 from squad.runtime.runner import SquadRunner

@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 
 from squad.cli import main
-from squad.model.testing import OpenAIStubServer, answer
+from squad.model.stub_answers import answer
+from squad.model.testing import OpenAIStubServer
 from squad.settings import Settings
 from squad.store import Store
 from tests.conftest import EXAMPLES

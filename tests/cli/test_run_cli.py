@@ -74,7 +74,8 @@ def test_sigterm_stops_after_the_current_task_and_resume_finishes_it(
     import subprocess
     import time
 
-    from squad.model.testing import FREE_PRICES, OpenAIStubServer, answer, slow
+    from squad.model.stub_answers import answer, slow
+    from squad.model.testing import FREE_PRICES, OpenAIStubServer
     from tests.cli.test_cli import SQUAD
 
     with OpenAIStubServer() as stub:

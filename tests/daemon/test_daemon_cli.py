@@ -209,7 +209,8 @@ def test_second_daemon_for_a_home_exits_1_and_a_dead_ones_lock_is_taken_over(
 def test_sigterm_lets_the_step_finish_and_the_next_start_resumes_the_run(
     daemon: Daemon,
 ) -> None:
-    from squad.model.testing import OpenAIStubServer, answer, slow
+    from squad.model.stub_answers import answer, slow
+    from squad.model.testing import OpenAIStubServer
 
     with OpenAIStubServer() as stub:
         stub.script(slow(2.0, answer("The outline.")), answer("The draft."))

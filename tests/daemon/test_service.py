@@ -21,8 +21,9 @@ from squad.daemon.eventlog import read_daemon_log
 from squad.daemon.service import Daemon
 from squad.manager import SquadManager
 from squad.memory.service import AgentContext, MemoryService
+from squad.model.stub_answers import status
 from squad.model.testing import FREE_PRICES as FREE
-from squad.model.testing import OpenAIStubServer, status
+from squad.model.testing import OpenAIStubServer
 from squad.runtime.runlock import lock_path
 from squad.settings import Settings
 from squad.store import RunStatus, Store

@@ -16,7 +16,8 @@ from squad.extraction.background import BackgroundExtractor, Worker
 from squad.extraction.job import AgentExtractor, PassControl
 from squad.memory.service import MemoryService
 from squad.model import LiteLLMModel
-from squad.model.testing import Behaviour, OpenAIStubServer, answer
+from squad.model.stub_answers import Behaviour, answer
+from squad.model.testing import OpenAIStubServer
 from squad.settings import Settings
 from squad.spec.loader import squad_from_text
 from squad.spec.models import ModelSpec

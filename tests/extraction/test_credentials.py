@@ -20,7 +20,8 @@ from squad.extraction.candidates import Candidate, ConversationMessage
 from squad.extraction.extract import redacted
 from squad.extraction.quality import Decision, drop_reason
 from squad.extraction.transcript import extract_transcript
-from squad.model.testing import OpenAIStubServer, answer
+from squad.model.stub_answers import answer
+from squad.model.testing import OpenAIStubServer
 from tests.extraction.conftest import World
 from tests.support.echo_model import echoing
 from tests.support.leaks import assert_nowhere_on_disk

@@ -16,7 +16,8 @@ import pytest
 from squad.app import App
 from squad.chat.session import ChatSession
 from squad.memory.service import AgentContext
-from squad.model.testing import FREE_PRICES, OpenAIStubServer, answer
+from squad.model.stub_answers import answer
+from squad.model.testing import FREE_PRICES, OpenAIStubServer
 from squad.spec.loader import squad_from_text
 from squad.spec.models import SquadSpec
 from tests.extraction.conftest import World

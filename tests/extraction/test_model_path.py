@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from squad.model import LiteLLMModel
-from squad.model.testing import OpenAIStubServer, answer, status
+from squad.model.stub_answers import answer, status
+from squad.model.testing import OpenAIStubServer
 from tests.extraction.conftest import World
 
 MakeWorld = Callable[..., World]

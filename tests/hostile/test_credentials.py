@@ -27,7 +27,8 @@ from squad.extraction.transcript import extract_transcript
 from squad.manager import SquadManager
 from squad.memory.service import AgentContext, MemoryService
 from squad.memory.tools import MemoryTools
-from squad.model.testing import Behaviour, OpenAIStubServer, answer
+from squad.model.stub_answers import Behaviour, answer
+from squad.model.testing import OpenAIStubServer
 from squad.settings import Settings
 from squad.spec.loader import squad_from_text
 from squad.store import Store

@@ -21,7 +21,8 @@ from squad import flock
 from squad.app import App
 from squad.errors import SquadBusy, StoreError
 from squad.model import ChatModel, OfflineModel
-from squad.model.testing import FREE_PRICES, FunctionModel, OpenAIStubServer, answer, slow
+from squad.model.stub_answers import answer, slow
+from squad.model.testing import FREE_PRICES, FunctionModel, OpenAIStubServer
 from squad.model.types import Message, ModelReply, Price, ToolSpec
 from squad.runtime.runlock import lock_path, settle_dead_runs
 from squad.settings import Settings

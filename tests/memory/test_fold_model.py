@@ -17,7 +17,8 @@ from squad.daemon.jobs import fold_memory_files
 from squad.memory.fold import SUMMARY_MAX_CHARS
 from squad.memory.fold_summary import parse_summaries
 from squad.memory.service import AgentContext
-from squad.model.testing import FREE_PRICES, OpenAIStubServer, answer
+from squad.model.stub_answers import answer
+from squad.model.testing import FREE_PRICES, OpenAIStubServer
 from squad.settings import Settings
 from squad.spec.loader import squad_from_text
 from tests.memory.test_fold import CAP, _filled

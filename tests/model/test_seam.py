@@ -13,8 +13,7 @@ from hypothesis import strategies as st
 from squad.errors import ModelError, SquadError
 from squad.model import LiteLLMModel, Message, RetryPolicy, ToolCall, ToolSpec
 from squad.model.seam import NO_KEY
-from squad.model.testing import (
-    OpenAIStubServer,
+from squad.model.stub_answers import (
     answer,
     malformed_json,
     malformed_tool_arguments,
@@ -24,6 +23,7 @@ from squad.model.testing import (
     stream,
     tool_call,
 )
+from squad.model.testing import OpenAIStubServer
 from squad.spec.models import ModelSpec
 from tests.model.conftest import MakeModel, Recorder
 

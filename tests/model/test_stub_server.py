@@ -13,8 +13,7 @@ from typing import Any
 
 import pytest
 
-from squad.model.testing import (
-    OpenAIStubServer,
+from squad.model.stub_answers import (
     answer,
     malformed_json,
     malformed_tool_arguments,
@@ -23,6 +22,7 @@ from squad.model.testing import (
     stream,
     tool_call,
 )
+from squad.model.testing import OpenAIStubServer
 
 
 def post(url: str, body: Any, *, timeout: float = 5) -> tuple[int, dict[str, str], bytes]:

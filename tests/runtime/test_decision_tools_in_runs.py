@@ -11,7 +11,8 @@ import pytest
 
 from squad.app import App
 from squad.model import ChatModel, LiteLLMModel, ModelEvent, RetryPolicy
-from squad.model.testing import FREE_PRICES, OpenAIStubServer, answer, tool_call
+from squad.model.stub_answers import answer, tool_call
+from squad.model.testing import FREE_PRICES, OpenAIStubServer
 from squad.spec.loader import squad_from_text
 from squad.spec.models import ModelSpec
 

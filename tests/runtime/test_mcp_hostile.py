@@ -16,7 +16,8 @@ import pytest
 
 from squad.app import App
 from squad.manager import SquadManager
-from squad.model.testing import OpenAIStubServer, answer, slow, tool_call
+from squad.model.stub_answers import answer, slow, tool_call
+from squad.model.testing import OpenAIStubServer
 from squad.runtime.mcp_bridge import server_pids
 from squad.runtime.mcp_journal import bound_answer, journal_path
 from squad.runtime.mcp_stdio import MAX_MESSAGE_BYTES

@@ -25,7 +25,8 @@ from squad.app import App
 from squad.manager import SquadManager
 from squad.model import ChatModel, LiteLLMModel, ModelEvent, RetryPolicy
 from squad.model.factory import ModelFactory
-from squad.model.testing import FREE_PRICES, OpenAIStubServer, answer, slow, tool_call
+from squad.model.stub_answers import answer, slow, tool_call
+from squad.model.testing import FREE_PRICES, OpenAIStubServer
 from squad.runtime.mcp_bridge import server_pids
 from squad.runtime.mcp_journal import journal_path
 from squad.runtime.mcp_tools import offered_name

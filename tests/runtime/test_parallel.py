@@ -27,7 +27,8 @@ import pytest
 from squad.app import App
 from squad.model import ChatModel, LiteLLMModel, ModelEvent, RetryPolicy
 from squad.model.factory import ModelFactory
-from squad.model.testing import FREE_PRICES, OpenAIStubServer, answer, tool_call
+from squad.model.stub_answers import answer, tool_call
+from squad.model.testing import FREE_PRICES, OpenAIStubServer
 from squad.runtime.runlog import read_events, run_log_path
 from squad.settings import Settings
 from squad.spec.loader import squad_from_text

@@ -11,7 +11,8 @@ import pytest
 
 from squad.app import App
 from squad.model import ChatModel, LiteLLMModel, ModelEvent, RetryPolicy
-from squad.model.testing import FREE_PRICES, OpenAIStubServer, answer, status
+from squad.model.stub_answers import answer, status
+from squad.model.testing import FREE_PRICES, OpenAIStubServer
 from squad.runtime.plan import plan_response_format
 from squad.runtime.runlog import read_events, run_log_path
 from squad.spec.loader import squad_from_text

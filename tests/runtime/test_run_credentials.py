@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 
 from squad.app import App
-from squad.model.testing import Behaviour, OpenAIStubServer, status
+from squad.model.stub_answers import Behaviour, status
+from squad.model.testing import OpenAIStubServer
 from squad.settings import Settings
 from squad.spec.loader import squad_from_text
 from tests.runtime.test_runner import GATED_YAML, TEAM_YAML, on_stub

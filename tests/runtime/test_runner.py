@@ -26,15 +26,9 @@ from squad.manager import SquadManager
 from squad.model import ChatModel, LiteLLMModel, ModelEvent, RetryPolicy, model_for
 from squad.model.factory import ModelFactory
 from squad.model.offline import is_offline
+from squad.model.stub_answers import answer, no_choices, slow, status, tool_call
 from squad.model.testing import FREE_PRICES as FREE
-from squad.model.testing import (
-    OpenAIStubServer,
-    answer,
-    no_choices,
-    slow,
-    status,
-    tool_call,
-)
+from squad.model.testing import OpenAIStubServer
 from squad.model.types import Message, ModelReply, Price, TokenCallback, ToolSpec
 from squad.runtime.runlog import read_events, run_log_path
 from squad.runtime.runner import RunResult

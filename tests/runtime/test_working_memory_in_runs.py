@@ -21,7 +21,8 @@ from squad.memory.service import AgentContext
 from squad.memory.working import WorkingMemory, touch_file
 from squad.memory.working_file import WorkingMemoryFile, working_runs
 from squad.model import ChatModel, LiteLLMModel, ModelEvent, RetryPolicy, model_for
-from squad.model.testing import FREE_PRICES, OpenAIStubServer, answer, tool_call
+from squad.model.stub_answers import answer, tool_call
+from squad.model.testing import FREE_PRICES, OpenAIStubServer
 from squad.runtime.runlog import read_events, run_log_path
 from squad.runtime.runner import RunResult
 from squad.spec.loader import squad_from_text

@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from squad.model.testing import Behaviour, answer, tool_call
+from squad.model.stub_answers import Behaviour, answer, tool_call
 
 __all__ = ["ECHO_WRITES", "echoing", "loudest"]
 
