@@ -21,7 +21,8 @@ from pydantic import BaseModel, ValidationError
 
 from squad.errors import ConfigError, Problem
 from squad.fsutil import read_up_to
-from squad.spec.checks import check_squad, warnings_for
+from squad.spec.checks import check_squad
+from squad.spec.lint import warnings_for
 from squad.spec.models import SquadSpec
 from squad.spec.yaml_source import (
     MAX_FILE_BYTES,

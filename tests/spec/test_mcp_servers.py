@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from squad.errors import ConfigError, Problem
-from squad.spec.checks import warnings_for
+from squad.spec.lint import warnings_for
 from squad.spec.loader import load_squad_text, squad_from_text
 
 HEAD = "name: x\nprocess: hierarchical\n"

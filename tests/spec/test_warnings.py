@@ -11,7 +11,7 @@ import pytest
 
 from squad.cli import main
 from squad.errors import Problem
-from squad.spec.checks import warnings_for
+from squad.spec.lint import warnings_for
 from squad.spec.loader import load_squad_text, squad_from_text
 from tests.conftest import EXAMPLES
 
