@@ -35,6 +35,7 @@ from squad.clock import Clock, utc_now
 from squad.errors import HistoryUnavailable, WorkspaceError
 from squad.fsutil import atomic_write
 from squad.history import lock
+from squad.history.author import UNATTRIBUTED, Author
 from squad.history.change import Change, active, opened
 from squad.history.describe import memory_message
 from squad.history.engine import blob_at, git
@@ -47,13 +48,7 @@ from squad.history.pack import (
     loose_estimate,
     pack_repository,
 )
-from squad.history.repository import (
-    UNATTRIBUTED,
-    Author,
-    CommitResult,
-    HistoryState,
-    Repository,
-)
+from squad.history.repository import CommitResult, HistoryState, Repository
 from squad.history.staging import StagingPolicy
 from squad.paths import contained
 

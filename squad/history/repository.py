@@ -36,6 +36,7 @@ from squad.clock import Clock, utc_now
 from squad.errors import HistoryUnavailable
 from squad.fsutil import atomic_write
 from squad.history import lock
+from squad.history.author import SQUAD, Author
 from squad.history.engine import blob_at, git
 from squad.history.ignore import GITIGNORE, GITIGNORE_NAME
 from squad.history.message import Kind, compose
@@ -46,7 +47,6 @@ if TYPE_CHECKING:
 __all__ = [
     "BRANCH",
     "RUN_REFS",
-    "Author",
     "CommitResult",
     "HistoryState",
     "Repository",
@@ -61,25 +61,8 @@ RUN_REF_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 OWNER_KEY = "squad.workspace"
 INTENT = "squad/intent.json"
 _GIT_LOCKS = ("index.lock", "HEAD.lock", f"{REF}.lock", "config.lock", "packed-refs.lock")
-_EMAIL_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 StateName = Literal["ok", "absent", "off", "foreign", "broken"]
-
-
-@dataclass(frozen=True)
-class Author:
-    """Who made a change, as git records it: ``extractor``, ``cli``, ``web``,
-    ``mcp:<client>``, ``agent:<id>``, ``run``, ``unattributed``, ``squad``."""
-
-    name: str
-
-    @property
-    def email(self) -> str:
-        return f"{_EMAIL_UNSAFE.sub('-', self.name).strip('-') or 'squad'}@squad"
-
-
-SQUAD = Author("squad")
-UNATTRIBUTED = Author("unattributed")
 
 
 @dataclass(frozen=True)

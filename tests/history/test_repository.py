@@ -18,11 +18,12 @@ import pytest
 
 from squad.clock import FrozenClock
 from squad.history import lock
+from squad.history.author import SQUAD
 from squad.history.history import History
 from squad.history.ignore import GITIGNORE
 from squad.history.log import commits, run_entries
 from squad.history.message import RunNote, TaskNote, parse_trailers
-from squad.history.repository import INTENT, SQUAD
+from squad.history.repository import INTENT
 
 GIT = shutil.which("git")
 MEMORY = "agents/writer/memory.md"

@@ -22,7 +22,7 @@ from sqlalchemy import create_engine, inspect, select
 
 from squad.app import App
 from squad.history import lock
-from squad.history.repository import Author
+from squad.history.author import Author
 from squad.settings import Settings
 from tests.conftest import BASIC_YAML, propose
 
