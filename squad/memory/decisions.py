@@ -4,7 +4,8 @@ Decisions live in the store (the truth) and are mirrored to ``decisions.md`` at 
 root, a file a person reads and diffs: every decision of the squad in the order recorded,
 each under an HTML anchor (``<a id="decision-7"></a>``). The file only grows: a decision that a
 later one supersedes stays, struck through, with a link to its successor. It is rendered whole
-from the store at every record (:func:`render_decisions`), under the file's lock and written
+from the store at every record
+(:func:`~squad.memory.decision_text.render_decisions`), under the file's lock and written
 atomically, so it always matches the store.
 
 Decisions are not part of the memory block injected into every prompt: agents, people and MCP
@@ -15,8 +16,6 @@ from __future__ import annotations
 
 import builtins
 import contextlib
-import hashlib
-import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,6 +27,11 @@ from squad.errors import MemoryError_, NotFound, StoreError, UsageError, Workspa
 from squad.fsutil import atomic_write
 from squad.history.history import NO_HISTORY, History, RunWrites, WriteHook
 from squad.memory.audit import AuditLog, AuditRecord, sha256_text
+from squad.memory.decision_text import (
+    decision_key,
+    rank_decisions,
+    render_decisions,
+)
 from squad.memory.file_io import locked, refuse_read_only, refuse_unencodable
 from squad.paths import contained
 from squad.store.decisions import DecisionRecord, NewDecision
@@ -40,9 +44,6 @@ __all__ = [
     "DECISIONS_FILE",
     "Decision",
     "DecisionLog",
-    "decision_key",
-    "rank_decisions",
-    "render_decisions",
 ]
 
 DECISIONS_FILE = "decisions.md"
@@ -332,83 +333,6 @@ class DecisionLog:
 
 
 # pure core
-
-
-def decision_key(text: str) -> str:
-    """What makes two decision texts the same decision: sha256 of the text case-folded, its
-    whitespace collapsed and its final punctuation dropped."""
-    normal = re.sub(r"\s+", " ", text.casefold()).strip().rstrip(".!。 ")
-    return hashlib.sha256(normal.encode()).hexdigest()
-
-
-def rank_decisions(decisions: Sequence[Decision], words: Sequence[str]) -> builtins.list[Decision]:
-    """The decisions holding every one of ``words`` (case-folded) in some field, best first.
-
-    Best: more query words in the title, then more (field, word) matches over title,
-    decision, reasons and alternatives, then the newer.
-    """
-    scored = []
-    for d in decisions:
-        fields = [
-            d.title.casefold(),
-            d.decision.casefold(),
-            "\n".join(d.reasons).casefold(),
-            "\n".join(d.alternatives).casefold(),
-        ]
-        if not all(any(w in f for f in fields) for w in words):
-            continue
-        title_hits = sum(w in fields[0] for w in words)
-        hits = sum(w in f for f in fields for w in words)
-        scored.append(((-title_hits, -hits, -d.decided_at.timestamp(), -d.id), d))
-    scored.sort(key=lambda pair: pair[0])
-    return [d for _, d in scored]
-
-
-def render_decisions(squad: str, decisions: Sequence[Decision]) -> str:
-    """``decisions.md`` for ``squad``: every decision in id order, superseded ones struck."""
-    out = [
-        "# Decisions",
-        "",
-        f"Decisions of squad `{squad}` and their reasons, in the order they were made. squad "
-        "writes this file from its state database, so edits here do not last: record a new "
-        "decision instead (`squad decisions record`), which may supersede an old one. A "
-        "superseded decision stays here, struck through, with a link to what replaced it.",
-    ]
-    for d in sorted(decisions, key=lambda d: d.id):
-        out += ["", f'<a id="decision-{d.id}"></a>']
-        if d.superseded_by is None:
-            out.append(f"## {d.id}. {_inert(d.title)}")
-        else:
-            out.append(f"## ~~{d.id}. {_inert(d.title)}~~")
-        out.append("")
-        if d.superseded_by is not None:
-            out += [
-                f"**Superseded by [decision {d.superseded_by}](#decision-{d.superseded_by}).**",
-                "",
-            ]
-        if d.supersedes is not None:
-            out += [f"Supersedes [decision {d.supersedes}](#decision-{d.supersedes}).", ""]
-        for line in _inert(d.decision).splitlines():
-            line = line.strip()
-            struck = line and d.superseded_by is not None
-            out.append(f"> ~~{line}~~" if struck else f"> {line}".rstrip())
-        out += ["", "Reasons:"]
-        out += [f"- {_one_line(reason)}" for reason in d.reasons]
-        if d.alternatives:
-            out += ["", "Alternatives considered:"]
-            out += [f"- {_one_line(alternative)}" for alternative in d.alternatives]
-        when = d.decided_at.strftime("%Y-%m-%d %H:%M UTC")
-        out += ["", f"Decided by `{d.decided_by}` on {when}."]
-    return "\n".join(out) + "\n"
-
-
-def _one_line(text: str) -> str:
-    return _inert(re.sub(r"\s+", " ", text).strip())
-
-
-def _inert(text: str) -> str:
-    """Text that renders as itself: no HTML tag (a fake ``decision-N`` anchor) gets in."""
-    return text.replace("&", "&amp;").replace("<", "&lt;")
 
 
 def _checked_text(text: str, what: str, cap: int) -> str:
