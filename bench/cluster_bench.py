@@ -201,7 +201,7 @@ def bare_latency(admin: Engine) -> list[float]:
     import procrastinate
     from sqlalchemy import text
 
-    from squad.jobqueue.queue import conninfo
+    from squad.jobqueue.schema import conninfo
     from squad.settings import ClusterSettings, Settings
 
     schema = f"bench_bare_{secrets.token_hex(4)}"
@@ -216,7 +216,7 @@ def bare_latency(admin: Engine) -> list[float]:
             database_url=url,
             cluster=ClusterSettings(enabled=True, schema_name=schema),
         )
-        from squad.jobqueue.queue import ensure_schema
+        from squad.jobqueue.schema import ensure_schema
 
         ensure_schema(settings)
         worker = subprocess.Popen(

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from squad.errors import StoreError
 from squad.jobqueue.loop import LoopThread
-from squad.jobqueue.queue import ClusterQueue, JobInfo, ensure_schema
+from squad.jobqueue.queue import ClusterQueue, JobInfo
+from squad.jobqueue.schema import ensure_schema
 
 if TYPE_CHECKING:
     from collections.abc import Coroutine

@@ -13,7 +13,7 @@ from sqlalchemy import inspect, text
 from sqlalchemy.engine import Engine, make_url
 
 from squad.app import App
-from squad.jobqueue.queue import ensure_schema
+from squad.jobqueue.schema import ensure_schema
 from squad.settings import Settings
 
 pytestmark = pytest.mark.postgres
