@@ -24,7 +24,8 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from squad.extraction.job import AgentExtractor, PassControl, PassReport, interval_of
+from squad.extraction.job import AgentExtractor, PassControl, interval_of
+from squad.extraction.record import PassReport
 from squad.memory.service import AgentContext
 
 __all__ = ["BackgroundExtractor", "Worker"]

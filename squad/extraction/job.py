@@ -20,7 +20,6 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
@@ -31,8 +30,8 @@ from squad.extraction.candidates import ConversationMessage
 from squad.extraction.decisions import file_decisions
 from squad.extraction.extract import extract_batch
 from squad.extraction.quality import decide
+from squad.extraction.record import MessagesRead, PassReport, Status, record_pass
 from squad.extraction.review import hold_for_review
-from squad.memory.audit import AuditLog, AuditRecord
 from squad.memory.decisions import DecisionLog
 from squad.memory.service import AgentContext, MemoryService
 from squad.model.types import ChatModel, Message
@@ -43,11 +42,8 @@ __all__ = [
     "BATCH_MESSAGES",
     "MODEL_MIN_CONFIDENCE",
     "AgentExtractor",
-    "MessagesRead",
     "PassControl",
-    "PassReport",
     "interval_of",
-    "record_pass",
 ]
 
 BATCH_MESSAGES = 40
@@ -57,7 +53,6 @@ MODEL_MIN_CONFIDENCE = 0.5
 STALE_CLAIM = timedelta(minutes=15)
 """A claim older than this belongs to a process that died: it is taken over."""
 
-Status = Literal["done", "skipped", "failed"]
 ModelFor = Callable[[AgentContext], ChatModel | None]
 """The agent's extraction model; None when no model is configured (offline extractor)."""
 
@@ -66,32 +61,6 @@ def interval_of(ctx: AgentContext) -> int:
     """Turns between extractions: the agent's setting, else the squad's (default 6)."""
     own = ctx.agent.memory.trigger_interval
     return own if own is not None else ctx.squad.memory.trigger_interval
-
-
-@dataclass(frozen=True)
-class PassReport:
-    """One batch (or one skipped pass) of an agent's extraction."""
-
-    status: Status
-    extractor: str
-    from_seq: int
-    to_seq: int
-    reason: str | None = None
-    written: list[dict[str, Any]] = field(default_factory=list)
-    dropped: list[dict[str, Any]] = field(default_factory=list)
-    record_id: int | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "status": self.status,
-            "extractor": self.extractor,
-            "from_seq": self.from_seq,
-            "to_seq": self.to_seq,
-            "reason": self.reason,
-            "written": self.written,
-            "dropped": self.dropped,
-            "id": self.record_id,
-        }
 
 
 class PassControl:
@@ -444,66 +413,6 @@ class AgentExtractor:
     def _spend(self, ctx: AgentContext, spent: Sequence[Mapping[str, Any]]) -> None:
         for spend in spent:
             self.memory.store.runs.record_spend(ctx.squad.name, agent=ctx.agent.id, **spend)
-
-
-@dataclass(frozen=True)
-class MessagesRead:
-    """Which messages a pass read: store seqs ``from_seq..to_seq`` and their ids (a
-    transcript's messages are not in the store: seqs 0, ids ``transcript:<file>#<turn>``)."""
-
-    from_seq: int
-    to_seq: int
-    ids: tuple[str, ...]
-
-
-def record_pass(
-    memory: MemoryService,
-    ctx: AgentContext,
-    *,
-    started: datetime,
-    status: Status,
-    extractor: str,
-    read: MessagesRead,
-    applied: Applied,
-    reason: str | None = None,
-) -> int:
-    """Record one pass, in the store and in the workspace's audit log, with the same fields;
-    the store record's id."""
-    record = memory.store.extraction.record(
-        ctx.squad.name,
-        ctx.agent.id,
-        started_at=started,
-        status=status,
-        extractor=extractor,
-        from_seq=read.from_seq,
-        to_seq=read.to_seq,
-        message_ids=read.ids,
-        written=applied.written,
-        dropped=applied.dropped,
-        reason=reason,
-    )
-    summary = f"{status}: {len(applied.written)} written, {len(applied.dropped)} dropped" + (
-        f" ({reason})" if reason else ""
-    )
-    if status == "done" and not applied.written and not applied.dropped:
-        return record.id  # changed nothing, refused nothing: the store's record is enough
-    AuditLog(ctx.workspace).append(
-        AuditRecord(
-            time=started.isoformat(),
-            actor="extractor",
-            operation="extract",
-            file=f"extraction:{record.id}",
-            note=summary,
-            details={
-                "agent": ctx.agent.id,
-                "extractor": extractor,
-                "messages": {"from_seq": read.from_seq, "to_seq": read.to_seq, "ids": read.ids},
-                "written": applied.written,
-                "dropped": applied.dropped,
-            },
-        )
-    )
-    return record.id
 
 
 def _role(message: MessageRecord) -> Literal["user", "assistant", "task"]:

@@ -18,13 +18,9 @@ from squad.errors import UsageError
 from squad.extraction.apply import Applied, apply_decisions, existing_facts, related_facts
 from squad.extraction.candidates import ConversationMessage, Existing
 from squad.extraction.extract import extract_batch, redacted
-from squad.extraction.job import (
-    BATCH_MESSAGES,
-    MODEL_MIN_CONFIDENCE,
-    MessagesRead,
-    record_pass,
-)
+from squad.extraction.job import BATCH_MESSAGES, MODEL_MIN_CONFIDENCE
 from squad.extraction.quality import Decision, decide
+from squad.extraction.record import MessagesRead, record_pass
 from squad.extraction.review import held, hold_for_review
 from squad.memory.service import AgentContext, MemoryService
 from squad.model.types import ChatModel

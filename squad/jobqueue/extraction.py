@@ -10,7 +10,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from squad.extraction.background import BackgroundExtractor, Key
-from squad.extraction.job import AgentExtractor, PassReport, interval_of
+from squad.extraction.job import AgentExtractor, interval_of
+from squad.extraction.record import PassReport
 
 if TYPE_CHECKING:
     from squad.memory.service import AgentContext
