@@ -1,4 +1,4 @@
-"""The model seam: the one module that imports litellm.
+"""The model seam: the one module that calls litellm (:mod:`squad.model.litellm_load` loads it).
 
 :class:`LiteLLMModel` turns a :class:`~squad.spec.models.ModelSpec` of a real provider into a
 :class:`ChatModel`: every call goes through ``litellm.completion`` by its model string (OpenAI,
@@ -18,27 +18,24 @@ Keys: ``api_key_env`` names the variable holding the key. A mapping with ``api_b
 (``OPENAI_API_KEY``, ...) is used when it is set, and otherwise :data:`NO_KEY` is sent, since
 local servers (llama.cpp, Ollama, vLLM) take no key but the OpenAI client will not send a
 request without one. A call the client refuses to send fails at once, naming what to set.
-
-litellm takes seconds to import, so it is imported on the first call, never at
-``import squad...`` time, with its cost map read locally and its network look-ups off; threads
-that make their first call at once all wait for that one import to finish.
 """
 
 from __future__ import annotations
 
-import contextvars
-import importlib
 import json
 import os
 import random
-import threading
 import time
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache, partial
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from squad.errors import ModelError
+from squad.model.litellm_load import (
+    isolated,
+    load_litellm,
+    quiet_litellm,
+)
 from squad.model.retry import (
     DEFAULT_RETRY,
     NOT_CONFIGURED,
@@ -54,10 +51,10 @@ from squad.model.types import (
     ModelReply,
     Price,
     TokenCallback,
-    ToolCall,
     ToolSpec,
     Usage,
 )
+from squad.model.wire import message_dict, parse_answer, tool_dict
 
 if TYPE_CHECKING:
     import tenacity
@@ -66,19 +63,11 @@ if TYPE_CHECKING:
 
 __all__ = ["NO_KEY", "LiteLLMModel", "RetryPolicy", "model_window"]
 
-_T = TypeVar("_T")
-_IMPORT_LOCK = threading.Lock()
-_LOADED: list[Any] = []
-"""litellm once its import has finished (see :func:`_litellm`)."""
-_LITELLM_ENV = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_OFFLINE_MODE": "true"}
-_DETAIL_LIMIT = 500
 NO_KEY = "no-key"
 """The API key sent to an ``api_base`` when no ``api_key_env`` is named and the provider's own
 key variable is not set: a placeholder for servers that take no key."""
 RESERVED_OUTPUT_TOKENS = 1024
 """Output tokens reserved against a spend cap for a call whose model sets no ``max_tokens``."""
-_PYDANTIC_READONLY = r".* (is|are) using the `ReadOnly` qualifier"
-_PYDANTIC_INSTANCE_FIELDS = r"Accessing the 'model_\w*fields' attribute on the instance"
 
 
 class LiteLLMModel:
@@ -127,7 +116,7 @@ class LiteLLMModel:
 
         counter = counter_for_model(self.spec.name)
         prompt = sum(counter.count(m.content) + 4 for m in messages)
-        prompt += sum(counter.count(json.dumps(_tool_dict(t))) for t in tools)
+        prompt += sum(counter.count(json.dumps(tool_dict(t))) for t in tools)
         return price.cost(prompt, self.spec.max_tokens or RESERVED_OUTPUT_TOKENS)
 
     def __repr__(self) -> str:
@@ -144,7 +133,7 @@ class LiteLLMModel:
     ) -> ModelReply:
         import tenacity  # here, not at import time: `squad --help` never pays for it
 
-        litellm = _litellm()
+        litellm = load_litellm()
         request = self._request(litellm, messages, tools, response_format, timeout_s, on_token)
         keyless = request.get("api_key") is NO_KEY
         started = time.perf_counter()
@@ -205,8 +194,8 @@ class LiteLLMModel:
         stream = _StreamState(on_token)
         attempt_started = time.perf_counter()
         try:
-            _quiet_litellm()
-            response = _isolated(partial(_call, litellm, request, stream))
+            quiet_litellm()
+            response = isolated(partial(_call, litellm, request, stream))
         except Exception as exc:
             failure = classify(exc)
             if failure is None:
@@ -218,7 +207,7 @@ class LiteLLMModel:
             raise self._error(failure, attempt, stream.delivered, keyless) from exc
         latency = time.perf_counter() - attempt_started
         try:
-            content, tool_calls = _parse(response, self.spec.name)
+            content, tool_calls = parse_answer(response, self.spec.name)
         except ModelError as exc:
             exc.attempts = attempt
             self._emit("error", attempt, latency, error=str(exc))
@@ -264,7 +253,7 @@ class LiteLLMModel:
         spec = self.spec
         request: dict[str, Any] = {
             "model": spec.name,
-            "messages": [_message_dict(m) for m in messages],
+            "messages": [message_dict(m) for m in messages],
             # Retries are ours: litellm's wrapper retries only when num_retries is truthy, and
             # the OpenAI SDK client defaults to 2 retries unless max_retries reaches it.
             "num_retries": 0,
@@ -283,7 +272,7 @@ class LiteLLMModel:
         if timeout is not None:
             request["timeout"] = float(timeout)
         if tools:
-            request["tools"] = [_tool_dict(t) for t in tools]
+            request["tools"] = [tool_dict(t) for t in tools]
         if response_format is not None:
             request["response_format"] = dict(response_format)
         if on_token is not None:
@@ -373,23 +362,6 @@ class LiteLLMModel:
 # -- litellm, lazily -------------------------------------------------------------------------
 
 
-def _litellm() -> Any:
-    """litellm, imported once with its network look-ups off and its banner quiet.
-
-    ``sys.modules`` holds a module from the moment its import *starts*, so it cannot say
-    whether litellm is ready: a thread that found it there could get a half-initialised
-    module. The module is handed out only after its import has finished, under the lock.
-    """
-    if not _LOADED:
-        with _IMPORT_LOCK:
-            if not _LOADED:
-                os.environ.update(_LITELLM_ENV)  # read at import: local cost map, no downloads
-                module: Any = importlib.import_module("litellm")
-                module.suppress_debug_info = True
-                _LOADED.append(module)
-    return _LOADED[0]
-
-
 class _StreamState:
     """Forwards streamed text to ``on_token`` and remembers whether any was delivered."""
 
@@ -435,124 +407,10 @@ def _call(litellm: Any, request: Mapping[str, Any], stream: _StreamState) -> Any
     return litellm.stream_chunk_builder(chunks, messages=request["messages"])
 
 
-_QUIET = (
-    (_PYDANTIC_READONLY, UserWarning, ""),
-    (_PYDANTIC_INSTANCE_FIELDS, DeprecationWarning, r"litellm(\.|$)"),
-)
-
-
-def _quiet_litellm() -> None:
-    """Silence the two warnings litellm's own code raises on the way (nothing of ours).
-
-    - litellm builds pydantic adapters for its ``ReadOnly`` TypedDicts when a submodule first
-      loads (stream handler, provider helpers); pydantic warns it will not enforce read-only.
-    - litellm's stream handler reads every attribute of each chunk with ``getattr``, which
-      touches pydantic's deprecated instance ``model_fields``/``model_computed_fields``.
-
-    Under strict warning settings (``-W error``, pytest ``filterwarnings = error``) either
-    would turn into a failed call. The filters are added, when missing, and never removed:
-    ``warnings.catch_warnings`` would save and restore the process-wide filter list around
-    each call, undoing what a concurrent call (another run, an extraction pass) just set.
-    """
-    for message, category, module in _QUIET:
-        present = any(
-            action == "ignore"
-            and getattr(pattern, "pattern", None) == message
-            and kind is category
-            and getattr(where, "pattern", "") == module
-            for action, pattern, kind, where, _ in warnings.filters
-        )
-        if not present:
-            warnings.filterwarnings("ignore", message=message, category=category, module=module)
-
-
-def _isolated(fn: Callable[[], _T]) -> _T:
-    """Run ``fn`` on a short-lived worker thread and hand back its result or exception.
-
-    litellm's sync path times each request with a service hook that calls
-    ``asyncio.get_event_loop()``; on the main thread that creates and installs an event loop
-    nobody closes, which later surfaces as an "unclosed event loop" ResourceWarning wherever it
-    happens to be collected. On any other thread the hook uses ``asyncio.run`` and cleans up.
-    """
-    outcome: list[tuple[bool, Any]] = []
-    context = contextvars.copy_context()
-
-    def run() -> None:
-        try:
-            outcome.append((True, context.run(fn)))
-        except BaseException as exc:  # noqa: BLE001 - handed to the calling thread, re-raised there
-            outcome.append((False, exc))
-
-    worker = threading.Thread(target=run, name="squad-model-call", daemon=True)
-    worker.start()
-    worker.join()
-    ok, value = outcome[0]
-    if ok:
-        return value  # type: ignore[no-any-return]
-    raise value
-
-
-# -- reading answers -------------------------------------------------------------------------
-
-
-def _message_dict(message: Message) -> dict[str, Any]:
-    out: dict[str, Any] = {"role": message.role, "content": message.content}
-    if message.tool_calls:
-        out["content"] = message.content or None
-        out["tool_calls"] = [
-            {
-                "id": c.id,
-                "type": "function",
-                "function": {"name": c.name, "arguments": json.dumps(c.arguments)},
-            }
-            for c in message.tool_calls
-        ]
-    if message.tool_call_id is not None:
-        out["tool_call_id"] = message.tool_call_id
-    if message.name is not None:
-        out["name"] = message.name
-    return out
-
-
-def _tool_dict(tool: ToolSpec) -> dict[str, Any]:
-    return {
-        "type": "function",
-        "function": {
-            "name": tool.name,
-            "description": tool.description,
-            "parameters": dict(tool.parameters),
-        },
-    }
-
-
-def _parse(response: Any, model: str) -> tuple[str, tuple[ToolCall, ...]]:
-    choices = getattr(response, "choices", None) or []
-    if not choices:
-        return "", ()
-    message = choices[0].message
-    calls: list[ToolCall] = []
-    for raw in getattr(message, "tool_calls", None) or ():
-        function = raw.function
-        name = str(function.name or "")
-        text = function.arguments or ""
-        try:
-            arguments = json.loads(text) if text.strip() else {}
-        except ValueError:
-            arguments = None
-        if not isinstance(arguments, dict):
-            raise ModelError(
-                f"model {model!r} called tool {name!r} with arguments that are not a JSON "
-                f"object: {text[:_DETAIL_LIMIT]!r}",
-                model=model,
-            )
-        calls.append(ToolCall(str(raw.id or ""), name, arguments))
-    return str(getattr(message, "content", None) or ""), tuple(calls)
-
-
 def _price(spec: ModelSpec) -> Price | None:
     if spec.cost_per_1k_input is not None and spec.cost_per_1k_output is not None:
         return Price(spec.cost_per_1k_input, spec.cost_per_1k_output)
-    litellm = _litellm()
+    litellm = load_litellm()
     try:
         info = litellm.get_model_info(model=spec.name)
     except Exception:  # noqa: BLE001 - litellm raises assorted errors for a model it does not map
@@ -567,12 +425,12 @@ def _price(spec: ModelSpec) -> Price | None:
 def model_window(name: str) -> int | None:
     """The context window litellm's model map gives for the model ``name``:
     ``max_input_tokens``, else ``max_tokens``; None when litellm does not map it. Imports
-    litellm (with its look-ups off, :func:`_litellm`); remembered per name for the process.
+    litellm (with its look-ups off, :func:`load_litellm`); remembered per name for the process.
 
     Read from the shipped map (``litellm.model_cost``, by the full name, then without its
     provider prefix), never through ``get_model_info``, which asks some providers' servers
     (Ollama's ``/api/show``, Hugging Face's API) and so could reach the network."""
-    litellm = _litellm()
+    litellm = load_litellm()
     table = getattr(litellm, "model_cost", None) or {}
     for key in dict.fromkeys((name, name.split("/", 1)[-1])):
         info = table.get(key)

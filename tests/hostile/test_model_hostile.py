@@ -10,7 +10,7 @@ import pytest
 RACE = """\
 import threading
 import time
-from squad.model import seam
+from squad.model.litellm_load import load_litellm
 
 barrier = threading.Barrier(8)
 failures = []
@@ -19,7 +19,7 @@ def first_call(i):
     barrier.wait()
     time.sleep(i * 0.2)  # staggered: later threads arrive while the import is under way
     try:
-        module = seam._litellm()
+        module = load_litellm()
         module.completion, module.get_model_info, module.completion_cost
     except Exception as exc:
         failures.append(repr(exc))

@@ -1,0 +1,72 @@
+"""The OpenAI chat-completions format, squad's side: messages and tools out, an answer in.
+
+Pure conversions between :mod:`squad.model.types` and the dictionaries litellm takes and
+returns; nothing here imports litellm.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from squad.errors import ModelError
+from squad.model.types import Message, ToolCall, ToolSpec
+
+__all__ = ["message_dict", "parse_answer", "tool_dict"]
+
+_DETAIL_LIMIT = 500
+"""Characters of a malformed answer quoted in its error."""
+
+
+def message_dict(message: Message) -> dict[str, Any]:
+    out: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.tool_calls:
+        out["content"] = message.content or None
+        out["tool_calls"] = [
+            {
+                "id": c.id,
+                "type": "function",
+                "function": {"name": c.name, "arguments": json.dumps(c.arguments)},
+            }
+            for c in message.tool_calls
+        ]
+    if message.tool_call_id is not None:
+        out["tool_call_id"] = message.tool_call_id
+    if message.name is not None:
+        out["name"] = message.name
+    return out
+
+
+def tool_dict(tool: ToolSpec) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": dict(tool.parameters),
+        },
+    }
+
+
+def parse_answer(response: Any, model: str) -> tuple[str, tuple[ToolCall, ...]]:
+    choices = getattr(response, "choices", None) or []
+    if not choices:
+        return "", ()
+    message = choices[0].message
+    calls: list[ToolCall] = []
+    for raw in getattr(message, "tool_calls", None) or ():
+        function = raw.function
+        name = str(function.name or "")
+        text = function.arguments or ""
+        try:
+            arguments = json.loads(text) if text.strip() else {}
+        except ValueError:
+            arguments = None
+        if not isinstance(arguments, dict):
+            raise ModelError(
+                f"model {model!r} called tool {name!r} with arguments that are not a JSON "
+                f"object: {text[:_DETAIL_LIMIT]!r}",
+                model=model,
+            )
+        calls.append(ToolCall(str(raw.id or ""), name, arguments))
+    return str(getattr(message, "content", None) or ""), tuple(calls)
