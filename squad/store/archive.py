@@ -25,16 +25,16 @@ from sqlalchemy.engine import Connection, Engine
 from squad.clock import Clock
 from squad.errors import UsageError
 from squad.store.engine import transaction
-from squad.store.memory import (
-    _QUERY_TERMS_LOOKED_UP,
-    _checked_fact,
-    _checked_limit,
-    _fact_values,
-    _index_stats,
-    _indexed_text,
-    _insert_facts,
-)
 from squad.store.memory_index import FACTS, chunks, grow_namespace, index_facts, scores
+from squad.store.memory_rows import (
+    QUERY_TERMS_LOOKED_UP,
+    checked_fact,
+    checked_limit,
+    fact_values,
+    index_stats,
+    indexed_text,
+    insert_facts,
+)
 from squad.store.records import FactStatus, NewFact
 from squad.store.tables import metadata
 from squad.text.lexical import query_terms, term_counts
@@ -85,7 +85,7 @@ class ArchiveStore:
         """Archive ``entries`` (one seq each in ``turns``, oldest first) in one transaction;
         returns ``(new facts, repeats)``. An entry at or before the seq its text was last
         archived at is skipped, so a pass redone after a crash adds nothing twice."""
-        checked = [_checked_fact(entry) for entry in entries]
+        checked = [checked_fact(entry) for entry in entries]
         if not checked:
             return 0, 0
         now = self._now()
@@ -125,11 +125,11 @@ class ArchiveStore:
         """The archive's version and the ``limit`` texts best matching ``query``, best first
         (bounded like every fact query: :mod:`squad.store.memory_index`); no hits (None) when
         the version is ``unless``, the one a caller's ranking was made at."""
-        limit = _checked_limit(limit)
-        wanted = query_terms(query)[:_QUERY_TERMS_LOOKED_UP]
+        limit = checked_limit(limit)
+        wanted = query_terms(query)[:QUERY_TERMS_LOOKED_UP]
         reach = select(func.max(TEXTS.c.last_seq)).where(TEXTS.c.namespace_id == namespace_id)
         with transaction(self._engine, f"search archive {namespace_id!r}") as conn:
-            n_docs, total_len = _index_stats(conn, namespace_id)
+            n_docs, total_len = index_stats(conn, namespace_id)
             version = (n_docs, total_len, int(conn.execute(reach).scalar() or 0))
             if version == unless:
                 return version, None
@@ -185,10 +185,10 @@ def _insert_new(
     conn: Connection, namespace_id: int, fresh: dict[str, NewFact], now: datetime
 ) -> None:
     entries = list(fresh.values())
-    counts = [term_counts(_indexed_text(entry)) for entry in entries]
+    counts = [term_counts(indexed_text(entry)) for entry in entries]
     if not grow_namespace(conn, namespace_id, len(entries), sum(sum(c.values()) for c in counts)):
         raise UsageError(f"no memory namespace with id {namespace_id!r}")
-    ids = _insert_facts(conn, [_fact_values(namespace_id, e, now) for e in entries])
+    ids = insert_facts(conn, [fact_values(namespace_id, e, now) for e in entries])
     index_facts(conn, namespace_id, ids, counts)
     conn.execute(
         insert(TEXTS),

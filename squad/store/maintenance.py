@@ -30,8 +30,8 @@ from sqlalchemy.engine import Connection, Engine
 from squad.clock import Clock
 from squad.errors import MemoryError_, NotFound
 from squad.store.engine import transaction
-from squad.store.memory import _fact_record, _indexed_text
 from squad.store.memory_index import FACTS, chunks, deindex, grow_namespace, index_facts
+from squad.store.memory_rows import fact_record, indexed_text
 from squad.store.records import FactRecord, FactStatus, NewFact
 from squad.store.tables import metadata
 from squad.store.upsert import upsert
@@ -89,7 +89,7 @@ class MaintenanceStore:
         where = _expiry(now, transient_ttl)
         with transaction(self._engine, "find memory facts to expire") as conn:
             rows = conn.execute(select(FACTS).where(where).order_by(FACTS.c.id)).all()
-        return [_fact_record(row) for row in rows]
+        return [fact_record(row) for row in rows]
 
     def expire(
         self, ids: Iterable[int], now: datetime, *, transient_ttl: timedelta | None = None
@@ -122,7 +122,7 @@ class MaintenanceStore:
             .limit(limit)
         )
         with transaction(self._engine, "find memory facts to decay") as conn:
-            return [_fact_record(row) for row in conn.execute(query)]
+            return [fact_record(row) for row in conn.execute(query)]
 
     def make_dormant(self, ids: Iterable[int], *, unused_since: datetime) -> dict[int, int]:
         """Mark those of ``ids`` still unused since ``unused_since`` ``dormant``.
@@ -149,7 +149,7 @@ class MaintenanceStore:
                     f"no memory fact with id {fact_id!r}; `squad memory show --all` lists them"
                 )
             if row.status == _ACTIVE:
-                return _fact_record(row)
+                return fact_record(row)
             if row.status != FactStatus.DORMANT.value and not any_status:
                 raise MemoryError_(
                     f"fact {fact_id!r} is {row.status}, not dormant; only dormant facts can be "
@@ -168,11 +168,11 @@ class MaintenanceStore:
                 )
             )
             fact = NewFact(text=row.text, squad=row.squad, agent=row.agent, subject=row.subject)
-            counts = term_counts(_indexed_text(fact))
+            counts = term_counts(indexed_text(fact))
             grow_namespace(conn, row.namespace_id, 1, sum(counts.values()))
             index_facts(conn, row.namespace_id, [fact_id], [counts])
             revived = conn.execute(select(FACTS).where(FACTS.c.id == fact_id)).one()
-            return _fact_record(revived)
+            return fact_record(revived)
 
     def postings(self, ids: Iterable[int]) -> dict[int, int]:
         """How many index rows each of the facts ``ids`` has (what retiring it removes)."""
