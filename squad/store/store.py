@@ -1,5 +1,8 @@
 """The state store: squads and their runs, behind methods that speak frozen records.
 
+Runs are read through the base class :class:`~squad.store.run_reads.RunReads`; squads and the
+writes of runs are here.
+
 The rest hangs off a Store by concept: :attr:`Store.memory` (experiential memory),
 :attr:`Store.conversation` (agents' messages, turns, extraction watermarks) and
 :attr:`Store.runs` (task states per run, the spend ledger), :attr:`Store.decisions`
@@ -13,7 +16,7 @@ callables, so tests freeze the clock and get exact timestamps back.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from types import TracebackType
@@ -21,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, literal
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import IntegrityError, SQLAlchemyError
-from sqlmodel import Session, col, delete, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import col, delete, select, update
 
 from squad.clock import Clock, utc_now
 from squad.diskfull import as_disk_full
@@ -53,20 +56,18 @@ if TYPE_CHECKING:
     from squad.settings import Settings
     from squad.store.redaction import RedactionStore
 
+from squad.store.run_reads import RunReads, run_record
+
 __all__ = ["Store", "open_store"]
 
 IdFactory = Callable[[], str]
-
-
-_LOOKUP_CHUNK = 500
-"""Ids per ``IN (...)`` list: far under SQLite's and Postgres's parameter limits."""
 
 
 def _uuid_hex() -> str:
     return uuid.uuid4().hex
 
 
-class Store:
+class Store(RunReads):
     """Squads, runs and (as :attr:`memory`) experiential memory in a SQL database.
 
     Build one with :meth:`open`, end it with :meth:`close`.
@@ -265,7 +266,7 @@ class Store:
             ) as session:
                 session.add(row)
                 session.commit()
-                return _run_record(row)
+                return run_record(row)
         except IntegrityError as exc:
             if self.get_squad(squad) is None:
                 raise StoreError(
@@ -344,109 +345,7 @@ class Store:
                     epoch=epoch,
                 )
             session.commit()
-            return _run_record(row)
-
-    def get_run(self, run_id: str) -> RunRecord | None:
-        with self._session(f"read run {run_id!r}") as session:
-            row = session.get(RunRow, run_id)
-            return None if row is None else _run_record(row)
-
-    def run_of_job(self, job: str) -> RunRecord | None:
-        """The run a cluster job started (the newest, should a job ever have made two)."""
-        query = (
-            select(RunRow)
-            .where(col(RunRow.job) == job)
-            .order_by(col(RunRow.created_at).desc(), col(RunRow.id).desc())
-            .limit(1)
-        )
-        with self._session(f"find the run of job {job}") as session:
-            row = session.exec(query).first()
-            return None if row is None else _run_record(row)
-
-    def list_runs(
-        self, squad: str | None = None, limit: int = 50, *, offset: int = 0
-    ) -> list[RunRecord]:
-        """The newest ``limit`` runs after skipping ``offset``, of one squad or of all,
-        newest first."""
-        if limit < 1:
-            raise ValueError(f"limit must be at least 1, got {limit!r}")
-        if offset < 0:
-            raise ValueError(f"offset must be 0 or more, got {offset!r}")
-        query = select(RunRow)
-        if squad is not None:
-            query = query.where(col(RunRow.squad) == squad)
-        query = (
-            query.order_by(col(RunRow.created_at).desc(), col(RunRow.id).desc())
-            .offset(offset)
-            .limit(limit)
-        )
-        with self._session("list runs") as session:
-            return [_run_record(row) for row in session.exec(query).all()]
-
-    def latest_runs(self) -> dict[str, RunRecord]:
-        """Each squad's newest run (as :meth:`list_runs` with ``limit=1`` orders them), in
-        one query: what ``squad status`` shows per squad."""
-        rank = (
-            func.row_number()
-            .over(
-                partition_by=col(RunRow.squad),
-                order_by=(col(RunRow.created_at).desc(), col(RunRow.id).desc()),
-            )
-            .label("rank")
-        )
-        ranked = select(col(RunRow.id), rank).subquery()
-        query = select(RunRow).join(ranked, ranked.c.id == col(RunRow.id)).where(ranked.c.rank == 1)
-        with self._session("list the newest run of each squad") as session:
-            return {row.squad: _run_record(row) for row in session.exec(query).all()}
-
-    def count_runs(self, squad: str | None = None) -> int:
-        """How many runs the store holds, of one squad or of all."""
-        from sqlalchemy import func
-
-        query = select(func.count()).select_from(RunRow)
-        if squad is not None:
-            query = query.where(col(RunRow.squad) == squad)
-        with self._session("count runs") as session:
-            return int(session.exec(query).one())
-
-    def interrupted_runs(self, squad: str | None = None) -> list[RunRecord]:
-        """Runs that stopped without finishing and may be resumed, newest first.
-
-        That is ``running`` (the process died or is still at it: the store cannot tell),
-        ``awaiting_approval`` and ``interrupted``; of one squad or of all.
-        """
-        query = select(RunRow).where(col(RunRow.status).in_([s.value for s in _RESUMABLE]))
-        if squad is not None:
-            query = query.where(col(RunRow.squad) == squad)
-        query = query.order_by(col(RunRow.created_at).desc(), col(RunRow.id).desc())
-        with self._session("list interrupted runs") as session:
-            return [_run_record(row) for row in session.exec(query).all()]
-
-    def ended_runs(self, *, before: datetime) -> list[RunRecord]:
-        """Runs that ended (succeeded, failed, stopped) before ``before``, oldest first.
-
-        Interrupted and paused runs are not among them: they may still be resumed.
-        """
-        if before.utcoffset() is None:
-            raise ValueError(f"naive before {before!r}; pass a timezone-aware datetime")
-        ended = [s.value for s in RunStatus if s.is_terminal]
-        query = (
-            select(RunRow)
-            .where(col(RunRow.status).in_(ended), col(RunRow.ended_at) < before)
-            .order_by(col(RunRow.ended_at), col(RunRow.id))
-        )
-        with self._session("list ended runs") as session:
-            return [_run_record(row) for row in session.exec(query).all()]
-
-    def known_runs(self, run_ids: Iterable[str]) -> set[str]:
-        """Which of ``run_ids`` the store holds (deleted runs and strangers are left out)."""
-        wanted = sorted(set(run_ids))
-        found: set[str] = set()
-        with self._session("look up runs") as session:
-            for start in range(0, len(wanted), _LOOKUP_CHUNK):
-                chunk = wanted[start : start + _LOOKUP_CHUNK]
-                found.update(session.exec(select(RunRow.id).where(col(RunRow.id).in_(chunk))))
-        return found
+            return run_record(row)
 
     @contextmanager
     def batch(self, action: str) -> Iterator[None]:
@@ -466,25 +365,6 @@ class Store:
             raise ValueError(f"the store's clock returned naive {now!r}; it must be timezone-aware")
         return now.astimezone(UTC)
 
-    @contextmanager
-    def _session(
-        self, action: str, *, reraise: type[SQLAlchemyError] | None = None
-    ) -> Iterator[Session]:
-        """A session whose SQLAlchemy errors become StoreError (except ``reraise``, for retries)."""
-        try:
-            with Session(self._engine, expire_on_commit=False) as session:
-                yield session
-        except SQLAlchemyError as exc:
-            if reraise is not None and isinstance(exc, reraise):
-                raise
-            reason = getattr(exc, "orig", None) or exc
-            raise StoreError(
-                f"cannot {action} in the state database {self._where!r}: {reason}"
-            ) from exc
-
-
-_RESUMABLE = (RunStatus.RUNNING, RunStatus.AWAITING_APPROVAL, RunStatus.INTERRUPTED)
-
 
 def open_store(
     settings: Settings, *, clock: Clock | None = None, new_id: IdFactory | None = None
@@ -502,26 +382,4 @@ def _squad_record(row: SquadRow) -> SquadRecord:
         created_at=row.created_at,
         updated_at=row.updated_at,
         definition=row.definition,
-    )
-
-
-def _run_record(row: RunRow) -> RunRecord:
-    return RunRecord(
-        id=row.id,
-        squad=row.squad,
-        status=RunStatus(row.status),
-        trigger=row.trigger,
-        created_at=row.created_at,
-        started_at=row.started_at,
-        ended_at=row.ended_at,
-        error=row.error,
-        tokens_in=row.tokens_in,
-        tokens_out=row.tokens_out,
-        cost_usd=row.cost_usd,
-        goal=row.goal,
-        model=row.model,
-        summary=row.summary,
-        job=row.job,
-        epoch=row.epoch,
-        owner=row.owner,
     )
