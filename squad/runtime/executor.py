@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -28,30 +28,30 @@ from typing import TYPE_CHECKING, Any
 from squad.clock import Clock, utc_now
 from squad.errors import LimitReached, ModelError, PlanError
 from squad.fsutil import atomic_write
-from squad.memory.decision_tools import DecisionTools
 from squad.memory.decisions import DecisionLog
 from squad.memory.service import AgentContext, MemoryService
-from squad.memory.tools import MemoryTools
-from squad.memory.working_tools import WorkingMemoryTools
 from squad.model.factory import ModelFactory
-from squad.model.types import ChatModel, ModelEvent, ModelReply
+from squad.model.types import ChatModel, ModelEvent
 from squad.paths import contained
 from squad.runtime.agent import run_turn
+from squad.runtime.builtin_tools import builtin_tools
 from squad.runtime.files_tool import WorkspaceFiles
 from squad.runtime.limits import RunBudget
 from squad.runtime.mcp_journal import turn_identity
-from squad.runtime.mcp_tools import McpTools, TurnTools
+from squad.runtime.mcp_tools import McpTools
 from squad.runtime.plan import parse_plan, plan_request, plan_response_formats, render_plan
+from squad.runtime.recorder import TurnRecorder
 from squad.runtime.runlog import RunLog
+from squad.runtime.step_journal import StepJournal
 from squad.runtime.tasks import TaskNode, TaskStatus
-from squad.runtime.tools import Tool, tool_from_function
+from squad.runtime.tools import Tool
 from squad.runtime.tracing import NO_TRACE, TurnTrace, model_attributes
 from squad.runtime.working import RunWorkingMemory
 from squad.spec.models import ModelSpec, SquadSpec
 from squad.store.records import RunStatus as StoreRunStatus
 from squad.store.records import TaskStatus as StoreTaskStatus
 from squad.telemetry import NO_TELEMETRY, Span, Telemetry
-from squad.text.secrets import CUE_MESSAGES, SeenSecrets, redact
+from squad.text.secrets import SeenSecrets, redact
 from squad.workspace.plans import PLANS_FOLDER, next_plan
 
 if TYPE_CHECKING:
@@ -64,77 +64,6 @@ DEFAULT_CALL_TIMEOUT_S = 120.0
 
 class RunInterrupted(BaseException):
     """A stop was requested (SIGTERM, Ctrl-C): leave at a checkpoint, resumable."""
-
-
-class _Recorder:
-    """Turns of one agent: messages and spend go to the executor's journal, events to the log."""
-
-    def __init__(
-        self,
-        executor: RunExecutor,
-        agent: str,
-        mcp: TurnTools | None = None,
-        *,
-        task: str | None = None,
-    ) -> None:
-        self._executor = executor
-        self._agent = agent
-        self._mcp = mcp or TurnTools()
-        self._task = task
-        """The task the turn works for (events of tasks running at once say whose they are)."""
-        self._recent: list[str] = []
-        """The turn's last messages as said: where a bare value's cue may be."""
-
-    def message(self, role: str, content: str, *, tool_name: str | None = None) -> None:
-        shown = self._mcp.shown.get(tool_name, tool_name) if tool_name else tool_name
-        self._executor.seen.learn(content, previous=self._recent)
-        self._recent = [*self._recent, content][-CUE_MESSAGES:]
-        self._executor.journal_message(self._agent, role, content, shown)
-
-    def model_call(self, reply: ModelReply) -> None:
-        ex, agent = self._executor, self._agent
-        ex.journal(
-            lambda store: store.runs.record_spend(
-                ex.spec.name, run_id=ex.run_id, agent=agent, **reply.spend()
-            ),
-            keep_on_abort=True,
-        )
-        ex.log.emit(
-            "model_call",
-            agent=self._agent,
-            task=self._task,
-            model=reply.model,
-            prompt_tokens=reply.usage.prompt_tokens,
-            completion_tokens=reply.usage.completion_tokens,
-            cost_usd=reply.usage.cost_usd,
-            latency_s=round(reply.latency_s, 4),
-            attempts=reply.attempts,
-        )
-
-    def tool_call(self, name: str, arguments: dict[str, Any], result: str) -> None:
-        mcp = self._mcp.take(name)
-        if mcp is None:
-            self._executor.log.emit(
-                "tool_call",
-                agent=self._agent,
-                task=self._task,
-                tool=name,
-                arguments=arguments,
-                result=_logged(result, self._executor.seen),
-            )
-            return
-        self._executor.log.emit(
-            "tool_call",
-            agent=self._agent,
-            task=self._task,
-            tool=mcp.tool,
-            server=mcp.server,
-            arguments=arguments,
-            result=_logged(result, self._executor.seen),
-            duration_s=mcp.duration_s,
-            is_error=mcp.is_error,
-            replayed=mcp.replayed,
-        )
 
 
 class RunExecutor:
@@ -189,12 +118,18 @@ class RunExecutor:
         self._stop = stop or threading.Event()
         self._progress = progress or (lambda _: None)
         self._clock = clock
-        self._on_replies = on_replies or (lambda ctx, replies: None)
         self._started = time.monotonic()
         self._last_status: dict[str, TaskStatus] = {}
-        self._pending = threading.local()
-        """Each thread's store writes waiting for the end of its step: tasks that run at once
-        each keep, and flush, their own."""
+        self._steps = StepJournal(
+            spec,
+            workspace,
+            run_id,
+            store,
+            epoch=epoch,
+            seen=self.seen,
+            on_replies=on_replies or (lambda ctx, replies: None),
+        )
+        """Each thread's store writes waiting for the end of its step."""
         self._models_lock = threading.Lock()
         self._mcp = mcp
         """The run's MCP servers (None without any): their tools join the built-in ones."""
@@ -221,61 +156,17 @@ class RunExecutor:
 
     # -- the step's store writes -----------------------------------------------------------
 
-    @property
-    def _journal(self) -> list[tuple[Callable[[Store], object], bool]]:
-        if not hasattr(self._pending, "journal"):
-            self._pending.journal = []
-        journal: list[tuple[Callable[[Store], object], bool]] = self._pending.journal
-        return journal
-
-    @property
-    def _messages(self) -> dict[str, list[tuple[str, str, str | None]]]:
-        if not hasattr(self._pending, "messages"):
-            self._pending.messages = {}
-        messages: dict[str, list[tuple[str, str, str | None]]] = self._pending.messages
-        return messages
-
     def journal(self, write: Callable[[Store], object], *, keep_on_abort: bool = False) -> None:
         """Keep a store write for the end of the step (see :meth:`flush`)."""
-        self._journal.append((write, keep_on_abort))
+        self._steps.write(write, keep_on_abort=keep_on_abort)
 
     def journal_message(self, agent: str, role: str, content: str, tool_name: str | None) -> None:
         """Keep one of the agent's messages for the end of the step; they land in order."""
-        self._messages.setdefault(agent, []).append((role, content, tool_name))
+        self._steps.message(agent, role, content, tool_name)
 
     def flush(self, action: str = "record a step", *, aborted: bool = False) -> None:
-        """Write the step's journal in one transaction, with nothing held while the model works.
-
-        A step that ends by an error (a full disk, a stop) is redone on resume, messages and
-        all, so ``aborted`` writes only what must outlive it: the spend of the calls it made.
-        A hard kill loses that too; the redone step counts its own.
-        """
-        journal, self._pending.journal = self._journal, []
-        writes = [write for write, keep in journal if keep or not aborted]
-        messages, self._pending.messages = ({} if aborted else self._messages), {}
-        for agent, items in messages.items():
-            # Only the extractor (and recall, from its archive) reads a run's messages back:
-            # an agent whose extractor is off keeps none (its run log and outputs remain).
-            if AgentContext.of(self.spec, agent, self.workspace).extraction_enabled:
-                writes.insert(0, self._message_write(agent, items))
-        if writes and self.epoch is not None and not aborted:
-            epoch = self.epoch
-            writes.insert(0, lambda store: store.runs.check_fence(self.run_id, epoch))
-        if writes:
-            with self.store.batch(f"{action} of run {self.run_id!r}"):
-                for write in writes:
-                    write(self.store)
-        for agent, items in messages.items():
-            replies = sum(role == "assistant" for role, _, _ in items)
-            if replies:
-                self._on_replies(AgentContext.of(self.spec, agent, self.workspace), replies)
-
-    def _message_write(
-        self, agent: str, items: list[tuple[str, str, str | None]]
-    ) -> Callable[[Store], object]:
-        return lambda store: store.conversation.record_messages(
-            self.spec.name, agent, items, run_id=self.run_id, known=self.seen
-        )
+        """Write the step's journal in one transaction (:meth:`StepJournal.flush`)."""
+        self._steps.flush(action, aborted=aborted)
 
     # -- graph protocol --------------------------------------------------------------------
 
@@ -533,32 +424,13 @@ class RunExecutor:
         model, spec = self.model_for(agent_id)
         offered: list[Tool] = []
         if tools:
-            memory_tools = (
-                MemoryTools(self.memory, ctx, known=self.seen) if ctx.memory_enabled else None
-            )
             files = WorkspaceFiles(
                 self.workspace,
                 task_id or "notes",
                 outputs=self.outputs,
                 touched=lambda path: self.working.touched(agent_id, path),
             )
-            functions: list[Callable[..., str]] = [
-                files.write_file,
-                files.read_file,
-                files.list_files,
-            ]
-            if memory_tools is not None:
-                decision_tools = DecisionTools(self._decisions, ctx, known=self.seen)
-                functions += [
-                    memory_tools.memory_read,
-                    memory_tools.memory_append,
-                    memory_tools.memory_search,
-                    memory_tools.memory_write_daily,
-                    decision_tools.decision_record,
-                    decision_tools.decision_search,
-                    WorkingMemoryTools(self.memory, ctx, known=self.seen).working_memory_update,
-                ]
-            offered = [tool_from_function(f) for f in functions]
+            offered = builtin_tools(self.memory, self._decisions, ctx, files=files, known=self.seen)
         mcp = None
         if tools and self._mcp is not None:
             mcp = self._mcp.for_turn(agent_id, turn_identity(task_id or "-", agent_id, prompt))
@@ -569,7 +441,7 @@ class RunExecutor:
             system_prompt=system,
             user_message=prompt,
             tools=offered,
-            recorder=_Recorder(self, agent_id, mcp, task=task_id),
+            recorder=TurnRecorder(self, agent_id, mcp, task=task_id),
             budget=self.budget,
             timeout_s=spec.timeout_s or DEFAULT_CALL_TIMEOUT_S,
             response_format=response_format,
@@ -623,12 +495,3 @@ class RunExecutor:
 
     def _next_plan(self) -> tuple[int, Path]:
         return next_plan(contained(self.workspace, PLANS_FOLDER))
-
-
-def _logged(result: str, known: Collection[str] = ()) -> str:
-    """A tool's answer as the run log keeps it: the first 300 characters, cut where no
-    credential (nor ``known`` value) is split into a fragment the log's redaction would no
-    longer recognise."""
-    from squad.runtime.mcp_journal import bound_answer
-
-    return bound_answer(result, 300, known=known)[0]

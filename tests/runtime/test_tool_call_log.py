@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from squad.runtime.executor import _logged
+from squad.runtime.recorder import logged
 from squad.text.secrets import redact
 
 PASSWORD = "S3cretPassw0rd"
@@ -14,11 +14,11 @@ PASSWORD = "S3cretPassw0rd"
 def test_a_password_crossing_the_logs_cut_leaves_no_part_of_itself(pad: int) -> None:
     answer = "x" * pad + f" postgresql://admin:{PASSWORD}@db.internal:5432/prod" + " tail" * 100
 
-    kept, _ = redact(_logged(answer))
+    kept, _ = redact(logged(answer))
 
     assert not any(PASSWORD[:n] in kept for n in range(4, len(PASSWORD) + 1))
     assert kept.startswith("x" * pad) and "more characters cut" in kept
 
 
 def test_a_short_answer_is_logged_whole() -> None:
-    assert _logged("ok: 3 files") == "ok: 3 files"
+    assert logged("ok: 3 files") == "ok: 3 files"
