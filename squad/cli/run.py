@@ -20,7 +20,8 @@ if TYPE_CHECKING:
     from squad.app import App
     from squad.chat.session import ChatSession
     from squad.eventlines import SkippedLine
-    from squad.runtime.runner import RunResult, SquadRunner
+    from squad.runtime.run_result import RunResult
+    from squad.runtime.runner import SquadRunner
     from squad.spec.models import SquadSpec
 
 __all__ = ["register"]

@@ -48,7 +48,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from squad.app import App
-    from squad.runtime.runner import RunResult, SquadRunner
+    from squad.runtime.run_result import RunResult
+    from squad.runtime.runner import SquadRunner
     from squad.spec.models import SquadSpec
     from squad.store.records import RunRecord
 
@@ -324,7 +325,7 @@ class NodeWork:
     ) -> RunResult:
         """Resume a run from its checkpoint; one without any starts over; one that ended (or
         waits for a person) is reported as it is."""
-        from squad.runtime.runner import RunResult
+        from squad.runtime.run_result import RunResult
         from squad.store.records import RunStatus
 
         if record.status.is_terminal or record.status is RunStatus.AWAITING_APPROVAL:

@@ -23,7 +23,8 @@ if TYPE_CHECKING:
     from squad.app import App
     from squad.daemon.catalog import LoadedSquad
     from squad.daemon.eventlog import DaemonLog
-    from squad.runtime.runner import RunResult, SquadRunner
+    from squad.runtime.run_result import RunResult
+    from squad.runtime.runner import SquadRunner
     from squad.store import Store
 
 __all__ = ["SCHEDULED", "RunDispatcher", "log_asked", "run_end_fields", "waiting_approval"]

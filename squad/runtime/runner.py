@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import threading
 from asyncio import CancelledError
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from squad.clock import Clock, utc_now
 from squad.errors import NotFound, RunFenced, StoreError, UsageError, WorkspaceError
@@ -27,14 +27,16 @@ from squad.memory.decisions import DecisionLog
 from squad.model.factory import ModelFactory, model_for
 from squad.model.types import Usage
 from squad.runtime.executor import RunExecutor, RunInterrupted
-from squad.runtime.graph import build_graph
 from squad.runtime.limits import RunBudget
 from squad.runtime.mcp_tools import McpTools
 from squad.runtime.prices import require_prices
+from squad.runtime.run_commits import RunCommits
+from squad.runtime.run_graph import known_tasks, run_graph
+from squad.runtime.run_result import RunResult, result_of, run_end
 from squad.runtime.runlock import run_slot, settle_dead_runs
 from squad.runtime.runlog import RunLog
-from squad.runtime.steps import RunState, nodes_of, state_outcome
-from squad.runtime.tasks import RunOutcome, TaskNode
+from squad.runtime.steps import RunState
+from squad.runtime.tasks import TaskNode
 from squad.runtime.tracing import run_attributes, run_ended, run_span_name
 from squad.spec.models import SquadSpec
 from squad.telemetry import NO_TELEMETRY, Span, Telemetry
@@ -44,40 +46,14 @@ if TYPE_CHECKING:
     from squad.checkpoints import Checkpoints
     from squad.checkpoints.base import Fence
     from squad.extraction.background import BackgroundExtractor
-    from squad.history.history import History
     from squad.memory.service import HistoryFactory, MemoryService
     from squad.settings import Settings
-    from squad.store import SpendTotals, Store
+    from squad.store import Store
 
-__all__ = ["RunResult", "SquadRunner"]
+__all__ = ["SquadRunner"]
 
 FindSquad = Callable[[str], tuple[SquadSpec, Path]]
 """A squad's definition and workspace folder by name (``SquadManager.definition``)."""
-
-
-@dataclass(frozen=True)
-class RunResult:
-    run_id: str
-    squad: str
-    status: str
-    workspace: Path
-    tasks: dict[str, str] = field(default_factory=dict)
-    turns: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float = 0.0
-    error: str | None = None
-    awaiting: str | None = None
-    """The task waiting for approval, when the run is paused."""
-
-    @property
-    def succeeded(self) -> bool:
-        return self.status == "succeeded"
-
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["workspace"] = str(self.workspace)
-        return data
 
 
 class SquadRunner:
@@ -101,7 +77,6 @@ class SquadRunner:
         history: HistoryFactory | None = None,
     ) -> None:
         """``history`` gives each workspace's history (a commit per run); None: none."""
-        self._histories = history
         self.settings = settings
         self.store = store
         self.memory = memory
@@ -126,6 +101,8 @@ class SquadRunner:
         starts are claimed for it (:meth:`claim`), and their writes are fenced."""
         self.job: str | None = None
         """The cluster job this runner works for: a run it claims names that job."""
+        self.commits = RunCommits(store, history, clock=clock, progress=self._progress)
+        """Each run marked in its workspace's history, and committed as it ends."""
         self.fence: Fence | None = None
         """This runner's claim of a run: the store and checkpoint writes of that run carry
         its epoch and are refused once another node claims the run."""
@@ -204,7 +181,7 @@ class SquadRunner:
         model: str | None,
         trigger: str,
     ) -> RunResult:
-        self._begin(spec.name, workspace, run_id)
+        self.commits.begin(spec.name, workspace, run_id)
         state: RunState = {"tasks": [], "status": {}}
         if spec.process == "sequential":
             nodes = [
@@ -262,10 +239,10 @@ class SquadRunner:
                 if not app.get_state(config).values:
                     raise UsageError(self._no_checkpoint(run_id))
             command: Any = Command(resume=decision) if decision is not None else None
-            self._begin(run.squad, workspace, run_id)
+            self.commits.begin(run.squad, workspace, run_id)
             seen = SeenSecrets()  # those of the run before the resume are gone with it
             with RunLog(workspace, run_id, clock=self._clock, known=seen) as log:
-                outputs = self._outputs(run, workspace, log)
+                outputs = self.commits.outputs(run, workspace, log)
                 log.emit("run_resume", decision=decision)
                 return self._drive(
                     spec,
@@ -324,27 +301,10 @@ class SquadRunner:
             "start a new one with `squad run`"
         )
 
-    @contextmanager
     def _graph_for(
         self, run_id: str, executor: RunExecutor | None = None, spec: SquadSpec | None = None
-    ) -> Iterator[tuple[Any, dict[str, Any]]]:
-        hierarchical = spec is not None and spec.process == "hierarchical"
-        rounds = spec.limits.max_rounds if spec is not None else 1
-        parallel = spec.limits.max_parallel if spec is not None else 1
-        graph = build_graph(
-            executor or _NoExecutor(),
-            hierarchical=hierarchical,
-            max_rounds=rounds,
-            max_parallel=parallel,
-        )
-        with self.checkpoints.saver(self._fence_of(run_id)) as saver:
-            app = graph.compile(checkpointer=saver)
-            config = {
-                "configurable": {"thread_id": run_id},
-                "recursion_limit": 10_000,
-                "max_concurrency": parallel,
-            }
-            yield app, config
+    ) -> AbstractContextManager[tuple[Any, dict[str, Any]]]:
+        return run_graph(self.checkpoints, self._fence_of(run_id), run_id, executor, spec)
 
     def _drive(
         self,
@@ -435,7 +395,7 @@ class SquadRunner:
         )
         self.store.update_run(run_id, status=RunStatus.RUNNING, epoch=self._epoch(run_id))
         with self._graph_for(run_id, executor, spec) as (app, config):
-            executor.tasks = _known_tasks(app, config, payload)
+            executor.tasks = known_tasks(app, config, payload)
             executor.working.begin()
             try:
                 result = self._invoke(app, payload, config, executor)
@@ -460,7 +420,7 @@ class SquadRunner:
                 raise
             except (RunInterrupted, KeyboardInterrupt, CancelledError):
                 self.store.runs.check_fence(run_id, self._epoch(run_id))
-                commit = self._commit(
+                commit = self.commits.commit(
                     spec,
                     workspace,
                     run_id,
@@ -477,7 +437,7 @@ class SquadRunner:
                 )
                 log.emit("run_end", status="interrupted", commit=commit)
                 self._progress("interrupted: the run stops at its last checkpoint")
-                return self._result(run_id, spec, workspace, "interrupted", budget)
+                return result_of(self.store, run_id, spec, workspace, "interrupted", budget)
             except self.checkpoints.backend_errors() as exc:
                 self._record_broken(run_id, log, exc)
                 reason = (
@@ -530,29 +490,8 @@ class SquadRunner:
     ) -> RunResult:
         from squad.store.records import RunStatus
 
-        awaiting = None
-        error = result.get("error")
-        tasks = dict(result.get("status", {}))
-        if result.get("__interrupt__"):
-            status = RunStatus.AWAITING_APPROVAL
-            awaiting = str(result["__interrupt__"][0].value.get("task"))
-            # The interrupted step never returned, so the state still says pending.
-            tasks[awaiting] = "awaiting_approval"
-            error = None
-        elif result.get("stopped") == "plan_failed":
-            status = RunStatus.FAILED
-        elif result.get("stopped"):
-            status = RunStatus.STOPPED
-        else:
-            outcome = (
-                state_outcome(cast(RunState, result))
-                if result.get("tasks")
-                else RunOutcome.SUCCEEDED
-            )
-            status = RunStatus.SUCCEEDED if outcome == RunOutcome.SUCCEEDED else RunStatus.FAILED
-            if status == RunStatus.FAILED and not error:
-                failed = [k for k, v in result.get("status", {}).items() if v == "failed"]
-                error = f"failed tasks: {', '.join(failed)}"
+        end = run_end(result)
+        status, error, awaiting, tasks = end.status, end.error, end.awaiting, end.tasks
         totals = self.store.runs.run_spend(run_id)
         summary = {
             "tasks": tasks,
@@ -566,7 +505,7 @@ class SquadRunner:
         self.store.runs.check_fence(run_id, self._epoch(run_id))
         if status is not RunStatus.AWAITING_APPROVAL:
             executor.working.end(status.value)  # in the daily log before the run's commit
-        commit = self._commit(
+        commit = self.commits.commit(
             spec, workspace, run_id, outputs, log, status=status.value, spend=totals, tasks=tasks
         )
         self.store.update_run(
@@ -589,7 +528,8 @@ class SquadRunner:
             cost_usd=totals.cost_usd,
             commit=commit,
         )
-        return self._result(
+        return result_of(
+            self.store,
             run_id,
             spec,
             workspace,
@@ -599,158 +539,3 @@ class SquadRunner:
             error=error,
             awaiting=awaiting,
         )
-
-    # -- history ---------------------------------------------------------------------------
-
-    def _history(self, squad: str, workspace: Path) -> History | None:
-        if self._histories is None:
-            return None
-        history = self._histories(workspace, squad)
-        return history if history.enabled else None
-
-    def _begin(self, squad: str, workspace: Path, run_id: str) -> None:
-        """Before the run works: earlier changes committed by whoever made them (a person's
-        edits as ``unattributed``), and the run marked as the one writing."""
-        history = self._history(squad, workspace)
-        if history is not None:
-            history.begin_run(run_id)
-
-    def _commit(
-        self,
-        spec: SquadSpec,
-        workspace: Path,
-        run_id: str,
-        outputs: str,
-        log: RunLog,
-        *,
-        status: str,
-        spend: SpendTotals,
-        tasks: dict[str, str] | None = None,
-    ) -> str | None:
-        """The run's commit as it ends with ``status`` (made before the store records it);
-        None when history is off or paused (the run log then says why)."""
-        history = self._history(spec.name, workspace)
-        if history is None:
-            return None
-        from squad.history.message import RunNote, TaskNote
-
-        run = self.store.get_run(run_id)
-        if run is None:
-            return None
-        records = {t.task_id: t for t in self.store.runs.tasks(run_id)}
-        agents = {t.id: t.agent for t in spec.tasks}
-        statuses = tasks if tasks is not None else {k: str(v.status) for k, v in records.items()}
-        notes = tuple(
-            TaskNote(
-                task,
-                records[task].agent if task in records else agents.get(task, "?"),
-                str(state),
-                records[task].error if task in records else None,
-            )
-            for task, state in statuses.items()
-        )
-        note = RunNote(
-            run_id=run_id,
-            squad=spec.name,
-            status=status,
-            trigger=run.trigger,
-            started_at=run.started_at,
-            ended_at=self._clock(),
-            tasks=notes,
-            tokens_in=spend.prompt_tokens,
-            tokens_out=spend.completion_tokens,
-            cost_usd=spend.cost_usd,
-            outputs=outputs,
-        )
-        result = history.commit_run(note)
-        if result is None:
-            log.emit("history_paused", reason="the run's commit could not be made")
-            self._progress("history paused for this workspace: the run is not committed")
-            return None
-        if result.left_out:
-            log.emit("history_left_out", files=list(result.left_out))
-        return result.sha
-
-    def _outputs(self, run: Any, workspace: Path, log: RunLog) -> str:
-        """Where a resumed run's task outputs go: ``tasks``, unless a newer run of its squad
-        has got past its start meanwhile; then ``runs/<run-id>/tasks``, so this run never
-        writes over theirs, with what it wrote before it paused copied there from its own
-        commit (its later tasks read them as their inputs)."""
-        from squad.store.records import RunStatus
-
-        own = f"runs/{run.id}/tasks"
-        if (workspace / "runs" / run.id).is_dir():
-            return own
-        newer = [
-            other
-            for other in self.store.list_runs(run.squad, limit=100)
-            if other.created_at > run.created_at and other.status is not RunStatus.PENDING
-        ]
-        if not newer:
-            return "tasks"
-        history = self._history(run.squad, workspace)
-        commit = history.run_commit(run.id) if history is not None else None
-        copied = history.restore_tasks(commit, own) if history is not None and commit else []
-        log.emit("outputs_redirected", outputs=own, newer_runs=len(newer), restored=copied)
-        self._progress(f"newer runs of {run.squad} have finished: this run's outputs go to {own}/")
-        (workspace / own).mkdir(parents=True, exist_ok=True)
-        return own
-
-    def _result(
-        self,
-        run_id: str,
-        spec: SquadSpec,
-        workspace: Path,
-        status: str,
-        budget: RunBudget,
-        *,
-        tasks: dict[str, str] | None = None,
-        error: str | None = None,
-        awaiting: str | None = None,
-    ) -> RunResult:
-        """The run's result; ``tasks`` default to their states in the store."""
-        totals = self.store.runs.run_spend(run_id)
-        if tasks is None:
-            tasks = {t.task_id: str(t.status) for t in self.store.runs.tasks(run_id)}
-        return RunResult(
-            run_id,
-            spec.name,
-            status,
-            workspace,
-            tasks,
-            budget.turns,
-            totals.prompt_tokens,
-            totals.completion_tokens,
-            totals.cost_usd,
-            error,
-            awaiting,
-        )
-
-
-def _known_tasks(app: Any, config: dict[str, Any], payload: Any) -> list[TaskNode]:
-    """The run's tasks as the graph starts: those of the state a new run starts from, else
-    of the checkpoint a resume continues (none yet for a squad whose lead has still to plan)."""
-    state = payload if isinstance(payload, dict) else app.get_state(config).values
-    return nodes_of(cast(RunState, state or {}))
-
-
-class _NoExecutor:
-    """Stands in when the graph is built only to read its state."""
-
-    def plan(self) -> list[Any]:
-        raise RuntimeError("read-only graph")
-
-    def execute(self, task: Any, feedback: str | None) -> str:
-        raise RuntimeError("read-only graph")
-
-    def review(self, task: Any, output: str) -> tuple[bool, str]:
-        raise RuntimeError("read-only graph")
-
-    def task_status(self, task: Any, status: Any, **_: Any) -> None:
-        raise RuntimeError("read-only graph")
-
-    def finished(self, task: Any) -> str | None:
-        raise RuntimeError("read-only graph")
-
-    def redacted(self, text: str) -> str:
-        raise RuntimeError("read-only graph")

@@ -30,8 +30,8 @@ from squad.model.testing import FREE_PRICES, OpenAIStubServer
 from squad.runtime.mcp_bridge import server_pids
 from squad.runtime.mcp_journal import journal_path
 from squad.runtime.mcp_tools import offered_name
+from squad.runtime.run_result import RunResult
 from squad.runtime.runlog import read_events, run_log_path
-from squad.runtime.runner import RunResult
 from squad.settings import Settings
 from squad.spec.loader import squad_from_text
 from squad.spec.models import ModelSpec, SquadSpec

@@ -30,8 +30,8 @@ from squad.model.stub_answers import answer, no_choices, slow, status, tool_call
 from squad.model.testing import FREE_PRICES as FREE
 from squad.model.testing import OpenAIStubServer
 from squad.model.types import Message, ModelReply, Price, TokenCallback, ToolSpec
+from squad.runtime.run_result import RunResult
 from squad.runtime.runlog import read_events, run_log_path
-from squad.runtime.runner import RunResult
 from squad.settings import Settings
 from squad.spec.models import ModelSpec, SquadSpec
 from squad.store import RunStatus

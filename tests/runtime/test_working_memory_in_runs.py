@@ -23,8 +23,8 @@ from squad.memory.working_file import WorkingMemoryFile, working_runs
 from squad.model import ChatModel, LiteLLMModel, ModelEvent, RetryPolicy, model_for
 from squad.model.stub_answers import answer, tool_call
 from squad.model.testing import FREE_PRICES, OpenAIStubServer
+from squad.runtime.run_result import RunResult
 from squad.runtime.runlog import read_events, run_log_path
-from squad.runtime.runner import RunResult
 from squad.spec.loader import squad_from_text
 from squad.spec.models import ModelSpec
 from tests.conftest import BASIC_YAML

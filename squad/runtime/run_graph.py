@@ -1,0 +1,82 @@
+"""A run's LangGraph graph, compiled on the run's checkpointer: to drive it, or to read it.
+
+A run is a LangGraph thread whose id is the run id; :func:`run_graph` builds the graph for a
+squad's process and limits and compiles it on the checkpoints (beside a SQLite store, or in the
+Postgres store's database), its writes fenced by the runner's claim of the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, cast
+
+from squad.runtime.graph import build_graph
+from squad.runtime.steps import RunState, nodes_of
+from squad.runtime.tasks import TaskNode
+
+if TYPE_CHECKING:
+    from squad.checkpoints import Checkpoints
+    from squad.checkpoints.base import Fence
+    from squad.runtime.executor import RunExecutor
+    from squad.spec.models import SquadSpec
+
+__all__ = ["NoExecutor", "known_tasks", "run_graph"]
+
+
+@contextmanager
+def run_graph(
+    checkpoints: Checkpoints,
+    fence: Fence | None,
+    run_id: str,
+    executor: RunExecutor | None = None,
+    spec: SquadSpec | None = None,
+) -> Iterator[tuple[Any, dict[str, Any]]]:
+    """The run's graph compiled on its checkpointer (writes fenced by ``fence``) and its
+    config; without an executor, only to read the run's state."""
+    hierarchical = spec is not None and spec.process == "hierarchical"
+    rounds = spec.limits.max_rounds if spec is not None else 1
+    parallel = spec.limits.max_parallel if spec is not None else 1
+    graph = build_graph(
+        executor or NoExecutor(),
+        hierarchical=hierarchical,
+        max_rounds=rounds,
+        max_parallel=parallel,
+    )
+    with checkpoints.saver(fence) as saver:
+        app = graph.compile(checkpointer=saver)
+        config = {
+            "configurable": {"thread_id": run_id},
+            "recursion_limit": 10_000,
+            "max_concurrency": parallel,
+        }
+        yield app, config
+
+
+def known_tasks(app: Any, config: dict[str, Any], payload: Any) -> list[TaskNode]:
+    """The run's tasks as the graph starts: those of the state a new run starts from, else
+    of the checkpoint a resume continues (none yet for a squad whose lead has still to plan)."""
+    state = payload if isinstance(payload, dict) else app.get_state(config).values
+    return nodes_of(cast(RunState, state or {}))
+
+
+class NoExecutor:
+    """Stands in when the graph is built only to read its state."""
+
+    def plan(self) -> list[Any]:
+        raise RuntimeError("read-only graph")
+
+    def execute(self, task: Any, feedback: str | None) -> str:
+        raise RuntimeError("read-only graph")
+
+    def review(self, task: Any, output: str) -> tuple[bool, str]:
+        raise RuntimeError("read-only graph")
+
+    def task_status(self, task: Any, status: Any, **_: Any) -> None:
+        raise RuntimeError("read-only graph")
+
+    def finished(self, task: Any) -> str | None:
+        raise RuntimeError("read-only graph")
+
+    def redacted(self, text: str) -> str:
+        raise RuntimeError("read-only graph")

@@ -1,0 +1,118 @@
+"""How a run ended: its result, as the runner returns it and the CLI and API show it.
+
+:func:`run_end` reads the end from the graph's final state (pure); :func:`result_of` adds the
+spend the store holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+from squad.runtime.limits import RunBudget
+from squad.runtime.steps import RunState, state_outcome
+from squad.runtime.tasks import RunOutcome
+
+if TYPE_CHECKING:
+    from squad.spec.models import SquadSpec
+    from squad.store import Store
+    from squad.store.records import RunStatus
+
+__all__ = ["RunEnd", "RunResult", "result_of", "run_end"]
+
+
+@dataclass(frozen=True)
+class RunResult:
+    run_id: str
+    squad: str
+    status: str
+    workspace: Path
+    tasks: dict[str, str] = field(default_factory=dict)
+    turns: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    error: str | None = None
+    awaiting: str | None = None
+    """The task waiting for approval, when the run is paused."""
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status == "succeeded"
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["workspace"] = str(self.workspace)
+        return data
+
+
+@dataclass(frozen=True)
+class RunEnd:
+    """How the graph ended: the run's status, its error, the task awaiting approval, and
+    each task's state."""
+
+    status: RunStatus
+    error: str | None
+    awaiting: str | None
+    tasks: dict[str, str]
+
+
+def run_end(result: Mapping[str, Any]) -> RunEnd:
+    """The end of a run whose graph returned ``result`` (its final state, or an interrupt)."""
+    from squad.store.records import RunStatus
+
+    awaiting = None
+    error = result.get("error")
+    tasks = dict(result.get("status", {}))
+    if result.get("__interrupt__"):
+        status = RunStatus.AWAITING_APPROVAL
+        awaiting = str(result["__interrupt__"][0].value.get("task"))
+        # The interrupted step never returned, so the state still says pending.
+        tasks[awaiting] = "awaiting_approval"
+        error = None
+    elif result.get("stopped") == "plan_failed":
+        status = RunStatus.FAILED
+    elif result.get("stopped"):
+        status = RunStatus.STOPPED
+    else:
+        outcome = (
+            state_outcome(cast(RunState, result)) if result.get("tasks") else RunOutcome.SUCCEEDED
+        )
+        status = RunStatus.SUCCEEDED if outcome == RunOutcome.SUCCEEDED else RunStatus.FAILED
+        if status == RunStatus.FAILED and not error:
+            failed = [k for k, v in result.get("status", {}).items() if v == "failed"]
+            error = f"failed tasks: {', '.join(failed)}"
+    return RunEnd(status, error, awaiting, tasks)
+
+
+def result_of(
+    store: Store,
+    run_id: str,
+    spec: SquadSpec,
+    workspace: Path,
+    status: str,
+    budget: RunBudget,
+    *,
+    tasks: dict[str, str] | None = None,
+    error: str | None = None,
+    awaiting: str | None = None,
+) -> RunResult:
+    """The run's result; ``tasks`` default to their states in the store."""
+    totals = store.runs.run_spend(run_id)
+    if tasks is None:
+        tasks = {t.task_id: str(t.status) for t in store.runs.tasks(run_id)}
+    return RunResult(
+        run_id,
+        spec.name,
+        status,
+        workspace,
+        tasks,
+        budget.turns,
+        totals.prompt_tokens,
+        totals.completion_tokens,
+        totals.cost_usd,
+        error,
+        awaiting,
+    )
