@@ -389,7 +389,7 @@ class SquadSpec(_Strict):
     model_config = ConfigDict(title="squad definition")
 
     name: Slug
-    """The squad id, a slug (:data:`squad.paths.SLUG`)."""
+    """The squad id, a slug: [a-z0-9][a-z0-9-]{0,62}."""
     description: str = ""
     """One line about the squad."""
     goal: str = ""
