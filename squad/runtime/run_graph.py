@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import asdict
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from squad.runtime.graph import build_graph
@@ -21,7 +23,15 @@ if TYPE_CHECKING:
     from squad.runtime.executor import RunExecutor
     from squad.spec.models import SquadSpec
 
-__all__ = ["NoExecutor", "known_tasks", "run_graph"]
+__all__ = [
+    "NoExecutor",
+    "awaited_task",
+    "initial_state",
+    "invoke",
+    "known_tasks",
+    "no_checkpoint",
+    "run_graph",
+]
 
 
 @contextmanager
@@ -80,3 +90,49 @@ class NoExecutor:
 
     def redacted(self, text: str) -> str:
         raise RuntimeError("read-only graph")
+
+
+def initial_state(spec: SquadSpec) -> RunState:
+    """The state a new run's graph starts from: a sequential squad's tasks, all pending; none
+    for a hierarchical one (its lead plans them)."""
+    if spec.process != "sequential":
+        return {"tasks": [], "status": {}}
+    nodes = [
+        TaskNode(t.id, t.agent, tuple(t.depends_on), t.description, t.approval, t.expected_output)
+        for t in spec.tasks
+    ]
+    return {"tasks": [asdict(n) for n in nodes], "status": {n.id: "pending" for n in nodes}}
+
+
+def no_checkpoint(run_id: str, home: Path, checkpoints: Checkpoints) -> str:
+    """Why run ``run_id`` cannot be resumed: no checkpoint, and where one may have been left."""
+    from squad.checkpoints import left_behind
+
+    kept = left_behind(home, checkpoints)
+    if kept is not None and run_id in kept.runs:
+        return (
+            f"run {run_id!r} has no checkpoint in {checkpoints.where}: {kept.describe()}; "
+            "point database_url back at SQLite to resume it, or start a new run"
+        )
+    return (
+        f"run {run_id!r} has no checkpoint (it stopped before its first step); "
+        "start a new one with `squad run`"
+    )
+
+
+def invoke(app: Any, payload: Any, config: dict[str, Any], executor: RunExecutor) -> Any:
+    """Drive the graph until it stops; a step that ends by an error still records the spend
+    of the model calls it made."""
+    try:
+        return app.invoke(payload, config, durability="sync")
+    except BaseException:
+        executor.flush("record the spend of an unfinished step", aborted=True)
+        raise
+
+
+def awaited_task(app: Any, config: dict[str, Any]) -> str | None:
+    """The task a paused run's graph waits on for approval, if any."""
+    for item in app.get_state(config).interrupts:
+        if isinstance(item.value, dict):
+            return str(item.value.get("task"))
+    return None

@@ -1,7 +1,6 @@
 """Runs of squads: start, resume after a crash, approve or reject a paused task.
 
-A run is a LangGraph thread (thread id = run id) checkpointed durably through
-:mod:`squad.checkpoints` (beside a SQLite store, or in the Postgres store's database), so
+A run is a LangGraph thread checkpointed durably (:mod:`squad.runtime.run_graph`), so
 ``squad resume RUN_ID`` continues from the last completed step without redoing finished tasks
 or repeating their side effects. Runners are made by :meth:`squad.app.App.runner`.
 
@@ -17,7 +16,6 @@ import threading
 from asyncio import CancelledError
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,12 +29,17 @@ from squad.runtime.limits import RunBudget
 from squad.runtime.mcp_tools import McpTools
 from squad.runtime.prices import require_prices
 from squad.runtime.run_commits import RunCommits
-from squad.runtime.run_graph import known_tasks, run_graph
+from squad.runtime.run_graph import (
+    awaited_task,
+    initial_state,
+    invoke,
+    known_tasks,
+    no_checkpoint,
+    run_graph,
+)
 from squad.runtime.run_result import RunResult, result_of, run_end
 from squad.runtime.runlock import run_slot, settle_dead_runs
 from squad.runtime.runlog import RunLog
-from squad.runtime.steps import RunState
-from squad.runtime.tasks import TaskNode
 from squad.runtime.tracing import run_attributes, run_ended, run_span_name
 from squad.spec.models import SquadSpec
 from squad.telemetry import NO_TELEMETRY, Span, Telemetry
@@ -149,8 +152,8 @@ class SquadRunner:
         return epoch
 
     def _epoch(self, run_id: str) -> int | None:
-        fence = self.fence
-        return fence.epoch if fence is not None and fence.run_id == run_id else None
+        fence = self._fence_of(run_id)
+        return None if fence is None else fence.epoch
 
     def _fence_of(self, run_id: str) -> Fence | None:
         fence = self.fence
@@ -167,9 +170,8 @@ class SquadRunner:
         with run_slot(self.settings.locks_dir, run.squad, run_id, clock=self._clock):
             if self.owner is not None:
                 self.claim(run_id)
-            with self._graph_for(run_id) as (app, config):
-                if app.get_state(config).values:
-                    raise UsageError(f"run {run_id!r} has a checkpoint; resume it instead")
+            if self.has_checkpoint(run_id):
+                raise UsageError(f"run {run_id!r} has a checkpoint; resume it instead")
             return self._start(spec, workspace, run_id, run.goal, run.model, run.trigger)
 
     def _start(
@@ -182,18 +184,7 @@ class SquadRunner:
         trigger: str,
     ) -> RunResult:
         self.commits.begin(spec.name, workspace, run_id)
-        state: RunState = {"tasks": [], "status": {}}
-        if spec.process == "sequential":
-            nodes = [
-                TaskNode(
-                    t.id, t.agent, tuple(t.depends_on), t.description, t.approval, t.expected_output
-                )
-                for t in spec.tasks
-            ]
-            state = {
-                "tasks": [asdict(n) for n in nodes],
-                "status": {n.id: "pending" for n in nodes},
-            }
+        state = initial_state(spec)
         seen = SeenSecrets()
         if goal or spec.goal:
             seen.learn(goal or spec.goal)
@@ -235,9 +226,8 @@ class SquadRunner:
             if self.owner is not None:
                 self.claim(run_id)
             settle_dead_runs(self.store, locks, squad=run.squad, holding=True)
-            with self._graph_for(run_id) as (app, config):
-                if not app.get_state(config).values:
-                    raise UsageError(self._no_checkpoint(run_id))
+            if not self.has_checkpoint(run_id):
+                raise UsageError(no_checkpoint(run_id, self.settings.home, self.checkpoints))
             command: Any = Command(resume=decision) if decision is not None else None
             self.commits.begin(run.squad, workspace, run_id)
             seen = SeenSecrets()  # those of the run before the resume are gone with it
@@ -266,11 +256,7 @@ class SquadRunner:
     def pending_approval(self, run_id: str) -> str | None:
         """The task a paused run waits on, if any."""
         with self._graph_for(run_id) as (app, config):
-            snapshot = app.get_state(config)
-            for item in snapshot.interrupts:
-                if isinstance(item.value, dict):
-                    return str(item.value.get("task"))
-        return None
+            return awaited_task(app, config)
 
     def approve(self, run_id: str, task: str, *, approved: bool, reason: str = "") -> RunResult:
         waiting = self.pending_approval(run_id)
@@ -281,25 +267,9 @@ class SquadRunner:
         kept = redact(reason)[0]  # the checkpoint keeps it, and a rejection's feedback
         return self.resume(run_id, decision={"approved": approved, "reason": kept})
 
-    # -- internals -------------------------------------------------------------------------
-
     def squad_of(self, squad: str) -> tuple[SquadSpec, Path]:
         """A squad's definition (from its workspace manifest) and workspace folder."""
         return self._find_squad(squad)
-
-    def _no_checkpoint(self, run_id: str) -> str:
-        from squad.checkpoints import left_behind
-
-        kept = left_behind(self.settings.home, self.checkpoints)
-        if kept is not None and run_id in kept.runs:
-            return (
-                f"run {run_id!r} has no checkpoint in {self.checkpoints.where}: {kept.describe()}; "
-                "point database_url back at SQLite to resume it, or start a new run"
-            )
-        return (
-            f"run {run_id!r} has no checkpoint (it stopped before its first step); "
-            "start a new one with `squad run`"
-        )
 
     def _graph_for(
         self, run_id: str, executor: RunExecutor | None = None, spec: SquadSpec | None = None
@@ -398,7 +368,7 @@ class SquadRunner:
             executor.tasks = known_tasks(app, config, payload)
             executor.working.begin()
             try:
-                result = self._invoke(app, payload, config, executor)
+                result = invoke(app, payload, config, executor)
             except OSError as exc:
                 # A full disk or a vanished folder: the step did not finish, so its
                 # checkpoint was not written and a resume redoes exactly that step.
@@ -469,14 +439,6 @@ class SquadRunner:
         except Exception:  # noqa: BLE001 - the original error is the one to report
             pass  # still `running` in a store we cannot reach: settle_dead_runs fixes it
 
-    @staticmethod
-    def _invoke(app: Any, payload: Any, config: dict[str, Any], executor: RunExecutor) -> Any:
-        try:
-            return app.invoke(payload, config, durability="sync")
-        except BaseException:
-            executor.flush("record the spend of an unfinished step", aborted=True)
-            raise
-
     def _finish(
         self,
         run_id: str,
@@ -493,11 +455,7 @@ class SquadRunner:
         end = run_end(result)
         status, error, awaiting, tasks = end.status, end.error, end.awaiting, end.tasks
         totals = self.store.runs.run_spend(run_id)
-        summary = {
-            "tasks": tasks,
-            "awaiting": awaiting,
-            "stopped": result.get("stopped"),
-        }
+        summary = {"tasks": tasks, "awaiting": awaiting, "stopped": result.get("stopped")}
         # Committed before the store says how the run ended: whoever sees it ended finds its
         # commit. A kill in between leaves the run `running`, settled `interrupted`; its
         # resume finds the graph done and ends it again, with a second commit. A node whose
