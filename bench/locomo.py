@@ -307,8 +307,8 @@ def _slug(text: str) -> str:
 
 def ingest(app: Any, clock: SteppedClock, conv: Conversation) -> Ingested:
     from squad.extraction.job import AgentExtractor, interval_of
+    from squad.memory.agent import AgentContext
     from squad.memory.gc import GcPolicy, run_gc
-    from squad.memory.service import AgentContext
     from squad.spec.loader import squad_from_text
 
     started = time.perf_counter()

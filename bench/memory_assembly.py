@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from bench.memory_retrieval import QUERY, generate_facts
 from bench.support import temp_settings
 from squad.app import App
-from squad.memory.service import AgentContext
+from squad.memory.agent import AgentContext
 from squad.spec.loader import squad_from_text
 from squad.text.tokens import counter_for_model
 

@@ -61,7 +61,7 @@ from squad.memory.repeats import line_key
 
 if TYPE_CHECKING:
     from squad.app import App
-    from squad.memory.service import AgentContext
+    from squad.memory.agent import AgentContext
 
 BUDGETS = (1_000, 2_000)
 START = datetime(2027, 1, 4, tzinfo=UTC)
@@ -85,7 +85,7 @@ def replay(
     from squad.chat.session import ChatSession
     from squad.clock import FrozenClock
     from squad.daemon.jobs import run_consolidation
-    from squad.memory.service import AgentContext
+    from squad.memory.agent import AgentContext
     from squad.spec.loader import squad_from_text
 
     began = time.perf_counter()

@@ -24,8 +24,8 @@ from typing import Any
 from bench.support import temp_settings
 from squad.app import App
 from squad.clock import FrozenClock
+from squad.memory.agent import AgentContext
 from squad.memory.daily import DailyLog
-from squad.memory.service import AgentContext
 from squad.memory.tools import MemoryTools
 from squad.spec.loader import squad_from_text
 

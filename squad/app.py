@@ -33,9 +33,10 @@ if TYPE_CHECKING:
     from squad.history.history import History
     from squad.jobqueue.client import ClusterClient
     from squad.manager import SquadManager
+    from squad.memory.agent import AgentContext
     from squad.memory.decisions import DecisionLog
     from squad.memory.embeddings import Embedder
-    from squad.memory.service import AgentContext, MemoryService
+    from squad.memory.service import MemoryService
     from squad.run_history import Runs
     from squad.runtime.runner import SquadRunner
     from squad.settings import Settings
@@ -325,7 +326,7 @@ class App:
     def agent(self, squad: str, agent: str) -> AgentContext:
         """One agent of a squad, as its workspace manifest defines it (NotFound for an
         unknown squad or agent)."""
-        from squad.memory.service import AgentContext
+        from squad.memory.agent import AgentContext
 
         spec, workspace = self.squads.definition(squad)
         return AgentContext.of(spec, agent, workspace)

@@ -29,8 +29,8 @@ from squad.chat.compress import compress_history
 from squad.chat.rolling import SUMMARY_FILE, RollingSummariser
 from squad.chat.summarise import ModelSummariser
 from squad.errors import LimitReached
+from squad.memory.agent import AgentContext
 from squad.memory.decision_tools import DecisionTools
-from squad.memory.service import AgentContext
 from squad.memory.tools import MemoryTools
 from squad.model.offline import is_offline
 from squad.model.types import ChatModel, Message, ModelReply

@@ -14,7 +14,7 @@ from squad.errors import UsageError
 
 if TYPE_CHECKING:
     from squad.app import App
-    from squad.memory.service import AgentContext
+    from squad.memory.agent import AgentContext
     from squad.views import ReviewResult
 
 __all__ = ["register"]

@@ -64,7 +64,7 @@ def _retain(app: App) -> dict[str, Any]:
 
 
 def _sweep_extraction(app: App) -> dict[str, Any]:
-    from squad.memory.service import AgentContext
+    from squad.memory.agent import AgentContext
 
     checked = []
     for squad, agent, _ in app.store.conversation.extraction_backlog():

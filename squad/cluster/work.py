@@ -362,7 +362,7 @@ class NodeWork:
 
     def extract_job(self, job: JobInfo, squad: str, agent: str) -> dict[str, Any]:
         from squad.jobqueue.extraction import ClusterExtraction
-        from squad.memory.service import AgentContext
+        from squad.memory.agent import AgentContext
 
         try:
             spec, workspace = self._app.squads.registered(squad)

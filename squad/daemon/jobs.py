@@ -34,8 +34,8 @@ if TYPE_CHECKING:
     from squad.app import App
     from squad.checkpoints import Checkpoints
     from squad.daemon.catalog import LoadedSquad
+    from squad.memory.agent import AgentContext
     from squad.memory.fold_summary import ModelFoldSummariser
-    from squad.memory.service import AgentContext
     from squad.model.types import Message, ModelReply
     from squad.settings import RetentionSettings
     from squad.spec.models import SquadSpec
@@ -244,7 +244,7 @@ def sweep_extraction(app: App, loaded: Mapping[str, LoadedSquad]) -> dict[str, A
     """Queue a look at every loaded agent with unread messages (see
     :meth:`~squad.extraction.background.BackgroundExtractor.check`); the messages of agents
     whose extractor is off stop waiting for it."""
-    from squad.memory.service import AgentContext
+    from squad.memory.agent import AgentContext
 
     checked, off = [], []
     for squad, agent, _ in app.store.conversation.extraction_backlog():
@@ -263,7 +263,7 @@ def sweep_extraction(app: App, loaded: Mapping[str, LoadedSquad]) -> dict[str, A
 
 def unread_agents(squads: Iterable[tuple[SquadSpec, Path]]) -> set[tuple[str, str]]:
     """``(squad, agent)`` of each agent whose extractor is off: nothing reads its messages."""
-    from squad.memory.service import AgentContext
+    from squad.memory.agent import AgentContext
 
     return {
         (spec.name, agent.id)
@@ -343,7 +343,7 @@ def fold_memory_files(app: App, workspaces: Mapping[str, Path]) -> list[dict[str
     file that could not be folded (with the reason; the pass goes on). An agent on a real
     model gets its summary lines from that model (:func:`fold_summariser`)."""
     from squad.errors import MemoryError_, SquadError
-    from squad.memory.service import AgentContext
+    from squad.memory.agent import AgentContext
 
     folds: list[dict[str, Any]] = []
     for squad, workspace in sorted(workspaces.items()):

@@ -21,10 +21,11 @@ from squad.extraction.candidates import Candidate, Existing
 from squad.extraction.lines import parse_line, render_line, struck
 from squad.extraction.quality import Decision, changes, similarity
 from squad.history.message import FactOp
+from squad.memory.agent import AgentContext
 from squad.memory.audit import AuditLog, AuditRecord
 from squad.memory.dedupe import fact_of
 from squad.memory.files import MemoryFile
-from squad.memory.service import AgentContext, MemoryService
+from squad.memory.service import MemoryService
 from squad.memory.sightings import sighting_key
 from squad.text.secrets import redact, refuse_secrets
 

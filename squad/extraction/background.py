@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from squad.extraction.job import AgentExtractor, PassControl, interval_of
 from squad.extraction.record import PassReport
-from squad.memory.service import AgentContext
+from squad.memory.agent import AgentContext
 
 __all__ = ["BackgroundExtractor", "Worker"]
 

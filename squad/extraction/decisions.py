@@ -22,8 +22,8 @@ from squad.classifier.subjects import section_for
 from squad.errors import MemoryError_, UsageError, WorkspaceError
 from squad.extraction.candidates import ConversationMessage
 from squad.extraction.quality import Decision as Verdict
+from squad.memory.agent import AgentContext
 from squad.memory.decisions import DecisionLog
-from squad.memory.service import AgentContext
 
 __all__ = ["StatedDecision", "file_decisions", "stated_decision"]
 

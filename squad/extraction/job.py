@@ -32,8 +32,9 @@ from squad.extraction.extract import extract_batch
 from squad.extraction.quality import decide
 from squad.extraction.record import MessagesRead, PassReport, Status, record_pass
 from squad.extraction.review import hold_for_review
+from squad.memory.agent import AgentContext
 from squad.memory.decisions import DecisionLog
-from squad.memory.service import AgentContext, MemoryService
+from squad.memory.service import MemoryService
 from squad.model.types import ChatModel, Message
 from squad.store.records import MessageRecord
 from squad.telemetry import NO_TELEMETRY, Attributes, Telemetry

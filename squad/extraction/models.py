@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from squad.memory.service import AgentContext
+from squad.memory.agent import AgentContext
 from squad.model.offline import is_offline
 from squad.model.types import ChatModel, ModelEvent
 from squad.spec.models import ModelSpec

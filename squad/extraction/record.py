@@ -12,8 +12,9 @@ from datetime import datetime
 from typing import Any, Literal
 
 from squad.extraction.apply import Applied
+from squad.memory.agent import AgentContext
 from squad.memory.audit import AuditLog, AuditRecord
-from squad.memory.service import AgentContext, MemoryService
+from squad.memory.service import MemoryService
 
 __all__ = ["MessagesRead", "PassReport", "Status", "record_pass"]
 

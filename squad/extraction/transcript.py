@@ -22,7 +22,8 @@ from squad.extraction.job import BATCH_MESSAGES, MODEL_MIN_CONFIDENCE
 from squad.extraction.quality import Decision, decide
 from squad.extraction.record import MessagesRead, record_pass
 from squad.extraction.review import held, hold_for_review
-from squad.memory.service import AgentContext, MemoryService
+from squad.memory.agent import AgentContext
+from squad.memory.service import MemoryService
 from squad.model.types import ChatModel
 
 __all__ = ["TranscriptResult", "extract_transcript", "read_transcript"]

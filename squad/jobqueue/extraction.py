@@ -14,7 +14,7 @@ from squad.extraction.job import AgentExtractor, interval_of
 from squad.extraction.record import PassReport
 
 if TYPE_CHECKING:
-    from squad.memory.service import AgentContext
+    from squad.memory.agent import AgentContext
 
 __all__ = ["ClusterExtraction", "due"]
 

@@ -39,8 +39,8 @@ from squad.web.redaction import redacted_text
 
 if TYPE_CHECKING:
     from squad.app import App
+    from squad.memory.agent import AgentContext
     from squad.memory.search import HitLayer
-    from squad.memory.service import AgentContext
     from squad.store import RunRecord
     from squad.store.decisions import DecisionRecord
     from squad.web.control import RunControl

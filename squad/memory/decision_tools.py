@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 
 from squad.errors import MemoryError_, UsageError, WorkspaceError
+from squad.memory.agent import AgentContext
 from squad.memory.decisions import Decision, DecisionLog
-from squad.memory.service import AgentContext
 from squad.text.secrets import refuse_secrets
 
 __all__ = ["DecisionTools"]

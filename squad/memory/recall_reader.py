@@ -39,7 +39,7 @@ from squad.memory.repeats import line_key
 from squad.store.records import MessageRole
 
 if TYPE_CHECKING:
-    from squad.memory.service import AgentContext
+    from squad.memory.agent import AgentContext
     from squad.store import Store
     from squad.store.archive import Version
 

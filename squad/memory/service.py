@@ -17,6 +17,7 @@ from squad.errors import NotFound, UsageError
 from squad.history.change import Change
 from squad.history.history import NO_HISTORY, History, RunWrites, WriteHook
 from squad.history.message import FactChange, FactOp
+from squad.memory.agent import AgentContext
 from squad.memory.assembly import (
     Budget,
     LayerResult,
@@ -43,11 +44,10 @@ from squad.memory.working import summary
 from squad.memory.working_file import WorkingMemoryFile, WorkingRecord, working_runs
 from squad.model.window import ContextWindow
 from squad.model.window import context_window as window_of
-from squad.spec.models import AgentSpec, ModelSpec, ReviewMode, SquadSpec
+from squad.spec.models import ModelSpec
 from squad.store.records import MessageRecord, MessageRole, NewFact
 from squad.text.secrets import contains_secret, redact, refuse_secrets
 from squad.text.tokens import TokenCounter, counter_for_model
-from squad.workspace.manifest import experience_identity
 
 if TYPE_CHECKING:
     import numpy as np
@@ -60,7 +60,6 @@ if TYPE_CHECKING:
     from squad.store.records import FactRecord, NamespaceRecord
 
 __all__ = [
-    "AgentContext",
     "HistoryFactory",
     "MemoryService",
     "Prompt",
@@ -80,78 +79,6 @@ KNOWN_FACT_CANDIDATES = 20
 """Closest active facts a hand-remembered experiential fact is checked against for a repeat."""
 WORKING_MEMORY_ACTOR = "working-memory"
 """Who the daily log says wrote a run's working memory summary."""
-
-
-@dataclass(frozen=True)
-class AgentContext:
-    """One agent of one squad, with its workspace folder."""
-
-    squad: SquadSpec
-    agent: AgentSpec
-    workspace: Path
-    run_id: str | None = None
-    """The run the agent works in; its memory writes are then committed with the run."""
-
-    @classmethod
-    def of(
-        cls, squad: SquadSpec, agent_id: str, workspace: Path, *, run_id: str | None = None
-    ) -> AgentContext:
-        try:
-            return cls(squad, squad.agent(agent_id), workspace, run_id)
-        except KeyError:
-            known = ", ".join(a.id for a in squad.agents)
-            raise NotFound(
-                f"squad {squad.name!r} has no agent {agent_id!r} (agents: {known})"
-            ) from None
-
-    @property
-    def model_spec(self) -> ModelSpec:
-        return self.agent.model or self.squad.model
-
-    @property
-    def model(self) -> str:
-        return self.model_spec.name
-
-    @property
-    def memory_enabled(self) -> bool:
-        own = self.agent.memory.enabled
-        return self.squad.memory.enabled if own is None else own
-
-    @property
-    def extraction_enabled(self) -> bool:
-        """Memory on, and the background extractor not turned off for the agent or squad."""
-        own = self.agent.memory.extract
-        return self.memory_enabled and (self.squad.memory.extract if own is None else own)
-
-    @property
-    def review(self) -> ReviewMode:
-        """Which extracted facts wait for review: the agent's setting, else the squad's
-        (``off``, ``low_confidence`` or ``all``)."""
-        own = self.agent.memory.review
-        return self.squad.memory.review if own is None else own
-
-    @property
-    def identity(self) -> str:
-        return experience_identity(self.squad.name, self.agent.id, self.agent.profile)
-
-    @property
-    def namespace_name(self) -> str:
-        return f"Agent Experience: {self.agent.display_name}"
-
-    @property
-    def archive_identity(self) -> str:
-        """The conversation archive's namespace: this squad's agent only, never shared."""
-        return f"archive:{self.squad.name}/{self.agent.id}"
-
-    @property
-    def archive_name(self) -> str:
-        return f"Conversation archive: {self.agent.display_name} in {self.squad.name}"
-
-    def speaker(self, message: MessageRecord) -> str:
-        """Who said ``message``: its recorded author, else the agent or "user"."""
-        if message.author:
-            return message.author
-        return self.agent.display_name if message.role is MessageRole.ASSISTANT else "user"
 
 
 @dataclass(frozen=True)

@@ -13,12 +13,13 @@ from datetime import date
 from typing import TYPE_CHECKING
 
 from squad.errors import MemoryError_, UsageError
+from squad.memory.agent import AgentContext
 from squad.memory.assembly import Budget, build_memory_block
 from squad.memory.boot import BOOT_FILES, WORKSPACE_RULES_TITLE, load_boot_files
 from squad.memory.dedupe import Known
 from squad.memory.files import WriteResult
 from squad.memory.reading import read_targets, render_read
-from squad.memory.service import AgentContext, MemoryService
+from squad.memory.service import MemoryService
 from squad.text.secrets import refuse_secrets
 
 if TYPE_CHECKING:

@@ -15,7 +15,8 @@ from typing import Annotated
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 
 from squad.errors import MemoryError_, UsageError
-from squad.memory.service import AgentContext, MemoryService
+from squad.memory.agent import AgentContext
+from squad.memory.service import MemoryService
 from squad.memory.working import AGENT_FIELDS, Field, WorkingMemory, WorkingUpdate, apply
 from squad.text.secrets import refuse_secrets
 

@@ -28,8 +28,9 @@ from typing import TYPE_CHECKING, Any
 from squad.clock import Clock, utc_now
 from squad.errors import LimitReached, ModelError, PlanError
 from squad.fsutil import atomic_write
+from squad.memory.agent import AgentContext
 from squad.memory.decisions import DecisionLog
-from squad.memory.service import AgentContext, MemoryService
+from squad.memory.service import MemoryService
 from squad.model.factory import ModelFactory
 from squad.model.types import ChatModel, ModelEvent
 from squad.paths import contained

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from squad.memory.service import AgentContext
+from squad.memory.agent import AgentContext
 
 if TYPE_CHECKING:
     from squad.spec.models import SquadSpec

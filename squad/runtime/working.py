@@ -25,7 +25,8 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 
 from squad.errors import SquadError
-from squad.memory.service import AgentContext, MemoryService
+from squad.memory.agent import AgentContext
+from squad.memory.service import MemoryService
 from squad.memory.working import (
     WorkingMemory,
     drop_task,

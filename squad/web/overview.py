@@ -103,7 +103,7 @@ def squad_names(app: App) -> list[str]:
 def squad_detail(app: App, name: str, *, page: int = 1, per_page: int = 20) -> SquadDetail:
     """One squad: definition (as its file says, and validated now), agents, runs (one page),
     spend and cap, and workspace health."""
-    from squad.memory.service import AgentContext
+    from squad.memory.agent import AgentContext
     from squad.web.redaction import key_state
     from squad.workspace.inspect import health
 

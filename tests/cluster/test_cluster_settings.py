@@ -19,7 +19,7 @@ from squad.daemon.triggers import build_trigger, next_fire
 from squad.errors import ConfigError
 from squad.jobqueue.extraction import ClusterExtraction
 from squad.jobqueue.view import node_state
-from squad.memory.service import AgentContext
+from squad.memory.agent import AgentContext
 from squad.settings import Settings
 from squad.spec.models import Schedule, SquadSpec
 

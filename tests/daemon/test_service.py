@@ -20,7 +20,8 @@ from squad.app import App
 from squad.daemon.eventlog import read_daemon_log
 from squad.daemon.service import Daemon
 from squad.manager import SquadManager
-from squad.memory.service import AgentContext, MemoryService
+from squad.memory.agent import AgentContext
+from squad.memory.service import MemoryService
 from squad.model.stub_answers import status
 from squad.model.testing import FREE_PRICES as FREE
 from squad.model.testing import OpenAIStubServer

@@ -10,7 +10,8 @@ import pytest
 from squad.clock import FrozenClock
 from squad.extraction.job import AgentExtractor
 from squad.manager import SquadManager
-from squad.memory.service import AgentContext, MemoryService
+from squad.memory.agent import AgentContext
+from squad.memory.service import MemoryService
 from squad.model.types import ChatModel
 from squad.settings import Settings
 from squad.spec.loader import squad_from_text

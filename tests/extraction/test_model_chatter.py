@@ -15,7 +15,7 @@ import pytest
 
 from squad.app import App
 from squad.chat.session import ChatSession
-from squad.memory.service import AgentContext
+from squad.memory.agent import AgentContext
 from squad.model.stub_answers import answer
 from squad.model.testing import FREE_PRICES, OpenAIStubServer
 from squad.spec.loader import squad_from_text

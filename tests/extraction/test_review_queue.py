@@ -16,8 +16,8 @@ from squad.clock import FrozenClock
 from squad.errors import NotFound, SecretInMemoryError, UsageError
 from squad.extraction.job import AgentExtractor
 from squad.extraction.review import REVIEW_CONFIDENCE
+from squad.memory.agent import AgentContext
 from squad.memory.audit import AuditLog
-from squad.memory.service import AgentContext
 from squad.settings import Settings
 from squad.spec.loader import squad_from_text
 

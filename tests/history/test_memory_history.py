@@ -10,7 +10,7 @@ import pytest
 from squad.app import App
 from squad.errors import NotFound, UsageError
 from squad.history.message import FactOp
-from squad.memory.service import AgentContext
+from squad.memory.agent import AgentContext
 from squad.spec.models import SquadSpec
 from squad.store.records import FactStatus
 from tests.conftest import BASIC_YAML

@@ -25,7 +25,8 @@ from squad.clock import FrozenClock
 from squad.errors import SecretInMemoryError
 from squad.extraction.transcript import extract_transcript
 from squad.manager import SquadManager
-from squad.memory.service import AgentContext, MemoryService
+from squad.memory.agent import AgentContext
+from squad.memory.service import MemoryService
 from squad.memory.tools import MemoryTools
 from squad.model.stub_answers import Behaviour, answer
 from squad.model.testing import OpenAIStubServer

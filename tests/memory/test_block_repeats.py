@@ -9,10 +9,11 @@ import pytest
 
 from squad.clock import FrozenClock
 from squad.manager import SquadManager
+from squad.memory.agent import AgentContext
 from squad.memory.assembly import PROJECT_HEADER, Budget, build_memory_block
 from squad.memory.document import MemoryDocument, superseded
 from squad.memory.repeats import line_key
-from squad.memory.service import AgentContext, MemoryService
+from squad.memory.service import MemoryService
 from squad.settings import Settings
 from squad.spec.loader import squad_from_text
 from squad.store import Store

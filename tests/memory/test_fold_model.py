@@ -14,9 +14,9 @@ import pytest
 
 from squad.app import App
 from squad.daemon.jobs import fold_memory_files
+from squad.memory.agent import AgentContext
 from squad.memory.fold import SUMMARY_MAX_CHARS
 from squad.memory.fold_summary import parse_summaries
-from squad.memory.service import AgentContext
 from squad.model.stub_answers import answer
 from squad.model.testing import FREE_PRICES, OpenAIStubServer
 from squad.settings import Settings

@@ -8,8 +8,9 @@ import pytest
 
 from squad.clock import FrozenClock
 from squad.manager import SquadManager
+from squad.memory.agent import AgentContext
 from squad.memory.boot import write_boot_file
-from squad.memory.service import AgentContext, MemoryService
+from squad.memory.service import MemoryService
 from squad.settings import Settings
 from squad.spec.loader import squad_from_text
 from squad.store import Store

@@ -10,9 +10,10 @@ import pytest
 
 from squad.clock import FrozenClock
 from squad.manager import SquadManager
+from squad.memory.agent import AgentContext
 from squad.memory.embeddings import HashingEmbedder, vector_from_bytes
 from squad.memory.ranking import embedding_text, rerank
-from squad.memory.service import AgentContext, MemoryService
+from squad.memory.service import MemoryService
 from squad.settings import Settings
 from squad.spec.loader import squad_from_text
 from squad.store import FactRecord, FactStatus, Store

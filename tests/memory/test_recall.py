@@ -12,10 +12,11 @@ from squad.clock import FrozenClock
 from squad.errors import UsageError
 from squad.extraction.job import AgentExtractor
 from squad.manager import SquadManager
+from squad.memory.agent import AgentContext
 from squad.memory.assembly import Budget, build_memory_block, day_heading
 from squad.memory.gc import GcPolicy, run_gc
 from squad.memory.recall import RecalledLine, recall_order, speaker_line
-from squad.memory.service import AgentContext, MemoryService
+from squad.memory.service import MemoryService
 from squad.settings import Settings
 from squad.spec.loader import squad_from_text
 from squad.store import Store

@@ -10,9 +10,10 @@ import pytest
 from squad.clock import FrozenClock
 from squad.errors import SecretInMemoryError, UsageError
 from squad.manager import SquadManager
+from squad.memory.agent import AgentContext
 from squad.memory.assembly import CLOSE_MARK, OPEN_MARK, WARNING
 from squad.memory.audit import AuditLog
-from squad.memory.service import AgentContext, MemoryService
+from squad.memory.service import MemoryService
 from squad.memory.tools import MemoryTools
 from squad.settings import Settings
 from squad.spec.loader import squad_from_text

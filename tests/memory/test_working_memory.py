@@ -14,7 +14,7 @@ import pytest
 from squad.app import App
 from squad.clock import FrozenClock
 from squad.errors import UsageError
-from squad.memory.service import AgentContext
+from squad.memory.agent import AgentContext
 from squad.memory.working import (
     EVICTION,
     FIELDS,

@@ -24,8 +24,8 @@ import pytest
 
 from squad.app import App
 from squad.chat.session import ChatSession
+from squad.memory.agent import AgentContext
 from squad.memory.document import MemoryDocument
-from squad.memory.service import AgentContext
 from squad.model import LiteLLMModel, Message
 from squad.settings import Settings
 from squad.spec.models import ModelSpec

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from squad.app import App
-from squad.memory.service import AgentContext
+from squad.memory.agent import AgentContext
 from squad.memory.working import WorkingMemory, touch_file
 from squad.memory.working_file import WorkingMemoryFile, working_runs
 from squad.model import ChatModel, LiteLLMModel, ModelEvent, RetryPolicy, model_for

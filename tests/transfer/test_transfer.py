@@ -17,7 +17,7 @@ from squad import flock
 from squad.app import App
 from squad.errors import SquadBusy, UsageError
 from squad.history.log import commits
-from squad.memory.service import AgentContext
+from squad.memory.agent import AgentContext
 from squad.paths import run_lock
 from squad.settings import Settings
 from squad.spec.loader import squad_from_file

@@ -22,8 +22,8 @@ from typing import Any, TypeVar
 import httpx
 import pytest
 
+from squad.memory.agent import AgentContext
 from squad.memory.audit import AuditLog
-from squad.memory.service import AgentContext
 from squad.store.records import RunStatus
 from tests.support.leaks import assert_nowhere_on_disk
 from tests.text.secrets_corpus import URLSAFE, fake

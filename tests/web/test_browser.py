@@ -398,7 +398,7 @@ def test_soul_md_saved_in_the_memory_page_reaches_the_next_system_prompt(
     dashboard: Dashboard, page: Page
 ) -> None:
     from squad.app import App
-    from squad.memory.service import AgentContext
+    from squad.memory.agent import AgentContext
 
     page.goto(f"{dashboard.url}memory")
     editor = page.locator("#boot-soul")

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from squad.daemon.context import DaemonContext
-    from squad.memory.service import AgentContext
+    from squad.memory.agent import AgentContext
 
 __all__ = ["Checkpoints"]
 
