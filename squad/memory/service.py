@@ -1,84 +1,42 @@
 """The memory service: one agent's layers brought together from files and the store.
 
-This is the edge the CLI, the agent tools and the runtime use: it resolves an agent's Layer A
-namespace, its memory.md and boot files, and builds exactly the memory block a prompt gets.
+This is the edge the CLI, the agent tools and the runtime use. It stands on two bases: where
+each layer lives (:mod:`squad.memory.layers`) and what a prompt gets of them
+(:mod:`squad.memory.prompting`); here are the writes (remember, forget, revive, the archive)
+and the workspace's history of memory changes (change, history_of, revert).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from squad.clock import Clock, utc_now
 from squad.errors import NotFound, UsageError
 from squad.history.change import Change
-from squad.history.history import NO_HISTORY, History, RunWrites, WriteHook
 from squad.history.message import FactChange, FactOp
 from squad.memory.agent import AgentContext
-from squad.memory.assembly import (
-    Budget,
-    LayerResult,
-    MemoryBlock,
-    SupplementaryEntry,
-    assemble_system_prompt,
-    build_memory_block,
-    build_supplementary_block,
-    recall_share,
-    with_recall,
-)
 from squad.memory.audit import AuditLog, AuditRecord
-from squad.memory.boot import ensure_default_soul, load_boot_files
-from squad.memory.boot_fit import FittedBoot, fit_boot_files
-from squad.memory.daily import DailyLog
-from squad.memory.dedupe import SameAs, same_key
-from squad.memory.files import MemoryFile
 from squad.memory.fold import Folded, TopicSummaries
-from squad.memory.recall import ChatterFilter, RecalledLine, RecallPacker
-from squad.memory.recall_reader import RecallReader
-from squad.memory.regions import Region, Regions, plan_regions
+from squad.memory.prompting import PromptMemory
+from squad.memory.recall import RecalledLine
 from squad.memory.search import ARCHIVE_SOURCE
-from squad.memory.working import summary
-from squad.memory.working_file import WorkingMemoryFile, WorkingRecord, working_runs
-from squad.model.window import ContextWindow
-from squad.model.window import context_window as window_of
-from squad.spec.models import ModelSpec
 from squad.store.records import MessageRecord, MessageRole, NewFact
 from squad.text.secrets import contains_secret, redact, refuse_secrets
-from squad.text.tokens import TokenCounter, counter_for_model
 
 if TYPE_CHECKING:
-    import numpy as np
-    import numpy.typing as npt
-
     from squad.history.log import MemoryEntry
-    from squad.memory.embeddings import Embedder
-    from squad.settings import Settings
-    from squad.store import Store
-    from squad.store.records import FactRecord, NamespaceRecord
+    from squad.store.records import FactRecord
 
-__all__ = [
-    "HistoryFactory",
-    "MemoryService",
-    "Prompt",
-    "Remembered",
-    "Reverted",
-    "working_tokens",
-]
 
-HistoryFactory = Callable[[Path, str], History]
-"""A workspace's history by folder and squad name (``App.history``)."""
+__all__ = ["MemoryService", "Remembered", "Reverted"]
+
 
 Layer = Literal["project", "experiential"]
-EXPERIENCE_LIMIT = 200
-"""Layer A candidates fetched per prompt: far more than a 2,000-token share can hold."""
-SUPPLEMENTARY_PER_NAMESPACE = 50
 KNOWN_FACT_CANDIDATES = 20
 """Closest active facts a hand-remembered experiential fact is checked against for a repeat."""
-WORKING_MEMORY_ACTOR = "working-memory"
-"""Who the daily log says wrote a run's working memory summary."""
 
 
 @dataclass(frozen=True)
@@ -94,40 +52,6 @@ class Reverted:
 
 
 @dataclass(frozen=True)
-class Prompt:
-    """One system prompt, its regions, and the tokens each region of it holds."""
-
-    text: str
-    regions: Regions
-    window: ContextWindow
-    used: dict[Region, int]
-    """Tokens used per region the system prompt holds (boot: the header, the memory block's
-    frame and the boot files), plus the message's as ``turn``; the history is the caller's."""
-    block: MemoryBlock
-    supplementary: LayerResult
-    boot: FittedBoot
-    working: WorkingRecord | None = None
-    """The working memory the prompt ends with, when :meth:`MemoryService.preview` read it."""
-
-    def to_dict(self) -> dict[str, Any]:
-        """What ``squad memory context --json`` and the dashboard show: the memory block
-        (:meth:`MemoryBlock.to_dict`), the supplementary block, the boot files' cuts, the
-        window and every region's budget and use (None: not measured here)."""
-        data = self.block.to_dict()
-        data["supplementary"] = {
-            "text": self.supplementary.text,
-            "tokens": self.supplementary.tokens,
-            "budget": self.regions.budget("supplementary"),
-            "dropped_lines": self.supplementary.dropped,
-        }
-        data["boot"] = {"tokens": self.used["boot"], "dropped_lines": dict(self.boot.dropped)}
-        data["context_window"] = {"tokens": self.window.tokens, "source": self.window.source}
-        data["regions"] = [row.to_dict() for row in self.regions.report(self.used)]
-        data["working_memory"] = self.working.to_dict() if self.working is not None else None
-        return data
-
-
-@dataclass(frozen=True)
 class Remembered:
     layer: Layer
     where: str
@@ -137,108 +61,9 @@ class Remembered:
     """When nothing was stored: the memory.md line or ``fact:<id>`` that already says it."""
 
 
-class MemoryService:
-    def __init__(
-        self,
-        settings: Settings,
-        store: Store,
-        *,
-        clock: Clock = utc_now,
-        embedder: Embedder | None = None,
-        histories: HistoryFactory | None = None,
-        same_as: SameAs = same_key,
-        chatter: ChatterFilter | None = None,
-    ) -> None:
-        """``embedder`` ranks Layer A semantically (``load_embedder``); None: lexically.
-        ``histories`` gives each workspace's history (None: memory changes are not
-        committed, as in a home with ``history.enabled: false``). ``same_as`` judges
-        whether a memory.md line repeats another (the App hands in the extractor's).
-        ``chatter`` tells the model's chatter, which recall leaves out (None: recall leaves
-        nothing out)."""
-        self.settings = settings
-        self.store = store
-        self._clock = clock
-        self.embedder = embedder
-        self._histories = histories
-        self.same_as = same_as
-        self.recall = RecallReader(store, chatter=chatter)
-        self._namespace_ids: dict[tuple[str, str], int] = {}
-
-    # -- layers ----------------------------------------------------------------------------
-
-    def namespace(self, ctx: AgentContext) -> NamespaceRecord:
-        """The agent's Layer A namespace, created (disabled) on first use."""
-        return self.store.memory.ensure_namespace(ctx.identity, ctx.namespace_name)
-
-    def namespace_id(self, ctx: AgentContext) -> int:
-        """The namespace id, ensured once per service (ids never change; a write per turn would)."""
-        key = (ctx.identity, ctx.namespace_name)
-        if key not in self._namespace_ids:
-            self._namespace_ids[key] = self.namespace(ctx).id
-        return self._namespace_ids[key]
-
-    def archive_id(self, ctx: AgentContext) -> int:
-        """The agent's conversation archive namespace id, created on first use."""
-        key = (ctx.archive_identity, ctx.archive_name)
-        if key not in self._namespace_ids:
-            record = self.store.memory.ensure_namespace(*key)
-            self._namespace_ids[key] = record.id
-        return self._namespace_ids[key]
-
-    def memory_file(self, ctx: AgentContext) -> MemoryFile:
-        return MemoryFile(
-            ctx.workspace,
-            ctx.agent.id,
-            cap_bytes=self.settings.memory_file_cap_bytes,
-            clock=self._clock,
-            history=self._hook(ctx),
-            same_as=self.same_as,
-        )
-
-    def daily_log(self, ctx: AgentContext) -> DailyLog:
-        return DailyLog(
-            ctx.workspace,
-            ctx.agent.id,
-            cap_bytes=self.settings.memory_file_cap_bytes,
-            clock=self._clock,
-            history=self._hook(ctx),
-        )
-
-    # -- working memory --------------------------------------------------------------------
-
-    def working_file(self, ctx: AgentContext, run_id: str | None = None) -> WorkingMemoryFile:
-        """The agent's working memory file of run ``run_id`` (default: ``ctx``'s run)."""
-        run = run_id or ctx.run_id
-        if run is None:
-            raise UsageError("working memory belongs to a run; this agent is not in one")
-        return WorkingMemoryFile(ctx.workspace, ctx.agent.id, run, clock=self._clock)
-
-    def working_runs(self, ctx: AgentContext) -> list[str]:
-        """The runs that have a working memory file of the agent (not ended, or left behind)."""
-        return working_runs(ctx.workspace, ctx.agent.id)
-
-    def working_memory(self, ctx: AgentContext) -> WorkingRecord | None:
-        """The agent's working memory: of ``ctx``'s run when it has one, else the one changed
-        last (what ``squad memory context`` and the dashboard show); None when there is
-        none, or memory is off for the agent."""
-        if not ctx.memory_enabled:
-            return None
-        if ctx.run_id is not None:
-            return self.working_file(ctx).read()
-        records = [self.working_file(ctx, run).read() for run in self.working_runs(ctx)]
-        found = [r for r in records if r is not None]
-        return max(found, key=lambda r: r.updated_at) if found else None
-
-    def log_working_memory(
-        self, ctx: AgentContext, record: WorkingRecord, *, ended: str | None
-    ) -> str | None:
-        """Keep ``record`` in the agent's daily log as its run ends with status ``ended``
-        (None: found left behind by a run that never ended it); the log's path, None when
-        there was nothing to keep."""
-        if record.state.empty:
-            return None
-        text = summary(record.state, run_id=record.run_id, ended=ended)
-        return self.daily_log(ctx).append(redact(text)[0], actor=WORKING_MEMORY_ACTOR)
+class MemoryService(PromptMemory):
+    """An agent's memory, read (:class:`~squad.memory.prompting.PromptMemory`), written and
+    reverted: the edge the CLI, the agent tools and the runtime use."""
 
     # -- history ---------------------------------------------------------------------------
 
@@ -257,19 +82,6 @@ class MemoryService:
         subject = f"memory: {actor} folded the oldest Insights of {ctx.agent.id}"
         with self.change(ctx, actor, subject=subject):
             return self.memory_file(ctx).consolidate(actor=actor, summarise=summarise)
-
-    def history(self, workspace: Path, squad: str) -> History | None:
-        """The workspace's history, None when history is off."""
-        if self._histories is None:
-            return None
-        history = self._histories(workspace, squad)
-        return history if history.enabled else None
-
-    def _hook(self, ctx: AgentContext) -> WriteHook:
-        history = self.history(ctx.workspace, ctx.squad.name)
-        if history is None:
-            return NO_HISTORY
-        return RunWrites(ctx.workspace) if ctx.run_id is not None else history
 
     @contextmanager
     def change(
@@ -387,9 +199,6 @@ class MemoryService:
         change = active(ctx.workspace)
         if change is not None:
             change.fact(FactChange(op, fact_id, ctx.agent.id, text))
-
-    def counter(self, ctx: AgentContext) -> TokenCounter:
-        return counter_for_model(ctx.model)
 
     # -- writes ----------------------------------------------------------------------------
 
@@ -587,255 +396,3 @@ class MemoryService:
                 note=note,
             )
         )
-
-    # -- reads -----------------------------------------------------------------------------
-
-    def plan(
-        self,
-        ctx: AgentContext,
-        *,
-        model: ModelSpec | None = None,
-        context_window: int | None = None,
-    ) -> tuple[Regions, ContextWindow]:
-        """The regions of the agent's prompts (:mod:`squad.memory.regions`) and the window
-        they are sized from: ``context_window`` if given, else ``model``'s (default: the
-        agent's model). The squad's memory budgets that are set win over the window's."""
-        spec = model or ctx.model_spec
-        window = window_of(spec, option=context_window)
-        policy = ctx.squad.memory
-        settings: tuple[tuple[Region, int | None], ...] = (
-            ("memory", policy.max_tokens),
-            ("recall", policy.recall_max_tokens),
-            ("supplementary", policy.supplementary_max_tokens),
-        )
-        explicit = {region: value for region, value in settings if value is not None}
-        regions = plan_regions(window.tokens, answer_reserve=spec.max_tokens, explicit=explicit)
-        return regions, window
-
-    def memory_block(
-        self,
-        ctx: AgentContext,
-        *,
-        message: str = "",
-        max_tokens: int | None = None,
-        touch: bool = True,
-        recall_tokens: int | None = None,
-        recall_before: int | None = None,
-        regions: Regions | None = None,
-    ) -> MemoryBlock:
-        """Exactly the ``## Agent Memory`` block of the agent's next prompt.
-
-        ``max_tokens`` and ``recall_tokens`` override the memory and recall budgets of
-        ``regions`` (default: :meth:`plan`'s); ``recall_before`` is the seq of the oldest
-        message the prompt holds (older ones may be recalled).
-        """
-        if max_tokens is not None and max_tokens < 0:
-            raise UsageError(f"--max-tokens must be 0 or more, got {max_tokens}")
-        if recall_tokens is not None and recall_tokens < 0:
-            raise UsageError(f"the recall budget must be 0 or more, got {recall_tokens}")
-        total, recall_budget = max_tokens, recall_tokens
-        if total is None or recall_budget is None:
-            planned = regions or self.plan(ctx)[0]
-            total = planned.budget("memory") if total is None else total
-            recall_budget = planned.budget("recall") if recall_budget is None else recall_budget
-        budget = Budget(total, flow=ctx.squad.memory.share_unused)
-        counter = self.counter(ctx)
-        if not ctx.memory_enabled:
-            return build_memory_block([], None, budget, counter)
-        facts = self.store.memory.relevant_facts(
-            self.namespace_id(ctx), message, limit=EXPERIENCE_LIMIT
-        )
-        if self.embedder is not None and message.strip():
-            facts = self._semantic_order(self.embedder, message, facts)
-        document = self.memory_file(ctx).snapshot().document
-        block = build_memory_block(
-            [f.text for f in facts],
-            document,
-            budget,
-            counter,
-            message=message,
-            recall_budget=recall_budget,
-        )
-        shown_in_a = set(block.shown[: block.experiential.kept])
-        shown_facts = [f for f in facts if f.text in shown_in_a]
-        sources = tuple(sorted({seq for f in shown_facts for seq in f.turns}))
-        block = replace(block, experience_sources=sources)
-        if recall_budget > 0 and message.strip():
-            packer = RecallPacker(recall_share(block), counter, shown=block.shown)
-            read = self.recall.fill(
-                ctx,
-                self.archive_id(ctx),
-                message,
-                packer,
-                before_seq=recall_before,
-                exclude=sources,
-            )
-            block = with_recall(block, packer, counter, read=read)
-        if touch and shown_facts:
-            self.store.memory.touch_facts(f.id for f in shown_facts)
-        return block
-
-    def _semantic_order(
-        self, embedder: Embedder, message: str, facts: list[FactRecord]
-    ) -> list[FactRecord]:
-        """The lexical candidates reranked by similarity to ``message``.
-
-        Candidates without a vector of this embedder are embedded (with the message, in one
-        call) and their vectors stored, so each fact is embedded once, when first needed.
-        """
-        from squad.memory.embeddings import vector_bytes, vector_from_bytes
-        from squad.memory.ranking import embedding_text, rerank
-
-        if not facts:
-            return facts
-        stored = self.store.memory.vectors([f.id for f in facts], embedder.name)
-        vectors: dict[int, npt.NDArray[np.float32]] = {}
-        for fact_id, data in stored.items():
-            vector = vector_from_bytes(data, embedder.dimensions)
-            if vector is not None:
-                vectors[fact_id] = vector
-        missing = [f for f in facts if f.id not in vectors]
-        embedded = embedder.embed([message, *(embedding_text(f.text, f.subject) for f in missing)])
-        new = dict(zip((f.id for f in missing), embedded[1:], strict=True))
-        if new:
-            self.store.memory.set_vectors(
-                (fact_id, embedder.name, vector_bytes(vector), embedder.dimensions)
-                for fact_id, vector in new.items()
-            )
-        return rerank(embedded[0], facts, vectors | new)
-
-    def supplementary_block(
-        self, ctx: AgentContext, *, message: str = "", regions: Regions | None = None
-    ) -> LayerResult:
-        """Other agents' enabled experience; never the agent's own (it has Layer A), within
-        the supplementary budget of ``regions`` (default: :meth:`plan`'s)."""
-        budget = (regions or self.plan(ctx)[0]).budget("supplementary")
-        counter = self.counter(ctx)
-        own = ctx.identity
-        columns: list[list[SupplementaryEntry]] = []
-        for namespace in self.store.memory.enabled_namespaces():
-            if namespace.identity == own:
-                continue
-            facts = self.store.memory.relevant_facts(
-                namespace.id, message, limit=SUPPLEMENTARY_PER_NAMESPACE
-            )
-            columns.append([SupplementaryEntry(namespace.name, f.text) for f in facts])
-        interleaved = [
-            row[i]
-            for i in range(max(map(len, columns), default=0))
-            for row in columns
-            if i < len(row)
-        ]
-        return build_supplementary_block(interleaved, budget, counter)
-
-    def system_prompt(
-        self,
-        ctx: AgentContext,
-        *,
-        message: str = "",
-        recall_before: int | None = None,
-        model: ModelSpec | None = None,
-    ) -> str:
-        """The whole system prompt for the agent's next turn (:meth:`prompt`'s text)."""
-        return self.prompt(ctx, message=message, recall_before=recall_before, model=model).text
-
-    def preview(
-        self,
-        ctx: AgentContext,
-        *,
-        message: str = "",
-        max_tokens: int | None = None,
-        context_window: int | None = None,
-    ) -> Prompt:
-        """What the agent's next prompt in a run would hold, touching nothing: :meth:`prompt`
-        ending with the working memory of its run under way (:meth:`working_memory`), which
-        it carries (``squad memory context`` and the dashboard's agent page show this)."""
-        working = self.working_memory(ctx)
-        prompt = self.prompt(
-            ctx,
-            message=message,
-            max_tokens=max_tokens,
-            context_window=context_window,
-            touch=False,
-            working=working.state.render() if working is not None else "",
-        )
-        return replace(prompt, working=working)
-
-    def prompt(
-        self,
-        ctx: AgentContext,
-        *,
-        message: str = "",
-        recall_before: int | None = None,
-        model: ModelSpec | None = None,
-        context_window: int | None = None,
-        max_tokens: int | None = None,
-        touch: bool = True,
-        working: str = "",
-    ) -> Prompt:
-        """The system prompt for the agent's next turn, read fresh from disk and store, with
-        its regions (:meth:`plan` for ``model``, default the agent's, or ``context_window``)
-        and the tokens each holds.
-
-        ``recall_before``: the seq of the oldest message the turn sends as history (recall
-        brings back only older ones). ``max_tokens`` overrides the memory budget (``squad
-        memory context --max-tokens``). In a run (``ctx.run_id``) the prompt ends with the
-        agent's working memory of that run, counted in the working region; a chat is no run
-        and has none. ``working`` gives that section's text instead (rendered, '' for none).
-        """
-        from squad.prompts import load
-
-        regions, window = self.plan(ctx, model=model, context_window=context_window)
-        counter = self.counter(ctx)
-        ensure_default_soul(self.settings.home)
-        header = load("agent_header.md").format(
-            name=ctx.agent.display_name,
-            agent_id=ctx.agent.id,
-            squad=ctx.squad.name,
-            role=ctx.agent.role,
-            instructions=f"Instructions: {ctx.agent.instructions.strip()}\n"
-            if ctx.agent.instructions.strip()
-            else "",
-            goal=ctx.squad.goal.strip() or "(none given)",
-            team="\n".join(
-                f"- {a.id}: {a.role}" + (" (lead)" if a is ctx.squad.lead else "")
-                for a in ctx.squad.agents
-            ),
-        )
-        block = self.memory_block(
-            ctx,
-            message=message,
-            max_tokens=max_tokens,
-            touch=touch,
-            recall_before=recall_before,
-            regions=regions,
-        )
-        supplementary = (
-            self.supplementary_block(ctx, message=message, regions=regions)
-            if ctx.memory_enabled
-            else LayerResult("", 0, 0, 0)
-        )
-        fixed = counter.count(header.strip()) + block.frame_tokens
-        boot = fit_boot_files(
-            load_boot_files(self.settings.home, ctx.workspace),
-            regions.budget("boot") - fixed,
-            counter,
-        )
-        if not working and ctx.run_id is not None and ctx.memory_enabled:
-            record = self.working_memory(ctx)
-            working = record.state.render() if record is not None else ""
-        text = assemble_system_prompt(header, boot.files, block, supplementary, working)
-        used: dict[Region, int] = {
-            "boot": fixed + boot.tokens,
-            "memory": block.experiential.tokens + block.project.tokens,
-            "recall": block.recall.tokens,
-            "supplementary": supplementary.tokens,
-            "working": working_tokens(working, counter),
-            "turn": counter.count(message),
-        }
-        return Prompt(text, regions, window, used, block, supplementary, boot)
-
-
-def working_tokens(working: str, counter: TokenCounter) -> int:
-    """Tokens the rendered working-memory section takes in the prompt (0: none)."""
-    return counter.count(working.strip()) if working.strip() else 0

@@ -17,7 +17,7 @@ from squad.spec.models import SquadSpec
 
 if TYPE_CHECKING:
     from squad.history.history import History
-    from squad.memory.service import HistoryFactory
+    from squad.memory.layers import HistoryFactory
     from squad.store import SpendTotals, Store
 
 __all__ = ["RunCommits"]

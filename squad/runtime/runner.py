@@ -49,7 +49,8 @@ if TYPE_CHECKING:
     from squad.checkpoints import Checkpoints
     from squad.checkpoints.base import Fence
     from squad.extraction.background import BackgroundExtractor
-    from squad.memory.service import HistoryFactory, MemoryService
+    from squad.memory.layers import HistoryFactory
+    from squad.memory.service import MemoryService
     from squad.settings import Settings
     from squad.store import Store
 
