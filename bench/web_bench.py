@@ -21,7 +21,7 @@ squad route does, ``list_folder`` 8 levels deep against the root in-process, and
 CPU of the process serving the app (a few milliseconds over several seconds: two near-zero
 figures divide into noise, so it is no ratio).
 
-Most runs are made through the store's API (``create_run``, ``update_run``, ``record_spend``);
+Most runs are made through the store's API (``create_run``, ``update_run``, ``spend.record``);
 to keep the set-up short, the rest are copies of those rows made in SQL.
 
 Run alone with ``python -m bench.web_bench``; ``python -m bench`` includes it, in a process of
@@ -148,7 +148,7 @@ def populate(app: App) -> None:
         made.append(run)
     with store.batch("record the benchmark's spend"):
         for run in made[::5]:
-            store.runs.record_spend(
+            store.spend.record(
                 run.squad,
                 model="offline",
                 prompt_tokens=900,

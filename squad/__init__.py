@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from squad.settings import Settings
     from squad.spec.loader import squad_from_dict, squad_from_file, squad_from_text
     from squad.spec.models import AgentSpec, SquadSpec, TaskSpec
-    from squad.workspace.manager import CreateReport, WorkspaceManager
+    from squad.workspace.folders import CreateReport, WorkspaceFolders
     from squad.workspace.manifest import Manifest
 
 __all__ = [
@@ -43,7 +43,7 @@ __all__ = [
     "TaskSpec",
     "UsageError",
     "WorkspaceError",
-    "WorkspaceManager",
+    "WorkspaceFolders",
     "squad_from_dict",
     "squad_from_file",
     "squad_from_text",
@@ -64,7 +64,7 @@ _HOMES = {
     "squad.settings": ["Settings"],
     "squad.spec.loader": ["squad_from_dict", "squad_from_file", "squad_from_text"],
     "squad.spec.models": ["AgentSpec", "SquadSpec", "TaskSpec"],
-    "squad.workspace.manager": ["CreateReport", "WorkspaceManager"],
+    "squad.workspace.folders": ["CreateReport", "WorkspaceFolders"],
     "squad.workspace.manifest": ["Manifest"],
 }
 _WHERE = {name: module for module, names in _HOMES.items() for name in names}

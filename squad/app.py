@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from squad.jobqueue.client import ClusterClient
     from squad.manager import SquadManager
     from squad.memory.agent import AgentContext
-    from squad.memory.decisions import DecisionLog
+    from squad.memory.decisions.log import DecisionLog
     from squad.memory.embeddings import Embedder
     from squad.memory.service import MemoryService
     from squad.run_history import Runs
@@ -217,7 +217,7 @@ class App:
         """Squads' decisions with their reasons, mirrored to each workspace's decisions.md."""
         with self._lock:
             if self._decisions is None:
-                from squad.memory.decisions import DecisionLog
+                from squad.memory.decisions.log import DecisionLog
 
                 self._decisions = DecisionLog(self.store, clock=self.clock, histories=self.history)
             return self._decisions

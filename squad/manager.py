@@ -19,8 +19,8 @@ from squad.history.message import Kind, compose
 from squad.settings import Settings
 from squad.spec.loader import squad_from_file
 from squad.spec.models import SquadSpec
+from squad.workspace.folders import CreateReport, WorkspaceFolders
 from squad.workspace.layout import MANIFEST_NAME
-from squad.workspace.manager import CreateReport, WorkspaceManager
 from squad.workspace.manifest import definition_sha256
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ class SquadManager:
         self.settings = settings
         self._given_store = not callable(store)
         self._store: Callable[[], Store] = store if callable(store) else lambda: store
-        self.workspaces = WorkspaceManager(
+        self.workspaces = WorkspaceFolders(
             settings.workspaces, locks=settings.locks_dir, clock=clock
         )
 

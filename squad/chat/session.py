@@ -30,7 +30,7 @@ from squad.chat.rolling import SUMMARY_FILE, RollingSummariser
 from squad.chat.summarise import ModelSummariser
 from squad.errors import LimitReached
 from squad.memory.agent import AgentContext
-from squad.memory.decision_tools import DecisionTools
+from squad.memory.decisions.tools import DecisionTools
 from squad.memory.tools import MemoryTools
 from squad.model.offline import is_offline
 from squad.model.types import ChatModel, Message, ModelReply
@@ -38,8 +38,8 @@ from squad.paths import contained
 from squad.runtime.agent import run_turn
 from squad.runtime.files_tool import WorkspaceFiles
 from squad.runtime.limits import RunBudget
-from squad.runtime.mcp_journal import turn_identity
-from squad.runtime.mcp_tools import McpTools
+from squad.runtime.mcp_client.journal import turn_identity
+from squad.runtime.mcp_client.tools import McpTools
 from squad.runtime.prices import require_prices
 from squad.runtime.runlog import RunLog
 from squad.runtime.tools import tool_from_function
@@ -79,7 +79,7 @@ class _ChatRecorder:
 
     def model_call(self, reply: ModelReply) -> None:
         s = self.session
-        s.runner.store.runs.record_spend(s.ctx.squad.name, agent=s.ctx.agent.id, **reply.spend())
+        s.runner.store.spend.record(s.ctx.squad.name, agent=s.ctx.agent.id, **reply.spend())
 
     def tool_call(self, name: str, arguments: dict[str, Any], result: str) -> None:
         return None
@@ -147,7 +147,7 @@ class ChatSession:
     def say(self, text: str, *, on_token: Callable[[str], None] | None = None) -> str:
         store, ctx = self.runner.store, self.ctx
         budget = RunBudget(
-            10**9, ctx.squad.limits.max_cost_usd, store.runs.spent(ctx.squad.name).cost_usd
+            10**9, ctx.squad.limits.max_cost_usd, store.spend.of_squad(ctx.squad.name).cost_usd
         )
         self._budget = budget
         window = store.conversation.messages(
@@ -288,7 +288,7 @@ class ChatSession:
 
     def _charge(self, reply: ModelReply) -> None:
         ctx = self.ctx
-        self.runner.store.runs.record_spend(ctx.squad.name, agent=ctx.agent.id, **reply.spend())
+        self.runner.store.spend.record(ctx.squad.name, agent=ctx.agent.id, **reply.spend())
         if self._budget is not None:
             self._budget.charge(
                 reply.usage.prompt_tokens, reply.usage.completion_tokens, reply.usage.cost_usd

@@ -26,7 +26,7 @@ from squad.cli.ws import ws_app
 if TYPE_CHECKING:
     from squad.errors import Problem
     from squad.spec.models import SquadSpec
-    from squad.workspace.manager import CreateReport
+    from squad.workspace.folders import CreateReport
 
 __all__ = ["app"]
 

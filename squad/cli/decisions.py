@@ -11,7 +11,7 @@ from squad.cli.output import Output
 from squad.errors import NotFound, UsageError
 
 if TYPE_CHECKING:
-    from squad.memory.decisions import Decision
+    from squad.memory.decisions.log import Decision
 
 __all__ = ["decisions_app"]
 

@@ -169,7 +169,7 @@ def search(
     Memory files not searched (links, too large, not regular files) are listed after the hits.
     """
     from squad.memory.search import MAX_MEMORY_FILE_BYTES, search_all_memory
-    from squad.text.search import DEFAULT_TIMEOUT_S, compile_query
+    from squad.text.grep import DEFAULT_TIMEOUT_S, compile_query
 
     out = Output(json_mode=json_output)
     pattern = compile_query(query, regex=regex, case_sensitive=case_sensitive)

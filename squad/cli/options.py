@@ -20,7 +20,7 @@ TimeoutOption = Annotated[
         show_default=False,
     ),
 ]
-"""``--timeout`` of the search commands (None: squad.text.search.DEFAULT_TIMEOUT_S)."""
+"""``--timeout`` of the search commands (None: squad.text.grep.DEFAULT_TIMEOUT_S)."""
 
 ConfigsOption = Annotated[
     Path | None,

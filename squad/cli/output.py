@@ -15,7 +15,7 @@ from squad.errors import ConfigError, SquadError
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from squad.text.search import Skipped
+    from squad.text.grep import Skipped
 
 __all__ = ["Output", "human_size", "report_error", "skip_notes", "visible"]
 

@@ -181,7 +181,7 @@ def search(
     Files not searched (too large, binary, links) are listed after the matches. An index in
     the squad home keeps repeated searches fast; every file is checked against it each time.
     """
-    from squad.text.search import DEFAULT_TIMEOUT_S
+    from squad.text.grep import DEFAULT_TIMEOUT_S
     from squad.workspace.search import search as find
 
     out = Output(json_mode=json_output)

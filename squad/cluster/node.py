@@ -287,7 +287,9 @@ class ClusterNode:
             )
             if new is None:
                 continue
-            if not await asyncio.to_thread(store.runs.rebind_job, run.id, str(job_id), str(new)):
+            if not await asyncio.to_thread(
+                store.run_state.rebind_job, run.id, str(job_id), str(new)
+            ):
                 with contextlib.suppress(Exception):  # it started already: it finds the run ended
                     await queue.cancel(new)
                 continue
@@ -305,7 +307,7 @@ class ClusterNode:
         from squad.store.records import RunStatus
 
         store = self.app.store
-        epoch = store.runs.claim(run_id, self.name)
+        epoch = store.run_state.claim(run_id, self.name)
         store.update_run(
             run_id,
             status=RunStatus.FAILED,

@@ -273,7 +273,7 @@ class NodeWork:
             silent = (self._app.clock() - node.beat_at).total_seconds()
             if silent <= FENCE_AFTER_STALLS * self._app.settings.cluster.stall_timeout_s:
                 return None
-        store.runs.claim(run_id, self.owner, job=str(job.id))
+        store.run_state.claim(run_id, self.owner, job=str(job.id))
         return record.owner or "?"
 
     def _drive(
@@ -352,7 +352,7 @@ class NodeWork:
         run_id = args.get("run_id")
         record = store.get_run(str(run_id)) if run_id else store.run_of_job(str(job.id))
         if record is not None and not record.status.is_terminal:
-            epoch = store.runs.claim(record.id, self.owner, job=str(job.id))
+            epoch = store.run_state.claim(record.id, self.owner, job=str(job.id))
             store.update_run(
                 record.id, status=RunStatus.FAILED, error=f"gave up: {why}", epoch=epoch
             )

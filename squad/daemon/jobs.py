@@ -382,14 +382,14 @@ def fold_summariser(app: App, ctx: AgentContext) -> ModelFoldSummariser | None:
     if is_offline(spec.name):
         return None
     model = app.model_factory(spec, lambda event: None)
-    runs = app.store.runs
+    spend = app.store.spend
 
     def allowed(messages: Sequence[Message]) -> bool:
         estimate = model.reserve_usd(messages, ())
-        spent = runs.spent(ctx.squad.name).cost_usd
+        spent = spend.of_squad(ctx.squad.name).cost_usd
         return estimate <= 0 or spent + estimate <= ctx.squad.limits.max_cost_usd
 
     def charge(reply: ModelReply) -> None:
-        runs.record_spend(ctx.squad.name, agent=ctx.agent.id, **reply.spend())
+        spend.record(ctx.squad.name, agent=ctx.agent.id, **reply.spend())
 
     return ModelFoldSummariser(model, on_reply=charge, allowed=allowed)

@@ -279,7 +279,7 @@ def store_view(
             settle_dead_runs(store, settings.locks_dir)
         latest = store.latest_runs()
         wanted = {name: latest[name] for name in names if name in latest}
-        spend = store.runs.spend_of_runs([run.id for run in wanted.values()])
+        spend = store.spend.of_runs([run.id for run in wanted.values()])
         last_runs = {
             name: run_summary(run, spend.get(run.id, SpendTotals()), now=now).model_dump()
             for name, run in wanted.items()
@@ -289,7 +289,7 @@ def store_view(
             if run.status is not RunStatus.AWAITING_APPROVAL:
                 continue
             tasks = [
-                t for t in store.runs.tasks(run.id) if t.status is TaskStatus.AWAITING_APPROVAL
+                t for t in store.run_state.tasks(run.id) if t.status is TaskStatus.AWAITING_APPROVAL
             ]
             approvals.append(
                 {

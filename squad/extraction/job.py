@@ -27,13 +27,13 @@ from squad.clock import Clock, utc_now
 from squad.errors import ModelError
 from squad.extraction.apply import Applied, apply_decisions, existing_facts, related_facts
 from squad.extraction.candidates import ConversationMessage
-from squad.extraction.decisions import file_decisions
+from squad.extraction.decision_filing import file_decisions
 from squad.extraction.extract import extract_batch
 from squad.extraction.quality import decide
 from squad.extraction.record import MessagesRead, PassReport, Status, record_pass
 from squad.extraction.review import hold_for_review
 from squad.memory.agent import AgentContext
-from squad.memory.decisions import DecisionLog
+from squad.memory.decisions.log import DecisionLog
 from squad.memory.service import MemoryService
 from squad.model.types import ChatModel, Message
 from squad.store.records import MessageRecord
@@ -397,7 +397,7 @@ class AgentExtractor:
         if estimate <= 0:
             return True
         cap = ctx.squad.limits.max_cost_usd
-        spent = self.memory.store.runs.spent(ctx.squad.name).cost_usd
+        spent = self.memory.store.spend.of_squad(ctx.squad.name).cost_usd
         if spent + estimate <= cap:
             return True
         self._log(
@@ -413,7 +413,7 @@ class AgentExtractor:
 
     def _spend(self, ctx: AgentContext, spent: Sequence[Mapping[str, Any]]) -> None:
         for spend in spent:
-            self.memory.store.runs.record_spend(ctx.squad.name, agent=ctx.agent.id, **spend)
+            self.memory.store.spend.record(ctx.squad.name, agent=ctx.agent.id, **spend)
 
 
 def _role(message: MessageRecord) -> Literal["user", "assistant", "task"]:

@@ -40,12 +40,12 @@ from squad.clock import Clock, utc_now
 from squad.errors import NotFound, SecretInMemoryError, UsageError
 from squad.extraction.apply import _entry, apply_decisions, existing_facts, related_facts
 from squad.extraction.candidates import Candidate, ConversationMessage
-from squad.extraction.decisions import file_decisions
+from squad.extraction.decision_filing import file_decisions
 from squad.extraction.quality import Decision, decide, drop_reason, normalise
 from squad.history.change import Change
 from squad.memory.agent import AgentContext
 from squad.memory.audit import AuditLog, AuditRecord
-from squad.memory.decisions import DecisionLog
+from squad.memory.decisions.log import DecisionLog
 from squad.memory.service import MemoryService
 from squad.store.review import NewProposal, ReviewRecord, ReviewStatus, already_decided
 from squad.text.secrets import redact, refuse_secrets

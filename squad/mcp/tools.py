@@ -138,7 +138,7 @@ class SquadTools:
         limit: int = 50,
     ) -> MemorySearch:
         from squad.memory.search import search_all_memory
-        from squad.text.search import compile_query
+        from squad.text.grep import compile_query
         from squad.web.redaction import redacted_hits
 
         if not query.strip():

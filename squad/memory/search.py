@@ -21,7 +21,7 @@ from squad.errors import PathEscapeError
 from squad.fsutil import read_up_to
 from squad.memory.document import heading_lines
 from squad.paths import contained
-from squad.text.search import (
+from squad.text.grep import (
     DEFAULT_TIMEOUT_S,
     LineMatch,
     SearchPattern,

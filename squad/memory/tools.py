@@ -95,7 +95,7 @@ class MemoryTools:
     def memory_search(self, query: str) -> str:
         """Search your memory.md and your experience (case-insensitive substring)."""
         from squad.memory.search import search_memory_files
-        from squad.text.search import compile_query
+        from squad.text.grep import compile_query
 
         def run() -> str:
             # the same bounded engine as `squad memory search`: an agent's query is input too

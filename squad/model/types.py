@@ -129,7 +129,7 @@ class ModelReply:
     attempts: int = 1
 
     def spend(self) -> dict[str, Any]:
-        """The call as the spend ledger records it (``store.runs.record_spend`` keywords)."""
+        """The call as the spend ledger records it (``store.spend.record`` keywords)."""
         return {
             "model": self.model or "unknown",
             "prompt_tokens": self.usage.prompt_tokens,

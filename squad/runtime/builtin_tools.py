@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 
 from squad.memory.agent import AgentContext
-from squad.memory.decision_tools import DecisionTools
-from squad.memory.decisions import DecisionLog
+from squad.memory.decisions.log import DecisionLog
+from squad.memory.decisions.tools import DecisionTools
 from squad.memory.service import MemoryService
 from squad.memory.tools import MemoryTools
 from squad.memory.working_tools import WorkingMemoryTools

@@ -29,7 +29,7 @@ from squad.clock import Clock, utc_now
 from squad.errors import LimitReached, ModelError, PlanError
 from squad.fsutil import atomic_write
 from squad.memory.agent import AgentContext
-from squad.memory.decisions import DecisionLog
+from squad.memory.decisions.log import DecisionLog
 from squad.memory.service import MemoryService
 from squad.model.factory import ModelFactory
 from squad.model.types import ChatModel, ModelEvent
@@ -38,8 +38,8 @@ from squad.runtime.agent import run_turn
 from squad.runtime.builtin_tools import builtin_tools
 from squad.runtime.files_tool import WorkspaceFiles
 from squad.runtime.limits import RunBudget
-from squad.runtime.mcp_journal import turn_identity
-from squad.runtime.mcp_tools import McpTools
+from squad.runtime.mcp_client.journal import turn_identity
+from squad.runtime.mcp_client.tools import McpTools
 from squad.runtime.plan import parse_plan, plan_request, plan_response_formats, render_plan
 from squad.runtime.recorder import TurnRecorder
 from squad.runtime.runlog import RunLog
@@ -237,7 +237,7 @@ class RunExecutor:
         self._check_running()
         self.log.emit("node_start", node=task.id, agent=task.agent)
         self._progress(f"{task.id}: {task.agent} working")
-        statuses = {r.task_id: str(r.status) for r in self.store.runs.tasks(self.run_id)}
+        statuses = {r.task_id: str(r.status) for r in self.store.run_state.tasks(self.run_id)}
         self.working.task_started(task, self.tasks or [task], statuses)
         text = self._turn(task.agent, self._task_prompt(task, feedback), task_id=task.id)
         text = self.redacted(text)  # the answer is stored so; so is the output read again
@@ -289,7 +289,7 @@ class RunExecutor:
         self._last_status[task.id] = status
         error = None if error is None else self.redacted(error)
         self.journal(
-            lambda store: store.runs.set_task(
+            lambda store: store.run_state.set_task(
                 self.run_id,
                 task.id,
                 squad=self.spec.name,
@@ -329,7 +329,7 @@ class RunExecutor:
             self.working.task_ended(task, status, error)
 
     def finished(self, task: TaskNode) -> str | None:
-        record = self.store.runs.get_task(self.run_id, task.id)
+        record = self.store.run_state.get_task(self.run_id, task.id)
         if record is None or record.status is not StoreTaskStatus.DONE or not record.output:
             return None
         self.log.emit("node_skip", node=task.id, agent=task.agent, reason="done before a kill")

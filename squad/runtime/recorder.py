@@ -11,7 +11,7 @@ from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 from squad.model.types import ModelReply
-from squad.runtime.mcp_tools import TurnTools
+from squad.runtime.mcp_client.tools import TurnTools
 from squad.text.secrets import CUE_MESSAGES
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ class TurnRecorder:
     def model_call(self, reply: ModelReply) -> None:
         ex, agent = self._executor, self._agent
         ex.journal(
-            lambda store: store.runs.record_spend(
+            lambda store: store.spend.record(
                 ex.spec.name, run_id=ex.run_id, agent=agent, **reply.spend()
             ),
             keep_on_abort=True,
@@ -95,6 +95,6 @@ def logged(result: str, known: Collection[str] = ()) -> str:
     """A tool's answer as the run log keeps it: the first 300 characters, cut where no
     credential (nor ``known`` value) is split into a fragment the log's redaction would no
     longer recognise."""
-    from squad.runtime.mcp_journal import bound_answer
+    from squad.runtime.mcp_client.journal import bound_answer
 
     return bound_answer(result, 300, known=known)[0]

@@ -75,7 +75,7 @@ class RunCommits:
         run = self.store.get_run(run_id)
         if run is None:
             return None
-        records = {t.task_id: t for t in self.store.runs.tasks(run_id)}
+        records = {t.task_id: t for t in self.store.run_state.tasks(run_id)}
         agents = {t.id: t.agent for t in spec.tasks}
         statuses = tasks if tasks is not None else {k: str(v.status) for k, v in records.items()}
         notes = tuple(

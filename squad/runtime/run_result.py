@@ -100,9 +100,9 @@ def result_of(
     awaiting: str | None = None,
 ) -> RunResult:
     """The run's result; ``tasks`` default to their states in the store."""
-    totals = store.runs.run_spend(run_id)
+    totals = store.spend.of_run(run_id)
     if tasks is None:
-        tasks = {t.task_id: str(t.status) for t in store.runs.tasks(run_id)}
+        tasks = {t.task_id: str(t.status) for t in store.run_state.tasks(run_id)}
     return RunResult(
         run_id,
         spec.name,

@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING, Any
 
 from squad.clock import Clock, utc_now
 from squad.errors import NotFound, RunFenced, StoreError, UsageError, WorkspaceError
-from squad.memory.decisions import DecisionLog
+from squad.memory.decisions.log import DecisionLog
 from squad.model.factory import ModelFactory, model_for
 from squad.model.types import Usage
 from squad.runtime.executor import RunExecutor, RunInterrupted
 from squad.runtime.limits import RunBudget
-from squad.runtime.mcp_tools import McpTools
+from squad.runtime.mcp_client.tools import McpTools
 from squad.runtime.prices import require_prices
 from squad.runtime.run_commits import RunCommits
 from squad.runtime.run_graph import (
@@ -148,7 +148,7 @@ class SquadRunner:
 
         if self.owner is None:
             raise UsageError("only a cluster node's runner claims runs")
-        epoch = self.store.runs.claim(run_id, self.owner, job=self.job)
+        epoch = self.store.run_state.claim(run_id, self.owner, job=self.job)
         self.fence = Fence(run_id, epoch)
         return epoch
 
@@ -338,7 +338,7 @@ class SquadRunner:
         from squad.store.records import RunStatus
 
         self.stop.clear()
-        spent = self.store.runs.spent(spec.name).cost_usd
+        spent = self.store.spend.of_squad(spec.name).cost_usd
         budget = RunBudget(spec.limits.max_turns, spec.limits.max_cost_usd, spent)
         executor = RunExecutor(
             spec=spec,
@@ -390,7 +390,7 @@ class SquadRunner:
                 log.emit("run_fenced", epoch=exc.epoch, error=str(exc))
                 raise
             except (RunInterrupted, KeyboardInterrupt, CancelledError):
-                self.store.runs.check_fence(run_id, self._epoch(run_id))
+                self.store.run_state.check_fence(run_id, self._epoch(run_id))
                 commit = self.commits.commit(
                     spec,
                     workspace,
@@ -398,7 +398,7 @@ class SquadRunner:
                     outputs,
                     log,
                     status=RunStatus.INTERRUPTED.value,
-                    spend=self.store.runs.run_spend(run_id),
+                    spend=self.store.spend.of_run(run_id),
                 )
                 self.store.update_run(
                     run_id,
@@ -455,13 +455,13 @@ class SquadRunner:
 
         end = run_end(result)
         status, error, awaiting, tasks = end.status, end.error, end.awaiting, end.tasks
-        totals = self.store.runs.run_spend(run_id)
+        totals = self.store.spend.of_run(run_id)
         summary = {"tasks": tasks, "awaiting": awaiting, "stopped": result.get("stopped")}
         # Committed before the store says how the run ended: whoever sees it ended finds its
         # commit. A kill in between leaves the run `running`, settled `interrupted`; its
         # resume finds the graph done and ends it again, with a second commit. A node whose
         # claim was superseded commits nothing (the store would refuse its end anyway).
-        self.store.runs.check_fence(run_id, self._epoch(run_id))
+        self.store.run_state.check_fence(run_id, self._epoch(run_id))
         if status is not RunStatus.AWAITING_APPROVAL:
             executor.working.end(status.value)  # in the daily log before the run's commit
         commit = self.commits.commit(

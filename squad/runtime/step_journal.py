@@ -89,7 +89,7 @@ class StepJournal:
                 writes.insert(0, self._message_write(agent, items))
         if writes and self._epoch is not None and not aborted:
             epoch = self._epoch
-            writes.insert(0, lambda store: store.runs.check_fence(self._run_id, epoch))
+            writes.insert(0, lambda store: store.run_state.check_fence(self._run_id, epoch))
         if writes:
             with self._store.batch(f"{action} of run {self._run_id!r}"):
                 for write in writes:

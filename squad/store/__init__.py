@@ -25,6 +25,7 @@ from squad.store.records import (
     WatermarkRecord,
 )
 from squad.store.run_state import RunStateStore
+from squad.store.spend import SpendStore
 from squad.store.store import Store, open_store
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "RunStateStore",
     "RunStatus",
     "SpendRecord",
+    "SpendStore",
     "SpendTotals",
     "SquadRecord",
     "Store",

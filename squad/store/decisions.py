@@ -3,7 +3,7 @@
 A decision is never deleted or edited: a later one supersedes it, and both rows keep the link
 (``supersedes`` on the new one, ``superseded_by`` on the old one), written in the same
 transaction as the new row. Checking what is recorded (lengths, credentials, who decided) is
-the caller's business (:class:`squad.memory.decisions.DecisionLog`); this module checks only
+the caller's business (:class:`squad.memory.decisions.log.DecisionLog`); this module checks only
 what needs the database: that a superseded decision exists, is the same squad's and is not
 superseded already.
 """

@@ -288,7 +288,7 @@ class MemoryStore(NamespaceStore):
         self, namespace_id: int, literal: str, *, case_sensitive: bool
     ) -> list[FactRecord]:
         """The namespace's active facts that may contain ``literal`` as the search engine's
-        literal pattern matches it (:func:`squad.text.search.compile_query`), newest first: a
+        literal pattern matches it (:func:`squad.text.grep.compile_query`), newest first: a
         superset of its matches, narrowed in the database where that is sure, else them all.
 
         Case-sensitive, the store's substring test is the pattern's on every backend. Ignoring

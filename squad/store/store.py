@@ -50,6 +50,7 @@ from squad.store.records import RunRecord, RunStatus, SquadRecord
 from squad.store.retention import RetentionStore
 from squad.store.review import ReviewStore
 from squad.store.run_state import RunStateStore
+from squad.store.spend import SpendStore
 from squad.store.tables import RunRow, SquadRow, UTCDateTime
 
 if TYPE_CHECKING:
@@ -87,8 +88,10 @@ class Store(RunReads):
         """Experiential memory (Layer A): namespaces, facts and their retrieval."""
         self.conversation = ConversationStore(engine, now=self._now, new_id=self._new_id)
         """Agents' messages with their seq and turn, and the extractor's watermarks."""
-        self.runs = RunStateStore(engine, now=self._now)
-        """Each task's state in a run, and the spend ledger."""
+        self.run_state = RunStateStore(engine, now=self._now)
+        """Each run's claim (its fencing epoch) and its tasks' states."""
+        self.spend = SpendStore(engine, now=self._now)
+        """What model calls cost: the spend ledger."""
         self.extraction = ExtractionStore(engine, now=self._now)
         """The background extractor's passes: what it read, wrote and dropped."""
         self.maintenance = MaintenanceStore(engine, now=self._now)
@@ -292,7 +295,7 @@ class Store(RunReads):
     ) -> RunRecord:
         """Change the given fields (None leaves a field alone; numbers replace, not add).
 
-        With ``epoch`` (a cluster node's claim of the run, ``store.runs.claim``) nothing
+        With ``epoch`` (a cluster node's claim of the run, ``store.run_state.claim``) nothing
         changes once the run has been claimed again: the database refuses the write (one
         statement, ``WHERE epoch = :epoch``) and :class:`~squad.errors.RunFenced` says so.
 
@@ -349,7 +352,8 @@ class Store(RunReads):
 
     @contextmanager
     def batch(self, action: str) -> Iterator[None]:
-        """One transaction for every write of ``store.conversation`` and ``store.runs`` inside.
+        """One transaction for every write of ``store.conversation``, ``store.run_state`` and
+        ``store.spend`` inside.
 
         ``action`` names it in errors ("record step t1 of run 42"). Writes made through
         :class:`Session` (squads, runs) are not part of it.

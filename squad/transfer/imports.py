@@ -387,7 +387,7 @@ def _add_facts(
 
 
 def _add_decisions(app: App, squad: str, workspace: Path, decisions: list[ExportedDecision]) -> int:
-    from squad.memory.decision_text import decision_key
+    from squad.memory.decisions.text import decision_key
     from squad.store.decisions import NewDecision
 
     ids: dict[int, int] = {}

@@ -327,7 +327,7 @@ def workspace_search(
     context: int,
     max_matches: int = 500,
 ) -> SearchResult:
-    from squad.text.search import compile_query
+    from squad.text.grep import compile_query
     from squad.web.redaction import redacted_hits
     from squad.workspace.search import search
 
@@ -443,7 +443,7 @@ def search_memory(
 
 def memory_search(request: Request, query: str, **options: Any) -> MemorySearch:
     from squad.memory.search import search_all_memory
-    from squad.text.search import compile_query
+    from squad.text.grep import compile_query
 
     app = _web(request).app
     regex, case_sensitive = options.pop("regex"), options.pop("case_sensitive")

@@ -35,7 +35,7 @@ def approval_answer(
 
     if run.status is not RunStatus.AWAITING_APPROVAL:
         raise UsageError(f"run {run.id!r} is {run.status.value}, not waiting for an approval")
-    record = app.store.runs.get_task(run.id, task)
+    record = app.store.run_state.get_task(run.id, task)
     if record is None or record.status is not TaskStatus.AWAITING_APPROVAL:
         raise UsageError(f"run {run.id!r} does not wait on task {task!r}")
     return RunRequest(run.squad, trigger, run_id=run.id, decision=(task, approved, reason.strip()))

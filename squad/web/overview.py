@@ -49,7 +49,7 @@ def overview(app: App, *, now: datetime, server: dict[str, Any] | None = None) -
     from squad.daemon.status import collect_status
 
     status = collect_status(app, now=now)
-    spent = app.store.runs.spent_by_squad() if app.database_exists() else {}
+    spent = app.store.spend.by_squad() if app.database_exists() else {}
     caps = _caps(app)
     squads = []
     for squad in status.squads:
@@ -83,7 +83,7 @@ def approvals(app: App, squad: str | None = None) -> list[Approval]:
         if run.status is not RunStatus.AWAITING_APPROVAL:
             continue
         tasks = [
-            t for t in app.store.runs.tasks(run.id) if t.status is TaskStatus.AWAITING_APPROVAL
+            t for t in app.store.run_state.tasks(run.id) if t.status is TaskStatus.AWAITING_APPROVAL
         ]
         waiting.append(
             Approval(
@@ -144,7 +144,7 @@ def squad_detail(app: App, name: str, *, page: int = 1, per_page: int = 20) -> S
         if total
         else []
     )
-    spent = app.store.runs.spent(found.squad).cost_usd if app.database_exists() else 0.0
+    spent = app.store.spend.of_squad(found.squad).cost_usd if app.database_exists() else 0.0
     report = health(found.path, memory_cap_bytes=app.settings.memory_file_cap_bytes)
     return SquadDetail.model_validate(
         {

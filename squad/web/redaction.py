@@ -12,7 +12,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from squad.text.search import DEFAULT_TIMEOUT_S, SearchPattern, find_spans
+from squad.text.grep import DEFAULT_TIMEOUT_S, SearchPattern, find_spans
 from squad.text.secrets import redact
 
 __all__ = ["key_state", "redacted_hits", "redacted_text"]

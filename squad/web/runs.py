@@ -85,7 +85,7 @@ def run_page(app: App, run_id: str) -> RunPage:
         events = scan_events(path, missing_ok=True).events
     costs = task_costs(events)
     tasks = []
-    for task in app.store.runs.tasks(run_id):
+    for task in app.store.run_state.tasks(run_id):
         spent = costs.get(task.task_id, {})
         duration = None
         if task.started_at is not None and task.ended_at is not None:
@@ -118,9 +118,9 @@ def run_page(app: App, run_id: str) -> RunPage:
             latency_s=c.latency_s,
             at=c.at.isoformat(),
         )
-        for c in app.store.runs.calls_of_run(run_id)
+        for c in app.store.spend.calls_of_run(run_id)
     ]
-    summary = run_summary(run, app.store.runs.run_spend(run_id), now=app.clock())
+    summary = run_summary(run, app.store.spend.of_run(run_id), now=app.clock())
     row = {
         **dict(run_row(run)),
         "tokens_in": summary.tokens_in,

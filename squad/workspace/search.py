@@ -1,12 +1,12 @@
 """Full-text search over a workspace for ``squad ws search``: grep, minus the surprises.
 
-Every text file is searched line by line (:mod:`squad.text.search`: each line gets a time
+Every text file is searched line by line (:mod:`squad.text.grep`: each line gets a time
 limit, so a pattern that backtracks cannot run for ages); binaries, links, special files and
 files over a size limit are skipped and listed with their reason, so an empty result never
 hides that nothing was read. Lines are split on ``\\n`` (a trailing ``\\r`` dropped), as grep does.
 
 Given a cache folder, a search keeps a trigram index of the workspace there and answers from
-it (:mod:`squad.workspace.search_index`), with exactly the result of reading every file.
+it (:mod:`squad.workspace.trigram_index`), with exactly the result of reading every file.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from squad.errors import StoreError, UsageError
-from squad.text.search import (
+from squad.text.grep import (
     DEFAULT_TIMEOUT_S,
     LineMatch,
     SearchPattern,
@@ -35,7 +35,7 @@ from squad.text.search import (
 from squad.workspace.inspect import _check_root, _read_text, _walk
 
 if TYPE_CHECKING:
-    from squad.workspace.search_index import StoredTexts
+    from squad.workspace.trigram_index import StoredTexts
 
 __all__ = ["FileMatches", "LineMatch", "SearchResult", "Skipped", "search"]
 
@@ -107,7 +107,7 @@ def search(
 
     With ``index_dir`` (a cache folder outside the workspace, such as ``$SQUAD_HOME/index``)
     the search keeps a trigram index of the workspace there and answers from it
-    (:mod:`squad.workspace.search_index`): the same result, without reading every file each
+    (:mod:`squad.workspace.trigram_index`): the same result, without reading every file each
     time. When the index cannot be used (the folder is read-only, it lies inside the
     workspace, the file is corrupt), this search reads every file as it would without one.
     """
@@ -150,7 +150,7 @@ def _search_indexed(
     limits: _Limits,
 ) -> SearchResult | None:
     """The search answered with the index, or None when the index cannot be used."""
-    from squad.workspace import search_index as index
+    from squad.workspace import trigram_index as index
     from squad.workspace.index_store import IndexCorrupt, IndexStore
 
     if _is_inside(index_dir, root):
@@ -179,7 +179,7 @@ def _search_indexed(
 
 
 def _expression(query: str, pattern: SearchPattern, case_sensitive: bool) -> str | None:
-    from squad.workspace.search_index import FoldProbe, match_expression
+    from squad.workspace.trigram_index import FoldProbe, match_expression
 
     probe = None if case_sensitive else FoldProbe()  # folding matters only without case
     try:

@@ -15,7 +15,7 @@ from squad.chat.session import ChatSession
 from squad.model import ChatModel, LiteLLMModel, ModelEvent, RetryPolicy
 from squad.model.stub_answers import answer, tool_call
 from squad.model.testing import FREE_PRICES, OpenAIStubServer
-from squad.runtime.mcp_bridge import server_pids
+from squad.runtime.mcp_client.bridge import server_pids
 from squad.spec.loader import squad_from_text
 from squad.spec.models import ModelSpec
 

@@ -156,7 +156,7 @@ def test_the_model_summarises_rarely_a_new_session_reuses_it_and_every_call_is_c
         long_chat(runner, ["One more thing: the favicon?"])
     finally:
         app.drain_extraction()
-    spent = manager.store.runs.spent("demo")
+    spent = manager.store.spend.of_squad("demo")
 
     assert 1 <= len(asked) <= 2 and chat.summariser is not None
     cache = json.loads((workspace / "agents" / "writer" / "chat-summary.json").read_text())
@@ -214,9 +214,9 @@ def test_a_model_summary_that_could_pass_the_spend_cap_is_not_asked_for(
     )
     manager = app.squads
     manager.create(squad_from_text(text, source="demo.yaml"))
-    manager.store.runs.record_spend("demo", model="openai/stub", cost_usd=4.9999)  # of $5
+    manager.store.spend.record("demo", model="openai/stub", cost_usd=4.9999)  # of $5
     chat = ChatSession.open(app.runner(), "demo", "writer")
-    chat._budget = RunBudget(10**9, 5.0, manager.store.runs.spent("demo").cost_usd)
+    chat._budget = RunBudget(10**9, 5.0, manager.store.spend.of_squad("demo").cost_usd)
     folded = [Message.user(f"Tell me more. {FILLER}"), Message.assistant("Sure.")]
 
     assert chat._model_summary("", folded, 200) is None  # the offline summary stands in

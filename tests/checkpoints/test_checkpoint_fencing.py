@@ -52,7 +52,7 @@ def test_a_checkpoint_from_an_older_claim_of_the_run_is_refused(store_url: str) 
     with Store.open(store_url) as store:
         store.upsert_squad("docs", workspace="/ws/docs", source=None, definition_sha256="0" * 64)
         run_id = store.create_run("docs", trigger="test", job="1").id
-        old = store.runs.claim(run_id, "frozen")
+        old = store.run_state.claim(run_id, "frozen")
         config = {"configurable": {"thread_id": run_id}}
         checkpoints = PostgresCheckpoints(store_url)
         try:
@@ -62,7 +62,7 @@ def test_a_checkpoint_from_an_older_claim_of_the_run_is_refused(store_url: str) 
                 app.invoke({"done": []}, config, durability="sync", interrupt_after=["first"])
                 assert app.get_state(config).values == {"done": ["first"]}
 
-                new = store.runs.claim(run_id, "survivor")
+                new = store.run_state.claim(run_id, "survivor")
                 with pytest.raises(RunFenced) as refused:
                     app.invoke(None, config, durability="sync")
             assert refused.value.epoch == old

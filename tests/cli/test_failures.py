@@ -248,7 +248,7 @@ def test_chat_over_the_spend_cap_says_so_without_a_traceback(squad: Squad) -> No
     _docs(squad)
     settings = Settings.load()
     with Store.open(settings.database_url) as store:
-        store.runs.record_spend("docs-site", agent="writer", model="openai/gpt-4o", cost_usd=9.0)
+        store.spend.record("docs-site", agent="writer", model="openai/gpt-4o", cost_usd=9.0)
     outcome = squad("chat", "docs-site", "writer", "-m", "hello")
     assert "Traceback" not in outcome.stderr, outcome.stderr
     assert outcome.code == 1

@@ -185,7 +185,7 @@ def test_status_reports_the_last_run_with_its_duration_tokens_and_cost(
         run = store.create_run("a", trigger="schedule")
         store.update_run(run.id, status=RunStatus.RUNNING)
         clock.advance(60)
-        store.runs.record_spend(
+        store.spend.record(
             "a", model="m", prompt_tokens=10, completion_tokens=5, cost_usd=0.25, run_id=run.id
         )
         store.update_run(run.id, status=RunStatus.SUCCEEDED)
@@ -515,7 +515,7 @@ def test_status_opens_with_a_summary_then_problems_then_only_the_squads_with_new
         store.update_run(failed.id, status=RunStatus.FAILED, error="the model timed out\nmore")
         gated = store.create_run("s07")
         store.update_run(gated.id, status=RunStatus.AWAITING_APPROVAL)
-        store.runs.set_task(
+        store.run_state.set_task(
             gated.id, "t", squad="s07", agent="a", status=TaskStatus.AWAITING_APPROVAL
         )
     (folder / "broken.yaml").write_text("name: broken\nagents: [\n")

@@ -7,10 +7,10 @@ from collections.abc import Callable
 import pytest
 
 from squad.extraction.candidates import Candidate, ConversationMessage
-from squad.extraction.decisions import StatedDecision, file_decisions, stated_decision
+from squad.extraction.decision_filing import StatedDecision, file_decisions, stated_decision
 from squad.extraction.quality import Decision as Verdict
 from squad.memory.audit import AuditLog
-from squad.memory.decisions import DecisionLog
+from squad.memory.decisions.log import DecisionLog
 from tests.extraction.conftest import World
 
 MakeWorld = Callable[..., World]

@@ -77,7 +77,7 @@ def test_one_call_extracts_routes_and_drops_by_the_quality_bar(
     assert "[0] user: The API listens on port 8080 in this repo." in prompt
     assert "SYSTEM PROMPT" not in prompt
     assert body["response_format"] == {"type": "json_object"}
-    spent = world.manager.store.runs.spent("demo")
+    spent = world.manager.store.spend.of_squad("demo")
     assert spent.calls == 1
 
 
@@ -129,7 +129,7 @@ def test_malformed_twice_files_the_offline_extractors_facts_and_says_so(
     assert (wm.last_processed_seq, wm.in_flight) == (5, False)
     [run] = world.manager.store.extraction.runs("demo", "planner")
     assert (run.status, run.extractor) == ("done", "offline")
-    assert world.manager.store.runs.spent("demo").calls == 2  # both answers are paid for
+    assert world.manager.store.spend.of_squad("demo").calls == 2  # both answers are paid for
 
 
 def test_an_answer_that_echoes_the_schema_falls_back_to_the_offline_extractor(
@@ -212,7 +212,7 @@ def test_a_model_pass_that_could_pass_the_spend_cap_is_done_offline(
     world = make_world(interval=2)
     fact_bearing(world)
     store = world.manager.store
-    store.runs.record_spend("demo", model="openai/gpt-4o-mini", cost_usd=4.99999)  # of $5
+    store.spend.record("demo", model="openai/gpt-4o-mini", cost_usd=4.99999)  # of $5
     model = stub.model(attempts=2)
     priced = LiteLLMModel(
         model.spec.model_copy(update={"cost_per_1k_input": 1.0, "cost_per_1k_output": 1.0}),
@@ -222,4 +222,4 @@ def test_a_model_pass_that_could_pass_the_spend_cap_is_done_offline(
     [report] = world.extractor(priced).run(world.ctx)
 
     assert report.extractor == "offline" and stub.requests == []
-    assert store.runs.spent("demo").cost_usd == pytest.approx(4.99999)
+    assert store.spend.of_squad("demo").cost_usd == pytest.approx(4.99999)

@@ -150,7 +150,7 @@ def test_an_old_run_approved_after_a_newer_one_finished_writes_its_outputs_apart
     # its outputs apart; its agents' working memory summaries appended to their daily logs
     outputs = {path for path in changed if not re.match(r"agents/[\w-]+/daily/", path)}
     assert outputs and all(path.startswith(f"runs/{old.run_id}/") for path in outputs), changed
-    tasks = {t.task_id: t.output for t in app.store.runs.tasks(old.run_id)}
+    tasks = {t.task_id: t.output for t in app.store.run_state.tasks(old.run_id)}
     assert tasks["publish"] == f"runs/{old.run_id}/tasks/publish/output.md"
 
 

@@ -18,9 +18,9 @@ from squad.clock import FrozenClock
 from squad.errors import MemoryError_, NotFound, SecretInMemoryError, UsageError
 from squad.memory.agent import AgentContext
 from squad.memory.audit import AuditLog
-from squad.memory.decision_text import render_decisions
-from squad.memory.decision_tools import DecisionTools
-from squad.memory.decisions import Decision, DecisionLog
+from squad.memory.decisions.log import Decision, DecisionLog
+from squad.memory.decisions.text import render_decisions
+from squad.memory.decisions.tools import DecisionTools
 from squad.spec.loader import squad_from_text
 from squad.store import Store
 from tests.conftest import BASIC_YAML

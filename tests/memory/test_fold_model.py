@@ -111,10 +111,10 @@ def test_the_nightly_fold_on_a_real_model_writes_its_lines_and_charges_the_call(
     stub = summarising
     with App.open(small_cap) as app:
         ctx, before = _over_the_nightly_mark(app, _squad(stub.url))
-        spent_before = app.store.runs.spent("folders")
+        spent_before = app.store.spend.of_squad("folders")
         (entry,) = fold_memory_files(app, {"folders": ctx.workspace})
         after = app.memory.memory_file(ctx).path.read_text()
-        spent_after = app.store.runs.spent("folders")
+        spent_after = app.store.spend.of_squad("folders")
     assert entry["moved"] > 0 and len(stub.requests) == 1
     summaries = [line for line in after.splitlines() if "model summary of" in line]
     assert summaries and len(summaries) == entry["summaries"]

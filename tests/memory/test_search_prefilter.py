@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from squad.memory.search import search_all_memory
 from squad.store import Store
 from squad.store.records import NewFact
-from squad.text.search import compile_query
+from squad.text.grep import compile_query
 
 TRICKY = "ıİſKßẞﬆςσΣIiSsKk é"
 WORDS = ["deploy", "Straße", "KIT", "kit", "Iris", "ısık", "ſtep", "Ünïcode", "σοφία", "ok"]

@@ -126,7 +126,7 @@ def assert_memory_parses(workspace: Path) -> None:
 
 
 def assert_real_usage(app: App, squad_name: str) -> None:
-    spent = app.store.runs.spent(squad_name)
+    spent = app.store.spend.of_squad(squad_name)
     assert spent.calls > 0
     assert spent.prompt_tokens > 0 and spent.completion_tokens > 0, spent
     assert spent.cost_usd == 0.0
@@ -269,7 +269,7 @@ def test_the_background_extractor_files_facts_whatever_json_the_model_writes(
     wm = app.store.conversation.watermark("facts", "helper")
     assert not wm.in_flight
     assert_memory_parses(squad.workspace("facts"))
-    assert app.store.runs.spent("facts").completion_tokens > 0
+    assert app.store.spend.of_squad("facts").completion_tokens > 0
 
 
 DAEMON = """\

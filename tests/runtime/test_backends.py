@@ -81,8 +81,8 @@ def test_the_example_squads_run_pause_for_approval_and_resume(
     for result in (done, planned):
         run = store.get_run(result.run_id)
         assert run is not None and run.status is RunStatus.SUCCEEDED
-        assert {t.status for t in store.runs.tasks(result.run_id)} == {"done"}
-        assert store.runs.run_spend(result.run_id).calls >= len(result.tasks)
+        assert {t.status for t in store.run_state.tasks(result.run_id)} == {"done"}
+        assert store.spend.of_run(result.run_id).calls >= len(result.tasks)
     messages = store.conversation.messages("docs-site", "writer", run_id=done.run_id)
     assert [m.role for m in messages].count("assistant") >= 2
     workspace = manager.locate("code-review").path
@@ -108,7 +108,7 @@ def test_a_stopped_run_resumes_without_redoing_finished_tasks(
     finally:
         app.drain_extraction()
     assert resumed.status == "awaiting_approval"
-    spend = manager.store.runs.run_spend(stopped.run_id)
+    spend = manager.store.spend.of_run(stopped.run_id)
     assert spend.calls == 3  # outline, draft, review: each once, none redone
     # The checkpoints live beside a SQLite store, and in a Postgres store's own database.
     expected = "postgres" if settings.database_url.startswith("postgresql") else "sqlite"

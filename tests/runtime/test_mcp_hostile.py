@@ -18,10 +18,10 @@ from squad.app import App
 from squad.manager import SquadManager
 from squad.model.stub_answers import answer, slow, tool_call
 from squad.model.testing import OpenAIStubServer
-from squad.runtime.mcp_bridge import server_pids
-from squad.runtime.mcp_journal import bound_answer, journal_path
-from squad.runtime.mcp_stdio import MAX_MESSAGE_BYTES
-from squad.runtime.mcp_tools import MAX_RESULT_CHARS
+from squad.runtime.mcp_client.bridge import server_pids
+from squad.runtime.mcp_client.journal import bound_answer, journal_path
+from squad.runtime.mcp_client.stdio import MAX_MESSAGE_BYTES
+from squad.runtime.mcp_client.tools import MAX_RESULT_CHARS
 from squad.runtime.runlog import read_events, run_log_path
 from squad.settings import Settings
 from tests.runtime.test_mcp_tools import (

@@ -27,9 +27,9 @@ from squad.model import ChatModel, LiteLLMModel, ModelEvent, RetryPolicy
 from squad.model.factory import ModelFactory
 from squad.model.stub_answers import answer, slow, tool_call
 from squad.model.testing import FREE_PRICES, OpenAIStubServer
-from squad.runtime.mcp_bridge import server_pids
-from squad.runtime.mcp_journal import journal_path
-from squad.runtime.mcp_tools import offered_name
+from squad.runtime.mcp_client.bridge import server_pids
+from squad.runtime.mcp_client.journal import journal_path
+from squad.runtime.mcp_client.tools import offered_name
 from squad.runtime.run_result import RunResult
 from squad.runtime.runlog import read_events, run_log_path
 from squad.settings import Settings
@@ -601,7 +601,7 @@ def test_runs_without_mcp_servers_and_squad_help_never_import_the_sdk(tmp_path: 
         "from squad.cli import main\n"
         "sys.argv = ['squad', '--help']\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "import squad.runtime.runner, squad.runtime.executor, squad.runtime.mcp_tools\n"
+        "import squad.runtime.runner, squad.runtime.executor, squad.runtime.mcp_client.tools\n"
         "assert not [m for m in sys.modules if m == 'mcp' or m.startswith('mcp.')], 'mcp'\n"
     )
     done = subprocess.run(
@@ -613,7 +613,7 @@ def test_runs_without_mcp_servers_and_squad_help_never_import_the_sdk(tmp_path: 
 def test_the_journal_keys_calls_by_turn_arguments_and_ordinal_and_skips_a_torn_line(
     tmp_path: Path,
 ) -> None:
-    from squad.runtime.mcp_journal import JournalEntry, McpJournal
+    from squad.runtime.mcp_client.journal import JournalEntry, McpJournal
 
     path = tmp_path / "logs" / "run-r.mcp.jsonl"
     journal = McpJournal(path)

@@ -196,7 +196,7 @@ def test_parallel_tasks_cannot_overspend_the_cap_together(app: App, stub_key: No
     assert result.error is not None and "$0.25 cap" in result.error
     assert requests == 2
     assert result.cost_usd == pytest.approx(0.2) and result.cost_usd <= 0.25
-    assert app.store.runs.spent("diamond").cost_usd <= 0.25
+    assert app.store.spend.of_squad("diamond").cost_usd <= 0.25
 
 
 def test_memory_written_by_tasks_running_at_once_all_lands(app: App, stub_key: None) -> None:

@@ -82,13 +82,13 @@ def test_a_rejection_reason_with_a_credential_is_kept_redacted(
     )
 
     assert result.tasks["draft"] == "failed"
-    task = runner.store.runs.get_task(paused.run_id, "draft")
+    task = runner.store.run_state.get_task(paused.run_id, "draft")
     assert task is not None and "[REDACTED:openai_api_key]" in (task.error or "")
     assert_nowhere_on_disk(KEY, tmp_path)
 
 
 def test_a_logged_tool_answer_is_never_cut_inside_a_value_the_run_found() -> None:
-    from squad.runtime.mcp_journal import bound_answer
+    from squad.runtime.mcp_client.journal import bound_answer
 
     answer = "a" * 295 + f" {PASSWORD} " + "b" * 200
     cut, _ = bound_answer(answer, 300, known=[PASSWORD])

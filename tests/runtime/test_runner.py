@@ -168,7 +168,7 @@ def test_sequential_run_on_the_offline_model_writes_outputs_status_log_and_messa
     assert (run.tokens_in, run.tokens_out) == (result.prompt_tokens, result.completion_tokens)
     assert run.tokens_in == sum(c["prompt_tokens"] for c in calls)
     assert run.started_at is not None and run.ended_at is not None
-    assert {t.task_id: str(t.status) for t in manager.store.runs.tasks(result.run_id)} == {
+    assert {t.task_id: str(t.status) for t in manager.store.run_state.tasks(result.run_id)} == {
         "outline": "done",
         "draft": "done",
     }
@@ -774,7 +774,7 @@ def test_spend_cap_counts_earlier_runs_and_stops_the_call_that_could_pass_it(
 
     assert first.succeeded and second.succeeded
     assert first.cost_usd == pytest.approx(0.00075) and second.cost_usd == pytest.approx(0.00075)
-    spent = manager.store.runs.spent("tooled")
+    spent = manager.store.spend.of_squad("tooled")
     assert spent.cost_usd == pytest.approx(0.0015)
     assert (spent.prompt_tokens, spent.completion_tokens) == (2000, 2000)
     run = manager.store.get_run(first.run_id)
@@ -788,7 +788,7 @@ def test_spend_cap_counts_earlier_runs_and_stops_the_call_that_could_pass_it(
     assert third.error is not None and re.search(r"may cost up to \$0\.000[678]", third.error)
     assert "of its $0.002 cap" in third.error
     assert len(stub.requests) == 2
-    assert manager.store.runs.spent("tooled").cost_usd == pytest.approx(0.0015)
+    assert manager.store.spend.of_squad("tooled").cost_usd == pytest.approx(0.0015)
     assert third.cost_usd == 0.0
     stopped = manager.store.get_run(third.run_id)
     assert stopped is not None and stopped.status is RunStatus.STOPPED

@@ -69,13 +69,13 @@ def test_messages_recorded_together_get_consecutive_seqs_and_turns(store: Store)
 def test_a_batch_lands_whole_or_not_at_all(store: Store) -> None:
     with pytest.raises(StoreError), store.batch("record a step"):
         store.conversation.record_message("docs", "writer", "user", "kept?")
-        store.runs.set_task("no-such-run", "t1", squad="docs", agent="writer", status="done")
+        store.run_state.set_task("no-such-run", "t1", squad="docs", agent="writer", status="done")
     assert store.conversation.messages("docs", "writer") == []
     with store.batch("record a step"):
         store.conversation.record_message("docs", "writer", "user", "kept")
-        store.runs.record_spend("docs", model="m", prompt_tokens=1)
+        store.spend.record("docs", model="m", prompt_tokens=1)
     assert len(store.conversation.messages("docs", "writer")) == 1
-    assert store.runs.spent("docs").calls == 1
+    assert store.spend.of_squad("docs").calls == 1
 
 
 def test_batches_do_not_nest(store: Store) -> None:

@@ -313,9 +313,9 @@ def test_upgrading_from_0003_keeps_squads_runs_and_facts_and_adds_the_runtime_ta
         assert [f.id for f in store.memory.relevant_facts(namespace.id, "zebra")] == [fact.id]
         assert [r.id for r in store.interrupted_runs()] == ["run-2"]
         # The old runs take the new columns (NULL) and the new tables at once.
-        task = store.runs.set_task("run-2", "t1", squad="docs", agent="a", status="running")
+        task = store.run_state.set_task("run-2", "t1", squad="docs", agent="a", status="running")
         message = store.conversation.record_message("docs", "a", "user", "hello", run_id="run-2")
-        store.runs.record_spend("docs", model="m", cost_usd=0.25, run_id="run-2")
+        store.spend.record("docs", model="m", cost_usd=0.25, run_id="run-2")
 
     assert {(r.id, r.status, r.tokens_in, r.cost_usd) for r in runs.values()} == {
         ("run-1", RunStatus.SUCCEEDED, 42, 0.5),

@@ -23,14 +23,14 @@ def _squad(store: Store, name: str = "docs") -> None:
 def _ended_run(store: Store, squad: str = "docs", *, cost: float = 0.1) -> str:
     run = store.create_run(squad, trigger="schedule")
     store.update_run(run.id, status=RunStatus.RUNNING)
-    store.runs.set_task(run.id, "t1", squad=squad, agent="writer", status="done")
+    store.run_state.set_task(run.id, "t1", squad=squad, agent="writer", status="done")
     store.conversation.record_messages(
         squad,
         "writer",
         [("user", f"work of {run.id}", None), ("assistant", "done", None)],
         run_id=run.id,
     )
-    store.runs.record_spend(
+    store.spend.record(
         squad, model="m", prompt_tokens=10, completion_tokens=5, cost_usd=cost, run_id=run.id
     )
     store.update_run(run.id, status=RunStatus.SUCCEEDED)
@@ -58,7 +58,7 @@ def test_runs_that_ended_before_the_cutoff_go_with_their_tasks(
 
     assert sorted(report.runs) == sorted(old) and report.tasks == 3
     assert [store.get_run(r) for r in old] == [None, None, None]
-    assert store.get_run(new) is not None and len(store.runs.tasks(new)) == 1
+    assert store.get_run(new) is not None and len(store.run_state.tasks(new)) == 1
     assert store.retention.forget_runs(cutoff).runs == []
 
 
@@ -85,21 +85,21 @@ def test_forgotten_spend_still_counts_toward_the_squads_totals(
     _squad(store)
     for _ in range(4):
         _ended_run(store, cost=0.25)
-    store.runs.record_spend("docs", model="m", prompt_tokens=1, cost_usd=0.5)  # a chat
-    before = store.runs.spent("docs")
+    store.spend.record("docs", model="m", prompt_tokens=1, cost_usd=0.5)  # a chat
+    before = store.spend.of_squad("docs")
     clock.advance(86_400 * 2)
 
     report = store.retention.forget_runs(clock())
 
     assert report.spend_rows == 5 and _count(store, "spend_ledger") == 0
-    assert store.runs.spent("docs") == SpendTotals(
+    assert store.spend.of_squad("docs") == SpendTotals(
         pytest.approx(1.5),  # type: ignore[arg-type]
         41,
         20,
         5,
     )
     assert before.calls == 5
-    assert store.runs.spent_by_squad()["docs"].calls == 5
+    assert store.spend.by_squad()["docs"].calls == 5
     days = store.retention.spend_by_day(clock() - timedelta(days=10))
     assert [(s, round(cost, 6), calls) for s, _, cost, calls in days] == [("docs", 1.5, 5)]
 
@@ -113,8 +113,8 @@ def test_rolling_up_twice_into_one_day_adds_to_it(store: Store, clock: FrozenClo
     clock.advance(60)
     store.retention.forget_runs(clock())
 
-    assert store.runs.spent("docs").calls == 2
-    assert store.runs.spent("docs").cost_usd == pytest.approx(0.75)
+    assert store.spend.of_squad("docs").calls == 2
+    assert store.spend.of_squad("docs").cost_usd == pytest.approx(0.75)
     assert _count(store, "spend_days") == 1
 
 

@@ -288,7 +288,7 @@ def test_task_state_stamps_start_once_and_end_when_finished(
     store: Store, clock: FrozenClock
 ) -> None:
     run_id = _run(store)
-    runs = store.runs
+    runs = store.run_state
     pending = runs.set_task(run_id, "t1", squad="docs", agent="w", status="pending")
     assert (pending.status, pending.attempts, pending.rounds) == (TaskStatus.PENDING, 0, 0)
     assert (pending.started_at, pending.ended_at, pending.updated_at) == (None, None, START)
@@ -319,7 +319,7 @@ def test_task_sent_back_is_unfinished_until_it_finishes_again(
     run_id = _run(store)
 
     def status(value: str, **kwargs: object) -> object:
-        record = store.runs.set_task(
+        record = store.run_state.set_task(
             run_id,
             "t1",
             squad="docs",
@@ -341,32 +341,32 @@ def test_tasks_are_listed_in_the_order_first_set(store: Store) -> None:
     run_id = _run(store)
     other = store.create_run("docs").id
     for task in ["zeta", "alpha", "mid"]:
-        store.runs.set_task(run_id, task, squad="docs", agent="w", status="pending")
-    store.runs.set_task(other, "beta", squad="docs", agent="w", status="pending")
-    store.runs.set_task(run_id, "alpha", squad="docs", agent="w", status="running")
+        store.run_state.set_task(run_id, task, squad="docs", agent="w", status="pending")
+    store.run_state.set_task(other, "beta", squad="docs", agent="w", status="pending")
+    store.run_state.set_task(run_id, "alpha", squad="docs", agent="w", status="running")
 
-    assert [t.task_id for t in store.runs.tasks(run_id)] == ["zeta", "alpha", "mid"]
-    assert [t.task_id for t in store.runs.tasks(other)] == ["beta"]
-    assert store.runs.tasks("no-such-run") == []
-    assert store.runs.get_task(run_id, "nope") is None
+    assert [t.task_id for t in store.run_state.tasks(run_id)] == ["zeta", "alpha", "mid"]
+    assert [t.task_id for t in store.run_state.tasks(other)] == ["beta"]
+    assert store.run_state.tasks("no-such-run") == []
+    assert store.run_state.get_task(run_id, "nope") is None
 
 
 def test_task_of_unknown_run_or_with_unknown_status_is_refused(store: Store) -> None:
     with pytest.raises(StoreError, match="no run with id 'ghost'"):
-        store.runs.set_task("ghost", "t1", squad="docs", agent="w", status="pending")
+        store.run_state.set_task("ghost", "t1", squad="docs", agent="w", status="pending")
     run_id = _run(store)
     with pytest.raises(ValueError, match="task status 'stuck' is not one of"):
-        store.runs.set_task(run_id, "t1", squad="docs", agent="w", status="stuck")
+        store.run_state.set_task(run_id, "t1", squad="docs", agent="w", status="stuck")
     with pytest.raises(ValueError, match="attempts"):
-        store.runs.set_task(run_id, "t1", squad="docs", agent="w", status="done", attempts=-1)
-    assert store.runs.tasks(run_id) == []
+        store.run_state.set_task(run_id, "t1", squad="docs", agent="w", status="done", attempts=-1)
+    assert store.run_state.tasks(run_id) == []
 
 
 def test_deleting_a_run_or_its_squad_deletes_its_tasks(store: Store, store_url: str) -> None:
     doomed = _run(store)
     kept = _run(store, "other")
     for run_id, squad in [(doomed, "docs"), (kept, "other")]:
-        store.runs.set_task(run_id, "t1", squad=squad, agent="w", status="done")
+        store.run_state.set_task(run_id, "t1", squad=squad, agent="w", status="done")
 
     engine = make_engine(store_url)
     try:
@@ -374,11 +374,11 @@ def test_deleting_a_run_or_its_squad_deletes_its_tasks(store: Store, store_url: 
             connection.execute(text("DELETE FROM runs WHERE id = :id"), {"id": doomed})
     finally:
         engine.dispose()
-    assert store.runs.tasks(doomed) == []
-    assert [t.task_id for t in store.runs.tasks(kept)] == ["t1"]
+    assert store.run_state.tasks(doomed) == []
+    assert [t.task_id for t in store.run_state.tasks(kept)] == ["t1"]
 
     store.delete_squad("other")
-    assert store.runs.tasks(kept) == []
+    assert store.run_state.tasks(kept) == []
 
 
 # spend ledger
@@ -388,8 +388,8 @@ def test_spend_adds_up_per_squad_across_runs_and_since_a_time(
     store: Store, clock: FrozenClock
 ) -> None:
     first, second = _run(store), store.create_run("docs").id
-    ledger = store.runs
-    call = ledger.record_spend(
+    ledger = store.spend
+    call = ledger.record(
         "docs",
         model="openai/gpt-x",
         prompt_tokens=100,
@@ -400,38 +400,38 @@ def test_spend_adds_up_per_squad_across_runs_and_since_a_time(
         agent="writer",
     )
     later = clock.advance(60)
-    ledger.record_spend("docs", model="m", prompt_tokens=10, cost_usd=0.2, run_id=second)
+    ledger.record("docs", model="m", prompt_tokens=10, cost_usd=0.2, run_id=second)
     clock.advance(60)
-    ledger.record_spend("docs", model="m", completion_tokens=5, cost_usd=0.3)  # a chat
-    ledger.record_spend("other", model="m", prompt_tokens=999, cost_usd=9.0)
+    ledger.record("docs", model="m", completion_tokens=5, cost_usd=0.3)  # a chat
+    ledger.record("other", model="m", prompt_tokens=999, cost_usd=9.0)
 
     assert (call.id, call.at, call.agent, call.latency_s) == (call.id, START, "writer", 1.5)
-    everything = ledger.spent("docs")
+    everything = ledger.of_squad("docs")
     assert everything == SpendTotals(pytest.approx(0.6), 110, 25, 3)  # type: ignore[arg-type]
-    assert ledger.spent("docs", since=later) == SpendTotals(
+    assert ledger.of_squad("docs", since=later) == SpendTotals(
         pytest.approx(0.5),  # type: ignore[arg-type]
         10,
         5,
         2,
     )
-    assert ledger.run_spend(first) == SpendTotals(0.1, 100, 20, 1)
-    assert ledger.run_spend(second) == SpendTotals(0.2, 10, 0, 1)
-    assert ledger.spent("nobody") == ledger.run_spend("none") == SpendTotals(0.0, 0, 0, 0)
+    assert ledger.of_run(first) == SpendTotals(0.1, 100, 20, 1)
+    assert ledger.of_run(second) == SpendTotals(0.2, 10, 0, 1)
+    assert ledger.of_squad("nobody") == ledger.of_run("none") == SpendTotals(0.0, 0, 0, 0)
 
 
 def test_spend_outlives_the_squad_and_its_runs(store: Store) -> None:
     run_id = _run(store)
-    store.runs.record_spend("docs", model="m", cost_usd=0.25, run_id=run_id)
+    store.spend.record("docs", model="m", cost_usd=0.25, run_id=run_id)
     store.delete_squad("docs")
-    assert store.runs.spent("docs") == SpendTotals(0.25, 0, 0, 1)
-    assert store.runs.run_spend(run_id).calls == 1
+    assert store.spend.of_squad("docs") == SpendTotals(0.25, 0, 0, 1)
+    assert store.spend.of_run(run_id).calls == 1
 
 
 @pytest.mark.parametrize("field", ["prompt_tokens", "cost_usd", "latency_s"])
 def test_negative_spend_is_refused(store: Store, field: str) -> None:
     with pytest.raises(ValueError, match=field):
-        store.runs.record_spend("docs", model="m", **{field: -1})  # type: ignore[arg-type]
-    assert store.runs.spent("docs").calls == 0
+        store.spend.record("docs", model="m", **{field: -1})  # type: ignore[arg-type]
+    assert store.spend.of_squad("docs").calls == 0
 
 
 # runs

@@ -48,11 +48,11 @@ def test_latest_runs_names_each_squads_newest_run_as_list_runs_does(
     assert latest["alpha"].status is RunStatus.FAILED
 
 
-def test_spend_of_runs_sums_each_run_like_run_spend(store: Store) -> None:
+def test_spend_of_runs_sums_each_run_like_the_spend_of_one_run(store: Store) -> None:
     add_squad(store, "alpha")
     one, two, none = (store.create_run("alpha") for _ in range(3))
     for run, cost in ((one, 0.5), (one, 0.25), (two, 1.0)):
-        store.runs.record_spend(
+        store.spend.record(
             "alpha",
             model="m",
             prompt_tokens=10,
@@ -61,6 +61,6 @@ def test_spend_of_runs_sums_each_run_like_run_spend(store: Store) -> None:
             latency_s=0.1,
             run_id=run.id,
         )
-    found = store.runs.spend_of_runs([one.id, two.id, none.id])
-    assert found == {one.id: store.runs.run_spend(one.id), two.id: store.runs.run_spend(two.id)}
-    assert store.runs.spend_of_runs([]) == {}
+    found = store.spend.of_runs([one.id, two.id, none.id])
+    assert found == {one.id: store.spend.of_run(one.id), two.id: store.spend.of_run(two.id)}
+    assert store.spend.of_runs([]) == {}

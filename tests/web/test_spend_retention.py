@@ -18,11 +18,11 @@ def test_spend_of_forgotten_runs_stays_on_its_day(settings: Settings) -> None:
     with Store.open(settings.database_url, clock=clock) as store:
         store.upsert_squad("docs", workspace="/ws/docs", source=None, definition_sha256="0" * 64)
         run = store.create_run("docs")
-        store.runs.record_spend("docs", model="m", cost_usd=0.4, run_id=run.id)
-        store.runs.record_spend("docs", model="m", cost_usd=0.1, run_id=run.id)
+        store.spend.record("docs", model="m", cost_usd=0.4, run_id=run.id)
+        store.spend.record("docs", model="m", cost_usd=0.1, run_id=run.id)
         store.update_run(run.id, status=RunStatus.SUCCEEDED)
         clock.now = NOW
-        store.runs.record_spend("docs", model="m", cost_usd=0.2)
+        store.spend.record("docs", model="m", cost_usd=0.2)
         with App.open(settings, store=store, clock=clock) as app:
             before = spend_activity(app, now=NOW, days=7)
             assert store.retention.forget_runs(NOW - timedelta(days=1)).spend_rows == 2

@@ -58,7 +58,7 @@ def test_a_credential_in_shown_text_is_redacted_and_counted() -> None:
 
 
 def test_search_lines_are_redacted_and_a_match_inside_a_credential_is_dropped() -> None:
-    from squad.text.search import compile_query
+    from squad.text.grep import compile_query
     from squad.web.redaction import redacted_hits
 
     pattern = compile_query("key", regex=False, case_sensitive=False)

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from squad.errors import UsageError
-from squad.text.search import (
+from squad.text.grep import (
     MAX_EXPANSION,
     check_timeout,
     compile_query,

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from squad.workspace.index_store import IndexStore
 from squad.workspace.search import search
-from squad.workspace.search_index import RACY_NS, refreshed, stat_walk
+from squad.workspace.trigram_index import RACY_NS, refreshed, stat_walk
 
 # English and Korean, mixed case, and the characters where SQLite's case folding and the
 # matcher's disagree: Turkish dotted/dotless i, long s, Kelvin sign, final sigma, sharp s.

@@ -1,13 +1,13 @@
 """The extractor's decisions: a conversation's clear decisions, filed in the decisions log.
 
 Besides the one-line ``Decisions`` entry in memory.md, a decision the conversation gives a
-reason for is recorded in the squad's decisions log (:class:`squad.memory.decisions.DecisionLog`)
-with that reason: the "because ..." / "since ..." part of its sentence, or the sentence right
-after it when that one starts with "because", "the reason is"... Only decisions that state a
-reason are filed: the log is for decisions *with their reasons*, and repeating the decision as
-its own reason would only look like one. Filing is idempotent: a decision the squad's log holds
-already (same text, spacing and case aside) is not recorded again, so re-reading the same
-messages files nothing new.
+reason for is recorded in the squad's decisions log
+(:class:`squad.memory.decisions.log.DecisionLog`) with that reason: the "because ..." / "since
+..." part of its sentence, or the sentence right after it when that one starts with "because",
+"the reason is"... Only decisions that state a reason are filed: the log is for decisions
+*with their reasons*, and repeating the decision as its own reason would only look like one.
+Filing is idempotent: a decision the squad's log holds already (same text, spacing and case
+aside) is not recorded again, so re-reading the same messages files nothing new.
 
 :func:`stated_decision` is pure; :func:`file_decisions` writes.
 """
@@ -23,7 +23,7 @@ from squad.errors import MemoryError_, UsageError, WorkspaceError
 from squad.extraction.candidates import ConversationMessage
 from squad.extraction.quality import Decision as Verdict
 from squad.memory.agent import AgentContext
-from squad.memory.decisions import DecisionLog
+from squad.memory.decisions.log import DecisionLog
 
 __all__ = ["StatedDecision", "file_decisions", "stated_decision"]
 

@@ -1,6 +1,6 @@
 """Start an MCP server that cannot outlive squad, nor leave its own children behind.
 
-``python mcp_launch.py PARENT_PID [--set NAME=VALUE ...] -- CMD ARGS``
+``python launch.py PARENT_PID [--set NAME=VALUE ...] -- CMD ARGS``
 
 squad stops its MCP servers when a run ends, but a SIGKILL (the OOM killer, ``kill -9``) runs
 no code. On Linux this launcher asks the kernel to SIGKILL it when the thread that started it
@@ -45,7 +45,7 @@ EXIT_CANNOT_EXEC = 127
 GRACE_S = 2.0
 """How long the server's leftover children have between SIGTERM and SIGKILL."""
 POLL_S = 0.05
-USAGE = "usage: mcp_launch.py PARENT_PID [--set NAME=VALUE ...] -- COMMAND [ARGS...]\n"
+USAGE = "usage: launch.py PARENT_PID [--set NAME=VALUE ...] -- COMMAND [ARGS...]\n"
 
 
 def _die_with_parent() -> None:

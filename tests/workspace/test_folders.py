@@ -13,8 +13,8 @@ import pytest
 from squad.clock import FrozenClock
 from squad.errors import ConfigError, PathEscapeError, WorkspaceError
 from squad.spec.models import SquadSpec
+from squad.workspace.folders import WorkspaceFolders
 from squad.workspace.layout import MANIFEST_NAME, memory_seed
-from squad.workspace.manager import WorkspaceManager
 from squad.workspace.manifest import FORMAT_VERSION, MAX_MANIFEST_BYTES, Manifest
 from tests.conftest import BASIC_YAML
 
@@ -22,8 +22,8 @@ MakeSpec = Callable[..., SquadSpec]
 
 
 @pytest.fixture
-def manager(tmp_path: Path, clock: FrozenClock) -> WorkspaceManager:
-    return WorkspaceManager(tmp_path / "ws", locks=tmp_path / "locks", clock=clock)
+def manager(tmp_path: Path, clock: FrozenClock) -> WorkspaceFolders:
+    return WorkspaceFolders(tmp_path / "ws", locks=tmp_path / "locks", clock=clock)
 
 
 def snapshot(root: Path) -> dict[str, bytes | None]:
@@ -35,7 +35,7 @@ def snapshot(root: Path) -> dict[str, bytes | None]:
 
 
 def test_create_lays_out_the_standard_workspace(
-    manager: WorkspaceManager, make_spec: MakeSpec
+    manager: WorkspaceFolders, make_spec: MakeSpec
 ) -> None:
     report = manager.create(make_spec())
     ws = manager.root / "demo"
@@ -63,7 +63,7 @@ def test_create_lays_out_the_standard_workspace(
 
 
 def test_manifest_records_what_restore_needs(
-    manager: WorkspaceManager, make_spec: MakeSpec, clock: FrozenClock
+    manager: WorkspaceFolders, make_spec: MakeSpec, clock: FrozenClock
 ) -> None:
     spec = make_spec()
     manager.create(spec)
@@ -83,7 +83,7 @@ def test_manifest_records_what_restore_needs(
 
 
 def test_creating_again_changes_nothing_and_keeps_edits(
-    manager: WorkspaceManager, make_spec: MakeSpec, clock: FrozenClock
+    manager: WorkspaceFolders, make_spec: MakeSpec, clock: FrozenClock
 ) -> None:
     manager.create(make_spec())
     ws = manager.root / "demo"
@@ -99,7 +99,7 @@ def test_creating_again_changes_nothing_and_keeps_edits(
 
 
 def test_creating_again_completes_what_went_missing_from_an_unchanged_workspace(
-    manager: WorkspaceManager, make_spec: MakeSpec
+    manager: WorkspaceFolders, make_spec: MakeSpec
 ) -> None:
     manager.create(make_spec())
     ws = manager.root / "demo"
@@ -116,7 +116,7 @@ def test_creating_again_completes_what_went_missing_from_an_unchanged_workspace(
 
 
 def test_changed_definition_updates_manifest_and_adds_new_agents_only(
-    manager: WorkspaceManager, make_spec: MakeSpec, clock: FrozenClock
+    manager: WorkspaceFolders, make_spec: MakeSpec, clock: FrozenClock
 ) -> None:
     first = manager.create(make_spec())
     ws = first.path
@@ -137,7 +137,7 @@ def test_changed_definition_updates_manifest_and_adds_new_agents_only(
 
 
 def test_restore_rebuilds_squad_from_manifest_alone(
-    manager: WorkspaceManager, make_spec: MakeSpec
+    manager: WorkspaceFolders, make_spec: MakeSpec
 ) -> None:
     spec = make_spec()
     ws = manager.create(spec).path
@@ -153,7 +153,7 @@ def test_restore_rebuilds_squad_from_manifest_alone(
 
 
 def test_restore_accepts_the_manifest_path_and_a_moved_folder(
-    manager: WorkspaceManager, make_spec: MakeSpec, tmp_path: Path
+    manager: WorkspaceFolders, make_spec: MakeSpec, tmp_path: Path
 ) -> None:
     ws = manager.create(make_spec()).path
     moved = tmp_path / "elsewhere" / "backup-of-demo"
@@ -174,7 +174,7 @@ def test_restore_accepts_the_manifest_path_and_a_moved_folder(
     ids=["newer-format", "bad-definition", "name-mismatch", "missing-definition"],
 )
 def test_restore_refuses_a_manifest_it_cannot_trust(
-    manager: WorkspaceManager, make_spec: MakeSpec, mutate: Callable[[dict], None], words: str
+    manager: WorkspaceFolders, make_spec: MakeSpec, mutate: Callable[[dict], None], words: str
 ) -> None:
     ws = manager.create(make_spec()).path
     data = json.loads((ws / MANIFEST_NAME).read_text())
@@ -186,7 +186,7 @@ def test_restore_refuses_a_manifest_it_cannot_trust(
 
 
 def test_restore_of_a_folder_without_manifest_is_refused(
-    manager: WorkspaceManager, tmp_path: Path
+    manager: WorkspaceFolders, tmp_path: Path
 ) -> None:
     (tmp_path / "plain").mkdir()
     with pytest.raises(WorkspaceError, match="not a squad workspace"):
@@ -194,7 +194,7 @@ def test_restore_of_a_folder_without_manifest_is_refused(
 
 
 def test_corrupt_manifest_json_is_reported_with_its_line(
-    manager: WorkspaceManager, make_spec: MakeSpec
+    manager: WorkspaceFolders, make_spec: MakeSpec
 ) -> None:
     ws = manager.create(make_spec()).path
     (ws / MANIFEST_NAME).write_text('{\n  "squad": "demo",\n  oops\n}\n')
@@ -204,7 +204,7 @@ def test_corrupt_manifest_json_is_reported_with_its_line(
 
 
 def test_workspace_of_another_squad_is_never_taken_over(
-    manager: WorkspaceManager, make_spec: MakeSpec
+    manager: WorkspaceFolders, make_spec: MakeSpec
 ) -> None:
     manager.create(make_spec())
     intruder = make_spec(BASIC_YAML.replace("name: demo", "name: other\nworkspace: demo"))
@@ -213,7 +213,7 @@ def test_workspace_of_another_squad_is_never_taken_over(
 
 
 def test_workspace_folder_that_is_a_link_out_of_the_root_is_refused(
-    manager: WorkspaceManager, make_spec: MakeSpec, tmp_path: Path
+    manager: WorkspaceFolders, make_spec: MakeSpec, tmp_path: Path
 ) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -226,7 +226,7 @@ def test_workspace_folder_that_is_a_link_out_of_the_root_is_refused(
 
 @pytest.mark.parametrize("link", ["agents", "agents/planner", "agents/planner/memory.md", "plans"])
 def test_links_inside_a_workspace_are_never_followed_when_writing(
-    manager: WorkspaceManager, make_spec: MakeSpec, tmp_path: Path, link: str
+    manager: WorkspaceFolders, make_spec: MakeSpec, tmp_path: Path, link: str
 ) -> None:
     ws = manager.create(make_spec()).path
     outside = tmp_path / "outside"
@@ -245,7 +245,7 @@ def test_links_inside_a_workspace_are_never_followed_when_writing(
 
 
 def test_a_file_where_a_folder_belongs_is_reported(
-    manager: WorkspaceManager, make_spec: MakeSpec
+    manager: WorkspaceFolders, make_spec: MakeSpec
 ) -> None:
     ws = manager.create(make_spec()).path
     (ws / "logs").rmdir()
@@ -256,13 +256,13 @@ def test_a_file_where_a_folder_belongs_is_reported(
 
 def test_workspace_root_that_is_a_file_is_reported(tmp_path: Path, make_spec: MakeSpec) -> None:
     (tmp_path / "root").write_text("x")
-    manager = WorkspaceManager(tmp_path / "root", locks=tmp_path / "locks")
+    manager = WorkspaceFolders(tmp_path / "root", locks=tmp_path / "locks")
     with pytest.raises(WorkspaceError, match="not a folder"):
         manager.create(make_spec())
 
 
 def test_scan_lists_only_readable_workspaces(
-    manager: WorkspaceManager, make_spec: MakeSpec
+    manager: WorkspaceFolders, make_spec: MakeSpec
 ) -> None:
     manager.create(make_spec())
     manager.create(make_spec(BASIC_YAML.replace("name: demo", "name: alpha")))
@@ -287,9 +287,9 @@ def test_manifest_round_trips_every_example(make_spec: MakeSpec, clock: FrozenCl
 
 def _create_in_process(root: str, locks: str, text: str) -> str:
     from squad.spec.loader import squad_from_text
-    from squad.workspace.manager import WorkspaceManager
+    from squad.workspace.folders import WorkspaceFolders
 
-    manager = WorkspaceManager(Path(root), locks=Path(locks))
+    manager = WorkspaceFolders(Path(root), locks=Path(locks))
     return manager.create(squad_from_text(text)).manifest
 
 
@@ -307,7 +307,7 @@ def test_concurrent_creators_of_one_workspace_agree(tmp_path: Path) -> None:
 
 
 def test_comment_only_edit_of_the_yaml_leaves_the_manifest_alone(
-    manager: WorkspaceManager, tmp_path: Path, clock: FrozenClock
+    manager: WorkspaceFolders, tmp_path: Path, clock: FrozenClock
 ) -> None:
     from squad.spec.loader import squad_from_file
 
@@ -324,7 +324,7 @@ def test_comment_only_edit_of_the_yaml_leaves_the_manifest_alone(
 
 
 def test_unreadable_manifests_are_reported_not_hidden(
-    manager: WorkspaceManager, make_spec: MakeSpec
+    manager: WorkspaceFolders, make_spec: MakeSpec
 ) -> None:
     manager.create(make_spec())
     (manager.root / "broken").mkdir()
@@ -349,7 +349,7 @@ def test_manifest_over_the_size_limit_is_refused_before_parsing() -> None:
 
 
 def test_a_manifest_that_is_a_folder_is_refused_as_not_a_file(
-    manager: WorkspaceManager, tmp_path: Path
+    manager: WorkspaceFolders, tmp_path: Path
 ) -> None:
     (tmp_path / "odd" / MANIFEST_NAME).mkdir(parents=True)
     with pytest.raises(ConfigError, match="manifest is a folder, not a regular file"):
@@ -358,7 +358,7 @@ def test_a_manifest_that_is_a_folder_is_refused_as_not_a_file(
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
 def test_creating_over_a_manifest_swapped_for_a_fifo_is_refused_not_blocked(
-    manager: WorkspaceManager, make_spec: MakeSpec
+    manager: WorkspaceFolders, make_spec: MakeSpec
 ) -> None:
     from tests.hostile.test_paths_hostile import call_with_timeout
 

@@ -1,7 +1,7 @@
 """MCP tools for squad's agents: the servers of ``mcp_servers:`` as tools of the agents' turns.
 
 :class:`McpTools` starts the servers the run's agents may use when the run starts (through
-:mod:`squad.runtime.mcp_bridge`, which alone imports the SDK) and stops them when it ends;
+:mod:`squad.runtime.mcp_client.bridge`, which alone imports the SDK) and stops them when it ends;
 :meth:`McpTools.for_turn` gives one turn the tools its agent lists in ``tools:``.
 
 Names: a tool is shown and logged as ``server.tool``, but OpenAI-style APIs accept only
@@ -10,7 +10,7 @@ and its calls are mapped back by table lookup, never by parsing. Server names ar
 ``_``), so the first ``__`` always ends the server's name. A tool whose name does not fit (a
 '.' or space in it, too long) is left out, with an ``mcp_tool_skipped`` event.
 
-Every answer is journaled (:mod:`squad.runtime.mcp_journal`) before the model sees it, so a
+Every answer is journaled (:mod:`squad.runtime.mcp_client.journal`) before the model sees it, so a
 resumed run answers an identical call of the same turn from the journal.
 """
 
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from squad.model.types import ToolSpec
 from squad.paths import contained
-from squad.runtime.mcp_journal import (
+from squad.runtime.mcp_client.journal import (
     MAX_RESULT_CHARS,
     JournalEntry,
     McpJournal,
@@ -37,7 +37,7 @@ from squad.runtime.tools import Tool
 from squad.spec.models import SquadSpec, split_tool_ref
 
 if TYPE_CHECKING:
-    from squad.runtime.mcp_bridge import McpBridge
+    from squad.runtime.mcp_client.bridge import McpBridge
 
 __all__ = [
     "MAX_RESULT_CHARS",
@@ -166,7 +166,7 @@ class McpTools:
         names = servers_in_use(spec)
         if not names:
             return None
-        from squad.runtime.mcp_bridge import McpBridge  # the SDK: about a second to import
+        from squad.runtime.mcp_client.bridge import McpBridge  # the SDK: about a second to import
 
         errlog = contained(workspace, "logs", f"run-{run_id}.mcp-stderr.log")
         errlog.parent.mkdir(parents=True, exist_ok=True)

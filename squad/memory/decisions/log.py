@@ -5,7 +5,7 @@ root, a file a person reads and diffs: every decision of the squad in the order 
 each under an HTML anchor (``<a id="decision-7"></a>``). The file only grows: a decision that a
 later one supersedes stays, struck through, with a link to its successor. It is rendered whole
 from the store at every record
-(:func:`~squad.memory.decision_text.render_decisions`), under the file's lock and written
+(:func:`~squad.memory.decisions.text.render_decisions`), under the file's lock and written
 atomically, so it always matches the store.
 
 Decisions are not part of the memory block injected into every prompt: agents, people and MCP
@@ -27,7 +27,7 @@ from squad.errors import MemoryError_, NotFound, StoreError, UsageError, Workspa
 from squad.fsutil import atomic_write
 from squad.history.history import NO_HISTORY, History, RunWrites, WriteHook
 from squad.memory.audit import AuditLog, AuditRecord, sha256_text
-from squad.memory.decision_text import (
+from squad.memory.decisions.text import (
     decision_key,
     rank_decisions,
     render_decisions,

@@ -12,7 +12,7 @@ from collections.abc import Callable, Collection
 
 from squad.errors import MemoryError_, UsageError, WorkspaceError
 from squad.memory.agent import AgentContext
-from squad.memory.decisions import Decision, DecisionLog
+from squad.memory.decisions.log import Decision, DecisionLog
 from squad.text.secrets import refuse_secrets
 
 __all__ = ["DecisionTools"]

@@ -10,8 +10,8 @@ bounded by the server's ``timeout_s``, and waited for with a timeout on the call
 Whatever a server does (exits, hangs, answers with something that is no tool result) comes
 back as a :class:`CallOutcome` carrying an error text for the model, never as an exception.
 
-stdio servers are started through :mod:`squad.runtime.mcp_launch`, which makes the kernel kill
-them if this thread (and so the process) dies without stopping them, and leaves a watchdog that
+stdio servers are started through :mod:`squad.runtime.mcp_client.launch`, which makes the kernel
+kill them if this thread (and so the process) dies without stopping them, and leaves a watchdog that
 stops whatever children of their own they leave once they exit; they run in the
 workspace folder with only the environment variables their definition passes through, and
 write their stderr to ``logs/run-<run-id>.mcp-stderr.log``.
@@ -43,14 +43,14 @@ from mcp.client.stdio import get_default_environment
 from mcp.client.streamable_http import streamable_http_client
 from pydantic import ValidationError
 
-from squad.runtime import mcp_launch
-from squad.runtime.mcp_stdio import StdoutNoise, stdio_transport
-from squad.runtime.mcp_tools import CallOutcome, RemoteTool
+from squad.runtime.mcp_client import launch
+from squad.runtime.mcp_client.stdio import StdoutNoise, stdio_transport
+from squad.runtime.mcp_client.tools import CallOutcome, RemoteTool
 from squad.spec.models import McpServerSpec
 
 __all__ = ["McpBridge", "render_result", "server_pids"]
 
-LAUNCHER = Path(mcp_launch.__file__).resolve()
+LAUNCHER = Path(launch.__file__).resolve()
 CLIENT_INFO = types.Implementation(name="squad", version="0.1.0")
 MAX_PAGES = 100
 """Pages of a tools/list answer followed before the listing is cut (a server paging forever)."""

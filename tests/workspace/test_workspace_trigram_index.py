@@ -16,12 +16,12 @@ import pytest
 import regex as rx
 
 from squad.errors import UsageError
-from squad.text.search import compile_query
-from squad.workspace import search_index
+from squad.text.grep import compile_query
+from squad.workspace import trigram_index
 from squad.workspace.index_store import FORMAT, IndexStore, index_path
 from squad.workspace.inspect import _walk
 from squad.workspace.search import search
-from squad.workspace.search_index import (
+from squad.workspace.trigram_index import (
     INDEX_MAX_BYTES,
     RACY_NS,
     FoldProbe,
@@ -366,7 +366,7 @@ def test_a_trigram_lists_one_variant_per_fold_sqlite_gives() -> None:
 def test_the_regex_module_still_tells_which_characters_a_letter_matches() -> None:
     """The index relies on ``regex``'s own case tables; a release without them would make
     every case-insensitive query scan (correct, but slow): this says so first."""
-    cases = search_index._all_cases()
+    cases = trigram_index._all_cases()
     assert cases is not None
     flags = compile_query("x", regex=False, case_sensitive=False).flags
     assert not flags & rx.FULLCASE

@@ -1,4 +1,4 @@
-"""Creating, updating and restoring workspace folders, never deleting anything in them.
+"""Workspace folders: created, updated and restored, never anything in them deleted.
 
 Creation is idempotent: every existing file is kept, a changed definition rewrites only the
 manifest, new agents get their folders. The manifest is written last, so an interrupted
@@ -30,7 +30,7 @@ from squad.workspace.manifest import (
     manifest_too_large,
 )
 
-__all__ = ["CreateReport", "WorkspaceInfo", "WorkspaceManager"]
+__all__ = ["CreateReport", "WorkspaceFolders", "WorkspaceInfo"]
 
 LOCK_TIMEOUT_S = 30.0
 
@@ -61,7 +61,7 @@ class WorkspaceInfo:
     manifest: Manifest
 
 
-class WorkspaceManager:
+class WorkspaceFolders:
     """Workspaces under one root; ``locks`` is where cross-process lock files live."""
 
     def __init__(self, root: Path, *, locks: Path, clock: Clock = utc_now) -> None:

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Final, Literal, TypeAlias
 
 from squad.errors import StoreError, WorkspaceError
-from squad.text.search import SearchPattern
+from squad.text.grep import SearchPattern
 from squad.workspace.index_store import BINARY, TEXT, UNREADABLE, IndexStore, Row
 from squad.workspace.inspect import _read_text
 from squad.workspace.layout import HIDDEN_AT_ROOT
