@@ -100,7 +100,7 @@ def create_app(
     the same guard."""
     from importlib.metadata import version
 
-    from squad.web import actions, api, history_pages, pages, review_pages, stream
+    from squad.web import actions, api, files_api, history_pages, pages, review_pages, stream
 
     web = FastAPI(
         title="squad",
@@ -113,6 +113,7 @@ def create_app(
     )
     web.state.web = WebContext(app, control, Tokens(token), app.clock())
     web.include_router(api.router)
+    web.include_router(files_api.router)
     web.include_router(actions.router)
     web.include_router(stream.router)
     web.include_router(pages.router)

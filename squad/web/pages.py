@@ -285,7 +285,7 @@ def preview_fragment(
 ) -> HTMLResponse:
     from datetime import UTC, datetime
 
-    from squad.web.api import file_preview
+    from squad.web.files_api import file_preview
 
     found = _web(request).app.squads.locate(squad)
     shown = file_preview(request, found.squad, path).model_dump(mode="json")
@@ -306,7 +306,7 @@ def search_fragment(
     case_sensitive: bool = False,
     context: Annotated[int, Query(ge=0, le=20)] = 2,
 ) -> HTMLResponse:
-    from squad.web.api import workspace_search
+    from squad.web.files_api import workspace_search
 
     if not q.strip():
         return _page(request, "flash.html", message="Type something to search for.", ok=True)
