@@ -1,29 +1,33 @@
-"""Shared fixtures: example definitions, a frozen clock, isolated settings."""
+"""Shared fixtures: example definitions, a frozen clock, isolated settings, databases.
+
+squad and sqlalchemy are imported inside the fixtures, not here: a test file that needs
+neither starts as fast as pytest itself (``tests/support/databases.py`` says how the
+databases are made once and copied).
+"""
 
 from __future__ import annotations
 
 import os
-import secrets
+import sys
 import threading
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
-from sqlalchemy import create_engine, text
-from sqlalchemy.engine import Engine, make_url
-from sqlalchemy.exc import OperationalError
-from sqlalchemy.pool import NullPool
 
-from squad.app import App
-from squad.clock import FrozenClock
-from squad.extraction.background import Worker
-from squad.settings import Settings
-from squad.spec.loader import squad_from_text
-from squad.spec.models import SquadSpec
-from squad.store import Store
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
+
+    from squad.app import App
+    from squad.clock import FrozenClock
+    from squad.settings import Settings
+    from squad.spec.models import SquadSpec
+    from squad.store import Store
+    from tests.support.databases import MigratedSchema
 
 REPO = Path(__file__).resolve().parent.parent
-DEFAULT_POSTGRES_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 EXAMPLES = sorted((REPO / "configs" / "squads").glob("*.yaml"))
 
 BASIC_YAML = """\
@@ -40,11 +44,15 @@ tasks:
 
 @pytest.fixture
 def clock() -> FrozenClock:
+    from squad.clock import FrozenClock
+
     return FrozenClock()
 
 
 @pytest.fixture
 def make_spec() -> Callable[..., SquadSpec]:
+    from squad.spec.loader import squad_from_text
+
     def make(text: str = BASIC_YAML) -> SquadSpec:
         return squad_from_text(text, source="test.yaml")
 
@@ -54,6 +62,8 @@ def make_spec() -> Callable[..., SquadSpec]:
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
     """Settings rooted in a temporary folder, no environment leaking in."""
+    from squad.settings import Settings
+
     return Settings.load(
         {
             "SQUAD_HOME": str(tmp_path / "home"),
@@ -66,50 +76,97 @@ def settings(tmp_path: Path) -> Settings:
 
 @pytest.fixture(scope="session")
 def postgres_admin() -> Iterator[Engine]:
-    """An engine on the test Postgres server; skips (or fails, if required) when unreachable."""
-    url = os.environ.get("SQUAD_TEST_POSTGRES_URL", DEFAULT_POSTGRES_URL)
-    engine = create_engine(url, poolclass=NullPool, connect_args={"connect_timeout": 5})
-    try:
-        with engine.connect():
-            pass
-    except OperationalError as exc:
-        engine.dispose()
-        message = f"PostgreSQL at {make_url(url)!r} is unreachable: {exc.orig}"
-        if os.environ.get("SQUAD_REQUIRE_POSTGRES") == "1":
-            pytest.fail(f"{message} (SQUAD_REQUIRE_POSTGRES=1 demands it)")
-        pytest.skip(message)
-    yield engine
-    engine.dispose()
+    """An engine on this pytest process's own Postgres database (``<db>_<worker>`` beside the
+    one SQUAD_TEST_POSTGRES_URL names); skips (or fails, if required) when unreachable."""
+    from sqlalchemy.exc import OperationalError
+
+    from tests.support.databases import base_postgres_url, own_database
+
+    base = base_postgres_url()
+    with ExitStack() as stack:
+        try:
+            engine = stack.enter_context(own_database(base))
+        except OperationalError as exc:
+            message = f"PostgreSQL at {base!r} is unreachable: {exc.orig}"
+            if os.environ.get("SQUAD_REQUIRE_POSTGRES") == "1":
+                pytest.fail(f"{message} (SQUAD_REQUIRE_POSTGRES=1 demands it)")
+            pytest.skip(message)
+        yield engine
 
 
-def _fresh_postgres_schema(admin: Engine) -> Iterator[str]:
+@pytest.fixture(scope="session")
+def postgres_store(postgres_admin: Engine) -> Iterator[MigratedSchema]:
+    """A schema migrated once per session, emptied for each test that asks for it."""
+    from tests.support.databases import MigratedSchema
+
+    schema = MigratedSchema(postgres_admin)
+    yield schema
+    schema.close()
+
+
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite database migrated once per session, copied for each test that asks for one."""
+    from tests.support.databases import migrated_sqlite
+
+    return migrated_sqlite(tmp_path_factory.mktemp("template"))
+
+
+@pytest.fixture
+def fresh_schema(postgres_admin: Engine) -> Iterator[str]:
     """A URL whose search_path is a new, empty schema, dropped with everything in it after."""
+    import secrets
+
+    from sqlalchemy import text
+
+    from tests.support.databases import schema_url
+
     schema = f"squad_test_{secrets.token_hex(6)}"
-    with admin.begin() as connection:
+    with postgres_admin.begin() as connection:
         connection.execute(text(f'CREATE SCHEMA "{schema}"'))
-    url = admin.url.update_query_dict({"options": f"-csearch_path={schema}"})
     try:
-        yield url.render_as_string(hide_password=False)
+        yield schema_url(postgres_admin, schema)
     finally:
-        with admin.begin() as connection:
+        with postgres_admin.begin() as connection:
             connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def store_url(
+def empty_store_url(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[str]:
-    """The URL of an empty database, once per backend."""
+    """The URL of an empty database, once per backend (for the migration tests)."""
     if request.param == "sqlite":
         # A folder that does not exist yet: the store must create it.
         yield f"sqlite:///{tmp_path_factory.mktemp('store') / 'state' / 'squad.db'}"
     else:
-        yield from _fresh_postgres_schema(request.getfixturevalue("postgres_admin"))
+        yield request.getfixturevalue("fresh_schema")
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def store_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The URL of a database migrated to head and holding nothing, once per backend."""
+    if request.param == "sqlite":
+        from tests.support.databases import copy_sqlite
+
+        path = tmp_path_factory.mktemp("store") / "state" / "squad.db"
+        copy_sqlite(request.getfixturevalue("sqlite_template"), path)
+        return f"sqlite:///{path}"
+    schema: MigratedSchema = request.getfixturevalue("postgres_store")
+    return schema.empty()
 
 
 @pytest.fixture
-def app(settings: Settings) -> Iterator[App]:
-    """The composition root over the test's settings, closed (extraction drained) after."""
+def app(settings: Settings, request: pytest.FixtureRequest) -> Iterator[App]:
+    """The composition root over the test's settings (its SQLite database a copy of the
+    migrated template), closed (extraction drained) after."""
+    from squad.app import App
+    from squad.store.engine import parse_url, sqlite_file
+    from tests.support.databases import copy_sqlite
+
+    path = sqlite_file(parse_url(settings.database_url))
+    if path is not None and not path.exists():
+        copy_sqlite(request.getfixturevalue("sqlite_template"), path)
     with App.open(settings) as opened:
         yield opened
 
@@ -120,8 +177,11 @@ def no_extraction_left_behind() -> Iterator[None]:
     runs later, in another test (against a stub server that is gone)."""
     before = set(threading.enumerate())
     yield
+    background = sys.modules.get("squad.extraction.background")
+    if background is None:  # never imported: no extraction can have started
+        return
     for thread in set(threading.enumerate()) - before:
-        if isinstance(thread, Worker):
+        if isinstance(thread, background.Worker):
             thread.owner.close(10.0, abandon=True)
 
 

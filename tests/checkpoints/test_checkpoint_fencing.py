@@ -4,7 +4,6 @@ store's ``runs`` table beside the checkpoints (Postgres, which a cluster needs).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any, TypedDict
 
 import pytest
@@ -13,6 +12,7 @@ from squad.checkpoints.base import Fence
 from squad.checkpoints.postgres import PostgresCheckpoints
 from squad.errors import RunFenced
 from squad.store import Store
+from tests.support.databases import MigratedSchema
 
 pytestmark = pytest.mark.postgres
 
@@ -22,10 +22,9 @@ class State(TypedDict, total=False):
 
 
 @pytest.fixture
-def store_url(postgres_admin: Any) -> Iterator[str]:
-    from tests.conftest import _fresh_postgres_schema
-
-    yield from _fresh_postgres_schema(postgres_admin)
+def store_url(postgres_store: MigratedSchema) -> str:
+    """Postgres only: checkpoint fencing is for clusters."""
+    return postgres_store.empty()
 
 
 def _graph(effects: list[str]) -> Any:

@@ -9,10 +9,7 @@ from typing import Any
 from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.types import Send
 
-from tests.checkpoints.test_checkpoints_contract import (  # noqa: F401 - fixtures reused
-    backend,
-    store_url_postgres,
-)
+from tests.checkpoints.test_checkpoints_contract import backend  # noqa: F401 - the fixture
 
 ERROR = "__error__"
 """LangGraph's channel of a failed step's error (private to it since 1.0)."""

@@ -43,7 +43,7 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[st
             made.append(SqliteCheckpoints(path))
             return made[-1]
     else:
-        url = request.getfixturevalue("store_url_postgres")
+        url = request.getfixturevalue("fresh_schema")
 
         def fresh() -> Checkpoints:
             made.append(PostgresCheckpoints(url))
@@ -52,13 +52,6 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[st
     yield request.param, fresh
     for checkpoints in made:
         checkpoints.close()
-
-
-@pytest.fixture
-def store_url_postgres(postgres_admin: Any) -> Iterator[str]:
-    from tests.conftest import _fresh_postgres_schema
-
-    yield from _fresh_postgres_schema(postgres_admin)
 
 
 @pytest.fixture
@@ -242,12 +235,12 @@ def test_a_sqlite_store_keeps_checkpoints_in_the_home_beside_it(tmp_path: Path) 
 
 @pytest.mark.postgres
 def test_a_postgres_store_keeps_checkpoints_in_its_database_and_says_what_sqlite_kept(
-    tmp_path: Path, store_url_postgres: str
+    tmp_path: Path, fresh_schema: str
 ) -> None:
     home = tmp_path / "home"
     old = SqliteCheckpoints(home / "checkpoints.sqlite")
     _put(old, "before-the-move", NOW)
-    checkpoints = open_checkpoints(_settings(tmp_path, store_url_postgres))
+    checkpoints = open_checkpoints(_settings(tmp_path, fresh_schema))
     try:
         assert isinstance(checkpoints, PostgresCheckpoints)
         assert "***" not in checkpoints.where and "postgres" in checkpoints.where

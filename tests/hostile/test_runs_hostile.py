@@ -9,7 +9,6 @@ import signal
 import subprocess
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +29,7 @@ from squad.spec.loader import squad_from_text
 from squad.spec.models import ModelSpec
 from squad.store import RunStatus
 from tests.cli.test_cli import SQUAD, Cli
-from tests.conftest import BASIC_YAML, _fresh_postgres_schema
+from tests.conftest import BASIC_YAML
 
 WAIT = 60.0
 
@@ -340,44 +339,42 @@ class DropsTheDatabase:
 
 @pytest.mark.postgres
 def test_database_connections_dropped_mid_run_are_replaced_and_the_run_goes_on(
-    postgres_admin: Engine, tmp_path: Path
+    postgres_admin: Engine, fresh_schema: str, tmp_path: Path
 ) -> None:
-    with contextmanager(_fresh_postgres_schema)(postgres_admin) as url:
-        settings = _on_postgres(url, tmp_path)
-        spec = squad_from_text(BASIC_YAML, source="demo.yaml")
-        dropper = DropsTheDatabase(postgres_admin, on=2)
-        with App.open(settings) as app:
-            workspace = app.squads.create(spec).path
-            result = app.runner(model_factory=lambda _spec, _on: dropper).run(spec, workspace)
-            assert result.succeeded
-            assert dropper.calls == 2  # the restart cost no task a second model call
+    settings = _on_postgres(fresh_schema, tmp_path)
+    spec = squad_from_text(BASIC_YAML, source="demo.yaml")
+    dropper = DropsTheDatabase(postgres_admin, on=2)
+    with App.open(settings) as app:
+        workspace = app.squads.create(spec).path
+        result = app.runner(model_factory=lambda _spec, _on: dropper).run(spec, workspace)
+        assert result.succeeded
+        assert dropper.calls == 2  # the restart cost no task a second model call
 
 
 @pytest.mark.postgres
 def test_a_database_lost_mid_run_stops_it_resumably_without_a_traceback(
-    postgres_admin: Engine, tmp_path: Path
+    postgres_admin: Engine, fresh_schema: str, tmp_path: Path
 ) -> None:
-    with contextmanager(_fresh_postgres_schema)(postgres_admin) as url:
-        settings = _on_postgres(url, tmp_path)
-        spec = squad_from_text(BASIC_YAML, source="demo.yaml")
-        dropper = DropsTheDatabase(postgres_admin, on=2, refuse=True)
-        with App.open(settings) as app:
-            workspace = app.squads.create(spec).path
-            try:
-                with pytest.raises(StoreError) as caught:
-                    app.runner(model_factory=lambda _spec, _on: dropper).run(spec, workspace)
-            finally:
-                dropper.allow()
-        assert "squad resume" in str(caught.value) or "state database" in str(caught.value)
-        with App.open(settings) as app:
-            run_id = app.store.list_runs("demo", limit=1)[0].id
-            settle_dead_runs(app.store, settings.locks_dir)
-            run = app.store.get_run(run_id)
-            assert run is not None and run.status is RunStatus.INTERRUPTED
-            result = app.runner().resume(run_id)
-            assert result.succeeded
-            outline = app.store.conversation.messages("demo", "planner")
-            assert [m.role.value for m in outline] == ["user", "assistant"]  # not redone
+    settings = _on_postgres(fresh_schema, tmp_path)
+    spec = squad_from_text(BASIC_YAML, source="demo.yaml")
+    dropper = DropsTheDatabase(postgres_admin, on=2, refuse=True)
+    with App.open(settings) as app:
+        workspace = app.squads.create(spec).path
+        try:
+            with pytest.raises(StoreError) as caught:
+                app.runner(model_factory=lambda _spec, _on: dropper).run(spec, workspace)
+        finally:
+            dropper.allow()
+    assert "squad resume" in str(caught.value) or "state database" in str(caught.value)
+    with App.open(settings) as app:
+        run_id = app.store.list_runs("demo", limit=1)[0].id
+        settle_dead_runs(app.store, settings.locks_dir)
+        run = app.store.get_run(run_id)
+        assert run is not None and run.status is RunStatus.INTERRUPTED
+        result = app.runner().resume(run_id)
+        assert result.succeeded
+        outline = app.store.conversation.messages("demo", "planner")
+        assert [m.role.value for m in outline] == ["user", "assistant"]  # not redone
 
 
 def test_a_run_that_exits_2_mid_run_is_left_interrupted_not_running(cli: Cli) -> None:

@@ -123,9 +123,9 @@ def _seed(url: str) -> str:
 # migrations
 
 
-def test_fresh_database_ends_at_head(store_url: str) -> None:
-    Store.open(store_url).close()
-    with _connect(store_url) as connection:
+def test_fresh_database_ends_at_head(empty_store_url: str) -> None:
+    Store.open(empty_store_url).close()
+    with _connect(empty_store_url) as connection:
         assert current_revisions(connection) == head_revisions() == {HEAD}
         tables = set(inspect(connection).get_table_names())
     assert {"squads", "runs", "alembic_version"} <= tables
@@ -141,34 +141,34 @@ def test_fresh_database_ends_at_head(store_url: str) -> None:
     } <= tables
 
 
-def test_database_stamped_with_unknown_revision_is_refused(store_url: str) -> None:
-    Store.open(store_url).close()
-    with _connect(store_url) as connection:
+def test_database_stamped_with_unknown_revision_is_refused(empty_store_url: str) -> None:
+    Store.open(empty_store_url).close()
+    with _connect(empty_store_url) as connection:
         connection.execute(text("UPDATE alembic_version SET version_num = 'f00d'"))
         connection.commit()
 
     with pytest.raises(
         StoreError, match="database at revision f00d is newer than this squad; upgrade squad"
     ):
-        Store.open(store_url)
+        Store.open(empty_store_url)
 
 
 def test_database_migrated_by_a_newer_squad_is_refused_and_left_alone(
-    store_url: str, tmp_path: Path
+    empty_store_url: str, tmp_path: Path
 ) -> None:
-    run_id = _seed(store_url)
-    _upgrade_with(store_url, _migrations_plus(tmp_path, REBUILD_SQUADS))
+    run_id = _seed(empty_store_url)
+    _upgrade_with(empty_store_url, _migrations_plus(tmp_path, REBUILD_SQUADS))
 
     with pytest.raises(StoreError, match=f"revision {NEXT} is newer than this squad"):
-        Store.open(store_url)
-    with _connect(store_url) as connection:
+        Store.open(empty_store_url)
+    with _connect(empty_store_url) as connection:
         assert current_revisions(connection) == {NEXT}
         assert connection.execute(text("SELECT id FROM runs")).scalars().all() == [run_id]
 
 
-def test_tables_and_migrations_do_not_drift(store_url: str) -> None:
-    Store.open(store_url).close()
-    with _connect(store_url) as connection:
+def test_tables_and_migrations_do_not_drift(empty_store_url: str) -> None:
+    Store.open(empty_store_url).close()
+    with _connect(empty_store_url) as connection:
         context = MigrationContext.configure(
             connection, opts={"compare_type": True, "compare_server_default": True}
         )
@@ -179,12 +179,12 @@ def test_tables_and_migrations_do_not_drift(store_url: str) -> None:
 
 
 def test_later_migration_rebuilding_squads_keeps_runs_and_foreign_keys(
-    store_url: str, tmp_path: Path
+    empty_store_url: str, tmp_path: Path
 ) -> None:
-    run_id = _seed(store_url)
-    _upgrade_with(store_url, _migrations_plus(tmp_path, REBUILD_SQUADS))
+    run_id = _seed(empty_store_url)
+    _upgrade_with(empty_store_url, _migrations_plus(tmp_path, REBUILD_SQUADS))
 
-    with _connect(store_url) as connection:
+    with _connect(empty_store_url) as connection:
         assert current_revisions(connection) == {NEXT}
         assert connection.execute(text("SELECT id FROM runs")).scalars().all() == [run_id]
         assert connection.execute(text("SELECT name FROM squads")).scalars().all() == ["docs"]
@@ -195,22 +195,24 @@ def test_later_migration_rebuilding_squads_keeps_runs_and_foreign_keys(
         connection.rollback()
 
 
-def test_failed_migration_leaves_database_unchanged(store_url: str, tmp_path: Path) -> None:
-    run_id = _seed(store_url)
+def test_failed_migration_leaves_database_unchanged(empty_store_url: str, tmp_path: Path) -> None:
+    run_id = _seed(empty_store_url)
 
     with pytest.raises(StoreError, match="no_such_table"):
-        _upgrade_with(store_url, _migrations_plus(tmp_path, BROKEN))
+        _upgrade_with(empty_store_url, _migrations_plus(tmp_path, BROKEN))
 
-    with _connect(store_url) as connection:
+    with _connect(empty_store_url) as connection:
         assert current_revisions(connection) == {HEAD}
         columns = {c["name"] for c in inspect(connection).get_columns("squads")}
         assert "description" not in columns
         assert connection.execute(text("SELECT id FROM runs")).scalars().all() == [run_id]
 
 
-def test_upgrading_from_0001_to_head_keeps_squads_and_runs(store_url: str, tmp_path: Path) -> None:
-    _upgrade_with(store_url, _migrations_up_to(tmp_path, "0001"))
-    with _connect(store_url) as connection:
+def test_upgrading_from_0001_to_head_keeps_squads_and_runs(
+    empty_store_url: str, tmp_path: Path
+) -> None:
+    _upgrade_with(empty_store_url, _migrations_up_to(tmp_path, "0001"))
+    with _connect(empty_store_url) as connection:
         assert current_revisions(connection) == {"0001"}
         connection.execute(
             text(
@@ -228,13 +230,13 @@ def test_upgrading_from_0001_to_head_keeps_squads_and_runs(store_url: str, tmp_p
         )
         connection.commit()
 
-    with Store.open(store_url) as store:
+    with Store.open(empty_store_url) as store:
         squads = store.list_squads()
         runs = store.list_runs()
         namespace = store.memory.ensure_namespace("profile:p1", "Agent Experience: Planner")
         store.memory.add_fact(namespace.id, "kept after the upgrade", squad="docs", agent="a")
 
-    with _connect(store_url) as connection:
+    with _connect(empty_store_url) as connection:
         assert current_revisions(connection) == {HEAD}
     assert [(s.name, s.workspace, s.source) for s in squads] == [("docs", "/ws/docs", "docs.yaml")]
     assert [(r.id, r.squad, r.status, r.tokens_in) for r in runs] == [
@@ -243,10 +245,10 @@ def test_upgrading_from_0001_to_head_keeps_squads_and_runs(store_url: str, tmp_p
 
 
 def test_upgrading_from_0002_keeps_facts_and_their_index_and_adds_vectors(
-    store_url: str, tmp_path: Path
+    empty_store_url: str, tmp_path: Path
 ) -> None:
-    _upgrade_with(store_url, _migrations_up_to(tmp_path, "0002"))
-    engine = make_engine(store_url)
+    _upgrade_with(empty_store_url, _migrations_up_to(tmp_path, "0002"))
+    engine = make_engine(empty_store_url)
     try:  # a squad of revision 0002 wrote these facts
         old = Store(engine).memory
         namespace = old.ensure_namespace("profile:p1", "Agent Experience: Planner")
@@ -260,7 +262,7 @@ def test_upgrading_from_0002_keeps_facts_and_their_index_and_adds_vectors(
     finally:
         engine.dispose()
 
-    with Store.open(store_url) as store:
+    with Store.open(empty_store_url) as store:
         assert [f.id for f in store.memory.relevant_facts(namespace.id, "zebra")] == [
             kept.id,
             other.id,
@@ -271,15 +273,15 @@ def test_upgrading_from_0002_keeps_facts_and_their_index_and_adds_vectors(
         assert store.memory.set_vectors([(kept.id, "m", b"\x00\x00\x80\x3f", 1)]) == 1
         assert store.memory.vectors([kept.id, other.id], "m") == {kept.id: b"\x00\x00\x80\x3f"}
 
-    with _connect(store_url) as connection:
+    with _connect(empty_store_url) as connection:
         assert current_revisions(connection) == {HEAD}
 
 
 def test_upgrading_from_0003_keeps_squads_runs_and_facts_and_adds_the_runtime_tables(
-    store_url: str, tmp_path: Path
+    empty_store_url: str, tmp_path: Path
 ) -> None:
-    _upgrade_with(store_url, _migrations_up_to(tmp_path, "0003"))
-    engine = make_engine(store_url)
+    _upgrade_with(empty_store_url, _migrations_up_to(tmp_path, "0003"))
+    engine = make_engine(empty_store_url)
     try:  # a squad of revision 0003 wrote these (its runs table has no goal, model, summary)
         with engine.begin() as connection:
             assert current_revisions(connection) == {"0003"}
@@ -306,7 +308,7 @@ def test_upgrading_from_0003_keeps_squads_runs_and_facts_and_adds_the_runtime_ta
     finally:
         engine.dispose()
 
-    with Store.open(store_url) as store:
+    with Store.open(empty_store_url) as store:
         runs = {run.id: run for run in store.list_runs()}
         assert [s.name for s in store.list_squads()] == ["docs"]
         assert store.memory.get_fact(fact.id) == fact
@@ -323,15 +325,15 @@ def test_upgrading_from_0003_keeps_squads_runs_and_facts_and_adds_the_runtime_ta
     }
     assert {(r.goal, r.model, r.summary) for r in runs.values()} == {(None, None, None)}
     assert (task.run_id, message.seq) == ("run-2", 1)
-    with _connect(store_url) as connection:
+    with _connect(empty_store_url) as connection:
         assert current_revisions(connection) == {HEAD}
 
 
 def test_upgrading_from_0005_redacts_credentials_already_in_conversation_history(
-    store_url: str, tmp_path: Path
+    empty_store_url: str, tmp_path: Path
 ) -> None:
-    _upgrade_with(store_url, _migrations_up_to(tmp_path, "0005"))
-    engine = make_engine(store_url)
+    _upgrade_with(empty_store_url, _migrations_up_to(tmp_path, "0005"))
+    engine = make_engine(empty_store_url)
     said = [
         ("chat", "user", "deploy with key sk-proj-Ab12Cd34Ef56Gh78Ij90Kl12"),
         ("chat", "assistant", "Noted. What is the database password?"),
@@ -367,7 +369,7 @@ def test_upgrading_from_0005_redacts_credentials_already_in_conversation_history
     finally:
         engine.dispose()
 
-    with Store.open(store_url) as store:
+    with Store.open(empty_store_url) as store:
         stored = [m.content for m in store.conversation.messages("docs", "writer")]
 
     assert "sk-proj-" not in stored[0] and "[REDACTED:" in stored[0]
@@ -485,10 +487,10 @@ def test_in_memory_sqlite_is_one_shared_database() -> None:
 
 
 def test_upgrading_from_0008_indexes_facts_by_stem_and_gives_messages_an_author(
-    store_url: str, tmp_path: Path
+    empty_store_url: str, tmp_path: Path
 ) -> None:
-    _upgrade_with(store_url, _migrations_up_to(tmp_path, "0008"))
-    engine = make_engine(store_url)
+    _upgrade_with(empty_store_url, _migrations_up_to(tmp_path, "0008"))
+    engine = make_engine(empty_store_url)
     try:  # facts indexed the way revision 0008's squad did: whole words, no stems
         old = Store(engine).memory
         namespace = old.ensure_namespace("profile:p1", "Agent Experience: Planner")
@@ -510,12 +512,12 @@ def test_upgrading_from_0008_indexes_facts_by_stem_and_gives_messages_an_author(
     finally:
         engine.dispose()
 
-    with Store.open(store_url) as store:
+    with Store.open(empty_store_url) as store:
         hits = store.memory.scored_facts(namespace.id, "what did she paint?")
         assert [f.id for f, _ in hits] == [painted.id]
         record = store.conversation.record_message("d", "a", "user", "hello", author="Caroline")
         assert store.conversation.messages_at("d", "a", [record.seq])[0].author == "Caroline"
-    with _connect(store_url) as connection:
+    with _connect(empty_store_url) as connection:
         assert current_revisions(connection) == {HEAD}
         postings = connection.execute(text("SELECT count(*) FROM memory_postings")).scalar()
         assert postings == 5  # caroline, paint, sunris; logo, blue
