@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
     from bench.__main__ import Result
-    from squad.cluster.testing import Cluster, Node
+    from tests.support.cluster import Cluster, Node
 
 DEFAULT_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 LATENCY_S = 0.2
@@ -87,7 +87,7 @@ def _ended(cluster: Cluster) -> int:
 def throughput(admin: Engine, workers: int) -> tuple[float, float]:
     """Seconds for RUNS runs on ``workers`` warmed-up workers, and the CPU seconds the
     workers and this process (the stub model server's) spent meanwhile."""
-    from squad.cluster.testing import cluster_on
+    from tests.support.cluster import cluster_on
 
     with (
         tempfile.TemporaryDirectory() as tmp,
@@ -121,7 +121,7 @@ def throughput(admin: Engine, workers: int) -> tuple[float, float]:
 
 def squad_latency(admin: Engine) -> tuple[list[float], Cluster | None, list[Node]]:
     """Defer-to-start of run jobs on idle workers, one at a time; then the idle figures."""
-    from squad.cluster.testing import cluster_on
+    from tests.support.cluster import cluster_on
 
     waits: list[float] = []
     with (

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy.engine import Engine
 
-from squad.cluster.testing import cluster_on
 from squad.store.records import RunStatus
+from tests.support.cluster import cluster_on
 
 pytestmark = pytest.mark.postgres
 

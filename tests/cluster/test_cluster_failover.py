@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy.engine import Engine
 
-from squad.cluster.testing import Cluster, Node, cluster_on
 from squad.store.records import RunRecord
+from tests.support.cluster import Cluster, Node, cluster_on
 
 pytestmark = pytest.mark.postgres
 

@@ -14,8 +14,8 @@ import pygit2
 import pytest
 from sqlalchemy.engine import Engine
 
-from squad.cluster.testing import cluster_on
 from squad.history.log import commits, run_entries
+from tests.support.cluster import cluster_on
 
 pytestmark = pytest.mark.postgres
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from sqlalchemy.engine import Engine
 
-from squad.cluster.testing import cluster_on
+from tests.support.cluster import cluster_on
 
 pytestmark = pytest.mark.postgres
 

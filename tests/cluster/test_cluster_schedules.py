@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy.engine import Engine
 
-from squad.cluster.testing import cluster_on
+from tests.support.cluster import cluster_on
 
 pytestmark = pytest.mark.postgres
 

@@ -8,7 +8,6 @@ import json
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ import pytest
 from squad.daemon.eventlog import read_daemon_log
 from squad.model.testing import FREE_PRICES as FREE
 from tests.cli.test_cli import SQUAD, Cli
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.slow
 WAIT = 60.0
@@ -59,13 +59,12 @@ class Daemon:
         return [e for e in read_daemon_log(self.log) if e["event"] == kind]
 
     def wait_for(self, check: Callable[[], Any], what: str) -> Any:
-        deadline = time.monotonic() + WAIT
-        while not (found := check()):
-            if self.process is not None and self.process.poll() is not None:
-                pytest.fail(f"the daemon exited ({self.process.returncode}) before {what}")
-            assert time.monotonic() < deadline, f"timed out waiting for {what}"
-            time.sleep(0.1)
-        return found
+        return wait_for(check, what, timeout=WAIT, interval=0.1, gone=self._exited)
+
+    def _exited(self) -> str | None:
+        if self.process is None or self.process.poll() is None:
+            return None
+        return f"the daemon exited ({self.process.returncode})"
 
     def wait_event(self, kind: str, **fields: Any) -> dict[str, Any]:
         def match() -> dict[str, Any] | None:

@@ -29,6 +29,7 @@ from squad.runtime.runlock import lock_path
 from squad.settings import Settings
 from squad.store import RunStatus, Store
 from tests.conftest import BASIC_YAML
+from tests.support.waiting import wait_for
 
 WAIT = 60.0
 
@@ -50,13 +51,6 @@ def write_squad(settings: Settings, file: str, text: str) -> Path:
 def events(settings: Settings, kind: str | None = None) -> list[dict[str, Any]]:
     found = read_daemon_log(settings.home / "daemon.jsonl")
     return [e for e in found if kind is None or e["event"] == kind]
-
-
-def wait_for(check: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + WAIT
-    while not check():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
 
 
 @pytest.fixture

@@ -22,18 +22,11 @@ from squad.settings import Settings
 from squad.spec.loader import squad_from_text
 from squad.spec.models import ModelSpec
 from tests.extraction.conftest import World
+from tests.support.waiting import wait_for
 
 MakeWorld = Callable[..., World]
 
 FACTS = json.dumps({"facts": [{"text": "The API listens on port 8080", "scope": "project"}]})
-
-
-def wait_for(condition: Callable[[], bool], timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        time.sleep(0.02)
 
 
 def test_a_pass_runs_only_once_the_interval_is_reached(make_world: MakeWorld) -> None:
@@ -131,7 +124,7 @@ def test_chat_replies_while_an_extraction_is_still_in_flight(
     chat.say("In this repo the API listens on port 8080.")
     chat.say("We decided to deploy every Friday.")  # the second reply: a pass starts
     conversation = manager.store.conversation
-    wait_for(lambda: conversation.watermark("demo", "writer").in_flight)
+    wait_for(lambda: conversation.watermark("demo", "writer").in_flight, "a pass in flight")
     # The extraction is blocked inside its model call, and chat goes on regardless.
     assert chat.say("And the docs live in docs/.") == "Noted."
     assert chat.say("Thanks!") == "Noted."
@@ -209,7 +202,7 @@ def test_a_queued_pass_waits_for_a_quiet_moment_or_its_deadline(make_world: Make
         ticks.now += 61  # past its deadline; the next reply wakes the worker
         world.talk("OK.")
         worker.notify(world.ctx)
-        wait_for(lambda: len(world.manager.store.extraction.runs("demo")) == 1)
+        wait_for(lambda: len(world.manager.store.extraction.runs("demo")) == 1, "the pass recorded")
     finally:
         worker.close()
 
@@ -238,7 +231,7 @@ def test_a_pass_still_in_its_model_call_at_close_releases_its_claim_for_the_next
     conversation = world.manager.store.conversation
     first = BackgroundExtractor(world.extractor(stub.model()))
     first.notify(world.ctx)
-    wait_for(lambda: len(stub.requests) == 1)  # the pass is inside its model call
+    wait_for(lambda: len(stub.requests) == 1, "the model call")  # the pass is inside its model call
     assert conversation.watermark("demo", "planner").in_flight
 
     assert not first.close(timeout=0.2)

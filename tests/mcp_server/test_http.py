@@ -4,7 +4,6 @@ started and approved through it go to the server's run queue."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,7 @@ from squad.web.control import LocalControl
 from squad.web.server import WebServer
 from squad.web.tokens import load_or_create_token
 from tests.mcp_server.conftest import audit_lines, call, error_text, ok, payload
+from tests.support.waiting import wait_for
 from tests.web.conftest import example_settings, run_examples
 
 
@@ -124,16 +124,6 @@ def test_mcp_over_http_refuses_a_foreign_host_header(endpoint: Endpoint) -> None
     assert answer.status_code in (400, 403, 421)
 
 
-def _wait_for(predicate: Any, what: str, timeout: float = 60.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 def test_a_run_started_over_mcp_runs_pauses_and_goes_on_when_approved(
     endpoint: Endpoint,
 ) -> None:
@@ -152,7 +142,7 @@ def test_a_run_started_over_mcp_runs_pauses_and_goes_on_when_approved(
         fresh = [r for r in store.list_runs("docs-site") if r.id not in before]
         return fresh[0] if fresh and fresh[0].status is RunStatus.AWAITING_APPROVAL else None
 
-    run = _wait_for(paused, "the new run to pause at its approval gate")
+    run = wait_for(paused, "the new run to pause at its approval gate")
     assert run.trigger == "mcp:cursor" and run.goal == "A page on MCP"
 
     async def answer(client: Any) -> Any:
@@ -175,7 +165,7 @@ def test_a_run_started_over_mcp_runs_pauses_and_goes_on_when_approved(
     assert "does not wait on task 'draft'" in error_text(wrong)
     assert "a rejection needs a reason" in error_text(bare_no)
     assert yes["approved"] is True
-    done = _wait_for(
+    done = wait_for(
         lambda: (r := store.get_run(run.id)) and r.status is RunStatus.SUCCEEDED and r,
         "the approved run to finish",
     )
@@ -251,7 +241,7 @@ def test_idle_mcp_sessions_expire_and_their_number_is_capped(tmp_path: Path) -> 
         assert refused.status_code == 503
         assert "Too many open sessions" in refused.text
         # Asking for a new session touches none of the old ones (a ping would keep them alive)
-        again = _wait_for(
+        again = wait_for(
             lambda: (r := _initialize(url, token)).status_code == 200 and r,
             "room for a new session once the idle ones expire",
         )

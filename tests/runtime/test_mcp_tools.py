@@ -36,6 +36,7 @@ from squad.settings import Settings
 from squad.spec.loader import squad_from_text
 from squad.spec.models import ModelSpec, SquadSpec
 from squad.store import RunStatus
+from tests.support.waiting import wait_for
 
 BIN = Path(sys.executable).parent
 TIME_SERVER = BIN / "mcp-server-time"
@@ -118,13 +119,6 @@ def alive(pid: int) -> bool:
     except OSError:
         return False
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-def wait_for(condition: Callable[[], bool], what: str, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
 
 
 class PidWatch:
@@ -516,7 +510,7 @@ def test_sigkill_of_the_squad_process_kills_its_mcp_servers_too(
         child.kill()  # SIGKILL: no handler, no finally, no close
         _, stderr = child.communicate(timeout=30)
     assert child.returncode == -signal.SIGKILL, stderr.decode()
-    wait_for(lambda: not any(alive(pid) for pid in pids.values()), "the servers to die", 10)
+    wait_for(lambda: not any(alive(pid) for pid in pids.values()), "the servers to die", timeout=10)
     assert not stub.requests  # killed while its servers were still starting
 
 

@@ -12,9 +12,8 @@ import json
 import os
 import shutil
 import threading
-import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, TypeVar
@@ -26,6 +25,7 @@ from squad.memory.agent import AgentContext
 from squad.memory.audit import AuditLog
 from squad.store.records import RunStatus
 from tests.support.leaks import assert_nowhere_on_disk
+from tests.support.waiting import wait_for
 from tests.text.secrets_corpus import URLSAFE, fake
 from tests.web.conftest import Served
 
@@ -34,17 +34,6 @@ FINAL = ("succeeded", "failed", "stopped")
 
 
 # -- helpers ---------------------------------------------------------------------------------
-
-
-def wait_for(probe: Callable[[], T | None], what: str, timeout: float = 30.0) -> T:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = probe()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.05)
 
 
 def get(served: Served, url: str, **params: Any) -> Any:

@@ -14,7 +14,6 @@ import json
 import os
 import re
 import shutil
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +25,8 @@ import pytest
 from squad.settings import Settings
 from tests.cli.test_cli import Cli
 from tests.conftest import propose
-from tests.daemon.test_daemon_cli import WAIT, Daemon
+from tests.daemon.test_daemon_cli import Daemon
+from tests.support.waiting import wait_for
 from tests.web.conftest import REPO
 
 if TYPE_CHECKING:
@@ -176,14 +176,6 @@ def expect(target: Any) -> Any:
 
     playwright_expect.set_options(timeout=TIMEOUT_MS)
     return playwright_expect(target)
-
-
-def wait_for(check: Any, what: str) -> Any:
-    deadline = time.monotonic() + WAIT
-    while not (found := check()):
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.1)
-    return found
 
 
 def settled(dashboard: Dashboard) -> None:

@@ -1,8 +1,8 @@
-"""A cluster on this machine, for the tests and the benchmarks: real ``squad daemon`` and
-``squad worker`` processes on a Postgres server (a fresh schema for the store, another for
-the queue, both dropped after), each node with a home of its own, one workspaces folder they
-all share, and the stub model server in the calling process, whose request log says which
-task's model call was made how often.
+"""A cluster on this machine, for the cluster tests and ``bench/cluster_bench.py``: real
+``squad daemon`` and ``squad worker`` processes on a Postgres server (a fresh schema for the
+store, another for the queue, both dropped after), each node with a home of its own, one
+workspaces folder they all share, and the stub model server in the calling process, whose
+request log says which task's model call was made how often.
 
 Every model request of a run names its run and task: the run's goal is ``run <label>`` and
 each task's description ``Do step <squad>/<task>.``, both in the prompt.
@@ -33,6 +33,7 @@ from squad.model.stub_answers import answer, slow
 from squad.model.testing import FREE_PRICES, OpenAIStubServer
 from squad.settings import Settings
 from squad.store.records import RunRecord
+from tests.support.waiting import wait_for
 
 SQUAD = Path(sys.executable).parent / "squad"
 CALL = re.compile(r"Task: Do step ([\w-]+/[\w-]+)\.")
@@ -266,16 +267,14 @@ class Cluster:
         return node
 
     def wait_for(self, check: Callable[[], Any], what: str, timeout: float = WAIT_S) -> Any:
-        deadline = time.monotonic() + timeout
-        while not (found := check()):
-            for node in self.nodes:
-                if node.process.returncode not in (None, 0, -9) and not node.alive():
-                    err = (self.root / f"{node.name}.err").read_text()[-3000:]
-                    raise AssertionError(f"{node.name} exited {node.process.returncode}: {err}")
-            if time.monotonic() >= deadline:
-                raise AssertionError(f"timed out after {timeout:g}s waiting for {what}")
-            time.sleep(0.2)
-        return found
+        return wait_for(check, what, timeout=timeout, interval=0.2, gone=self._node_failed)
+
+    def _node_failed(self) -> str | None:
+        for node in self.nodes:
+            if node.process.returncode not in (None, 0, -9) and not node.alive():
+                err = (self.root / f"{node.name}.err").read_text()[-3000:]
+                return f"{node.name} exited {node.process.returncode}: {err}"
+        return None
 
     def events(self, kind: str) -> list[dict[str, Any]]:
         return [dict(e, node=n.name) for n in self.nodes for e in n.events(kind)]
