@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.install-stamp
 SQUADS := $(wildcard configs/squads/*.yaml)
 
-.PHONY: install demo test test-realmodel lint bench clean
+.PHONY: install demo test test-fast test-realmodel lint bench clean
 
 install: $(STAMP)
 
@@ -33,8 +33,15 @@ demo: install
 	@echo
 	@echo "See it in a browser: $(BIN)/squad dashboard --open   (http://127.0.0.1:8765/; it prints a login link)"
 
+# On every core (pytest-xdist: each worker has a Postgres database of its own), then, alone,
+# the few tests marked serial (they restart the Postgres server the workers use).
 test: install
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto --dist loadgroup -m "not serial"
+	$(BIN)/python -m pytest -q -m serial
+
+# The edit loop: no subprocess, Postgres, browser or serial test; on every core.
+test-fast: install
+	$(BIN)/python -m pytest -q -n auto --dist loadgroup -m "not slow and not postgres and not browser and not serial"
 
 # Opt-in: squad on a real local model, SmolLM2-135M-Instruct served by llama.cpp on 127.0.0.1.
 # The server lives in its own venv (.venv-realmodel), built once: about ten minutes of C++ on

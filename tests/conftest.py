@@ -42,6 +42,17 @@ tasks:
 """
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist, a test marked ``serial`` is skipped: it disturbs what the other
+    workers use (it restarts the Postgres server); ``make test`` runs it after the rest."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    skip = pytest.mark.skip(reason="runs alone: `pytest -m serial` (make test runs it last)")
+    for item in items:
+        if item.get_closest_marker("serial") is not None:
+            item.add_marker(skip)
+
+
 @pytest.fixture
 def clock() -> FrozenClock:
     from squad.clock import FrozenClock

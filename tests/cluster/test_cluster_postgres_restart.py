@@ -18,7 +18,8 @@ from sqlalchemy.engine import Engine
 
 from tests.support.cluster import cluster_on
 
-pytestmark = pytest.mark.postgres
+# serial: a restart drops every connection to the server, the other xdist workers' too.
+pytestmark = [pytest.mark.postgres, pytest.mark.serial]
 
 SQUADS = ("pa", "pb", "pc", "pd")
 POLL_S = 5.0
