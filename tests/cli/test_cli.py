@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import EXAMPLES, REPO
+from tests.support.cli import run_in_process
 
 SQUAD = Path(sys.executable).parent / "squad"
 pytestmark = pytest.mark.slow
@@ -25,7 +26,8 @@ tasks:
 
 
 class Cli:
-    def __init__(self, tmp_path: Path) -> None:
+    def __init__(self, tmp_path: Path, *, in_process: bool = False) -> None:
+        self.in_process = in_process
         self.tmp = tmp_path
         self.home = tmp_path / "home"
         self.workspaces = tmp_path / "workspaces"
@@ -38,6 +40,8 @@ class Cli:
         }
 
     def __call__(self, *args: str | Path) -> subprocess.CompletedProcess[str]:
+        if self.in_process:  # the subject is the output, not the process
+            return run_in_process([str(a) for a in args], env=self.env, cwd=self.tmp)
         return subprocess.run(
             [str(SQUAD), *map(str, args)],
             env=self.env,

@@ -1,27 +1,35 @@
-"""``squad decisions`` through the installed console script."""
+"""``squad decisions`` through the console script's entry point, in process (the subject is its
+output)."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.cli.test_cli import Cli, cli  # noqa: F401 - the fixture is reused
+from tests.cli.test_cli import Cli
 from tests.conftest import EXAMPLES
 
-pytestmark = pytest.mark.slow
+
+@pytest.fixture
+def cli(tmp_path: Path) -> Cli:
+    """In process: these tests are about what the commands print and store."""
+    return Cli(tmp_path, in_process=True)
+
+
 DOCS = next(p for p in EXAMPLES if p.stem == "docs-site")
 KEY = "sk-proj-Ab12Cd34Ef56Gh78Ij90Kl12"
 
 
 @pytest.fixture
-def docs(cli: Cli) -> Cli:  # noqa: F811
+def docs(cli: Cli) -> Cli:
     cli.json("create", DOCS)
     return cli
 
 
-def _listed(cli: Cli, *args: str) -> list[dict[str, Any]]:  # noqa: F811
+def _listed(cli: Cli, *args: str) -> list[dict[str, Any]]:
     found = cli.json(*args)
     assert isinstance(found, list)
     return found
@@ -128,7 +136,7 @@ def test_bad_input_exits_2_with_a_clear_message_and_stores_nothing(docs: Cli) ->
     assert docs.json("decisions", "list", "--all") == []
 
 
-def test_reading_commands_on_a_new_home_create_no_database(cli: Cli) -> None:  # noqa: F811
+def test_reading_commands_on_a_new_home_create_no_database(cli: Cli) -> None:
     assert cli.json("decisions", "list") == []
     nothing = cli("decisions", "search", "anything")
     assert nothing.returncode == 1 and "no decision matches 'anything'" in nothing.stdout

@@ -1,4 +1,5 @@
-"""``squad memory extract`` and the chat trigger, through the installed console script."""
+"""``squad memory extract`` and the chat trigger, through the console script's entry point, in
+process (the subject is their output)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_cli import Cli, cli  # noqa: F401 - the fixture is reused
+from tests.cli.test_cli import Cli
 from tests.conftest import EXAMPLES
 
-pytestmark = pytest.mark.slow
+
+@pytest.fixture
+def cli(tmp_path: Path) -> Cli:
+    """In process: these tests are about what the commands print and store."""
+    return Cli(tmp_path, in_process=True)
+
+
 DOCS = next(p for p in EXAMPLES if p.stem == "docs-site")
 
 TRANSCRIPT = [
@@ -23,7 +30,7 @@ TRANSCRIPT = [
 ]
 
 
-def transcript(cli: Cli, *, as_list: bool) -> Path:  # noqa: F811
+def transcript(cli: Cli, *, as_list: bool) -> Path:
     path = cli.tmp / ("t.json" if as_list else "t.jsonl")
     if as_list:
         path.write_text(json.dumps(TRANSCRIPT))
@@ -34,7 +41,7 @@ def transcript(cli: Cli, *, as_list: bool) -> Path:  # noqa: F811
 
 @pytest.mark.parametrize("as_list", [False, True])
 def test_extract_prints_facts_with_scope_section_and_source_turns(
-    cli: Cli,  # noqa: F811
+    cli: Cli,
     as_list: bool,
 ) -> None:
     result = cli("memory", "extract", transcript(cli, as_list=as_list), "--format", "json")
@@ -48,7 +55,7 @@ def test_extract_prints_facts_with_scope_section_and_source_turns(
     assert not any("build is red" in text for text in facts)
 
 
-def test_extract_into_an_agent_writes_unless_dry_run(cli: Cli) -> None:  # noqa: F811
+def test_extract_into_an_agent_writes_unless_dry_run(cli: Cli) -> None:
     cli.json("create", DOCS)
     path = transcript(cli, as_list=False)
     memory_md = cli.workspaces / "docs-site" / "agents" / "writer" / "memory.md"
@@ -87,7 +94,7 @@ def test_extract_into_an_agent_writes_unless_dry_run(cli: Cli) -> None:  # noqa:
         ('[{"role": "user", "content": 3}]', "content must be a string"),
     ],
 )
-def test_a_bad_transcript_is_a_clear_error(cli: Cli, content: str, message: str) -> None:  # noqa: F811
+def test_a_bad_transcript_is_a_clear_error(cli: Cli, content: str, message: str) -> None:
     path = cli.tmp / "t.jsonl"
     path.write_text(content + "\n")
     result = cli("memory", "extract", path)
@@ -95,7 +102,7 @@ def test_a_bad_transcript_is_a_clear_error(cli: Cli, content: str, message: str)
     assert message in result.stderr and "Traceback" not in result.stderr
 
 
-def test_chat_extracts_in_the_background_every_n_turns(cli: Cli) -> None:  # noqa: F811
+def test_chat_extracts_in_the_background_every_n_turns(cli: Cli) -> None:
     cli.json("create", DOCS)
     lines = ["In this repo the API listens on port 8080."] + [f"Note {i}." for i in range(5)]
     for line in lines:

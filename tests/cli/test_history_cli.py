@@ -1,23 +1,23 @@
-"""``squad runs``, ``squad memory history/revert``, ``squad export/import`` as a user runs them:
-real subprocesses, exit code 2 with a clear message (never a traceback) for bad input."""
+"""``squad runs``, ``squad memory history/revert``, ``squad export/import`` as a user runs them
+(in process: the subject is their output), exit code 2 with a clear message (never a
+traceback) for bad input."""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import EXAMPLES
-
-SQUAD = Path(sys.executable).parent / "squad"
-pytestmark = pytest.mark.slow
+from tests.support.cli import run_in_process
 
 
 class Cli:
+    """``squad`` on a home of its own under ``root``, run in this process."""
+
     def __init__(self, root: Path) -> None:
         self.root = root
         self.env = {
@@ -29,14 +29,7 @@ class Cli:
         }
 
     def __call__(self, *args: str | Path) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [str(SQUAD), *map(str, args)],
-            env=self.env,
-            cwd=self.root,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        return run_in_process([str(a) for a in args], env=self.env, cwd=self.root)
 
     def json(self, *args: str | Path) -> object:
         result = self(*args, "--json")

@@ -1,21 +1,30 @@
-"""``squad memory`` through the installed console script."""
+"""``squad memory`` through the console script: in process where the subject is the output, the
+installed script in a subprocess where it is the process (an editor, a pipe)."""
 
 from __future__ import annotations
 
 import json
 import subprocess
+from pathlib import Path
 
 import pytest
 
-from tests.cli.test_cli import SQUAD, Cli, cli  # noqa: F401 - the fixture is reused
+from tests.cli.test_cli import SQUAD, Cli
 from tests.conftest import EXAMPLES
+
+
+@pytest.fixture
+def cli(tmp_path: Path) -> Cli:
+    """In process: these tests are about what the commands print and store."""
+    return Cli(tmp_path, in_process=True)
+
 
 pytestmark = pytest.mark.slow
 DOCS = next(p for p in EXAMPLES if p.stem == "docs-site")
 
 
 @pytest.fixture
-def docs(cli: Cli) -> Cli:  # noqa: F811
+def docs(cli: Cli) -> Cli:
     cli.json("create", DOCS)
     return cli
 
@@ -266,6 +275,7 @@ def test_context_reports_each_region_of_the_models_window_or_of_the_one_given(
 LITELLM_PROBE = """\
 import sys
 from squad.cli import main
+
 
 sys.argv = ["squad", "memory", "context", "docs-site", "writer", "--json"]
 try:

@@ -1,5 +1,6 @@
-"""``squad memory review`` as a user runs it: a real subprocess on a squad whose extractor
-holds every fact back; ``--json`` shapes, and exit code 2 with a clear message for bad ids."""
+"""``squad memory review`` as a user runs it (in process: the subject is its output) on a squad
+whose extractor holds every fact back; ``--json`` shapes, and exit code 2 with a clear message
+for bad ids."""
 
 from __future__ import annotations
 
@@ -9,8 +10,6 @@ from pathlib import Path
 import pytest
 
 from tests.cli.test_history_cli import Cli, refused
-
-pytestmark = pytest.mark.slow
 
 YAML = """\
 name: notes
