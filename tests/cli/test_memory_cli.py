@@ -19,7 +19,6 @@ def cli(tmp_path: Path) -> Cli:
     return Cli(tmp_path, in_process=True)
 
 
-pytestmark = pytest.mark.slow
 DOCS = next(p for p in EXAMPLES if p.stem == "docs-site")
 
 
@@ -199,6 +198,7 @@ def test_search_spans_files_and_facts_with_filters(docs: Cli) -> None:
     assert (talk.returncode, talk.stderr) == (1, "")  # a layer it knows, with nothing said yet
 
 
+@pytest.mark.slow
 def test_edit_boot_files_from_a_file_and_from_stdin(docs: Cli) -> None:
     rules = docs.tmp / "rules.md"
     rules.write_text("Always run the link checker.\n")
@@ -286,6 +286,7 @@ print("litellm" in sys.modules, file=sys.stderr)
 """
 
 
+@pytest.mark.slow
 def test_planning_an_offline_prompt_never_imports_litellm(docs: Cli) -> None:
     """The offline model declares its window: litellm's model map is read only for a real
     model (and litellm takes seconds to import)."""

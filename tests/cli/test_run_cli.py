@@ -1,20 +1,26 @@
-"""``squad run / approve / resume / logs / chat`` through the console script, offline model."""
+"""``squad run / approve / resume / logs / chat`` through the console script, offline model: in
+process where the subject is the output, the installed script where it is the process."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
-from tests.cli.test_cli import Cli, cli  # noqa: F401 - the fixture is reused
+from tests.cli.test_cli import Cli
 from tests.conftest import EXAMPLES
 
-pytestmark = pytest.mark.slow
 DOCS = next(p for p in EXAMPLES if p.stem == "docs-site")
 CODE = next(p for p in EXAMPLES if p.stem == "code-review")
 
 
-def test_run_pauses_at_approval_then_approve_finishes_it(cli: Cli) -> None:  # noqa: F811
+@pytest.fixture
+def cli(tmp_path: Path) -> Cli:
+    return Cli(tmp_path, in_process=True)
+
+
+def test_run_pauses_at_approval_then_approve_finishes_it(cli: Cli) -> None:
     paused = cli("run", DOCS, "--json")
     assert paused.returncode == 1, paused.stderr
     result = json.loads(paused.stdout)
@@ -39,7 +45,7 @@ def test_run_pauses_at_approval_then_approve_finishes_it(cli: Cli) -> None:  # n
     assert any(e["event"] == "model_call" and e["prompt_tokens"] > 0 for e in events)
 
 
-def test_hierarchical_run_writes_a_plan_and_succeeds(cli: Cli) -> None:  # noqa: F811
+def test_hierarchical_run_writes_a_plan_and_succeeds(cli: Cli) -> None:
     result = cli("run", CODE)
     assert result.returncode == 0, result.stderr
     assert "run " in result.stdout and ": succeeded" in result.stdout
@@ -51,7 +57,7 @@ def test_hierarchical_run_writes_a_plan_and_succeeds(cli: Cli) -> None:  # noqa:
     assert json.loads(no.stdout)["tasks"]["publish"] == "failed"
 
 
-def test_chat_replies_once_and_keeps_the_conversation(cli: Cli) -> None:  # noqa: F811
+def test_chat_replies_once_and_keeps_the_conversation(cli: Cli) -> None:
     cli.json("create", DOCS)
     first = cli("chat", "docs-site", "writer", "-m", "Please remember that we deploy on Fridays.")
     assert first.returncode == 0, first.stderr
@@ -61,14 +67,15 @@ def test_chat_replies_once_and_keeps_the_conversation(cli: Cli) -> None:  # noqa
     assert second.returncode == 0 and second.stdout.strip()
 
 
-def test_unknown_run_and_squad_are_usage_errors(cli: Cli) -> None:  # noqa: F811
+def test_unknown_run_and_squad_are_usage_errors(cli: Cli) -> None:
     assert cli("resume", "nope").returncode == 2
     assert cli("run", "no-such-squad").returncode == 2
     assert cli("logs", "no-such-squad").returncode == 2
 
 
+@pytest.mark.slow
 def test_sigterm_stops_after_the_current_task_and_resume_finishes_it(
-    cli: Cli,  # noqa: F811
+    cli: Cli,
 ) -> None:
     import signal
     import subprocess
@@ -133,7 +140,8 @@ print("litellm" in sys.modules, file=sys.stderr)
 """
 
 
-def test_offline_runs_and_chats_never_import_litellm(cli: Cli) -> None:  # noqa: F811
+@pytest.mark.slow
+def test_offline_runs_and_chats_never_import_litellm(cli: Cli) -> None:
     """litellm takes seconds and hundreds of MB to import; only a real provider needs it."""
     import subprocess
     import sys
