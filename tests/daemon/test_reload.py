@@ -14,7 +14,8 @@ from squad.daemon.runqueue import RunQueue, RunRequest
 from squad.daemon.service import Daemon
 from squad.settings import Settings
 from squad.store import Store
-from tests.daemon.test_service import WAIT, events, squad_yaml, wait_for, write_squad
+from tests.daemon.test_service import WAIT, events, squad_yaml, write_squad
+from tests.support.waiting import wait_for
 
 
 def load(tmp_path: Path, text: str | None = None) -> Settings:

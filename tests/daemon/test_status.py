@@ -258,8 +258,9 @@ def test_status_with_no_daemon_shows_the_warnings_of_each_file(settings: Setting
 def test_a_running_daemon_logs_a_files_warnings_once_and_its_status_shows_them(
     settings: Settings,
 ) -> None:
-    from tests.daemon.test_service import events, wait_for, write_squad
+    from tests.daemon.test_service import events, write_squad
     from tests.hostile.test_daemon_hostile import running, scheduled
+    from tests.support.waiting import wait_for
 
     path = write_squad(settings, "a.yaml", WARNED.format(name="alpha"))
     with Store.open(settings.database_url) as store, running(settings, store) as daemon:
@@ -414,8 +415,9 @@ def test_the_published_status_is_used_only_from_the_live_lock_holder_with_a_fres
 
 def test_a_running_daemons_published_status_is_what_the_store_says(settings: Settings) -> None:
     from squad.daemon.status import published_status
-    from tests.daemon.test_service import events, wait_for, write_squad
+    from tests.daemon.test_service import events, write_squad
     from tests.hostile.test_daemon_hostile import running
+    from tests.support.waiting import wait_for
 
     write_squad(settings, "a.yaml", GOOD.format(name="alpha") + "schedule: {interval: 2h}\n")
     with Store.open(settings.database_url) as store, running(settings, store) as daemon:

@@ -14,7 +14,8 @@ from squad.daemon.service import Daemon
 from squad.daemon.status import collect_status
 from squad.settings import Settings
 from squad.store import Store
-from tests.daemon.test_service import WAIT, events, squad_yaml, wait_for, write_squad
+from tests.daemon.test_service import WAIT, events, squad_yaml, write_squad
+from tests.support.waiting import wait_for
 
 
 @contextmanager

@@ -27,7 +27,8 @@ from squad.workspace.layout import MANIFEST_NAME
 from squad.workspace.manifest import MAX_MANIFEST_BYTES
 from tests.cli.test_cli import SQUAD, Cli
 from tests.conftest import EXAMPLES
-from tests.daemon.test_service import WAIT, events, squad_yaml, wait_for, write_squad
+from tests.daemon.test_service import WAIT, events, squad_yaml, write_squad
+from tests.support.waiting import wait_for
 
 HANG_S = 30.0
 """Long enough for any honest command; a command still going after it is hung."""

@@ -35,9 +35,9 @@ from tests.runtime.test_mcp_tools import (
     run_ids,
     start_child,
     tool_results,
-    wait_for,
 )
 from tests.support.leaks import assert_nowhere_on_disk
+from tests.support.waiting import wait_for
 
 
 @pytest.fixture
@@ -101,8 +101,8 @@ def test_a_servers_own_children_are_stopped_when_the_run_ends(
     helper = int(pidfile.read_text())
     leftovers.append(helper)
     # The helper ignores SIGTERM: it takes the SIGKILL that follows a grace period.
-    wait_for(lambda: not alive(helper), "the server's helper to die", 30)
-    wait_for(lambda: not processes_naming(result.run_id), "the run's launchers to exit", 30)
+    wait_for(lambda: not alive(helper), "the server's helper to die", timeout=30)
+    wait_for(lambda: not processes_naming(result.run_id), "the run's launchers to exit", timeout=30)
     assert server_pids(result.run_id) == {}
 
 
@@ -130,9 +130,9 @@ def test_sigkill_of_the_squad_process_kills_the_servers_own_children_too(
         _, stderr = child.communicate(timeout=30)
     assert child.returncode == -signal.SIGKILL, stderr.decode()
 
-    wait_for(lambda: not alive(server), "the server to die", 30)
-    wait_for(lambda: not alive(helper), "the server's helper to die", 30)
-    wait_for(lambda: not processes_naming(run_id), "the run's launchers to exit", 30)
+    wait_for(lambda: not alive(server), "the server to die", timeout=30)
+    wait_for(lambda: not alive(helper), "the server's helper to die", timeout=30)
+    wait_for(lambda: not processes_naming(run_id), "the run's launchers to exit", timeout=30)
 
 
 # -- huge results ------------------------------------------------------------------------------

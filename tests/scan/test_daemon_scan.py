@@ -14,8 +14,9 @@ from squad.daemon.service import Daemon
 from squad.scan import STATE_FILE, last_scanned, needs_scan
 from squad.settings import Settings
 from squad.text.secrets import detector_version
-from tests.daemon.test_service import WAIT, events, wait_for
+from tests.daemon.test_service import WAIT, events
 from tests.scan.seed import files_holding, needles, seed_home
+from tests.support.waiting import wait_for
 
 
 def _run_daemon(settings: Settings, until: Callable[[], bool], what: str) -> None:

@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from tests.support.waiting import wait_for
 from tests.web import test_browser
-from tests.web.test_browser import Dashboard, expect, settled, shot, wait_for
+from tests.web.test_browser import Dashboard, expect, settled, shot
 
 if TYPE_CHECKING:
     from playwright.sync_api import BrowserContext, Page
