@@ -30,6 +30,7 @@ from squad.spec.models import ModelSpec
 from squad.store import RunStatus
 from tests.cli.test_cli import SQUAD, Cli
 from tests.conftest import BASIC_YAML
+from tests.support.cli import run_in_process
 
 WAIT = 60.0
 
@@ -97,7 +98,9 @@ def test_a_second_squad_run_of_a_running_squad_is_refused_with_the_run_it_collid
     definition = slow_squad(cli, stub)
     first = start_run(cli, definition, stub)
     try:
-        second = cli("run", definition)
+        # In process: a second `squad` process could take longer to start than the first's
+        # three-second model call on a loaded machine, and find the squad free again.
+        second = run_in_process(["run", str(definition)], env=cli.env, cwd=cli.tmp)
     finally:
         out, err = first.communicate(timeout=WAIT)
     assert first.returncode == 0, err
