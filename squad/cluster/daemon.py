@@ -7,7 +7,7 @@ the same fire times.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from squad.daemon.components.background import BackgroundJobs, SecretsScan
 from squad.daemon.components.checkpoints import Checkpoints
@@ -21,7 +21,9 @@ from squad.errors import SquadError, UsageError
 if TYPE_CHECKING:
     from squad.cluster.dispatch import ClusterDispatcher
     from squad.daemon.components.lifecycle import Component
+    from squad.daemon.components.runs import RunsReport
     from squad.daemon.context import DaemonContext
+    from squad.jobqueue.reports import JobQueued
 
 __all__ = ["ClusterRuns", "cluster_components"]
 
@@ -92,10 +94,10 @@ class ClusterRuns:
     def fire_late(self, ctx: DaemonContext, name: str, at: datetime) -> None:
         self.dispatcher.fire(name, at=at)
 
-    def report(self) -> dict[str, Any]:
+    def report(self) -> RunsReport:
         return {"cluster": self.dispatcher.state()}
 
-    def queue_job(self, ctx: DaemonContext, job: str) -> dict[str, Any]:
+    def queue_job(self, ctx: DaemonContext, job: str) -> JobQueued:
         """A background job's cron time: one maintenance job across the cluster."""
         self.dispatcher.maintain(job)
         return {"queued": job}

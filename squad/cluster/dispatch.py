@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from squad.cluster.node import ClusterNode
     from squad.daemon.catalog import LoadedSquad
     from squad.daemon.eventlog import DaemonLog
+    from squad.jobqueue.payloads import NodeState, RunJobArgs
 
 __all__ = ["ClusterDispatcher", "fire_time"]
 
@@ -130,7 +131,7 @@ class ClusterDispatcher:
 
     # -- the daemon's view -----------------------------------------------------------------
 
-    def state(self) -> dict[str, Any]:
+    def state(self) -> NodeState:
         return self.node.state()
 
     def running_since(self) -> dict[str, datetime]:
@@ -176,8 +177,8 @@ class _QueueView:
         """A new ``daemon.max_concurrent_runs`` applies when the node starts again."""
 
 
-def _args(request: RunRequest) -> dict[str, Any]:
-    args: dict[str, Any] = {"squad": request.squad, "trigger": request.trigger}
+def _args(request: RunRequest) -> RunJobArgs:
+    args: RunJobArgs = {"squad": request.squad, "trigger": request.trigger}
     if request.run_id is not None:
         args["run_id"] = request.run_id
     if request.goal is not None:

@@ -4,12 +4,13 @@ cluster runs them: at their cron time one node takes the job, over every registe
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from squad.errors import NotFound
 
 if TYPE_CHECKING:
     from squad.app import App
+    from squad.jobqueue.reports import ClusterRetentionPass, ExtractionSweep, JobReport
 
 __all__ = ["maintain"]
 
@@ -17,7 +18,7 @@ NODES_KEPT = timedelta(days=7)
 """A node that has not beaten for this long leaves ``squad cluster nodes`` at retention."""
 
 
-def maintain(app: App, name: str) -> dict[str, Any]:
+def maintain(app: App, name: str) -> JobReport:
     """Run one background job over the cluster's squads; its report."""
     if name == "consolidation":
         from squad.daemon.jobs import run_consolidation
@@ -30,7 +31,7 @@ def maintain(app: App, name: str) -> dict[str, Any]:
     raise ValueError(f"no background job named {name!r}")
 
 
-def _retain(app: App) -> dict[str, Any]:
+def _retain(app: App) -> ClusterRetentionPass:
     from datetime import timedelta
     from pathlib import Path
 
@@ -63,7 +64,7 @@ def _retain(app: App) -> dict[str, Any]:
     return {**report.to_dict(), **plans, **histories, "nodes_forgotten": forgotten}
 
 
-def _sweep_extraction(app: App) -> dict[str, Any]:
+def _sweep_extraction(app: App) -> ExtractionSweep:
     from squad.memory.agent import AgentContext
 
     checked = []

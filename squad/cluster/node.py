@@ -31,12 +31,14 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from squad.cluster.work import NodeWork
+from squad.jobqueue.payloads import NodeState
 
 if TYPE_CHECKING:
     from squad.app import App
     from squad.jobqueue.client import ClusterClient
 
 __all__ = ["ClusterNode", "node_name"]
+
 
 Emit = Callable[..., object]
 RESTART_BACKOFF_S = (0.5, 1.0, 2.0, 5.0, 10.0)
@@ -156,7 +158,7 @@ class ClusterNode:
         found = None if worker is None else worker.worker_id
         return None if found is None else int(found)
 
-    def state(self) -> dict[str, Any]:
+    def state(self) -> NodeState:
         return {
             "node": self.name,
             "role": self.role,

@@ -38,16 +38,18 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from squad.daemon.runs import SCHEDULED, run_end_fields, waiting_approval
 from squad.errors import NotFound, RunFenced, SquadBusy, SquadError, StoreError
+from squad.jobqueue.payloads import ExtractOutcome, NodeRunState, RunJobArgs, RunOutcome
 from squad.jobqueue.queue import GaveUp, HandedOver, JobInfo
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from squad.app import App
+    from squad.jobqueue.reports import JobReport
     from squad.runtime.run_result import RunResult
     from squad.runtime.runner import SquadRunner
     from squad.spec.models import SquadSpec
@@ -111,7 +113,7 @@ class NodeWork:
 
     # -- the node's view -------------------------------------------------------------------
 
-    def running(self) -> list[dict[str, Any]]:
+    def running(self) -> list[NodeRunState]:
         """The runs this node works on now: job, squad, run id, since."""
         with self._lock:
             active = list(self._active.values())
@@ -155,12 +157,12 @@ class NodeWork:
 
     # -- jobs --------------------------------------------------------------------------------
 
-    def run_job(self, job: JobInfo, args: dict[str, Any]) -> dict[str, Any]:
+    def run_job(self, job: JobInfo, args: RunJobArgs) -> RunOutcome:
         if self._stopping.is_set():
             raise HandedOver("the node is stopping")
         if self._fenced.is_set():
             raise HandedOver("the node cannot reach the cluster's database to beat")
-        squad = str(args["squad"])
+        squad = args["squad"]
         started = time.monotonic()
         self._emit(
             "run_start",
@@ -234,7 +236,7 @@ class NodeWork:
 
     def _wait_for_lock(
         self, job: JobInfo, squad: str, busy: SquadBusy, run_id: str | None
-    ) -> dict[str, Any]:
+    ) -> RunOutcome:
         """Back to the queue for a while, no attempt used: the holder ends, dies or (frozen,
         then woken) finds itself fenced, and the squad's run lock is free again."""
         fenced = self._fence_if_lost(job, run_id, busy)
@@ -280,7 +282,7 @@ class NodeWork:
         self,
         runner: SquadRunner,
         job: JobInfo,
-        args: dict[str, Any],
+        args: RunJobArgs,
         spec: SquadSpec,
         workspace: Path,
         active: _Active,
@@ -296,7 +298,7 @@ class NodeWork:
             if decision is not None and (job.attempts == 0 or _awaiting(record)):
                 task, approved, reason = decision
                 result = runner.approve(
-                    record.id, str(task), approved=bool(approved), reason=reason
+                    record.id, str(task), approved=bool(approved), reason=str(reason)
                 )
             else:
                 result = self._continue(runner, record, workspace, active)
@@ -343,7 +345,7 @@ class NodeWork:
             return runner.resume(record.id)
         return runner.start_over(record.id)
 
-    def _give_up(self, job: JobInfo, args: dict[str, Any], squad: str, why: str) -> None:
+    def _give_up(self, job: JobInfo, args: RunJobArgs, squad: str, why: str) -> None:
         """The run fails (claimed first, so whoever held it writes no more) and so does its
         job: GaveUp is never retried."""
         from squad.store.records import RunStatus
@@ -360,7 +362,7 @@ class NodeWork:
         self._emit("run_error", squad=squad, job=job.id, error=f"gave up: {why}")
         raise GaveUp(why)
 
-    def extract_job(self, job: JobInfo, squad: str, agent: str) -> dict[str, Any]:
+    def extract_job(self, job: JobInfo, squad: str, agent: str) -> ExtractOutcome:
         from squad.jobqueue.extraction import ClusterExtraction
         from squad.memory.agent import AgentContext
 
@@ -376,7 +378,7 @@ class NodeWork:
         self._emit("extraction_pass", squad=squad, agent=agent, job=job.id, passes=len(reports))
         return {"passes": len(reports)}
 
-    def maintain_job(self, job: JobInfo, name: str) -> dict[str, Any]:
+    def maintain_job(self, job: JobInfo, name: str) -> JobReport:
         from squad.cluster.maintenance import maintain
 
         self._emit("job_start", job=name, queue_job=job.id)

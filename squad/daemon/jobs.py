@@ -26,8 +26,18 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from squad.jobqueue.reports import (
+    ConsolidationReport,
+    ExtractionSweep,
+    HistoriesPacked,
+    MemoryFold,
+    PlansPruned,
+    RetentionCounts,
+    RetentionPass,
+)
+from squad.store.retention import Forgotten, ForgottenCounts
 from squad.workspace.plans import PLANS_FOLDER, plan_number
 
 if TYPE_CHECKING:
@@ -142,13 +152,13 @@ class RetentionReport:
     """Run ids whose checkpoints were deleted."""
     orphans: list[str] = field(default_factory=list)
     """Of those, the runs the store no longer had."""
-    forgotten: dict[str, Any] = field(default_factory=dict)
-    """What the store forgot (:meth:`squad.store.retention.Forgotten.to_dict`)."""
+    forgotten: ForgottenCounts = field(default_factory=lambda: Forgotten().to_dict())
+    """What the store forgot."""
     skipped_messages: int = 0
     """Messages of agents whose extractor is off that stopped waiting for it."""
     store_bytes_freed: int = 0
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> RetentionCounts:
         return {
             "logs_deleted": len(self.logs),
             "log_bytes_freed": self.log_bytes,
@@ -220,7 +230,7 @@ def retain_loaded(
     *,
     now: datetime,
     policy: RetentionSettings,
-) -> dict[str, Any]:
+) -> RetentionPass:
     """The daemon's retention pass over its loaded squads (``busy``: those running now, whose
     runs and plans stay): :func:`run_retention`, :func:`prune_plans`, :func:`pack_histories`."""
     store = app.store
@@ -240,7 +250,7 @@ def retain_loaded(
     return {**report.to_dict(), **plans, **pack_histories(app, idle)}
 
 
-def sweep_extraction(app: App, loaded: Mapping[str, LoadedSquad]) -> dict[str, Any]:
+def sweep_extraction(app: App, loaded: Mapping[str, LoadedSquad]) -> ExtractionSweep:
     """Queue a look at every loaded agent with unread messages (see
     :meth:`~squad.extraction.background.BackgroundExtractor.check`); the messages of agents
     whose extractor is off stop waiting for it."""
@@ -281,7 +291,7 @@ def plans_to_prune(plans: Mapping[Path, datetime], *, before: datetime) -> list[
 
 def prune_plans(
     app: App, workspaces: Iterable[tuple[str, Path]], *, before: datetime
-) -> dict[str, Any]:
+) -> PlansPruned:
     """Delete the old plans of idle ``(squad, workspace)``s and commit each squad's deletions
     to its history as ``retention``'s."""
     deleted = 0
@@ -310,7 +320,7 @@ def prune_plans(
     return {"plans_deleted": deleted}
 
 
-def pack_histories(app: App, workspaces: Iterable[tuple[str, Path]]) -> dict[str, Any]:
+def pack_histories(app: App, workspaces: Iterable[tuple[str, Path]]) -> HistoriesPacked:
     """Pack each workspace's history (delta-compressed, nothing pruned), with retention:
     a workspace with 10,000 runs keeps a history a few MB large."""
     packed: list[str] = []
@@ -324,7 +334,7 @@ def pack_histories(app: App, workspaces: Iterable[tuple[str, Path]]) -> dict[str
     return {"histories_packed": packed, "history_bytes_freed": max(0, before - after)}
 
 
-def run_consolidation(app: App, *, now: datetime) -> dict[str, Any]:
+def run_consolidation(app: App, *, now: datetime) -> ConsolidationReport:
     """The memory consolidation pass: memory gc (:func:`squad.memory.gc.run_gc`) and the fold
     of every agent's memory.md grown past 80% of its cap (:func:`fold_memory_files`), as
     the gc report's dict with ``memory_folds`` added."""
@@ -332,12 +342,10 @@ def run_consolidation(app: App, *, now: datetime) -> dict[str, Any]:
 
     workspaces = app.squads.workspace_paths()
     report = run_gc(app.store, workspaces, now=now, dry_run=False)
-    result: dict[str, Any] = report.to_dict()
-    result["memory_folds"] = fold_memory_files(app, workspaces)
-    return result
+    return {**report.to_dict(), "memory_folds": fold_memory_files(app, workspaces)}
 
 
-def fold_memory_files(app: App, workspaces: Mapping[str, Path]) -> list[dict[str, Any]]:
+def fold_memory_files(app: App, workspaces: Mapping[str, Path]) -> list[MemoryFold]:
     """Fold the oldest Insights of each agent's memory.md that holds more than 80% of its
     cap (:meth:`squad.memory.service.MemoryService.consolidate`): one entry per fold, or per
     file that could not be folded (with the reason; the pass goes on). An agent on a real
@@ -345,7 +353,7 @@ def fold_memory_files(app: App, workspaces: Mapping[str, Path]) -> list[dict[str
     from squad.errors import MemoryError_, SquadError
     from squad.memory.agent import AgentContext
 
-    folds: list[dict[str, Any]] = []
+    folds: list[MemoryFold] = []
     for squad, workspace in sorted(workspaces.items()):
         try:
             spec = app.squads.workspaces.read_manifest(workspace).definition
@@ -353,16 +361,16 @@ def fold_memory_files(app: App, workspaces: Mapping[str, Path]) -> list[dict[str
             continue  # an unreadable manifest: `squad ws health` reports it
         for agent in spec.agents:
             ctx = AgentContext.of(spec, agent.id, workspace)
-            entry: dict[str, Any] = {"squad": squad, "agent": agent.id}
             try:
                 folded = app.memory.consolidate(ctx, summarise=fold_summariser(app, ctx))
             except MemoryError_ as exc:
-                folds.append({**entry, "error": str(exc)})
+                folds.append({"squad": squad, "agent": agent.id, "error": str(exc)})
                 continue
             if folded is not None:
                 folds.append(
                     {
-                        **entry,
+                        "squad": squad,
+                        "agent": agent.id,
                         "moved": folded.moved,
                         "summaries": folded.summaries,
                         "daily": folded.daily,

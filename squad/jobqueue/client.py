@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from squad.errors import StoreError
 from squad.jobqueue.loop import LoopThread
+from squad.jobqueue.payloads import RunJobArgs
 from squad.jobqueue.queue import ClusterQueue, JobInfo
 from squad.jobqueue.schema import ensure_schema
 
@@ -70,7 +71,7 @@ class ClusterClient:
                 raise StoreError(f"the cluster's queue failed: {exc}") from exc
             raise
 
-    def defer_run(self, args: dict[str, Any], *, fire: tuple[str, int] | None = None) -> int | None:
+    def defer_run(self, args: RunJobArgs, *, fire: tuple[str, int] | None = None) -> int | None:
         return self.call(self.open().defer_run(args, fire=fire))  # type: ignore[no-any-return]
 
     def defer_extraction(self, squad: str, agent: str) -> int | None:

@@ -21,14 +21,16 @@ Job functions are thin: each hands its job to the node's handler (``additional_c
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
+from squad.jobqueue.payloads import ExtractOutcome, RunJobArgs, RunOutcome
 from squad.jobqueue.schema import (
     conninfo,
     require_procrastinate,
 )
 
 if TYPE_CHECKING:
+    from squad.jobqueue.reports import JobReport
     from squad.settings import Settings
 
 __all__ = [
@@ -66,20 +68,20 @@ class GaveUp(Exception):
 class JobHandler(Protocol):
     """What a node does with the jobs its worker takes (sync: they run on threads)."""
 
-    def run_job(self, job: JobInfo, args: dict[str, Any]) -> dict[str, Any]: ...
+    def run_job(self, job: JobInfo, args: RunJobArgs) -> RunOutcome: ...
 
-    def extract_job(self, job: JobInfo, squad: str, agent: str) -> dict[str, Any]: ...
+    def extract_job(self, job: JobInfo, squad: str, agent: str) -> ExtractOutcome: ...
 
-    def maintain_job(self, job: JobInfo, name: str) -> dict[str, Any]: ...
+    def maintain_job(self, job: JobInfo, name: str) -> JobReport: ...
 
 
-def _redacted_args(args: dict[str, Any]) -> dict[str, Any]:
+def _redacted_args(args: RunJobArgs) -> RunJobArgs:
     from squad.text.secrets import redact
 
-    safe = dict(args)
-    if isinstance(safe.get("goal"), str):
+    safe = args.copy()
+    if "goal" in safe:
         safe["goal"] = redact(safe["goal"])[0]
-    if isinstance(safe.get("decision"), list | tuple) and len(safe["decision"]) == 3:
+    if "decision" in safe and len(safe["decision"]) == 3:
         task, approved, reason = safe["decision"]
         safe["decision"] = [task, approved, redact(str(reason))[0]]
     return safe
@@ -114,18 +116,6 @@ class JobInfo:
             scheduled_at=None if scheduled is None else scheduled.isoformat(),
         )
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "task": self.task,
-            "queue": self.queue,
-            "status": self.status,
-            "attempts": self.attempts,
-            "lock": self.lock,
-            "args": self.args,
-            "worker_id": self.worker_id,
-        }
-
 
 def _handler(context: Any) -> JobHandler:
     handler: JobHandler = context.additional_context["squad"]
@@ -157,13 +147,13 @@ class ClusterQueue:
         # for a squad's run lock is no hand-over and costs no attempt (:meth:`reschedule`).
         retry = procrastinate.RetryStrategy(wait=1, retry_exceptions={HandedOver})
 
-        def run(context: Any, **args: Any) -> dict[str, Any]:
-            return _handler(context).run_job(JobInfo.of(context.job), args)
+        def run(context: Any, **args: Any) -> RunOutcome:
+            return _handler(context).run_job(JobInfo.of(context.job), cast(RunJobArgs, args))
 
-        def extract(context: Any, squad: str, agent: str) -> dict[str, Any]:
+        def extract(context: Any, squad: str, agent: str) -> ExtractOutcome:
             return _handler(context).extract_job(JobInfo.of(context.job), squad, agent)
 
-        def maintain(context: Any, name: str, timestamp: int) -> dict[str, Any]:
+        def maintain(context: Any, name: str, timestamp: int) -> JobReport:
             return _handler(context).maintain_job(JobInfo.of(context.job), name)
 
         async def prune(context: Any, timestamp: int) -> None:
@@ -206,14 +196,14 @@ class ClusterQueue:
         )
 
     async def defer_run(
-        self, args: dict[str, Any], *, fire: tuple[str, int] | None = None
+        self, args: RunJobArgs, *, fire: tuple[str, int] | None = None
     ) -> int | None:
         """Queue a run job; with ``fire`` = (periodic id, fire time), only if no node queued
         that fire already (None then). The run holds its squad's lock. The arguments are
         stored in the queue's table: a goal or an approval's reason goes in with its
         credentials redacted, as the run's own row keeps them."""
         args = _redacted_args(args)
-        squad = str(args["squad"])
+        squad = args["squad"]
         deferrer = self.app.configure_task(RUN_TASK, lock=f"squad:{squad}", queue=RUNS_QUEUE)
         if fire is None:
             job_id: int = await deferrer.defer_async(**args)
@@ -312,12 +302,12 @@ class ClusterQueue:
             rows = await cursor.fetchall()
         return {int(job_id): (str(status), dict(args)) for job_id, status, args in rows}
 
-    async def defer_recovery(self, args: dict[str, Any]) -> int | None:
+    async def defer_recovery(self, args: RunJobArgs) -> int | None:
         """Queue the resume of a run whose job ended before it did; None when one is already
         waiting (two nodes recovering it at once)."""
         from procrastinate.exceptions import AlreadyEnqueued
 
-        squad, run_id = str(args["squad"]), str(args["run_id"])
+        squad, run_id = args["squad"], args["run_id"]
         deferrer = self.app.configure_task(
             RUN_TASK, lock=f"squad:{squad}", queueing_lock=f"recover:{run_id}", queue=RUNS_QUEUE
         )

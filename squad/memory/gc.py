@@ -28,10 +28,10 @@ import math
 import shlex
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from squad.memory.audit import AuditLog, AuditRecord
 from squad.memory.sightings import sighting_key
@@ -43,6 +43,7 @@ __all__ = [
     "FactChange",
     "GcPolicy",
     "GcReport",
+    "GcReportDict",
     "NamespaceChanges",
     "Proposal",
     "decay_score",
@@ -160,6 +161,68 @@ class Proposal:
     sources: tuple[str, ...]
 
 
+def _change_dict(change: FactChange) -> FactChangeDict:
+    return {
+        "id": change.id,
+        "squad": change.squad,
+        "agent": change.agent,
+        "text": change.text,
+        "reason": change.reason,
+    }
+
+
+class GcPolicyDict(TypedDict):
+    half_life_days: float
+    dormant_below: float
+    transient_ttl_days: float | None
+    min_sources: int
+
+
+class GcTotals(TypedDict):
+    dormant: int
+    expired: int
+    postings_removed: int
+    proposals: int
+
+
+class FactChangeDict(TypedDict):
+    id: int
+    squad: str
+    agent: str
+    text: str
+    reason: str
+
+
+class NamespaceChangesDict(TypedDict):
+    id: int
+    name: str
+    identity: str
+    dormant: list[FactChangeDict]
+    expired: list[FactChangeDict]
+    postings_removed: int
+
+
+class ProposalDict(TypedDict):
+    squad: str
+    agent: str
+    key: str
+    text: str
+    sources: list[str]
+    count: int
+
+
+class GcReportDict(TypedDict):
+    """:meth:`GcReport.to_dict`: what ``squad memory gc --json`` prints and consolidation logs."""
+
+    at: str
+    dry_run: bool
+    policy: GcPolicyDict
+    totals: GcTotals
+    namespaces: list[NamespaceChangesDict]
+    proposals: list[ProposalDict]
+    audited: list[str]
+
+
 @dataclass(frozen=True)
 class GcReport:
     """What one gc pass changed; ``dry_run`` reports what it would change."""
@@ -184,12 +247,17 @@ class GcReport:
     def postings_removed(self) -> int:
         return sum(ns.postings_removed for ns in self.namespaces)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> GcReportDict:
         """JSON-ready: times in ISO 8601, tuples as lists."""
         return {
             "at": self.at.isoformat(),
             "dry_run": self.dry_run,
-            "policy": asdict(self.policy),
+            "policy": {
+                "half_life_days": self.policy.half_life_days,
+                "dormant_below": self.policy.dormant_below,
+                "transient_ttl_days": self.policy.transient_ttl_days,
+                "min_sources": self.policy.min_sources,
+            },
             "totals": {
                 "dormant": self.dormant,
                 "expired": self.expired,
@@ -201,14 +269,21 @@ class GcReport:
                     "id": ns.namespace_id,
                     "name": ns.name,
                     "identity": ns.identity,
-                    "dormant": [asdict(change) for change in ns.dormant],
-                    "expired": [asdict(change) for change in ns.expired],
+                    "dormant": [_change_dict(change) for change in ns.dormant],
+                    "expired": [_change_dict(change) for change in ns.expired],
                     "postings_removed": ns.postings_removed,
                 }
                 for ns in self.namespaces
             ],
             "proposals": [
-                {**asdict(p), "sources": list(p.sources), "count": len(p.sources)}
+                {
+                    "squad": p.squad,
+                    "agent": p.agent,
+                    "key": p.key,
+                    "text": p.text,
+                    "sources": list(p.sources),
+                    "count": len(p.sources),
+                }
                 for p in self.proposals
             ],
             "audited": list(self.audited),

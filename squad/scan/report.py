@@ -8,9 +8,17 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
-__all__ = ["HISTORY_NOTE", "PLACES", "Finding", "ScanReport"]
+__all__ = [
+    "HISTORY_NOTE",
+    "PLACES",
+    "Finding",
+    "FindingDict",
+    "ScanReport",
+    "ScanReportDict",
+    "ScanSummary",
+]
 
 PLACES: dict[str, str] = {
     "memory": "memory.md files",
@@ -46,6 +54,47 @@ HISTORY_NOTE = (
 )
 
 
+class FindingDict(TypedDict):
+    place: str
+    where: str
+    kind: str
+    fixed: bool
+    squad: str | None
+    note: str | None
+
+
+class _Figures(TypedDict):
+    detector: str
+    found: int
+    fixed: int
+    remaining: int
+    kinds: dict[str, int]
+    """Findings per kind of credential."""
+    places: dict[str, int]
+    """Findings per place (those with any)."""
+    commits: list[str]
+    complete: bool
+    seconds: float
+
+
+class ScanSummary(_Figures):
+    """:meth:`ScanReport.summary`: the figures alone (the daemon's log line)."""
+
+    squads: int
+
+
+class ScanReportDict(_Figures):
+    """:meth:`ScanReport.to_dict`: what ``squad scan --json`` prints."""
+
+    squads: list[str]
+    fix: bool
+    findings: list[FindingDict]
+    counts: dict[str, dict[str, int]]
+    notes: list[str]
+    deferred: list[str]
+    history_note: str
+
+
 @dataclass(frozen=True)
 class Finding:
     """One credential in one place."""
@@ -63,7 +112,7 @@ class Finding:
     retry: bool = False
     """Left for a passing reason (a live run, a lock held): a later scan can fix it."""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> FindingDict:
         return {
             "place": self.place,
             "where": self.where,
@@ -127,7 +176,7 @@ class ScanReport:
             if self.scanned.get(place) or found[place]
         }
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> ScanSummary:
         """The figures alone (the daemon's log line)."""
         return {
             "detector": self.detector,
@@ -142,11 +191,20 @@ class ScanReport:
             "seconds": round(self.seconds, 3),
         }
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ScanReportDict:
+        summary = self.summary()
         return {
-            **self.summary(),
-            "fix": self.fix,
+            "detector": summary["detector"],
             "squads": list(self.squads),
+            "found": summary["found"],
+            "fixed": summary["fixed"],
+            "remaining": summary["remaining"],
+            "kinds": summary["kinds"],
+            "places": summary["places"],
+            "commits": summary["commits"],
+            "complete": summary["complete"],
+            "seconds": summary["seconds"],
+            "fix": self.fix,
             "findings": [f.to_dict() for f in self.findings],
             "counts": self.counts(),
             "notes": list(self.notes),

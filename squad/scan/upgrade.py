@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from squad.fsutil import atomic_write
+
+if TYPE_CHECKING:
+    from squad.scan.report import ScanSummary
 
 __all__ = ["STATE_FILE", "last_scanned", "needs_scan", "record_scan"]
 
@@ -37,7 +40,7 @@ def needs_scan(home: Path) -> bool:
     return last_scanned(home) != detector_version()
 
 
-def record_scan(home: Path, detector: str, at: str, summary: dict[str, Any]) -> None:
+def record_scan(home: Path, detector: str, at: str, summary: ScanSummary) -> None:
     """Record that the home was scanned with ``detector`` at ``at`` (0600, like the home)."""
     body = {"detector": detector, "scanned_at": at, "summary": summary}
     path = home / STATE_FILE

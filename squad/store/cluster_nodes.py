@@ -8,6 +8,7 @@ worker table has ids and beats but no names; this one is what ``squad cluster no
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -39,19 +40,6 @@ class NodeRecord:
     stopped_at: datetime | None
     state: dict[str, Any] | None = field(default=None, hash=False)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "host": self.host,
-            "pid": self.pid,
-            "role": self.role,
-            "worker_id": self.worker_id,
-            "started_at": self.started_at.isoformat(),
-            "beat_at": self.beat_at.isoformat(),
-            "stopped_at": None if self.stopped_at is None else self.stopped_at.isoformat(),
-            "state": self.state,
-        }
-
 
 class ClusterNodeStore:
     """Cluster nodes' heartbeats; get one as ``Store.cluster``. Thread-safe."""
@@ -69,7 +57,7 @@ class ClusterNodeStore:
         role: str,
         started_at: datetime,
         worker_id: int | None,
-        state: dict[str, Any] | None = None,
+        state: Mapping[str, object] | None = None,
     ) -> NodeRecord:
         """Record that node ``name`` is alive now (one upsert); clears ``stopped_at``."""
         if started_at.utcoffset() is None:

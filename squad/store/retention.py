@@ -23,7 +23,7 @@ from collections import defaultdict
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from sqlalchemy import Table, and_, delete, or_, select, tuple_, update
 from sqlalchemy.engine import Connection, Engine
@@ -33,7 +33,7 @@ from squad.store.engine import transaction
 from squad.store.tables import metadata
 from squad.store.upsert import upsert
 
-__all__ = ["BATCH", "Forgotten", "RetentionStore", "give_back_sqlite_space"]
+__all__ = ["BATCH", "Forgotten", "ForgottenCounts", "RetentionStore", "give_back_sqlite_space"]
 
 RUNS: Table = metadata.tables["runs"]
 TASKS: Table = metadata.tables["run_tasks"]
@@ -50,6 +50,17 @@ BATCH = 200
 _TERMINAL = ("succeeded", "failed", "stopped")
 
 
+class ForgottenCounts(TypedDict):
+    """:meth:`Forgotten.to_dict`: the figures of a retention pass's report."""
+
+    runs_forgotten: int
+    task_rows_deleted: int
+    messages_deleted: int
+    spend_rows_rolled_up: int
+    extraction_passes_deleted: int
+    review_rows_deleted: int
+
+
 @dataclass
 class Forgotten:
     """What one :meth:`RetentionStore.forget_runs` call removed from the store."""
@@ -61,7 +72,7 @@ class Forgotten:
     passes: int = 0
     reviews: int = 0
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ForgottenCounts:
         return {
             "runs_forgotten": len(self.runs),
             "task_rows_deleted": self.tasks,

@@ -9,23 +9,25 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from squad.daemon.context import BACKGROUND_JOBS
 from squad.errors import SquadError
+from squad.scan.report import ScanSummary
 
 if TYPE_CHECKING:
     from squad.daemon.context import DaemonContext
     from squad.daemon.eventlog import DaemonLog
+    from squad.jobqueue.reports import JobQueued, JobReport
 
 __all__ = ["BackgroundJobs", "JobWork", "SecretsScan", "local_job", "run_job"]
 
-JobWork = Callable[["DaemonContext", str], dict[str, Any]]
+JobWork = Callable[["DaemonContext", str], "JobReport | JobQueued"]
 """Runs one background job by name; its report (logged with ``job_end``)."""
 
 
-def run_job(log: DaemonLog, job: str, work: Callable[[], dict[str, Any]]) -> None:
+def run_job(log: DaemonLog, job: str, work: Callable[[], Mapping[str, object]]) -> None:
     """Run ``work`` between ``job_start`` and ``job_end`` (``job_error`` when it fails: the
     daemon goes on)."""
     log.emit("job_start", job=job)
@@ -40,7 +42,7 @@ def run_job(log: DaemonLog, job: str, work: Callable[[], dict[str, Any]]) -> Non
     log.emit("job_end", job=job, report=report)
 
 
-def local_job(ctx: DaemonContext, job: str) -> dict[str, Any]:
+def local_job(ctx: DaemonContext, job: str) -> JobReport:
     """A background job in this process, over the squads the daemon has loaded."""
     from squad.daemon.jobs import retain_loaded, run_consolidation, sweep_extraction
 
@@ -92,6 +94,13 @@ class BackgroundJobs:
             ctx.scheduler.add_cron_job(job, crons[job], functools.partial(self._run, ctx, job))
 
 
+class ScanDone(ScanSummary):
+    """The credential scan's ``job_end`` report: its figures, and whether the detector was
+    recorded as scanned with."""
+
+    recorded: bool
+
+
 class SecretsScan:
     """When the credential detector is not the one the home was last scanned with (an
     upgrade, or a home never scanned), scan every stored place with ``fix`` in the
@@ -132,7 +141,7 @@ class SecretsScan:
             if ctx.force.is_set():
                 self._stop.set()
 
-    def _scan(self, ctx: DaemonContext) -> dict[str, Any]:
+    def _scan(self, ctx: DaemonContext) -> ScanDone:
         from squad.scan import record_scan, scan_home
 
         report = scan_home(ctx.app, fix=True, stop=self._stop.is_set)

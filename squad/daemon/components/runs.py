@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol, TypedDict
 
 from squad.daemon.context import iso
 from squad.daemon.runqueue import RunRequest
@@ -21,13 +21,29 @@ if TYPE_CHECKING:
     from squad.daemon.catalog import LoadedSquad
     from squad.daemon.context import DaemonContext
     from squad.daemon.runs import RunDispatcher
+    from squad.jobqueue.payloads import NodeState
 
-__all__ = ["DAEMON_TRIGGERS", "Dispatcher", "LocalRuns", "QueueView", "Runs", "StartupRuns"]
+__all__ = [
+    "DAEMON_TRIGGERS",
+    "Dispatcher",
+    "LocalRuns",
+    "QueueView",
+    "Runs",
+    "RunsReport",
+    "StartupRuns",
+]
 
 DAEMON_TRIGGERS = frozenset({"schedule", "on_start"})
 """Run triggers only a daemon uses: a ``running`` run with one of them, found at start, was
 left by a daemon that died, and is resumed. Other ``running`` runs may belong to a
 ``squad run`` still at work, and are left alone."""
+
+
+class RunsReport(TypedDict, total=False):
+    """The runs component's part of the heartbeat state: nothing for this process's queue,
+    the node's state in a cluster."""
+
+    cluster: NodeState
 
 
 class QueueView(Protocol):
@@ -85,7 +101,7 @@ class Runs(Protocol):
         """A cron time ``at`` passed while no daemon ran, within the misfire grace."""
         ...
 
-    def report(self) -> dict[str, Any]:
+    def report(self) -> RunsReport:
         """Its own part of the heartbeat state."""
         ...
 
@@ -136,7 +152,7 @@ class LocalRuns:
     def fire_late(self, ctx: DaemonContext, name: str, at: datetime) -> None:
         self.dispatcher.submit(RunRequest(name, "schedule"))
 
-    def report(self) -> dict[str, Any]:
+    def report(self) -> RunsReport:
         return {}
 
     def reconfigure(self, ctx: DaemonContext, applied: tuple[str, ...]) -> None:
