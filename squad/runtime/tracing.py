@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from squad.errors import ModelError
 from squad.model.offline import is_offline
@@ -85,7 +85,7 @@ def _model_part(model: str) -> str:
     return rest if slash and rest else model
 
 
-def model_attributes(spec: ModelSpec) -> dict[str, Any]:
+def model_attributes(spec: ModelSpec) -> Attributes:
     """The request attributes of calls to the model ``spec`` names."""
     return {
         PROVIDER: provider_name(spec.name),
@@ -101,7 +101,7 @@ def _host(url: str) -> str:
     return url.split("://", 1)[-1].split("/", 1)[0].rsplit("@", 1)[-1]
 
 
-def usage_attributes(usage: Usage) -> dict[str, Any]:
+def usage_attributes(usage: Usage) -> Attributes:
     """Tokens and cost, as ``gen_ai.usage.*`` and ``squad.cost_usd``."""
     return {
         "gen_ai.usage.input_tokens": usage.prompt_tokens,
@@ -116,7 +116,7 @@ def run_span_name(spec: SquadSpec) -> str:
 
 def run_attributes(
     spec: SquadSpec, run_id: str, *, trigger: str | None, resumed: bool
-) -> dict[str, Any]:
+) -> Attributes:
     """The attributes a run's span starts with."""
     return {
         OPERATION: "invoke_workflow",
@@ -249,9 +249,34 @@ def tool_called(tool: Span, call: ToolCall, result: str) -> None:
     tool.content("gen_ai.tool.call.result", lambda: result)
 
 
-def _message(message: Message) -> dict[str, Any]:
+class _TextPart(TypedDict):
+    type: Literal["text"]
+    content: str
+
+
+class _ToolCallPart(TypedDict):
+    type: Literal["tool_call"]
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+class _ToolResponsePart(TypedDict):
+    type: Literal["tool_call_response"]
+    id: str | None
+    response: str
+
+
+class _GenAIMessage(TypedDict):
+    """A message in ``gen_ai.input.messages`` / ``gen_ai.output.messages``."""
+
+    role: str
+    parts: list[_TextPart | _ToolCallPart | _ToolResponsePart]
+
+
+def _message(message: Message) -> _GenAIMessage:
     """A message as the GenAI conventions write it: a role and its parts."""
-    parts: list[dict[str, Any]] = []
+    parts: list[_TextPart | _ToolCallPart | _ToolResponsePart] = []
     if message.role == "tool":
         parts.append(
             {"type": "tool_call_response", "id": message.tool_call_id, "response": message.content}
