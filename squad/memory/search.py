@@ -15,7 +15,7 @@ import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from squad.errors import PathEscapeError
 from squad.fsutil import read_up_to
@@ -24,6 +24,7 @@ from squad.paths import contained
 from squad.text.grep import (
     DEFAULT_TIMEOUT_S,
     LineMatch,
+    LineMatchDict,
     SearchPattern,
     Skipped,
     find_spans,
@@ -42,6 +43,7 @@ __all__ = [
     "MAX_MEMORY_FILE_BYTES",
     "HitLayer",
     "MemoryHit",
+    "MemoryHitDict",
     "MemorySearch",
     "scan_memory_files",
     "search_all_memory",
@@ -58,6 +60,17 @@ MAX_MEMORY_FILE_BYTES = 5_000_000
 HitLayer = Literal["project", "experiential", "conversation"]
 
 
+class MemoryHitDict(LineMatchDict):
+    """:meth:`MemoryHit.to_dict`: where the hit is, then the match."""
+
+    layer: HitLayer
+    squad: str | None
+    agent: str | None
+    where: str
+    section: str | None
+    namespace: str | None
+
+
 @dataclass(frozen=True)
 class MemoryHit:
     layer: HitLayer
@@ -70,7 +83,7 @@ class MemoryHit:
     match: LineMatch
     namespace: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> MemoryHitDict:
         return {
             "layer": self.layer,
             "squad": self.squad,

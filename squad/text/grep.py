@@ -18,7 +18,7 @@ import math
 import re
 import time
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import TypeAlias, TypedDict
 
 # Named rx: ``regex`` is compile_query's flag. Stubs: types-regex (when absent, rx is Any).
 import regex as rx  # type: ignore[import-untyped, unused-ignore]
@@ -31,8 +31,10 @@ __all__ = [
     "MAX_QUERY_CHARS",
     "MAX_REGEX_CHARS",
     "LineMatch",
+    "LineMatchDict",
     "SearchPattern",
     "Skipped",
+    "SkippedDict",
     "check_timeout",
     "compile_query",
     "contains",
@@ -65,6 +67,26 @@ _VERBOSE = re.compile(r"\(\?[-a-zA-Z0-9]*x")
 _CALL = re.compile(r"\(\?(?:R|[-+]?\d+)\)|\(\?&|\(\?P>|\\g<")
 
 
+class ContextLineDict(TypedDict):
+    line_number: int
+    line: str
+
+
+class LineMatchDict(TypedDict):
+    """:meth:`LineMatch.to_dict`: a match as ``--json`` and the API show it."""
+
+    line_number: int
+    line: str
+    spans: list[list[int]]
+    before: list[ContextLineDict]
+    after: list[ContextLineDict]
+
+
+class SkippedDict(TypedDict):
+    path: str
+    reason: str
+
+
 @dataclass(frozen=True)
 class LineMatch:
     """One matching line, every match on it, and its context lines as ``(number, text)``.
@@ -80,7 +102,7 @@ class LineMatch:
     before: list[tuple[int, str]]
     after: list[tuple[int, str]]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> LineMatchDict:
         return {
             "line_number": self.line_number,
             "line": self.line,
@@ -101,7 +123,7 @@ class Skipped:
     path: str
     reason: str
 
-    def to_dict(self) -> dict[str, str]:
+    def to_dict(self) -> SkippedDict:
         return {"path": self.path, "reason": self.reason}
 
 

@@ -112,7 +112,7 @@ def workspace_search(
 ) -> SearchResult:
     from squad.text.grep import compile_query
     from squad.web.redaction import redacted_hits
-    from squad.workspace.search import search
+    from squad.workspace.search import FileMatchesDict, search
 
     app = _web(request).app
     found = app.squads.locate(squad)
@@ -127,7 +127,7 @@ def workspace_search(
     ).to_dict()
     pattern = compile_query(query, regex=regex, case_sensitive=case_sensitive)
     hidden = 0
-    files = []
+    files: list[FileMatchesDict] = []
     for file in result["files"]:
         matches, count = redacted_hits(file["matches"], pattern, where=file["path"])
         hidden += count

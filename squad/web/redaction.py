@@ -9,13 +9,21 @@ line, so a query for the secret itself finds nothing to show.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import TypeVar
 
-from squad.text.grep import DEFAULT_TIMEOUT_S, SearchPattern, find_spans
+from squad.text.grep import (
+    DEFAULT_TIMEOUT_S,
+    ContextLineDict,
+    LineMatchDict,
+    SearchPattern,
+    find_spans,
+)
 from squad.text.secrets import redact
 
 __all__ = ["key_state", "redacted_hits", "redacted_text"]
+
+M = TypeVar("M", bound=LineMatchDict)
 
 
 def redacted_text(text: str) -> tuple[str, int]:
@@ -33,27 +41,35 @@ def key_state(env_name: str | None, environ: Mapping[str, str] | None = None) ->
 
 
 def redacted_hits(
-    matches: list[dict[str, Any]], pattern: SearchPattern, *, where: str
-) -> tuple[list[dict[str, Any]], int]:
-    """Search matches (``LineMatch.to_dict`` shapes) with every shown line redacted; a match
-    whose spans were all inside a credential is left out. Returns them and how many lines
-    were redacted."""
-    kept: list[dict[str, Any]] = []
+    matches: Iterable[M], pattern: SearchPattern, *, where: str
+) -> tuple[list[M], int]:
+    """Search matches (``LineMatch.to_dict`` shapes, alone or within a memory hit) with every
+    shown line redacted; a match whose spans were all inside a credential is left out.
+    Returns them and how many lines were redacted."""
+    kept: list[M] = []
     hidden = 0
     for match in matches:
         line, count = redacted_text(match["line"])
+        shown = match.copy()
         if count:
             hidden += 1
             spans = find_spans(pattern, line, timeout_s=DEFAULT_TIMEOUT_S, where=where)
             if not spans:
                 continue
-            match = {**match, "line": line, "spans": [[s, e] for s, e in spans]}
-        for side in ("before", "after"):
-            context = []
-            for item in match[side]:
-                text, count = redacted_text(item["line"])
-                hidden += bool(count)
-                context.append({**item, "line": text})
-            match = {**match, side: context}
-        kept.append(match)
+            shown["line"] = line
+            shown["spans"] = [[s, e] for s, e in spans]
+        shown["before"], before = _redacted_context(match["before"])
+        shown["after"], after = _redacted_context(match["after"])
+        hidden += before + after
+        kept.append(shown)
     return kept, hidden
+
+
+def _redacted_context(lines: list[ContextLineDict]) -> tuple[list[ContextLineDict], int]:
+    shown: list[ContextLineDict] = []
+    hidden = 0
+    for item in lines:
+        text, count = redacted_text(item["line"])
+        hidden += bool(count)
+        shown.append({**item, "line": text})
+    return shown, hidden

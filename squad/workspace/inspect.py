@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
-from typing import Any, Literal
+from typing import Literal, TypedDict
 
 from squad import views
 from squad.errors import NotFound, UsageError, WorkspaceError
@@ -31,7 +31,9 @@ __all__ = [
     "Health",
     "MemoryFileHealth",
     "Preview",
+    "PreviewDict",
     "TreeEntry",
+    "TreeEntryDict",
     "health",
     "preview",
     "tree",
@@ -59,6 +61,30 @@ def _mtime(st: os.stat_result) -> datetime:
     return datetime.fromtimestamp(st.st_mtime, tz=UTC)
 
 
+class TreeEntryDict(TypedDict):
+    """:meth:`TreeEntry.to_dict`: an entry of ``squad ws tree --json``."""
+
+    path: str
+    name: str
+    depth: int
+    is_dir: bool
+    size: int
+    mtime: str
+    is_link: bool
+    link_target: str | None
+
+
+class PreviewDict(TypedDict):
+    """:meth:`Preview.to_dict`: what ``squad ws show --json`` prints."""
+
+    path: str
+    kind: PreviewKind
+    text: str
+    size: int
+    truncated: bool
+    language: str
+
+
 @dataclass(frozen=True)
 class TreeEntry:
     """One file, folder or link; folders carry the size and newest mtime of all they hold."""
@@ -72,7 +98,7 @@ class TreeEntry:
     is_link: bool
     link_target: str | None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> TreeEntryDict:
         return {
             "path": self.path,
             "name": self.name,
@@ -96,7 +122,7 @@ class Preview:
     truncated: bool
     language: str
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> PreviewDict:
         return {
             "path": self.path,
             "kind": self.kind,

@@ -16,14 +16,16 @@ import stat
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from squad.errors import StoreError, UsageError
 from squad.text.grep import (
     DEFAULT_TIMEOUT_S,
     LineMatch,
+    LineMatchDict,
     SearchPattern,
     Skipped,
+    SkippedDict,
     check_timeout,
     compile_query,
     contains,
@@ -37,7 +39,33 @@ from squad.workspace.inspect import _check_root, _read_text, _walk
 if TYPE_CHECKING:
     from squad.workspace.trigram_index import StoredTexts
 
-__all__ = ["FileMatches", "LineMatch", "SearchResult", "Skipped", "search"]
+__all__ = [
+    "FileMatches",
+    "FileMatchesDict",
+    "LineMatch",
+    "SearchResult",
+    "SearchResultDict",
+    "Skipped",
+    "search",
+]
+
+
+class FileMatchesDict(TypedDict):
+    path: str
+    matches: list[LineMatchDict]
+
+
+class SearchResultDict(TypedDict):
+    """:meth:`SearchResult.to_dict`: what ``squad ws search --json`` prints (with the squad)."""
+
+    query: str
+    files: list[FileMatchesDict]
+    match_count: int
+    files_scanned: int
+    files_skipped: dict[str, int]
+    skipped: list[SkippedDict]
+    max_file_bytes: int
+    truncated: bool
 
 
 @dataclass(frozen=True)
@@ -47,7 +75,7 @@ class FileMatches:
     path: str
     matches: list[LineMatch]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> FileMatchesDict:
         return {"path": self.path, "matches": [m.to_dict() for m in self.matches]}
 
 
@@ -73,7 +101,7 @@ class SearchResult:
         """Matching lines in all files (not spans)."""
         return sum(len(f.matches) for f in self.files)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> SearchResultDict:
         return {
             "query": self.query,
             "files": [f.to_dict() for f in self.files],
