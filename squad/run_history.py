@@ -16,10 +16,10 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal, TypedDict
 
 from squad import flock
 from squad.errors import HistoryUnavailable, NotFound, UsageError
@@ -45,9 +45,58 @@ if TYPE_CHECKING:
     from squad.store import Store
     from squad.store.records import RunRecord
 
-__all__ = ["RunChanges", "RunDiff", "RunView", "Runs", "WorkspaceRef"]
+__all__ = [
+    "RunChanges",
+    "RunChangesDict",
+    "RunDiff",
+    "RunView",
+    "RunViewDict",
+    "Runs",
+    "WorkspaceRef",
+]
 
 Source = Literal["history", "store", "live", "marker"]
+
+
+class TaskEntry(TypedDict):
+    task: str
+    agent: str
+    status: str
+
+
+class RunViewDict(TypedDict):
+    """:meth:`RunView.to_dict`."""
+
+    run_id: str
+    squad: str
+    status: str
+    trigger: str
+    started_at: str | None
+    ended_at: str | None
+    tokens_in: int
+    tokens_out: int
+    cost_usd: float
+    commit: str | None
+    source: Source
+    tasks: list[TaskEntry]
+    outputs: str
+    duration_s: float | None
+
+
+class FileChangeDict(TypedDict):
+    path: str
+    status: str
+    added: int
+    removed: int
+    binary: bool
+
+
+class RunChangesDict(RunViewDict):
+    """:meth:`RunChanges.to_dict`: the run, and what changed since the previous one."""
+
+    previous_run: str | None
+    previous_commit: str | None
+    changes: list[FileChangeDict]
 
 
 @dataclass(frozen=True)
@@ -79,13 +128,24 @@ class RunView:
     def sort_key(self) -> datetime:
         return self.started_at or self.ended_at or datetime.min.replace(tzinfo=None)
 
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["started_at"] = self.started_at.isoformat() if self.started_at else None
-        data["ended_at"] = self.ended_at.isoformat() if self.ended_at else None
-        data["duration_s"] = self.duration_s
-        data["tasks"] = [{"task": t, "agent": a, "status": s} for t, a, s in self.tasks]
-        return data
+    def to_dict(self) -> RunViewDict:
+        """What ``squad runs list --json`` prints of it."""
+        return {
+            "run_id": self.run_id,
+            "squad": self.squad,
+            "status": self.status,
+            "trigger": self.trigger,
+            "started_at": self.started_at.isoformat() if self.started_at else None,
+            "ended_at": self.ended_at.isoformat() if self.ended_at else None,
+            "tokens_in": self.tokens_in,
+            "tokens_out": self.tokens_out,
+            "cost_usd": self.cost_usd,
+            "commit": self.commit,
+            "source": self.source,
+            "tasks": [{"task": t, "agent": a, "status": s} for t, a, s in self.tasks],
+            "outputs": self.outputs,
+            "duration_s": self.duration_s,
+        }
 
     @classmethod
     def of_entry(cls, entry: RunEntry) -> RunView:
@@ -143,12 +203,22 @@ class RunChanges:
     previous_commit: str | None
     changes: tuple[FileChange, ...] = field(default=())
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> RunChangesDict:
+        """What ``squad runs show --json`` prints of it."""
         return {
             **self.run.to_dict(),
             "previous_run": self.previous,
             "previous_commit": self.previous_commit,
-            "changes": [asdict(c) for c in self.changes],
+            "changes": [
+                {
+                    "path": c.path,
+                    "status": c.status,
+                    "added": c.added,
+                    "removed": c.removed,
+                    "binary": c.binary,
+                }
+                for c in self.changes
+            ],
         }
 
 

@@ -26,6 +26,7 @@ from squad.cli.ws import ws_app
 if TYPE_CHECKING:
     from squad.errors import Problem
     from squad.spec.models import SquadSpec
+    from squad.views import WorkspaceCreated
     from squad.workspace.folders import CreateReport
 
 __all__ = ["app"]
@@ -180,13 +181,15 @@ def schema(
     typer.echo(f"wrote {output}", err=True)
 
 
-def _report(out: Output, spec: SquadSpec, report: CreateReport) -> dict[str, Any]:
-    data = {
-        "squad": spec.name,
-        "workspace": str(report.path),
-        "manifest": report.manifest,
-        "created": report.created,
-    }
+def _report(out: Output, spec: SquadSpec, report: CreateReport) -> WorkspaceCreated:
+    from squad.views import WorkspaceCreated
+
+    data = WorkspaceCreated(
+        squad=spec.name,
+        workspace=str(report.path),
+        manifest=report.manifest,
+        created=report.created,
+    )
     if not out.json_mode:
         out.line(
             f"{spec.name}: {report.path} (manifest {report.manifest}, "

@@ -17,7 +17,7 @@ import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from squad.errors import ConfigError, Problem
 from squad.fsutil import read_up_to
@@ -27,6 +27,7 @@ from squad.spec.yaml_source import MAX_FILE_BYTES, Positions
 
 __all__ = [
     "Definition",
+    "DefinitionDict",
     "Plan",
     "assign_squads",
     "is_definition_file",
@@ -53,6 +54,15 @@ def list_definition_files(folder: Path) -> list[Path]:
     except (FileNotFoundError, NotADirectoryError):
         return []
     return [p for p in entries if is_definition_file(p) and not p.is_dir()]
+
+
+class DefinitionDict(TypedDict):
+    """:meth:`Definition.to_dict`: a file of the squads folder, its squad or its problems."""
+
+    file: str
+    squad: str | None
+    error: str | None
+    problems: list[dict[str, object]]
 
 
 @dataclass(frozen=True)
@@ -88,7 +98,7 @@ class Definition:
         """This file, refused for ``message`` (a conflict found after validation)."""
         return Definition(self.path, self.digest, None, (Problem(message, source=str(self.path)),))
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> DefinitionDict:
         return {
             "file": str(self.path),
             "squad": self.spec.name if self.spec else None,

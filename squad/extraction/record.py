@@ -9,16 +9,35 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from squad.extraction.apply import Applied
 from squad.memory.agent import AgentContext
 from squad.memory.audit import AuditLog, AuditRecord
 from squad.memory.service import MemoryService
 
-__all__ = ["MessagesRead", "PassReport", "Status", "record_pass"]
+__all__ = [
+    "MessagesRead",
+    "PassReport",
+    "PassReportDict",
+    "Status",
+    "record_pass",
+]
 
 Status = Literal["done", "skipped", "failed"]
+
+
+class PassReportDict(TypedDict):
+    """:meth:`PassReport.to_dict`: one batch of ``squad memory extract --json``."""
+
+    status: Status
+    extractor: str
+    from_seq: int
+    to_seq: int
+    reason: str | None
+    written: list[dict[str, Any]]
+    dropped: list[dict[str, Any]]
+    id: int | None
 
 
 @dataclass(frozen=True)
@@ -34,7 +53,7 @@ class PassReport:
     dropped: list[dict[str, Any]] = field(default_factory=list)
     record_id: int | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> PassReportDict:
         return {
             "status": self.status,
             "extractor": self.extractor,

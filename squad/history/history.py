@@ -26,10 +26,10 @@ import json
 import os
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict, TypeVar
 
 from squad.clock import Clock, utc_now
 from squad.errors import HistoryUnavailable, WorkspaceError
@@ -60,6 +60,7 @@ __all__ = [
     "History",
     "HistoryEvents",
     "HistoryHealth",
+    "HistoryHealthDict",
     "RunWrites",
     "WriteHook",
     "Wrote",
@@ -111,6 +112,18 @@ class RunWrites:
             yield _ignore
 
 
+class HistoryHealthDict(TypedDict):
+    """:meth:`HistoryHealth.to_dict`: a squad's history in ``squad ws health --json``."""
+
+    state: str
+    detail: str | None
+    head: str | None
+    commits: int
+    size_bytes: int
+    last_commit_at: str | None
+    paused: bool
+
+
 @dataclass(frozen=True)
 class HistoryHealth:
     state: str
@@ -126,11 +139,16 @@ class HistoryHealth:
     def paused(self) -> bool:
         return self.state in ("foreign", "broken")
 
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["last_commit_at"] = self.last_commit_at.isoformat() if self.last_commit_at else None
-        data["paused"] = self.paused
-        return data
+    def to_dict(self) -> HistoryHealthDict:
+        return {
+            "state": self.state,
+            "detail": self.detail,
+            "head": self.head,
+            "commits": self.commits,
+            "size_bytes": self.size_bytes,
+            "last_commit_at": self.last_commit_at.isoformat() if self.last_commit_at else None,
+            "paused": self.paused,
+        }
 
 
 class History:

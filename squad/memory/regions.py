@@ -43,7 +43,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import Literal, TypedDict, get_args
 
 __all__ = [
     "PROMPT_REGIONS",
@@ -52,6 +52,7 @@ __all__ = [
     "SHARES",
     "TURN_FLOOR",
     "Region",
+    "RegionRowDict",
     "RegionUse",
     "Regions",
     "Share",
@@ -115,6 +116,16 @@ def minimum_window() -> int:
     return sum(share.floor for share in SHARES.values()) + TURN_FLOOR
 
 
+class RegionRowDict(TypedDict):
+    """:meth:`RegionUse.to_dict`: a row of ``squad memory context --json``'s regions."""
+
+    region: Region
+    budget: int
+    used: int | None
+    set_by: str | None
+    capped: bool
+
+
 @dataclass(frozen=True)
 class RegionUse:
     """One row of :meth:`Regions.report`."""
@@ -130,7 +141,7 @@ class RegionUse:
     capped: bool
     """The setting asked for more than the window can give; the budget is what it gives."""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> RegionRowDict:
         return {
             "region": self.region,
             "budget": self.budget,

@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from squad.memory.assembly import CLOSE_MARK, OPEN_MARK
 from squad.memory.untrusted import defuse
@@ -50,6 +50,7 @@ __all__ = [
     "TITLE",
     "Field",
     "WorkingMemory",
+    "WorkingMemoryDict",
     "WorkingUpdate",
     "apply",
     "drop_task",
@@ -113,6 +114,18 @@ _LABELS: Mapping[Field, str] = {
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
 
 
+class WorkingMemoryDict(TypedDict):
+    """:meth:`WorkingMemory.to_dict`: each field as a list, in :data:`FIELDS` order."""
+
+    tasks: list[str]
+    files: list[str]
+    decisions: list[str]
+    blockers: list[str]
+    done: list[str]
+    remaining: list[str]
+    notes: list[str]
+
+
 @dataclass(frozen=True)
 class WorkingMemory:
     """One agent's state in one run; every instance is within bounds (see the module)."""
@@ -146,8 +159,16 @@ class WorkingMemory:
             if value:
                 yield name, value
 
-    def to_dict(self) -> dict[str, list[str]]:
-        return {name: list(getattr(self, name)) for name in FIELDS}
+    def to_dict(self) -> WorkingMemoryDict:
+        return {
+            "tasks": list(self.tasks),
+            "files": list(self.files),
+            "decisions": list(self.decisions),
+            "blockers": list(self.blockers),
+            "done": list(self.done),
+            "remaining": list(self.remaining),
+            "notes": list(self.notes),
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> WorkingMemory:

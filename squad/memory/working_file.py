@@ -21,7 +21,6 @@ import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from filelock import Timeout
 
@@ -29,12 +28,26 @@ from squad.clock import Clock, utc_now
 from squad.errors import MemoryError_
 from squad.fsutil import atomic_write
 from squad.memory.file_io import locked
-from squad.memory.working import WorkingMemory
+from squad.memory.working import WorkingMemory, WorkingMemoryDict
 from squad.paths import check_name, contained
 
-__all__ = ["WORKING_MEMORY_FOLDER", "WorkingMemoryFile", "WorkingRecord", "working_runs"]
+__all__ = [
+    "WORKING_MEMORY_FOLDER",
+    "WorkingMemoryFile",
+    "WorkingRecord",
+    "WorkingRecordDict",
+    "working_runs",
+]
 
 WORKING_MEMORY_FOLDER = "working-memory"
+
+
+class WorkingRecordDict(WorkingMemoryDict):
+    """:meth:`WorkingRecord.to_dict`: whose run, when, the fields, and the text shown."""
+
+    run_id: str
+    updated_at: str
+    text: str
 
 
 @dataclass(frozen=True)
@@ -45,7 +58,7 @@ class WorkingRecord:
     updated_at: str
     state: WorkingMemory
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> WorkingRecordDict:
         return {
             "run_id": self.run_id,
             "updated_at": self.updated_at,

@@ -7,9 +7,9 @@ spend the store holds.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from squad.runtime.limits import RunBudget
 from squad.runtime.steps import RunState, state_outcome
@@ -20,7 +20,23 @@ if TYPE_CHECKING:
     from squad.store import Store
     from squad.store.records import RunStatus
 
-__all__ = ["RunEnd", "RunResult", "result_of", "run_end"]
+__all__ = ["RunEnd", "RunResult", "RunResultDict", "result_of", "run_end"]
+
+
+class RunResultDict(TypedDict):
+    """:meth:`RunResult.to_dict`."""
+
+    run_id: str
+    squad: str
+    status: str
+    workspace: str
+    tasks: dict[str, str]
+    turns: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float
+    error: str | None
+    awaiting: str | None
 
 
 @dataclass(frozen=True)
@@ -42,10 +58,21 @@ class RunResult:
     def succeeded(self) -> bool:
         return self.status == "succeeded"
 
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["workspace"] = str(self.workspace)
-        return data
+    def to_dict(self) -> RunResultDict:
+        """What ``squad run --json`` prints."""
+        return {
+            "run_id": self.run_id,
+            "squad": self.squad,
+            "status": self.status,
+            "workspace": str(self.workspace),
+            "tasks": dict(self.tasks),
+            "turns": self.turns,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "cost_usd": self.cost_usd,
+            "error": self.error,
+            "awaiting": self.awaiting,
+        }
 
 
 @dataclass(frozen=True)

@@ -73,6 +73,7 @@ from squad.views.squads import (
     SquadStatus,
     SquadSummary,
     TaskSpec,
+    WorkspaceCreated,
 )
 from squad.views.status import (
     Backlog,
@@ -181,4 +182,5 @@ __all__ = [
     "TaskSpec",
     "View",
     "WaitingApproval",
+    "WorkspaceCreated",
 ]

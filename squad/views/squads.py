@@ -19,6 +19,7 @@ __all__ = [
     "SquadStatus",
     "SquadSummary",
     "TaskSpec",
+    "WorkspaceCreated",
 ]
 
 
@@ -135,3 +136,13 @@ class SquadList(View):
     squads: list[SquadCard]
     read_only: bool
     """Whether this server may write (remember, record, start runs)."""
+
+
+class WorkspaceCreated(View):
+    """What ``squad create`` (or ``squad restore``) did to one squad's workspace."""
+
+    squad: str
+    workspace: str
+    manifest: Literal["created", "updated", "unchanged"]
+    created: list[str]
+    """Paths (relative to the workspace) that did not exist before."""
