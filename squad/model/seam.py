@@ -28,7 +28,7 @@ import random
 import time
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache, partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from squad.errors import ModelError
 from squad.model.litellm_load import (
@@ -54,7 +54,13 @@ from squad.model.types import (
     ToolSpec,
     Usage,
 )
-from squad.model.wire import message_dict, parse_answer, tool_dict
+from squad.model.wire import (
+    WireMessage,
+    WireTool,
+    message_dict,
+    parse_answer,
+    tool_dict,
+)
 
 if TYPE_CHECKING:
     import tenacity
@@ -62,6 +68,26 @@ if TYPE_CHECKING:
     from squad.spec.models import ModelSpec
 
 __all__ = ["NO_KEY", "LiteLLMModel", "RetryPolicy", "model_window"]
+
+
+class CompletionRequest(TypedDict):
+    """The keywords of one ``litellm.completion`` call; the optional ones are left out
+    when the squad's model spec does not set them."""
+
+    model: str
+    messages: list[WireMessage]
+    num_retries: int
+    max_retries: int
+    api_key: NotRequired[str]
+    api_base: NotRequired[str]
+    temperature: NotRequired[float]
+    max_tokens: NotRequired[int]
+    timeout: NotRequired[float]
+    tools: NotRequired[list[WireTool]]
+    response_format: NotRequired[dict[str, Any]]
+    stream: NotRequired[bool]
+    stream_options: NotRequired[dict[str, bool]]
+
 
 NO_KEY = "no-key"
 """The API key sent to an ``api_base`` when no ``api_key_env`` is named and the provider's own
@@ -249,9 +275,9 @@ class LiteLLMModel:
         response_format: Mapping[str, Any] | None,
         timeout_s: float | None,
         on_token: TokenCallback | None,
-    ) -> dict[str, Any]:
+    ) -> CompletionRequest:
         spec = self.spec
-        request: dict[str, Any] = {
+        request: CompletionRequest = {
             "model": spec.name,
             "messages": [message_dict(m) for m in messages],
             # Retries are ours: litellm's wrapper retries only when num_retries is truthy, and

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from squad.model.inprocess import FunctionModel, ModelCall, TestModel, arguments_for
 from squad.model.stub_answers import (
@@ -350,9 +350,39 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
 
+class _Choice(TypedDict):
+    index: int
+    message: dict[str, Any]
+    finish_reason: str
+
+
+class _Completion(TypedDict):
+    """A chat-completions answer, as the OpenAI API writes it."""
+
+    id: str
+    object: str
+    created: int
+    model: str
+    choices: list[_Choice]
+    usage: dict[str, int]
+
+
+class _ErrorDetail(TypedDict):
+    message: str
+    type: str
+    param: None
+    code: str
+
+
+class _ErrorBody(TypedDict):
+    """An error answer, as the OpenAI API writes it."""
+
+    error: _ErrorDetail
+
+
 def _completion(
     model: str, message: dict[str, Any], finish: str, usage: dict[str, int]
-) -> dict[str, Any]:
+) -> _Completion:
     return {
         "id": "chatcmpl-stub",
         "object": "chat.completion",
@@ -371,7 +401,7 @@ def _usage(
     return {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c}
 
 
-def _error_body(code: int, message: str) -> dict[str, Any]:
+def _error_body(code: int, message: str) -> _ErrorBody:
     kinds = {
         400: "invalid_request_error",
         401: "authentication_error",

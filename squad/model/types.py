@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, TypedDict, runtime_checkable
 
 __all__ = [
     "ChatModel",
@@ -18,6 +18,7 @@ __all__ = [
     "ModelReply",
     "Price",
     "Role",
+    "Spend",
     "TokenCallback",
     "ToolCall",
     "ToolSpec",
@@ -113,6 +114,16 @@ class Price:
 FREE = Price(0.0, 0.0)
 
 
+class Spend(TypedDict):
+    """One model call as the spend ledger records it (``store.spend.record`` keywords)."""
+
+    model: str
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float
+    latency_s: float
+
+
 @dataclass(frozen=True)
 class ModelReply:
     """The answer of one :meth:`ChatModel.complete` call.
@@ -128,7 +139,7 @@ class ModelReply:
     model: str = ""
     attempts: int = 1
 
-    def spend(self) -> dict[str, Any]:
+    def spend(self) -> Spend:
         """The call as the spend ledger records it (``store.spend.record`` keywords)."""
         return {
             "model": self.model or "unknown",

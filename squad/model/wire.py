@@ -7,19 +7,56 @@ returns; nothing here imports litellm.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal, NotRequired, TypedDict
 
 from squad.errors import ModelError
 from squad.model.types import Message, ToolCall, ToolSpec
 
-__all__ = ["message_dict", "parse_answer", "tool_dict"]
+__all__ = ["WireMessage", "WireTool", "message_dict", "parse_answer", "tool_dict"]
+
+
+class WireFunctionCall(TypedDict):
+    name: str
+    arguments: str
+    """The arguments as JSON text."""
+
+
+class WireToolCall(TypedDict):
+    id: str
+    type: Literal["function"]
+    function: WireFunctionCall
+
+
+class WireMessage(TypedDict):
+    """A chat message as the chat-completions API takes it."""
+
+    role: str
+    content: str | None
+    tool_calls: NotRequired[list[WireToolCall]]
+    tool_call_id: NotRequired[str]
+    name: NotRequired[str]
+
+
+class WireFunction(TypedDict):
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    """The tool's JSON schema."""
+
+
+class WireTool(TypedDict):
+    """A tool as the chat-completions API takes it."""
+
+    type: Literal["function"]
+    function: WireFunction
+
 
 _DETAIL_LIMIT = 500
 """Characters of a malformed answer quoted in its error."""
 
 
-def message_dict(message: Message) -> dict[str, Any]:
-    out: dict[str, Any] = {"role": message.role, "content": message.content}
+def message_dict(message: Message) -> WireMessage:
+    out: WireMessage = {"role": message.role, "content": message.content}
     if message.tool_calls:
         out["content"] = message.content or None
         out["tool_calls"] = [
@@ -37,7 +74,7 @@ def message_dict(message: Message) -> dict[str, Any]:
     return out
 
 
-def tool_dict(tool: ToolSpec) -> dict[str, Any]:
+def tool_dict(tool: ToolSpec) -> WireTool:
     return {
         "type": "function",
         "function": {
