@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -73,7 +73,7 @@ class DaemonContext:
     """Runs whose checkpoints a switch of store backends left in the home's SQLite file."""
     configs_missing: bool = False
     restart_needed: tuple[str, ...] = ()
-    attached: dict[str, dict[str, Any]] = field(default_factory=dict)
+    attached: dict[str, Mapping[str, object]] = field(default_factory=dict)
     """What each started attachment (the web server) publishes in the heartbeat state."""
     interrupted: list[str] = field(default_factory=list)
     """Runs still going when the grace period ended, recorded as interrupted."""

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from squad.daemon.runqueue import RunQueue, RunRequest
 from squad.errors import SquadBusy, SquadError, UsageError
@@ -27,7 +27,14 @@ if TYPE_CHECKING:
     from squad.runtime.runner import SquadRunner
     from squad.store import Store
 
-__all__ = ["SCHEDULED", "RunDispatcher", "log_asked", "run_end_fields", "waiting_approval"]
+__all__ = [
+    "SCHEDULED",
+    "RunDispatcher",
+    "RunEndFields",
+    "log_asked",
+    "run_end_fields",
+    "waiting_approval",
+]
 
 SCHEDULED = frozenset({"schedule", "on_start", "missed"})
 """Triggers of runs nobody asked for by hand. While a squad has a run waiting for approval,
@@ -48,7 +55,20 @@ def log_asked(log: DaemonLog, request: RunRequest, accepted: bool) -> bool:
     return accepted
 
 
-def run_end_fields(result: RunResult, started: float) -> dict[str, Any]:
+class RunEndFields(TypedDict):
+    """What a ``run_end`` event says of a run."""
+
+    run_id: str
+    status: str
+    duration_s: float
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float
+    error: str | None
+    awaiting: str | None
+
+
+def run_end_fields(result: RunResult, started: float) -> RunEndFields:
     """What a ``run_end`` event says of a run (``started`` on the monotonic clock)."""
     return {
         "run_id": result.run_id,

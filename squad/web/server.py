@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol, TypedDict
 
 from squad.errors import UsageError
 
@@ -175,6 +175,14 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+class Published(TypedDict):
+    """What the web server publishes in the daemon's heartbeat state (``http``)."""
+
+    url: str
+    host: str
+    port: int
+
+
 class WebAttachment:
     """The web server as a daemon attachment: it starts when the daemon is ready, submits
     runs to the daemon's queue, and stops first when the daemon stops."""
@@ -197,7 +205,7 @@ class WebAttachment:
         self._extensions = extensions
         self._server: WebServer | None = None
 
-    def start(self, daemon: Daemon) -> dict[str, Any]:
+    def start(self, daemon: Daemon) -> Published:
         from squad.web.control import DaemonControl
 
         self._server = WebServer(

@@ -3,7 +3,8 @@ and dashboard, :class:`squad.web.server.WebAttachment`): the last components to 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Protocol
 
 from squad.errors import SquadError
 
@@ -20,7 +21,7 @@ class Attachment(Protocol):
     name: str
     """Its key in the heartbeat state and the prefix of its log events."""
 
-    def start(self, daemon: Daemon) -> dict[str, Any]:
+    def start(self, daemon: Daemon) -> Mapping[str, object]:
         """Start; what to publish in the heartbeat state (never a secret). A SquadError
         means it could not start."""
         ...
