@@ -13,7 +13,7 @@ from squad.cli.options import TimeoutOption
 from squad.cli.output import Output, human_size, skip_notes
 
 if TYPE_CHECKING:
-    from squad.history.history import HistoryHealth
+    from squad.history.health import HistoryHealth
     from squad.workspace.inspect import Health, TreeEntry
     from squad.workspace.search import SearchResult
 

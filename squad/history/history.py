@@ -26,10 +26,9 @@ import json
 import os
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from squad.clock import Clock, utc_now
 from squad.errors import HistoryUnavailable, WorkspaceError
@@ -39,6 +38,7 @@ from squad.history.author import UNATTRIBUTED, Author
 from squad.history.change import Change, active, opened
 from squad.history.describe import memory_message
 from squad.history.engine import blob_at, git
+from squad.history.health import HistoryHealth
 from squad.history.merge import carry_over
 from squad.history.message import Kind, RunNote, compose, run_message
 from squad.history.pack import (
@@ -59,8 +59,6 @@ __all__ = [
     "NO_HISTORY",
     "History",
     "HistoryEvents",
-    "HistoryHealth",
-    "HistoryHealthDict",
     "RunWrites",
     "WriteHook",
     "Wrote",
@@ -110,45 +108,6 @@ class RunWrites:
             return
         with lock.shared(self.workspace):
             yield _ignore
-
-
-class HistoryHealthDict(TypedDict):
-    """:meth:`HistoryHealth.to_dict`: a squad's history in ``squad ws health --json``."""
-
-    state: str
-    detail: str | None
-    head: str | None
-    commits: int
-    size_bytes: int
-    last_commit_at: str | None
-    paused: bool
-
-
-@dataclass(frozen=True)
-class HistoryHealth:
-    state: str
-    """``ok``, ``absent`` (starts at the next run), ``off``, ``foreign`` or ``broken``
-    (both paused: the work goes on, nothing is committed)."""
-    detail: str | None = None
-    head: str | None = None
-    commits: int = 0
-    size_bytes: int = 0
-    last_commit_at: datetime | None = None
-
-    @property
-    def paused(self) -> bool:
-        return self.state in ("foreign", "broken")
-
-    def to_dict(self) -> HistoryHealthDict:
-        return {
-            "state": self.state,
-            "detail": self.detail,
-            "head": self.head,
-            "commits": self.commits,
-            "size_bytes": self.size_bytes,
-            "last_commit_at": self.last_commit_at.isoformat() if self.last_commit_at else None,
-            "paused": self.paused,
-        }
 
 
 class History:
