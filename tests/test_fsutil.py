@@ -101,6 +101,7 @@ def versions_of(count: int) -> list[bytes]:
     return [bytes([65 + i]) * 50_000 for i in range(count)]
 
 
+@pytest.mark.slow
 def test_processes_and_their_threads_writing_one_file_leave_one_whole_version(
     tmp_path: Path,
 ) -> None:
@@ -123,6 +124,7 @@ def test_processes_and_their_threads_writing_one_file_leave_one_whole_version(
     assert leftovers(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_forked_children_writing_right_after_the_fork_do_not_collide_with_their_parent(
     tmp_path: Path,
 ) -> None:

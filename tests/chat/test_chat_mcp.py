@@ -27,6 +27,7 @@ def _models(spec: ModelSpec, on_event: Callable[[ModelEvent], None]) -> ChatMode
     return LiteLLMModel(spec, on_event=on_event, retry=retry, sleep=lambda _: None)
 
 
+@pytest.mark.slow
 def test_a_chat_agent_calls_its_mcp_servers_tools_and_the_server_stops_with_the_session(
     app: App, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -158,6 +158,7 @@ def test_an_echo_is_known_only_to_the_session_that_heard_the_value(
     assert "[REDACTED:echo]" not in conversation.messages("demo", "writer")[-1].content
 
 
+@pytest.mark.slow
 def test_an_mcp_tool_repeating_a_password_leaves_it_in_no_journal_log_or_message(
     settings: Settings, app: App, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

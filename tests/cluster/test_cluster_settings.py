@@ -59,6 +59,7 @@ def test_the_environment_can_make_a_cluster_home_valid_and_name_its_node(tmp_pat
     assert not Settings.load({"SQUAD_HOME": str(alone / "h")}, cwd=alone).clustered
 
 
+@pytest.mark.slow
 def test_a_refused_cluster_setting_exits_2_with_the_message_and_no_traceback(
     tmp_path: Path,
 ) -> None:
@@ -74,6 +75,7 @@ def test_a_refused_cluster_setting_exits_2_with_the_message_and_no_traceback(
     assert not (tmp_path / "home" / "squad.db").exists()  # nothing half made
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("command", "says"),
     [

@@ -33,6 +33,7 @@ def test_second_lock_of_a_home_is_refused_with_the_owners_pid(tmp_path: Path) ->
     assert (tmp_path / PID_FILE).read_text() == ""  # emptied, never deleted
 
 
+@pytest.mark.slow
 def test_lock_left_by_a_dead_process_is_taken_over(tmp_path: Path) -> None:
     gone = dead_pid()
     (tmp_path / PID_FILE).write_text(f"{gone}\n")
@@ -42,6 +43,7 @@ def test_lock_left_by_a_dead_process_is_taken_over(tmp_path: Path) -> None:
         assert (tmp_path / PID_FILE).read_text() == f"{os.getpid()}\n"
 
 
+@pytest.mark.slow
 def test_lock_is_released_when_its_process_dies(tmp_path: Path) -> None:
     code = (
         "import os, sys; from pathlib import Path; from squad.daemon.lock import DaemonLock; "
@@ -53,6 +55,7 @@ def test_lock_is_released_when_its_process_dies(tmp_path: Path) -> None:
         assert lock.previous_pid is not None
 
 
+@pytest.mark.slow
 def test_probe_of_a_home_without_a_daemon_says_so(tmp_path: Path) -> None:
     state = probe_lock(tmp_path)
     assert (state.held, state.pid) == (False, None)

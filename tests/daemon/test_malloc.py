@@ -8,6 +8,8 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.slow  # every test here starts a process
+
 PROBE = "from squad.daemon.malloc import limit_arenas; print(limit_arenas())"
 
 

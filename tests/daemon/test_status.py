@@ -462,6 +462,7 @@ print("HEAVY", heavy)
 """
 
 
+@pytest.mark.slow
 def test_squad_status_with_the_daemon_up_opens_no_store_and_reads_no_squad_file(
     tmp_path: Path,
 ) -> None:
@@ -561,6 +562,7 @@ def test_status_opens_with_a_summary_then_problems_then_only_the_squads_with_new
     assert data["waiting_approvals"][0]["task"] == "t"
 
 
+@pytest.mark.slow
 def test_with_the_daemon_down_a_squad_file_is_validated_again_only_when_it_changes(
     tmp_path: Path,
 ) -> None:

@@ -78,6 +78,7 @@ def _git_log(workspace: Path) -> str:
     ).stdout
 
 
+@pytest.mark.slow
 def test_pending_fact_is_never_injected_and_approval_makes_it_injected(app: App) -> None:
     ctx = _agent(app, "all")
     _extract(app, ctx, PORT, PREFERENCE)
@@ -111,6 +112,7 @@ def test_pending_fact_is_never_injected_and_approval_makes_it_injected(app: App)
     assert f"Squad-Review: {pending[0].id}" in log and "+ - We use Postgres 16" in log
 
 
+@pytest.mark.slow
 def test_rejected_fact_is_remembered_and_not_queued_again(app: App, clock: FrozenClock) -> None:
     ctx = _agent(app, "all")
     _extract(app, ctx, PORT)

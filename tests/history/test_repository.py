@@ -372,6 +372,7 @@ KILLER = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_kills_at_any_moment_leave_a_repository_git_reads_and_the_next_writer_completes(
     history: History, workspace: Path, tmp_path: Path
 ) -> None:
@@ -402,6 +403,7 @@ def test_kills_at_any_moment_leave_a_repository_git_reads_and_the_next_writer_co
     assert len(log(workspace)) > kills
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(GIT is None, reason="no git command on this machine")
 def test_plain_git_reads_the_history(history: History, workspace: Path, tmp_path: Path) -> None:
     history.start()
@@ -439,6 +441,7 @@ def _loose(workspace: Path) -> int:
     return sum(1 for d in objects.glob("[0-9a-f][0-9a-f]") for _ in d.iterdir())
 
 
+@pytest.mark.slow
 def test_packing_keeps_every_commit_and_run_ref_and_drops_the_loose_objects(
     history: History, workspace: Path, tmp_path: Path
 ) -> None:
@@ -485,6 +488,7 @@ def test_a_run_start_packs_a_history_grown_past_the_auto_pack_size(
     assert list((workspace / ".git" / "objects" / "pack").glob("*.pack"))
 
 
+@pytest.mark.slow
 def test_a_process_reading_many_packed_histories_keeps_few_pack_files_open(
     tmp_path: Path,
 ) -> None:

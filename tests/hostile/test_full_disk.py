@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # every test here starts a process
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -91,6 +91,7 @@ def last_run(cli: Cli, squad: str) -> dict[str, Any]:
 # -- two runs of one squad ---------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_second_squad_run_of_a_running_squad_is_refused_with_the_run_it_collides_with(
     cli: Cli, stub: OpenAIStubServer
 ) -> None:
@@ -137,6 +138,7 @@ def test_a_run_is_refused_while_another_process_holds_the_squad(
 # -- a run whose process died ------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_run_killed_with_sigkill_shows_as_interrupted_and_resumable(
     cli: Cli, stub: OpenAIStubServer
 ) -> None:
@@ -215,6 +217,7 @@ def test_an_unexpected_error_mid_run_leaves_it_interrupted_not_running(
 # -- hang-ups ----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_sighup_to_a_squad_run_stops_it_gracefully_at_its_checkpoint(
     cli: Cli, stub: OpenAIStubServer
 ) -> None:
@@ -228,6 +231,7 @@ def test_sighup_to_a_squad_run_stops_it_gracefully_at_its_checkpoint(
     assert last_run(cli, "slow")["status"] == "interrupted"
 
 
+@pytest.mark.slow
 def test_sighup_makes_the_daemon_reload_and_it_keeps_running(cli: Cli) -> None:
     configs = cli.tmp / "configs" / "squads"
     configs.mkdir(parents=True)
@@ -380,6 +384,7 @@ def test_a_database_lost_mid_run_stops_it_resumably_without_a_traceback(
         assert [m.role.value for m in outline] == ["user", "assistant"]  # not redone
 
 
+@pytest.mark.slow
 def test_a_run_that_exits_2_mid_run_is_left_interrupted_not_running(cli: Cli) -> None:
     folder = cli.tmp / "configs" / "squads"
     folder.mkdir(parents=True)

@@ -15,6 +15,8 @@ from mcp_types import Implementation
 from squad.app import App
 from tests.mcp_server.conftest import audit_lines, error_text, ok, payload
 
+pytestmark = pytest.mark.slow  # every test here starts a process
+
 SQUAD = str(Path(sys.executable).parent / "squad")
 
 

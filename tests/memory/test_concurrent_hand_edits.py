@@ -62,6 +62,7 @@ def _hand_lines(text: str) -> set[int]:
     return {int(line.rsplit(" ", 1)[1]) for line in text.splitlines() if "hand line" in line}
 
 
+@pytest.mark.slow
 def test_lines_a_person_appends_while_squad_writes_memory_md_are_all_kept(
     tmp_path: Path,
 ) -> None:
@@ -86,6 +87,7 @@ def test_lines_a_person_appends_while_squad_writes_memory_md_are_all_kept(
     assert written > 40  # the person really wrote during squad's writes
 
 
+@pytest.mark.slow
 def test_lines_a_person_appends_to_a_daily_log_while_squad_appends_are_all_kept(
     tmp_path: Path,
 ) -> None:
@@ -244,6 +246,7 @@ def _held_open_by_a_person(path: Path, tmp_path: Path) -> subprocess.Popen[str]:
     return holder
 
 
+@pytest.mark.slow
 def test_a_line_written_through_a_memory_md_descriptor_opened_before_squads_write_is_kept(
     tmp_path: Path,
 ) -> None:

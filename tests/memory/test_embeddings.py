@@ -57,6 +57,7 @@ def test_hashing_rows_are_unit_float32_and_empty_text_is_all_zeros() -> None:
     assert embedder.embed([]).shape == (0, HASHING_DIMENSIONS)
 
 
+@pytest.mark.slow
 def test_hashing_is_the_same_in_every_process() -> None:
     texts = ["Deploy with `make release` after tagging", "사용자는 한국어 답변을 선호합니다"]
     here = HashingEmbedder().embed(texts)
@@ -160,6 +161,7 @@ def test_missing_modules_are_found_without_importing_them() -> None:
     assert missing_modules(["json", "squad_no_such_module", "os"]) == ["squad_no_such_module"]
 
 
+@pytest.mark.slow
 def test_choosing_and_building_embedders_imports_neither_numpy_nor_torch() -> None:
     script = (
         "import sys\n"

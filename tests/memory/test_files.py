@@ -176,6 +176,7 @@ def _append_many(workspace: str, worker: int, count: int) -> None:
         file.append("Insights", f"- worker {worker} entry {i}", actor=f"worker-{worker}")
 
 
+@pytest.mark.slow
 def test_processes_appending_at_once_lose_no_entry(workspace: Path) -> None:
     context = multiprocessing.get_context("spawn")
     workers = [context.Process(target=_append_many, args=(str(workspace), w, 25)) for w in range(4)]
@@ -309,6 +310,7 @@ def assert_whole_and_complete(workspace: Path, head: str, writers: list[Writer])
         assert audited[writer.name] <= len(saved) <= audited[writer.name] + 1
 
 
+@pytest.mark.slow
 def test_writers_killed_before_their_first_write_leave_no_file_or_a_whole_one(
     tmp_path: Path, start_writer: Callable[[Path, str], Writer]
 ) -> None:
@@ -322,6 +324,7 @@ def test_writers_killed_before_their_first_write_leave_no_file_or_a_whole_one(
         assert_whole_and_complete(workspace, "# Insights\n", writers)
 
 
+@pytest.mark.slow
 def test_writers_killed_mid_write_keep_every_acknowledged_fact_and_a_whole_file(
     workspace: Path, start_writer: Callable[[Path, str], Writer]
 ) -> None:

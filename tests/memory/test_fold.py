@@ -159,6 +159,7 @@ def test_a_hand_edit_made_while_a_fold_writes_is_kept(
     assert all(line in everything for line in [*lines, reworded, "- by hand: port 5000"])
 
 
+@pytest.mark.slow
 def test_lines_a_person_appends_while_squad_folds_are_all_kept(tmp_path: Path) -> None:
     """A real process appends a line every 20 ms (a person typing fast, or a script) while
     squad keeps writing a full file: every one of their lines is in memory.md or, folded,

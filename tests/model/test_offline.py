@@ -270,6 +270,7 @@ def test_offline_calls_are_answered_in_process_with_counted_usage() -> None:
     assert (reply.model, reply.attempts) == ("offline", 1)
 
 
+@pytest.mark.slow
 def test_offline_calls_never_import_litellm() -> None:
     code = (
         "import sys\n"

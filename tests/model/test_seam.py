@@ -491,6 +491,7 @@ def test_nonsense_retry_policies_are_refused(kwargs: dict[str, float]) -> None:
 # -- packaging ----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_importing_the_model_package_does_not_import_litellm() -> None:
     code = (
         "import sys, squad.model, squad.model.testing, squad.model.offline; "

@@ -31,7 +31,7 @@ from squad.settings import Settings
 from squad.spec.models import ModelSpec
 from tests.realmodel.conftest import RealModel
 
-pytestmark = pytest.mark.realmodel
+pytestmark = [pytest.mark.realmodel, pytest.mark.slow]  # slow: it starts the llama.cpp server
 
 SQUAD = Path(sys.executable).parent / "squad"
 COMMAND_TIMEOUT_S = 900

@@ -83,6 +83,7 @@ def spawning(pidfile: Path) -> str:
     return f"  spawn: {{command: {PY}, args: ['{SERVERS / 'spawning.py'}', '{pidfile}']}}\n"
 
 
+@pytest.mark.slow
 def test_a_servers_own_children_are_stopped_when_the_run_ends(
     manager: SquadManager,
     stub: OpenAIStubServer,
@@ -106,6 +107,7 @@ def test_a_servers_own_children_are_stopped_when_the_run_ends(
     assert server_pids(result.run_id) == {}
 
 
+@pytest.mark.slow
 def test_sigkill_of_the_squad_process_kills_the_servers_own_children_too(
     settings: Settings,
     manager: SquadManager,
@@ -138,6 +140,7 @@ def test_sigkill_of_the_squad_process_kills_the_servers_own_children_too(
 # -- huge results ------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_multi_megabyte_result_is_cut_before_the_model_and_the_journal_see_it(
     manager: SquadManager, stub: OpenAIStubServer, app: App
 ) -> None:
@@ -168,6 +171,7 @@ def test_a_multi_megabyte_result_is_cut_before_the_model_and_the_journal_see_it(
     assert call["tool"] == "big.big" and call["is_error"] is False
 
 
+@pytest.mark.slow
 def test_an_answer_over_the_message_limit_is_refused_at_once_not_read_for_minutes(
     manager: SquadManager, stub: OpenAIStubServer, app: App
 ) -> None:
@@ -199,6 +203,7 @@ def test_an_answer_over_the_message_limit_is_refused_at_once_not_read_for_minute
 # -- stdout full of garbage --------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_server_flooding_stdout_is_counted_in_its_log_and_not_traced_on_squads_stderr(
     settings: Settings, manager: SquadManager, stub: OpenAIStubServer, tmp_path: Path
 ) -> None:
@@ -233,6 +238,7 @@ def test_a_cut_keeps_no_part_of_a_password_crossing_it_and_cutting_again_changes
     assert bound_answer("short") == ("short", 0)
 
 
+@pytest.mark.slow
 def test_a_servers_stderr_and_stdout_noise_reach_its_log_with_credentials_redacted(
     manager: SquadManager,
     stub: OpenAIStubServer,

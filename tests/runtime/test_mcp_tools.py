@@ -149,6 +149,7 @@ def run_ids(workspace: Path) -> list[str]:
 # -- third-party servers over stdio ------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_time_servers_answer_reaches_the_model_and_the_run_log(
     manager: SquadManager, stub: OpenAIStubServer, app: App
 ) -> None:
@@ -216,6 +217,7 @@ def make_repository(path: Path) -> None:
         subprocess.run(command, cwd=path, env=env, check=True, capture_output=True)
 
 
+@pytest.mark.slow
 def test_the_git_server_reads_a_repository_in_the_workspace_with_only_the_allowed_tools(
     manager: SquadManager, stub: OpenAIStubServer, app: App
 ) -> None:
@@ -249,6 +251,7 @@ def test_the_git_server_reads_a_repository_in_the_workspace_with_only_the_allowe
 # -- servers that misbehave --------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_server_that_crashes_mid_call_gives_the_model_an_error_and_the_run_goes_on(
     manager: SquadManager, stub_key: None, app: App
 ) -> None:
@@ -284,6 +287,7 @@ def test_a_server_that_crashes_mid_call_gives_the_model_an_error_and_the_run_goe
     assert not any(alive(pid) for pid in watch.seen.values())
 
 
+@pytest.mark.slow
 def test_a_hanging_call_times_out_into_a_tool_error_and_the_server_is_stopped(
     manager: SquadManager, stub_key: None, app: App
 ) -> None:
@@ -334,6 +338,7 @@ def test_a_hanging_call_times_out_into_a_tool_error_and_the_server_is_stopped(
     assert server_pids(result.run_id) == {}
 
 
+@pytest.mark.slow
 def test_malformed_results_and_unofferable_tool_names_become_errors_and_events(
     manager: SquadManager, stub: OpenAIStubServer, app: App
 ) -> None:
@@ -486,6 +491,7 @@ def start_child(settings: Settings, squad: str, cwd: Path) -> subprocess.Popen[b
     )
 
 
+@pytest.mark.slow
 def test_sigkill_of_the_squad_process_kills_its_mcp_servers_too(
     settings: Settings, manager: SquadManager, stub: OpenAIStubServer, tmp_path: Path
 ) -> None:
@@ -514,6 +520,7 @@ def test_sigkill_of_the_squad_process_kills_its_mcp_servers_too(
     assert not stub.requests  # killed while its servers were still starting
 
 
+@pytest.mark.slow
 def test_resume_after_a_kill_mid_task_replays_recorded_calls_instead_of_repeating_them(
     settings: Settings, manager: SquadManager, stub_key: None, app: App, tmp_path: Path
 ) -> None:
@@ -589,6 +596,7 @@ def test_tools_are_offered_as_server__tool_when_that_is_a_valid_function_name(
     assert offered_name(server, tool) == expected
 
 
+@pytest.mark.slow
 def test_runs_without_mcp_servers_and_squad_help_never_import_the_sdk(tmp_path: Path) -> None:
     code = (
         "import sys\n"

@@ -231,6 +231,7 @@ with App.open(Settings.load()) as app:
 """
 
 
+@pytest.mark.slow
 def test_a_kill_mid_step_resumes_only_the_unfinished_tasks(
     app: App, settings: Settings, stub_key: None, tmp_path: Path
 ) -> None:

@@ -533,6 +533,7 @@ with App.open(Settings.load()) as app:
 """
 
 
+@pytest.mark.slow
 def test_hard_kill_mid_task_resumes_without_redoing_the_finished_task(
     settings: Settings,
     manager: SquadManager,

@@ -398,6 +398,7 @@ with Store.open(url) as store:
 """
 
 
+@pytest.mark.slow
 def test_processes_opening_a_new_sqlite_file_at_once_all_succeed(tmp_path: Path) -> None:
     db = tmp_path / "state" / "squad.db"
     url = f"sqlite:///{db}"
@@ -529,6 +530,7 @@ def test_the_shipped_heads_read_from_the_scripts_are_alembics() -> None:
     assert shipped_heads() == head_revisions() == frozenset({HEAD})
 
 
+@pytest.mark.slow
 def test_opening_a_database_already_at_head_does_not_import_alembic(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'squad.db'}"
     Store.open(url).close()
@@ -555,6 +557,7 @@ print("ok")
 """
 
 
+@pytest.mark.slow
 def test_alembic_messages_survive_a_stdout_closed_since_alembic_was_imported() -> None:
     # A test's output capture or a redirected CLI closes the stream alembic bound at import;
     # alembic's chatter must neither crash on it nor reach squad's own stdout.

@@ -293,6 +293,7 @@ def _create_in_process(root: str, locks: str, text: str) -> str:
     return manager.create(squad_from_text(text)).manifest
 
 
+@pytest.mark.slow
 def test_concurrent_creators_of_one_workspace_agree(tmp_path: Path) -> None:
     context = multiprocessing.get_context("spawn")
     args = (str(tmp_path / "ws"), str(tmp_path / "locks"), BASIC_YAML)

@@ -447,6 +447,7 @@ _SEARCHER = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_two_processes_searching_one_workspace_at_once_both_answer_right(
     root: Path, index: Path
 ) -> None:
