@@ -39,9 +39,11 @@ test: install
 	$(BIN)/python -m pytest -q -n auto --dist loadgroup -m "not serial"
 	$(BIN)/python -m pytest -q -m serial
 
-# The edit loop: no subprocess, Postgres, browser or serial test; on every core.
+# The edit loop: no test that starts a process (slow), Postgres, browser or serial test; on
+# every core. SQUAD_TEST_NO_SUBPROCESS=1 makes a test that starts one anyway fail, naming the
+# marker it lacks (tests/support/no_processes.py).
 test-fast: install
-	$(BIN)/python -m pytest -q -n auto --dist loadgroup -m "not slow and not postgres and not browser and not serial"
+	SQUAD_TEST_NO_SUBPROCESS=1 $(BIN)/python -m pytest -q -n auto --dist loadgroup -m "not slow and not postgres and not browser and not serial"
 
 # Opt-in: squad on a real local model, SmolLM2-135M-Instruct served by llama.cpp on 127.0.0.1.
 # The server lives in its own venv (.venv-realmodel), built once: about ten minutes of C++ on

@@ -42,6 +42,19 @@ tasks:
 """
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """With SQUAD_TEST_NO_SUBPROCESS=1 (``make test-fast``), a test that starts a process fails
+    (``tests/support/no_processes.py``). Not in the xdist controller: it starts the workers
+    (already running when this runs in them, so the guard never stands in xdist's way)."""
+    from tests.support import no_processes
+
+    controller = session.config.pluginmanager.has_plugin("dsession")
+    if no_processes.wanted() and not controller:
+        guard = no_processes.NoProcesses()
+        guard.install()
+        session.config.pluginmanager.register(guard, "squad-no-processes")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under pytest-xdist, a test marked ``serial`` is skipped: it disturbs what the other
     workers use (it restarts the Postgres server); ``make test`` runs it after the rest."""
