@@ -13,7 +13,7 @@ what is free at the top of the main heap.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
+import functools
 from typing import Any
 
 __all__ = ["ARENAS", "give_back", "limit_arenas"]
@@ -42,13 +42,15 @@ def give_back() -> bool:
     return trim is not None and bool(trim(0))
 
 
+@functools.cache
 def _libc_function(name: str, argtypes: tuple[type, ...]) -> Any:
-    """The C library's function ``name`` returning an int, or None where there is none."""
-    library = ctypes.util.find_library("c")
-    if library is None:
-        return None
+    """The C library's function ``name`` returning an int, or None where there is none.
+
+    Looked up among the symbols the process already has (``dlopen(NULL)``: Python links the C
+    library), once per function: ``ctypes.util.find_library`` would run ``ldconfig -p`` in a
+    new process each time, and the daemon gives memory back every minute."""
     try:
-        function = getattr(ctypes.CDLL(library), name)
+        function = getattr(ctypes.CDLL(None), name)
     except (OSError, AttributeError):
         return None
     function.argtypes = argtypes

@@ -233,14 +233,9 @@ def test_every_command_is_covered() -> None:
     assert commands == {case[0] for case in CASES}
 
 
-# `squad daemon` and `squad worker` cap malloc's arenas first, and ctypes.util.find_library("c")
-# runs `ldconfig -p` for that: a process.
-STARTS_A_PROCESS = {"daemon", "worker"}
-
-
 @pytest.mark.parametrize(
     ("name", "setup", "code", "says"),
-    [pytest.param(*c, marks=pytest.mark.slow) if c[0] in STARTS_A_PROCESS else c for c in CASES],
+    CASES,
     ids=[c[0] for c in CASES],
 )
 def test_a_failing_command_prints_a_message_and_no_traceback(
