@@ -32,7 +32,9 @@ from tests.web.conftest import REPO
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, BrowserContext, Page
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+# One worker runs the whole module, in order: its dashboard and browser start once, and each
+# screenshot shows the state the tests before it left (as in a serial run).
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("browser")]
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [

@@ -23,7 +23,9 @@ dashboard = test_browser.dashboard
 context = test_browser.context
 page = test_browser.page
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+# One worker runs the whole module, in order: its dashboard and browser start once, and each
+# screenshot shows the state the tests before it left (as in a serial run).
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("history-browser")]
 
 GOAL = "Add a --dry-run flag to the export command."
 
