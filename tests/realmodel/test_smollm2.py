@@ -264,8 +264,12 @@ def test_the_background_extractor_files_facts_whatever_json_the_model_writes(
     if run.status == "done":
         # Either the model's facts or, when its JSON was unusable twice, the offline ones.
         assert run.extractor in ("model", "offline")
-        assert run.written, "the batch states facts: some are filed"
-        assert {e["extractor"] for e in run.written} <= {"model", "offline"}
+        assert {e["extractor"] for e in run.written} <= {run.extractor}
+        if run.extractor == "offline":
+            assert run.written, "the batch states facts: the offline fallback files some"
+        # A valid answer is the model's to give, even {"facts": []}: SmolLM2-135M answers that
+        # for this batch once the server's prompt cache holds the suite's earlier prompts
+        # (alone, it writes broken JSON twice and the offline facts are filed).
     wm = app.store.conversation.watermark("facts", "helper")
     assert not wm.in_flight
     assert_memory_parses(squad.workspace("facts"))
