@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.install-stamp
 SQUADS := $(wildcard configs/squads/*.yaml)
 
-.PHONY: install demo test test-fast test-realmodel lint bench clean
+.PHONY: install demo test test-fast test-realmodel lint docs bench clean
 
 install: $(STAMP)
 
@@ -56,6 +56,11 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+
+# The docs site (mkdocs-material) into build/site, strictly: a broken link or anchor fails
+# it. Its reference pages are generated from the code by docs/hooks/reference.py.
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet -d build/site
 
 bench: install
 	$(BIN)/python -m bench

@@ -56,7 +56,7 @@ def worker(
     if not settings.clustered:
         raise UsageError(
             "squad worker works for a cluster: set cluster: {enabled: true} and a PostgreSQL "
-            f"database_url in {settings.configs / 'settings.yaml'} (see the README, "
+            f"database_url in {settings.configs / 'settings.yaml'} (see docs/cluster.md, "
             '"Running on many machines")'
         )
     retention = settings.daemon.retention

@@ -255,7 +255,7 @@ def test_a_held_out_set_meets_the_targets(path: Path) -> None:
 
 def test_the_junk_heavy_held_out_set_keeps_its_measured_figures() -> None:
     """Not the targets: of its 196 "none" messages, most written to look like facts, 15 (7.7%)
-    yield one; this pins the figures the README reports so that they cannot slip."""
+    yield one; this pins the figures docs/engineering.md reports so that they cannot slip."""
     f1, by_lang, junk = _figures(HELDOUT_JUNK)
     assert f1 >= 0.91 and min(by_lang.values()) >= 0.90, by_lang
     assert junk <= 0.077
@@ -264,8 +264,8 @@ def test_the_junk_heavy_held_out_set_keeps_its_measured_figures() -> None:
 def test_the_mixed_held_out_set_keeps_its_measured_figures() -> None:
     """Written from the labelling guide alone before the fifth training round, which took it
     from macro-F1 0.921 (English 0.909, Korean 0.934) to 0.934 (0.928, 0.940), with 6 of its
-    180 "none" messages (3.3%) yielding a fact before and after; this pins the figures the
-    README reports so that they cannot slip."""
+    180 "none" messages (3.3%) yielding a fact before and after; this pins the figures
+    docs/engineering.md reports so that they cannot slip."""
     f1, by_lang, junk = _figures(HELDOUT_MIXED)
     assert f1 >= 0.93 and min(by_lang.values()) >= 0.925, by_lang
     assert round(abs(by_lang["en"] - by_lang["ko"]), 3) <= 0.02, by_lang
@@ -276,7 +276,8 @@ def test_the_sixth_held_out_set_keeps_its_measured_figures() -> None:
     """Not the targets: projects that are not web apps (lab pipelines, firmware, modding,
     accounting...), written after the fifth round; macro-F1 0.887 (English 0.887, Korean 0.887),
     2 of its 97 "none" messages (2.1%) yielding a fact, but 21 of its 80 project facts none.
-    Two rounds of domain-varied examples did not lift it (README); this pins the figures.
+    Two rounds of domain-varied examples did not lift it (docs/engineering.md); this pins the
+    figures.
     Since the learned credential detector (issue 32): 0.883 (English 0.887, Korean 0.879), its
     one false alarm here ("... GRCm39 아니고 mm10이에요") refusing a correction as a credential."""
     f1, by_lang, junk = _figures(HELDOUT_SIXTH)

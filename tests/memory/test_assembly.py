@@ -294,7 +294,7 @@ def test_supplementary_block_respects_its_own_budget() -> None:
 
 
 def test_documented_figures_hold_for_cl100k() -> None:
-    """README states these two numbers; keep them true."""
+    """docs/memory.md (Budget) states these two numbers; keep them true."""
     block = build_memory_block(["a fact"], None, Budget(2000), REAL)
     assert block.frame_tokens == 41
     assert minimum_total(REAL) == 105
