@@ -31,6 +31,7 @@ __all__ = [
     "Settings",
     "SettingsFile",
     "TelemetrySettings",
+    "configs_dir",
 ]
 
 DEFAULT_MEMORY_FILE_CAP_KB = 50
@@ -340,7 +341,7 @@ class Settings:
         env = os.environ if environ is None else environ
         base = (cwd or Path.cwd()).resolve()
         home = _path(env.get("SQUAD_HOME") or "~/.squad", base)
-        configs = _path(env.get("SQUAD_CONFIGS") or "configs", base)
+        configs = configs_dir(env, base)
         settings_path = configs / "settings.yaml"
         file_settings = SettingsFile()
         found: Path | None = None
@@ -428,6 +429,13 @@ def _require_postgres(url: str, settings_path: Path, positions: Positions | None
             )
         ]
     )
+
+
+def configs_dir(environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> Path:
+    """The configs folder (SQUAD_CONFIGS, default ./configs), absolute: where settings.yaml
+    and squads/ are looked for, without reading either."""
+    env = os.environ if environ is None else environ
+    return _path(env.get("SQUAD_CONFIGS") or "configs", (cwd or Path.cwd()).resolve())
 
 
 def _present(path: Path) -> bool:

@@ -18,7 +18,7 @@ LAYERS: list[set[str]] = [
     {"clock", "paths", "flock", "eventlines", "prompts", "diskfull"},
     {"text", "spec", "views"},
     {"settings", "classifier", "telemetry"},
-    {"model", "store", "workspace", "history"},
+    {"model", "store", "workspace", "history", "scaffold"},
     {"memory", "checkpoints", "manager", "run_history"},
     {"extraction"},
     {"runtime", "jobqueue"},
@@ -30,6 +30,7 @@ LAYERS: list[set[str]] = [
     {"web"},
     {"mcp"},
     {"cli"},
+    {"__main__"},
 ]
 """Lowest first. ``squad/__init__.py`` re-exports the public API lazily and stands above all."""
 RANK = {unit: rank for rank, units in enumerate(LAYERS) for unit in units}

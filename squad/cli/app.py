@@ -20,6 +20,7 @@ from squad.cli.memory_view import register as register_memory_view
 from squad.cli.output import Output, report_error
 from squad.cli.run import register as register_run_commands
 from squad.cli.runs import runs_app
+from squad.cli.scaffold import register as register_scaffold_commands
 from squad.cli.transfer import register as register_transfer_commands
 from squad.cli.ws import ws_app
 
@@ -52,6 +53,7 @@ register_daemon_commands(app)
 register_mcp_commands(app)
 register_cluster_commands(app)
 register_transfer_commands(app)
+register_scaffold_commands(app)
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
 Files = Annotated[list[Path], typer.Argument(help="Squad YAML files.", show_default=False)]
@@ -157,17 +159,19 @@ def schema(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write to this file instead.")
     ] = None,
+    settings: Annotated[
+        bool, typer.Option("--settings", help="The schema of settings.yaml instead.")
+    ] = False,
 ) -> None:
     """Print the JSON Schema of the squad YAML format (for editor completion and checks)."""
-    import json
+    from squad.spec.json_schema import schema_text
 
-    from squad.spec.models import SquadSpec
+    if settings:
+        from squad.settings import SettingsFile
 
-    document = {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        **SquadSpec.model_json_schema(),
-    }
-    text = json.dumps(document, indent=2) + "\n"
+        text = schema_text(SettingsFile)
+    else:
+        text = schema_text()
     if output is None:
         typer.echo(text, nl=False)
         return

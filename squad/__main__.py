@@ -1,0 +1,5 @@
+"""``python -m squad``: the console script, for an interpreter whose ``squad`` is not on PATH."""
+
+from squad.cli import main
+
+main()
