@@ -15,6 +15,7 @@ from typing import Annotated
 
 import typer
 
+from squad.cli.mcp_config import Host
 from squad.cli.signals import on_stop_signals
 
 __all__ = ["register"]
@@ -42,8 +43,20 @@ def mcp(
             help="Offer only the reading tools: no remember, forget, decision_record or runs.",
         ),
     ] = False,
+    print_config: Annotated[
+        Host | None,
+        typer.Option(
+            "--print-config",
+            help="Print how Claude Code (claude), Codex (codex) or Cursor (cursor) should "
+            "launch this server, from any folder, and exit.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Serve squad's memory, decisions and runs to an MCP client over stdio."""
+    if print_config is not None:
+        _print_config(print_config, squads or [], read_only)
+        return
     import anyio
 
     from squad.app import App
@@ -72,6 +85,29 @@ def mcp(
         finally:
             if control is not None:
                 control.close(settings.daemon.shutdown_grace_s)
+
+
+def _print_config(host: Host, squads: list[str], read_only: bool) -> None:
+    """The host's configuration for ``squad mcp`` with these options, on stdout."""
+    from squad.cli.mcp_config import WHERE, render, server_command, server_env
+    from squad.cli.output import visible
+    from squad.settings import Settings
+
+    settings = Settings.load()
+    args = ["mcp", *(f"--squad={name}" for name in sorted(set(squads)))]
+    if read_only:
+        args.append("--read-only")
+    env = server_env(settings.home, settings.configs, settings.workspaces)
+    typer.echo(render(host, [*server_command(), *args], env), nl=False)
+    typer.echo(f"# {WHERE[host]}", err=True)
+    if not settings.squads_dir.is_dir():
+        typer.echo(
+            visible(
+                f"# note: no squads folder at {settings.squads_dir}; run this from the folder "
+                "holding configs/ (or set SQUAD_CONFIGS) to serve its squads"
+            ),
+            err=True,
+        )
 
 
 def register(app: typer.Typer) -> None:
