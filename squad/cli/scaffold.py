@@ -88,13 +88,13 @@ def new_squad(
     from squad.scaffold import SQUAD_SCHEMA, new_squad_file, write_all
     from squad.settings import configs_dir
 
+    starter = new_squad_file(name)
     configs = (folder / "configs").resolve() if folder is not None else configs_dir()
     if not configs.is_dir():
         raise UsageError(
             f"no configs folder at {str(configs)!r}; run this from a project made by "
             "`squad init` (or pass --dir PROJECT), or start one with `squad init`"
         )
-    starter = new_squad_file(name)
     (written,) = write_all(
         configs, [starter], hint="choose another name, or edit or delete that file"
     )
