@@ -40,6 +40,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+register_scaffold_commands(app)  # first: what a newcomer runs first
 app.add_typer(ws_app, name="ws")
 app.add_typer(memory_app, name="memory")
 register_memory_view(memory_app)
@@ -53,7 +54,6 @@ register_daemon_commands(app)
 register_mcp_commands(app)
 register_cluster_commands(app)
 register_transfer_commands(app)
-register_scaffold_commands(app)
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
 Files = Annotated[list[Path], typer.Argument(help="Squad YAML files.", show_default=False)]

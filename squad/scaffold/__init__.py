@@ -127,8 +127,13 @@ def write_all(
     targets = [(root / f.path, f) for f in files]
     _check_targets(root, [t for t, _ in targets], force=force, hint=hint)
     created_root = not root.exists()
-    root.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".squad-init-", dir=root))
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".squad-init-", dir=root))
+    except OSError as exc:
+        raise UsageError(
+            f"cannot write in {str(root)!r}: {exc.strerror or exc}; nothing was written"
+        ) from None
     done: list[tuple[Path, Path | None]] = []  # (target, its backup in staging, if replaced)
     made_dirs: list[Path] = []
     try:

@@ -54,6 +54,8 @@ def test_template_inits_validates_and_runs_offline_to_completion(
         document = json.loads(schema.read_text())
         assert document["$schema"].endswith("2020-12/schema")
         assert document["additionalProperties"] is False
+    assert project("schema").stdout == files["configs/squad.schema.json"]
+    assert project("schema", "--settings").stdout == files["configs/settings.schema.json"]
     text = files[squad_file]
     assert "model: offline" in text
     assert "OPENAI_API_KEY" in text and "api_base" in text and "cost_per_1k_input" in text
