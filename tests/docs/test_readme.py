@@ -9,6 +9,7 @@ there. The commands are resolved against the Typer app in process; nothing is ru
 
 from __future__ import annotations
 
+import glob
 import importlib.util
 import re
 import shlex
@@ -24,14 +25,6 @@ README = REPO / "README.md"
 DOCS = REPO / "docs"
 MAX_README_LINES = 300
 
-BUILT_ELSEWHERE: dict[str, str] = {
-    "squad init": "squad init [DIR] [--template NAME] and squad init --list (issue 34)",
-    "squad new": "squad new squad NAME (issue 34)",
-    "squad mcp --print-config": "squad mcp --print-config claude|codex|cursor (issue 34)",
-}
-"""TODO(issue 34): commands and options the README documents that other branches are building.
-A README line using one is skipped, not resolved, until they are merged; then empty this
-(``test_commands_built_elsewhere_are_not_in_the_cli_yet`` fails as a reminder)."""
 
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
 WALKTHROUGH = re.compile(r"^<!-- walkthrough -->\n```(?:sh|console|bash)\n(.*?)^```", re.M | re.S)
@@ -64,17 +57,6 @@ def _shell_lines(text: str) -> list[Line]:
 
 
 README_LINES = _shell_lines(README.read_text(encoding="utf-8"))
-
-
-def _pending(words: list[str]) -> str | None:
-    """Why ``words`` uses a command built elsewhere, or None."""
-    for key, why in BUILT_ELSEWHERE.items():
-        parts = key.split()
-        path = [p for p in parts if not p.startswith("-")]
-        options = [p for p in parts if p.startswith("-")]
-        if words[: len(path)] == path and all(o in words for o in options):
-            return why
-    return None
 
 
 def _cli() -> Any:
@@ -134,13 +116,9 @@ def resolve(words: list[str]) -> str:
     return " ".join(path)
 
 
-def _case(line: Line) -> Any:
-    why = _pending(line.words)
-    marks = [pytest.mark.skip(reason=f"TODO built elsewhere: {why}")] if why else []
-    return pytest.param(line, id=f"README.md:{line.number}", marks=marks)
-
-
-@pytest.mark.parametrize("line", [_case(line) for line in README_LINES])
+@pytest.mark.parametrize(
+    "line", [pytest.param(line, id=f"README.md:{line.number}") for line in README_LINES]
+)
 def test_readme_command_names_a_real_command_with_its_options(line: Line) -> None:
     resolve(line.words)
 
@@ -169,16 +147,32 @@ def test_the_walkthrough_goes_from_a_template_to_a_run() -> None:
     assert len(commands) <= 15, "the first squad should take about 15 lines"
 
 
-def test_commands_built_elsewhere_are_not_in_the_cli_yet() -> None:
-    """A reminder: once a branch that builds one is merged, empty BUILT_ELSEWHERE so that the
-    README's lines using it are resolved like every other."""
-    for key in BUILT_ELSEWHERE:
-        words = key.split()
-        try:
-            resolve([*words, *(["x"] if words[-1].startswith("-") else [])])
-        except AssertionError:
+def test_the_walkthrough_runs_as_written_on_the_offline_model(tmp_path: Path) -> None:
+    """The README's first squad, command by command, in an empty folder with a fresh squad
+    home: every step exits 0 and the run leaves its results in the workspace."""
+    from tests.support.cli import run_in_process
+
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "SQUAD_HOME": str(tmp_path / "home")}
+    blocks = WALKTHROUGH.findall(README.read_text(encoding="utf-8"))
+    cwd = tmp_path / "start"
+    cwd.mkdir()
+    ran = []
+    for raw in (line for block in blocks for line in block.splitlines()):
+        words = shlex.split(raw, comments=True)
+        if not words:
             continue
-        pytest.fail(f"{key!r} exists now: remove it from BUILT_ELSEWHERE in {__file__}")
+        if words[0] == "cd":
+            cwd = cwd / words[1]
+            continue
+        assert words[0] == "squad", f"the walkthrough has a step this test cannot run: {raw!r}"
+        args = [m for w in words[1:] for m in (sorted(glob.glob(w, root_dir=cwd)) or [w])]
+        result = run_in_process(args, env=env, cwd=cwd)
+        assert result.returncode == 0, f"{raw!r} exited {result.returncode}:\n{result.stderr}"
+        ran.append(words[1])
+    assert {"init", "validate", "run"} <= set(ran), ran
+    outputs = sorted((cwd / "workspaces").glob("*/tasks/*/output.md"))
+    assert outputs, "the walkthrough's run left no task output in the workspace"
+    assert all(o.read_text(encoding="utf-8").strip() for o in outputs)
 
 
 def test_readme_is_short_enough_to_finish() -> None:
