@@ -87,7 +87,11 @@ def environment() -> Environment:
         autoescape=select_autoescape(["html"], default=True),
         trim_blocks=True,
         lstrip_blocks=True,
+        extensions=["jinja2.ext.i18n"],
     )
+    # Every string a page shows goes through ``_()``; until a catalogue is installed the
+    # null translations answer the English source text.
+    env.install_null_translations(newstyle=True)  # type: ignore[attr-defined]
     env.filters["markdown"] = markdown
     env.filters["highlight"] = highlight
     env.filters["marked"] = marked
