@@ -203,7 +203,10 @@ class RunExecutor:
         plan = self.redacted(render_plan(number, self.goal, tasks, lead.id))
         atomic_write(path, plan.encode())
         relative = path.relative_to(self.workspace.resolve()).as_posix()
-        self.log.emit("plan_written", agent=lead.id, path=relative, tasks=[t.id for t in tasks])
+        graph = [{"id": t.id, "agent": t.agent, "depends_on": list(t.depends_on)} for t in tasks]
+        self.log.emit(
+            "plan_written", agent=lead.id, path=relative, tasks=[t.id for t in tasks], graph=graph
+        )
         self._progress(f"plan: {relative} ({len(tasks)} tasks)")
         return tasks
 

@@ -630,6 +630,9 @@ def test_hierarchical_run_on_the_offline_model_writes_a_plan_and_carries_it_out(
     log = events(result)
     [written] = of_kind(log, "plan_written")
     assert written["path"] == "plans/plan-001.md" and written["tasks"] == list(result.tasks)
+    # the plan's graph, for the run page's timeline and the squad page's task graph
+    assert [g["id"] for g in written["graph"]] == written["tasks"]
+    assert all(g["agent"] and isinstance(g["depends_on"], list) for g in written["graph"])
     assert {e["node"] for e in of_kind(log, "review")} == set(result.tasks)
     assert {e["reviewer"] for e in of_kind(log, "review")} == {"reviewer"}
     assert all(e["approved"] for e in of_kind(log, "review"))
