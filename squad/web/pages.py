@@ -31,6 +31,7 @@ from squad.web.api import (
 from squad.web.control import RunRequest
 from squad.web.guard import COOKIE
 from squad.web.render import environment
+from squad.web.svg import Words
 
 __all__ = ["render_error", "router"]
 
@@ -63,6 +64,14 @@ def _page(request: Request, template: str, http_status: int = 200, **values: Any
         )
     )
     return HTMLResponse(html, status_code=http_status)
+
+
+def _words(request: Request) -> Words:
+    """How the pictures on a page speak to its reader: the translation the page's templates
+    use (English until a catalogue is installed)."""
+    from gettext import NullTranslations
+
+    return Words(text=NullTranslations().gettext)
 
 
 def render_error(request: Request, status: int, message: str) -> str:
@@ -164,9 +173,32 @@ def squad_page(
         return _page(request, "squad_runs.html", squad=_squad_runs(app, squad, page=page))
     from squad.web.memory import boot_file
 
-    detail = squad_detail(app, squad, page=page).model_dump(mode="json")
+    view = squad_detail(app, squad, page=page)
     rules = boot_file(app, "agents", squad).model_dump(mode="json")
-    return _page(request, "squad.html", squad=detail, rules=rules)
+    return _page(
+        request,
+        "squad.html",
+        squad=view.model_dump(mode="json"),
+        rules=rules,
+        graph=_task_graph(app, view, _words(request)),
+    )
+
+
+def _task_graph(app: Any, squad: Any, words: Words) -> dict[str, Any] | None:
+    """The squad page's task graph: the definition's tasks, or for a squad whose lead plans,
+    its last plan's (None when there is neither)."""
+    from squad.web.runs import last_plan_graph
+    from squad.web.taskgraph import GraphNode, graph_svg
+
+    nodes = [
+        GraphNode(t.id, t.agent, tuple(t.depends_on), approval=t.approval) for t in squad.tasks
+    ]
+    planned = not nodes and squad.process == "hierarchical"
+    if planned:
+        nodes = [GraphNode(i, a, d) for i, a, d in last_plan_graph(app, squad.name)]
+    if not nodes:
+        return None
+    return {"svg": graph_svg(nodes, words=words), "planned": planned}
 
 
 def _squad_runs(app: Any, name: str, *, page: int, per_page: int = 20) -> dict[str, Any]:
@@ -209,10 +241,13 @@ async def run_now(request: Request, squad: SquadName) -> HTMLResponse:
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
 def run_page(request: Request, run_id: RunId) -> HTMLResponse:
     from squad.web.runs import run_page as page_of
+    from squad.web.runs import run_picture
 
-    run = page_of(_web(request).app, run_id).model_dump(mode="json")
+    app = _web(request).app
+    view = page_of(app, run_id)
+    picture = run_picture(app, view, _words(request))
     template = "run_timeline.html" if request.headers.get("hx-request") else "run.html"
-    return _page(request, template, run=run)
+    return _page(request, template, run=view.model_dump(mode="json"), picture=picture)
 
 
 @router.post("/runs/{run_id}/decide", response_class=HTMLResponse)
@@ -474,18 +509,44 @@ def spend_page(request: Request) -> HTMLResponse:
     from squad.web.charts import bar_chart, spend_activity
 
     app = _web(request).app
+    words = _words(request)
     data = spend_activity(app, now=app.clock()).model_dump(mode="json")
+
+    def dollars(value: float) -> str:
+        return words("${amount}", amount=words.number(value, 4))
+
+    def dollar_tick(value: float, digits: int) -> str:
+        return words("${amount}", amount=words.number(value, digits))
+
+    def tokens(value: float) -> str:
+        return words("{count} tokens", count=words.number(value, 0))
+
     charts = [
         {
             "squad": s["squad"],
             "total_usd": s["total_usd"],
             "calls": s["calls"],
-            "spend": bar_chart([(d["day"], d["cost_usd"]) for d in s["days"]], unit="$"),
+            "spend": bar_chart(
+                [(d["day"][5:], d["day"], d["cost_usd"]) for d in s["days"]],
+                title=words("Spend per day (US dollars)"),
+                value_text=dollars,
+                tick_text=dollar_tick,
+            ),
             "tokens": bar_chart(
-                [(r["created_at"][:16].replace("T", " "), float(r["tokens"])) for r in s["runs"]],
-                digits=0,
+                [
+                    (_day_time(r["created_at"])[5:], _day_time(r["created_at"]), float(r["tokens"]))
+                    for r in s["runs"]
+                ],
+                title=words("Tokens per run (in and out)"),
+                value_text=tokens,
+                tick_text=words.number,
             ),
         }
         for s in data["squads"]
     ]
     return _page(request, "spend.html", data=data, charts=charts)
+
+
+def _day_time(iso: str) -> str:
+    """``2026-11-29 14:05`` from an ISO timestamp."""
+    return iso[:16].replace("T", " ")

@@ -17,8 +17,17 @@ from squad.views import FileChanged, ModelCall, Plan, RunDetail, RunPage, RunSta
 
 if TYPE_CHECKING:
     from squad.app import App
+    from squad.web.svg import Words
 
-__all__ = ["MAX_DIFF_CHARS", "MAX_LOG_EVENTS", "run_detail", "run_page", "run_status", "task_costs"]
+__all__ = [
+    "MAX_DIFF_CHARS",
+    "MAX_LOG_EVENTS",
+    "run_detail",
+    "run_page",
+    "run_picture",
+    "run_status",
+    "task_costs",
+]
 
 MAX_LOG_EVENTS = 2000
 """Events of the run log a page starts with; the live tail streams the rest."""
@@ -200,3 +209,84 @@ def run_status(app: App, run_id: str) -> RunStatus:
         diff=patch[:MAX_DIFF_CHARS],
         diff_truncated=len(patch) > MAX_DIFF_CHARS or diff.truncated,
     )
+
+
+def run_picture(app: App, run: RunPage, words: Words) -> str | None:
+    """The run page's timeline of its tasks (None before any task has a state): dependencies
+    from the run's last plan, else from the squad's definition; the approval waits from the
+    run log."""
+    from datetime import datetime
+
+    from squad.web.timeline import Span, approval_waits, critical_path, plan_graph, timeline_svg
+
+    if not run.tasks:
+        return None
+    now = app.clock()
+    events = [dict(e) for e in run.events]
+    deps = {task: tuple(after) for task, _, after in plan_graph(events)}
+    if not deps:
+        deps = _definition_deps(app, run.squad)
+
+    def at(text: str | None) -> datetime | None:
+        return None if text is None else datetime.fromisoformat(text)
+
+    # a task still open in a run that is no longer running ends with the run, and so does
+    # a wait of a run that no longer waits
+    live = run.status in ("running", "pending")
+    stopped = at(run.ended_at) or now
+    waits = approval_waits(
+        events, until=now if live or run.status == "awaiting_approval" else stopped
+    )
+    spans = [
+        Span(
+            id=t.id,
+            agent=t.agent,
+            status=t.status,
+            start=at(t.started_at),
+            end=at(t.ended_at) or (None if live or t.started_at is None else stopped),
+            depends_on=deps.get(t.id, ()),
+            waits=tuple(waits.get(t.id, ())),
+        )
+        for t in run.tasks
+    ]
+    durations = {
+        s.id: ((s.end or now) - s.start).total_seconds() if s.start else 0.0 for s in spans
+    }
+    origin = at(run.started_at) or at(run.created_at) or now
+    return timeline_svg(
+        spans,
+        origin=origin,
+        now=now,
+        critical=critical_path(durations, {s.id: s.depends_on for s in spans}),
+        words=words,
+    )
+
+
+def _definition_deps(app: App, squad: str) -> dict[str, tuple[str, ...]]:
+    from squad.errors import SquadError
+
+    try:
+        spec, _ = app.squads.definition(squad)
+    except SquadError:
+        return {}
+    return {t.id: tuple(t.depends_on) for t in spec.tasks}
+
+
+def last_plan_graph(
+    app: App, squad: str, *, runs: int = 5
+) -> list[tuple[str, str, tuple[str, ...]]]:
+    """The tasks of the newest plan among the squad's last ``runs`` runs, as
+    (id, agent, depends_on); empty when none of them wrote one."""
+    from squad.eventlines import scan_events
+    from squad.runtime.runlog import run_log_path
+    from squad.web.timeline import plan_graph
+
+    workspace = _workspace_of(app, squad)
+    if workspace is None or not app.database_exists():
+        return []
+    for run in app.store.list_runs(squad, runs):
+        events = scan_events(run_log_path(workspace, run.id), missing_ok=True).events
+        graph = plan_graph(events)
+        if graph:
+            return graph
+    return []

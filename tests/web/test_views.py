@@ -28,11 +28,27 @@ def test_model_calls_count_for_the_task_whose_node_was_open_or_that_they_name() 
     assert costs["run"] == {"prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0, "calls": 1}
 
 
-def test_a_chart_scales_bars_to_the_tallest_and_escapes_labels() -> None:
-    svg = bar_chart([("<b>", 1.0), ("day 2", 4.0), ("day 3", 0.0)], height=100)
-    assert svg.count("<rect") == 3
-    assert 'height="100.0"' in svg and 'height="25.0"' in svg and 'height="0.0"' in svg
-    assert "&lt;b&gt;" in svg and "<b>" not in svg
+def test_a_chart_has_a_title_value_ticks_and_labels_that_do_not_overlap_all_escaped() -> None:
+    import xml.etree.ElementTree as ET
+
+    svg = bar_chart(
+        [("<b>", "<b> full", 1.0), ("day 2", "day 2", 4.0), ("day 3", "day 3", 0.0)],
+        title="Tokens & <runs>",
+        value_text=lambda v: f"{v:g} tokens",
+        tick_text=lambda v, digits: f"{v:.{digits}f}",
+        height=100,
+    )
+    root = ET.fromstring(svg)
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    bars = root.findall("s:rect", ns)
+    assert [b.get("height") for b in bars] == ["25.0", "100.0", "0.0"]  # top tick is 4
+    assert bars[0].find("s:title", ns).text == "<b> full: 1 tokens"  # escaped, read back
+    assert root.find("s:title", ns).text == "Tokens & <runs>"
+    labels = [t.text for t in root.findall("s:text", ns)]
+    assert labels[0] == "Tokens & <runs>"
+    # value ticks, then bar labels: every other one, as two 28-pixel bars are narrower
+    # than a label
+    assert labels[1:] == ["0", "1", "2", "3", "4", "<b>", "day 3"]
 
 
 def test_markdown_from_a_workspace_never_carries_html_or_script_links() -> None:

@@ -73,7 +73,76 @@
       box.checked = all.checked;
     });
   });
+  // a filter box over collapsible sections: a section shows when its text holds the words
+  // (opened, its other lines hidden unless its title matched); empty shows all as they were.
+  // Delegated, so a box that htmx swapped in works too.
+  var LINES = "li, p, tbody tr, .boot";
+  function filter(box) {
+    var items = document.querySelectorAll(box.getAttribute("data-filter"));
+    var count = document.querySelector(box.getAttribute("data-filter-count") || "#none");
+    var said = box.getAttribute("data-count-text") || "{shown} / {total}";
+    var words = box.value.trim().toLowerCase();
+    var shown = 0;
+    items.forEach(function (item) {
+      var folds = item.tagName === "DETAILS";
+      if (folds && !item.hasAttribute("data-was-open")) {
+        item.setAttribute("data-was-open", item.open ? "1" : "");
+      }
+      var lines = item.querySelectorAll(LINES);
+      lines.forEach(function (l) { l.removeAttribute("data-filtered"); });
+      if (!words) {
+        item.removeAttribute("data-filtered");
+        if (folds) item.open = item.getAttribute("data-was-open") === "1";
+        item.removeAttribute("data-was-open");
+        shown += 1;
+        return;
+      }
+      if (item.textContent.toLowerCase().indexOf(words) < 0) {
+        item.setAttribute("data-filtered", "out");
+        return;
+      }
+      shown += 1;
+      item.removeAttribute("data-filtered");
+      if (folds) item.open = true;
+      var title = item.querySelector("summary");
+      if (title && title.textContent.toLowerCase().indexOf(words) >= 0) return;
+      lines.forEach(function (l) {
+        if (l.querySelector(LINES)) return; // a line holding lines is judged by them
+        if (l.textContent.toLowerCase().indexOf(words) < 0) l.setAttribute("data-filtered", "out");
+      });
+    });
+    if (count) {
+      count.textContent = words
+        ? said.replace("{shown}", String(shown)).replace("{total}", String(items.length))
+        : "";
+    }
+  }
+  document.addEventListener("input", function (event) {
+    var box = event.target;
+    if (box.hasAttribute && box.hasAttribute("data-filter")) filter(box);
+  });
+  // a link to something inside a closed section opens the section
+  function reveal() {
+    if (!window.location.hash) return;
+    var target = document.getElementById(decodeURIComponent(window.location.hash.slice(1)));
+    for (var at = target; at; at = at.parentElement) {
+      if (at.tagName === "DETAILS") at.open = true;
+    }
+    if (target) target.scrollIntoView();
+  }
+  // the run page's timeline grows while a task runs, between the log's events
+  function tick() {
+    setInterval(function () {
+      var running = document.querySelector("#run-status.running, #run-status.pending");
+      if (running && window.htmx && document.visibilityState === "visible") {
+        window.htmx.trigger("#timeline", "refresh");
+      }
+    }, 5000);
+  }
   function start() {
+    if (document.getElementById("timeline")) tick();
+    reveal();
+    window.addEventListener("hashchange", reveal);
     document.querySelectorAll("[data-events]").forEach(follow);
     var open = new URLSearchParams(window.location.search).get("open");
     if (open && window.htmx) {
