@@ -39,6 +39,9 @@ router = APIRouter(include_in_schema=False)
 OPTIONAL_SLUG = f"^$|{SLUG_PATTERN}"
 """A filter left empty in a form, or a squad or agent id."""
 MAX_FORM_BYTES = 12_000_000
+CHART_WIDTHS = (("wide", 640), ("narrow", 360))
+"""Each chart is drawn for a desktop and for a phone (the page's CSS shows one): shrunk to a
+phone, a desktop's text would be too small to read."""
 
 
 def _web(request: Request) -> Any:
@@ -526,21 +529,33 @@ def spend_page(request: Request) -> HTMLResponse:
             "squad": s["squad"],
             "total_usd": s["total_usd"],
             "calls": s["calls"],
-            "spend": bar_chart(
-                [(d["day"][5:], d["day"], d["cost_usd"]) for d in s["days"]],
-                title=words("Spend per day (US dollars)"),
-                value_text=dollars,
-                tick_text=dollar_tick,
-            ),
-            "tokens": bar_chart(
-                [
-                    (_day_time(r["created_at"])[5:], _day_time(r["created_at"]), float(r["tokens"]))
-                    for r in s["runs"]
-                ],
-                title=words("Tokens per run (in and out)"),
-                value_text=tokens,
-                tick_text=words.number,
-            ),
+            "spend": {
+                size: bar_chart(
+                    [(d["day"][5:], d["day"], d["cost_usd"]) for d in s["days"]],
+                    title=words("Spend per day (US dollars)"),
+                    value_text=dollars,
+                    tick_text=dollar_tick,
+                    width=width,
+                )
+                for size, width in CHART_WIDTHS
+            },
+            "tokens": {
+                size: bar_chart(
+                    [
+                        (
+                            _day_time(r["created_at"])[5:],
+                            _day_time(r["created_at"]),
+                            float(r["tokens"]),
+                        )
+                        for r in s["runs"]
+                    ],
+                    title=words("Tokens per run (in and out)"),
+                    value_text=tokens,
+                    tick_text=words.number,
+                    width=width,
+                )
+                for size, width in CHART_WIDTHS
+            },
         }
         for s in data["squads"]
     ]

@@ -211,13 +211,22 @@ def run_status(app: App, run_id: str) -> RunStatus:
     )
 
 
-def run_picture(app: App, run: RunPage, words: Words) -> str | None:
-    """The run page's timeline of its tasks (None before any task has a state): dependencies
+def run_picture(app: App, run: RunPage, words: Words) -> dict[str, str] | None:
+    """The run page's timeline of its tasks, drawn ``wide`` for a desktop and ``narrow`` for
+    a phone (None before any task has a state): dependencies
     from the run's last plan, else from the squad's definition; the approval waits from the
     run log."""
     from datetime import datetime
 
-    from squad.web.timeline import Span, approval_waits, critical_path, plan_graph, timeline_svg
+    from squad.web.timeline import (
+        NARROW,
+        WIDTH,
+        Span,
+        approval_waits,
+        critical_path,
+        plan_graph,
+        timeline_svg,
+    )
 
     if not run.tasks:
         return None
@@ -253,13 +262,13 @@ def run_picture(app: App, run: RunPage, words: Words) -> str | None:
         s.id: ((s.end or now) - s.start).total_seconds() if s.start else 0.0 for s in spans
     }
     origin = at(run.started_at) or at(run.created_at) or now
-    return timeline_svg(
-        spans,
-        origin=origin,
-        now=now,
-        critical=critical_path(durations, {s.id: s.depends_on for s in spans}),
-        words=words,
-    )
+    critical = critical_path(durations, {s.id: s.depends_on for s in spans})
+    return {
+        size: timeline_svg(
+            spans, origin=origin, now=now, critical=critical, words=words, width=width
+        )
+        for size, width in (("wide", WIDTH), ("narrow", NARROW))
+    }
 
 
 def _definition_deps(app: App, squad: str) -> dict[str, tuple[str, ...]]:

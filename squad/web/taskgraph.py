@@ -122,9 +122,11 @@ def graph_svg(nodes: Sequence[GraphNode], *, words: Words) -> str:
             if y2 - y1 > GAP_Y + 1:  # past a layer: round the nodes between, on the right
                 lane += 1
                 side = body - PAD + 4 + 6 * lane  # right of every node
+                a, b = y1 + GAP_Y / 2, y2 - GAP_Y / 2
+                # out of the node, along the gap to the side, down the side, in from above
                 d = (
-                    f"M{x1:.1f},{y1:.1f} C{x1:.1f},{y1 + GAP_Y:.1f} {side:.1f},{y1 + GAP_Y:.1f} "
-                    f"{side:.1f},{(y1 + y2) / 2:.1f} S{x2:.1f},{y2 - GAP_Y:.1f} {x2:.1f},{y2:.1f}"
+                    f"M{x1:.1f},{y1:.1f} C{x1:.1f},{a:.1f} {side:.1f},{y1:.1f} {side:.1f},{a:.1f} "
+                    f"L{side:.1f},{b:.1f} C{side:.1f},{y2:.1f} {x2:.1f},{b:.1f} {x2:.1f},{y2:.1f}"
                 )
             else:
                 mid = (y1 + y2) / 2

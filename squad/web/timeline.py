@@ -30,11 +30,12 @@ MAX_TASK_LANES = 12
 """Past this many tasks the timeline draws one lane per agent, so it stays a picture."""
 
 WIDTH = 760
-LABEL_W = 150
+"""The timeline's width on a desktop; a phone gets one drawn at :data:`NARROW`."""
+NARROW = 360
 PAD_R = 18
 LANE_H = 26
 BAR_H = 14
-LEGEND_H = 26
+LEGEND_ROW = 20
 AXIS_H = 44
 
 
@@ -153,8 +154,12 @@ def timeline_svg(
     now: datetime,
     critical: Sequence[str],
     words: Words,
+    width: int = WIDTH,
 ) -> str:
-    """The run's timeline: every value escaped, sized by its ``viewBox``."""
+    """The run's timeline ``width`` pixels wide (narrower than 600: a phone's, with a
+    shorter label column): every value escaped, sized by its ``viewBox``."""
+    narrow = width < 600
+    label_w = 88 if narrow else 150
     by_agent = len(spans) > MAX_TASK_LANES
     lanes: list[str] = []
     for span in spans:
@@ -168,38 +173,42 @@ def timeline_svg(
     ]
     origin = min([origin, *starts])
     total = max(1.0, max([(end - origin).total_seconds() for end in ends], default=0.0))
-    step = time_step(total)
-    axis_end = max(total, step * -(-total // step))
-    plot_w = WIDTH - LABEL_W - PAD_R
-    top = LEGEND_H
+    step = time_step(total, 4 if narrow else 6)
+    axis_end = total * 1.02  # ticks up to the end, not past it to a round number
+    plot_w = width - label_w - PAD_R
+    left = 8 if narrow else label_w
+    legend, legend_rows = _legend(words, critical=bool(critical), left=left, width=width)
+    top = 6 + legend_rows * LEGEND_ROW
     height = top + len(lanes) * LANE_H + AXIS_H
 
     def x(at: datetime) -> float:
-        return LABEL_W + max(0.0, (at - origin).total_seconds()) / axis_end * plot_w
+        return label_w + max(0.0, (at - origin).total_seconds()) / axis_end * plot_w
 
     on_path = set(critical)
     title = words("Timeline of the run's tasks")
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="picture timeline" '
-        f'viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" role="img" '
-        f'aria-labelledby="timeline-title"><title id="timeline-title">{esc(title)}</title>'
+        f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" '
+        f'aria-labelledby="timeline-title-{width}"><title id="timeline-title-{width}">'
+        f"{esc(title)}</title>",
+        legend,
     ]
-    out.append(_legend(words, critical=bool(on_path)))
     for index, lane in enumerate(lanes):
         y = top + index * LANE_H
         if index % 2:
             out.append(
-                f'<rect class="lane" x="0" y="{y}" width="{WIDTH}" height="{LANE_H}"></rect>'
+                f'<rect class="lane" x="0" y="{y}" width="{width}" height="{LANE_H}"></rect>'
             )
+        shown = short(lane, 11 if narrow else 20)
         out.append(
-            f'<text class="lane-label" x="{LABEL_W - 8}" y="{y + LANE_H / 2 + 4:.1f}" '
-            f'text-anchor="end"><title>{esc(lane)}</title>{esc(short(lane, 20))}</text>'
+            f'<text class="lane-label" x="{label_w - 8}" y="{y + LANE_H / 2 + 4:.1f}" '
+            f'text-anchor="end"><title>{esc(lane)}</title>{esc(shown)}</text>'
         )
     # ticks under the lanes, so the bars are drawn over the grid
     base = top + len(lanes) * LANE_H
     tick = 0
     while tick <= axis_end + 1e-9:
-        tx = LABEL_W + tick / axis_end * plot_w
+        tx = label_w + tick / axis_end * plot_w
         out.append(
             f'<line class="grid" x1="{tx:.1f}" y1="{top}" x2="{tx:.1f}" y2="{base}"></line>'
             f'<line class="tick" x1="{tx:.1f}" y1="{base}" x2="{tx:.1f}" y2="{base + 5}"></line>'
@@ -208,12 +217,12 @@ def timeline_svg(
         )
         tick += step
     out.append(
-        f'<line class="axis" x1="{LABEL_W}" y1="{base + 0.5}" x2="{LABEL_W + plot_w}" '
+        f'<line class="axis" x1="{label_w}" y1="{base + 0.5}" x2="{label_w + plot_w}" '
         f'y2="{base + 0.5}"></line>'
     )
     unit = words("h:min:s") if axis_end >= 3600 else words("min:s")
     out.append(
-        f'<text class="axis-title" x="{LABEL_W + plot_w / 2:.1f}" y="{base + 36}" '
+        f'<text class="axis-title" x="{label_w + plot_w / 2:.1f}" y="{base + 36}" '
         f'text-anchor="middle">{esc(words("time since the run started ({unit})", unit=unit))}'
         "</text>"
     )
@@ -270,7 +279,8 @@ def timeline_svg(
     return "".join(out)
 
 
-def _legend(words: Words, *, critical: bool) -> str:
+def _legend(words: Words, *, critical: bool, left: int, width: int) -> tuple[str, int]:
+    """The key to the colours, wrapped to ``width``; with its count of rows."""
     keys = [
         ("bar done", words("done")),
         ("bar running", words("running")),
@@ -280,12 +290,16 @@ def _legend(words: Words, *, critical: bool) -> str:
     if critical:
         keys.append(("bar done critical", words("critical path")))
     out = ['<g class="legend">']
-    at = float(LABEL_W)
+    at, row = float(left), 0
     for css, text in keys:
+        wide = 19 + text_width(text) + 14
+        if at + wide > width and at > left:
+            at, row = float(left), row + 1
+        y = 6 + row * LEGEND_ROW
         out.append(
-            f'<rect class="{css}" x="{at:.1f}" y="6" width="14" height="10" rx="2"></rect>'
-            f'<text x="{at + 19:.1f}" y="15">{esc(text)}</text>'
+            f'<rect class="{css}" x="{at:.1f}" y="{y}" width="14" height="10" rx="2"></rect>'
+            f'<text x="{at + 19:.1f}" y="{y + 9}">{esc(text)}</text>'
         )
-        at += 19 + text_width(text) + 16
+        at += wide
     out.append("</g>")
-    return "".join(out)
+    return "".join(out), row + 1

@@ -394,7 +394,7 @@ def test_soul_md_saved_in_the_memory_page_reaches_the_next_system_prompt(
     from squad.app import App
     from squad.memory.agent import AgentContext
 
-    page.goto(f"{dashboard.url}memory")
+    page.goto(f"{dashboard.url}memory#boot-soul")  # opens the folded boot files
     editor = page.locator("#boot-soul")
     text = editor.locator("textarea[name=text]")
     before = text.input_value()

@@ -200,6 +200,39 @@ def test_the_timeline_draws_a_lane_per_task_bars_waits_the_critical_path_and_now
     assert any(t.text == "time since the run started (min:s)" for t in root.iter(f"{SVG}text"))
 
 
+def test_a_phones_timeline_is_drawn_narrow_with_short_labels_and_a_wrapped_legend() -> None:
+    spans = [Span("a-rather-long-task-name", "dev", "done", at(0), at(30))]
+    wide = parse(
+        timeline_svg(
+            spans, origin=at(0), now=at(30), critical=["a-rather-long-task-name"], words=Words()
+        )
+    )
+    narrow = parse(
+        timeline_svg(
+            spans,
+            origin=at(0),
+            now=at(30),
+            critical=["a-rather-long-task-name"],
+            words=Words(),
+            width=360,
+        )
+    )
+    assert narrow.get("viewBox", "").startswith("0 0 360 ")
+    assert wide.get("viewBox", "").startswith("0 0 760 ")
+    label = next(t for t in narrow.iter(f"{SVG}text") if "lane-label" in classes(t))
+    assert label.findtext(f"{SVG}title") == "a-rather-long-task-name"
+    assert "".join(label.itertext()).endswith("a-rather-l…")
+
+    def legend_rows(root: ET.Element) -> set[str]:
+        legend = next(g for g in root.iter(f"{SVG}g") if "legend" in classes(g))
+        return {r.get("y", "") for r in legend.iter(f"{SVG}rect")}
+
+    assert len(legend_rows(wide)) == 1 and len(legend_rows(narrow)) == 2
+    # every bar stays inside the narrow picture
+    (bar,) = bars(narrow).values()
+    assert float(bar.get("x", 0)) + float(bar.get("width", 0)) <= 360
+
+
 def test_a_finished_timeline_has_no_now_line_and_many_tasks_share_agent_lanes() -> None:
     spans = [
         Span(f"t{i}", f"agent-{i % 3}", "done", at(i * 10), at(i * 10 + 8))
@@ -291,7 +324,7 @@ def test_the_task_graph_draws_a_node_per_task_an_arrow_per_dependency_all_escape
                 for n in path.get("d", "")
                 .replace("M", " ")
                 .replace("C", " ")
-                .replace("S", " ")
+                .replace("L", " ")
                 .replace(",", " ")
                 .split()
             ]
