@@ -89,6 +89,14 @@ def test_the_run_page_draws_its_timeline_and_the_approval_redraws_it_live(
     expect(title).to_contain_text("publish (writer):")
     expect(redrawn.locator("line.now")).to_have_count(0)
     shot(page, "run-timeline-finished.png")
+    # while a run runs, its timeline is redrawn every few seconds (a model call can be long
+    # and log nothing); a finished one is not
+    with page.expect_request(
+        lambda r: r.url.endswith(f"/runs/{run['id']}") and "hx-request" in r.headers,
+        timeout=8_000,
+    ):
+        page.evaluate("document.getElementById('run-status').className = 'status running'")
+    expect(page.locator("#run-status")).to_have_class("status succeeded")  # redrawn from the store
 
 
 def test_the_squad_page_draws_its_task_graph(
