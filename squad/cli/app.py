@@ -84,7 +84,7 @@ def _summary(spec: SquadSpec) -> str:
         )
     return (
         f"squad {spec.name!r}: {len(spec.agents)} agents, {len(spec.tasks)} tasks, "
-        f"{spec.process}, {schedule}"
+        f"{spec.process.type}, {schedule}"
     )
 
 

@@ -45,7 +45,7 @@ def list_(json_output: JsonFlag = False) -> None:
                     "path": str(found.path),
                     "agents": [a.id for a in spec.agents],
                     "tasks": len(spec.tasks),
-                    "process": spec.process,
+                    "process": spec.process.type,
                     "updated_at": manifest.updated_at.isoformat(),
                 }
             )

@@ -104,7 +104,7 @@ class SquadTools:
                     "name": spec.name,
                     "description": spec.description,
                     "goal": spec.goal,
-                    "process": spec.process,
+                    "process": spec.process.type,
                     "workspace": str(found.path),
                     "schedule": None if spec.schedule is None else spec.schedule.model_dump(),
                     "agents": [
@@ -114,7 +114,7 @@ class SquadTools:
                             "role": agent.role,
                             "model": (agent.model or spec.model).name,
                             "profile": agent.profile,
-                            "lead": agent is spec.lead and spec.process == "hierarchical",
+                            "lead": agent is spec.lead and spec.process.type == "hierarchical",
                         }
                         for agent in spec.agents
                     ],

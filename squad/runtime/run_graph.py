@@ -44,7 +44,7 @@ def run_graph(
 ) -> Iterator[tuple[Any, dict[str, Any]]]:
     """The run's graph compiled on its checkpointer (writes fenced by ``fence``) and its
     config; without an executor, only to read the run's state."""
-    hierarchical = spec is not None and spec.process == "hierarchical"
+    hierarchical = spec is not None and spec.process.type == "hierarchical"
     rounds = spec.limits.max_rounds if spec is not None else 1
     parallel = spec.limits.max_parallel if spec is not None else 1
     graph = build_graph(
@@ -95,7 +95,7 @@ class NoExecutor:
 def initial_state(spec: SquadSpec) -> RunState:
     """The state a new run's graph starts from: a sequential squad's tasks, all pending; none
     for a hierarchical one (its lead plans them)."""
-    if spec.process != "sequential":
+    if spec.process.type != "sequential":
         return {"tasks": [], "status": {}}
     nodes = [
         TaskNode(t.id, t.agent, tuple(t.depends_on), t.description, t.approval, t.expected_output)

@@ -193,7 +193,7 @@ class SquadRunner:
             log.emit(
                 "run_start",
                 squad=spec.name,
-                process=spec.process,
+                process=spec.process.type,
                 trigger=trigger,
                 goal=goal or spec.goal,
                 model=model,

@@ -125,7 +125,7 @@ def run_attributes(
         "squad.name": spec.name,
         "squad.run_id": run_id,
         "squad.trigger": trigger,
-        "squad.process": spec.process,
+        "squad.process": spec.process.type,
         "squad.resumed": resumed,
     }
 

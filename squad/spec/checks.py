@@ -148,7 +148,7 @@ def _check_cycles(spec: SquadSpec, task_ids: set[str]) -> list[Problem]:
 
 
 def _check_process(spec: SquadSpec) -> list[Problem]:
-    if spec.process == "sequential" and not spec.tasks:
+    if spec.process.type == "sequential" and not spec.tasks:
         return [
             Problem(
                 "a sequential squad needs at least one task",

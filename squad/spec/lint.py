@@ -77,6 +77,7 @@ def warnings_for(
     for index, agent in enumerate(spec.agents):
         if agent.model is not None:
             warnings += _model_warnings(agent.model, ("agents", index, "model"))
+    warnings += _process_warnings(spec)
     warnings += _schedule_warnings(spec)
     warnings += _memory_warnings(spec)
     warnings += _mcp_warnings(spec, which)
@@ -131,6 +132,20 @@ def _model_name_warning(name: str) -> tuple[str, str] | None:
         f"model provider {provider!r} looks like a typo of {close[0]!r}",
         f"did you mean '{close[0]}/{rest}'? An unknown provider fails at the first model call",
     )
+
+
+def _process_warnings(spec: SquadSpec) -> list[Problem]:
+    """``strict_plan`` on a squad whose lead plans nothing."""
+    if spec.process.type == "sequential" and spec.process.strict_plan:
+        return [
+            Problem(
+                "strict_plan has no effect on a sequential squad: its tasks are written, "
+                "not planned",
+                path=("process", "strict_plan"),
+                hint="use type: hierarchical to let the lead plan, or remove strict_plan",
+            )
+        ]
+    return []
 
 
 def _schedule_warnings(spec: SquadSpec) -> list[Problem]:

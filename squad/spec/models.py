@@ -16,6 +16,8 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
     model_validator,
 )
 from pydantic_core import PydanticCustomError
@@ -31,6 +33,7 @@ __all__ = [
     "McpServerSpec",
     "MemoryPolicy",
     "ModelSpec",
+    "ProcessSpec",
     "ReviewMode",
     "Schedule",
     "SquadSpec",
@@ -231,6 +234,46 @@ ModelField = Annotated[
 ]
 
 
+ProcessType = Literal["sequential", "hierarchical"]
+_PROCESS_TYPES: tuple[str, ...] = ("sequential", "hierarchical")
+
+
+class ProcessSpec(_Strict):
+    """How the squad works; in YAML either the process type (``hierarchical``) or this
+    mapping (``{type: hierarchical, strict_plan: true}``)."""
+
+    type: ProcessType = "sequential"
+    """sequential: the tasks in dependency order; hierarchical: the lead plans, others execute."""
+    strict_plan: bool = False
+    """Hierarchical squads: fail the run when the lead's plan is invalid twice. By default
+    (false) the run goes on with a plan squad makes from the goal itself (the offline
+    planner's, else one task for the lead), logged as ``plan_fallback``: what a small local
+    model that cannot write the JSON plan needs."""
+
+    @model_serializer(mode="wrap")
+    def _as_written(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """The plain process type when nothing else is set, as most definitions write it (a
+        stored definition reads as before the mapping form existed)."""
+        return self.type if not self.strict_plan else handler(self)
+
+
+def _process_from_string(value: Any) -> Any:
+    if not isinstance(value, str):
+        return value
+    if value not in _PROCESS_TYPES:
+        expected = " or ".join(repr(t) for t in _PROCESS_TYPES)
+        raise PydanticCustomError(
+            "literal_error", "Input should be {expected}", {"expected": expected}
+        )
+    return {"type": value}
+
+
+ProcessField = Annotated[
+    ProcessSpec,
+    BeforeValidator(_process_from_string, json_schema_input_type=ProcessType | ProcessSpec),
+]
+
+
 ReviewMode = Literal["off", "low_confidence", "all"]
 """Which extracted facts wait for a person's review before they are written."""
 
@@ -405,8 +448,9 @@ class SquadSpec(_Strict):
     """Folder name under the workspace root (default: the squad name)."""
     model: ModelField = ModelSpec(name=DEFAULT_MODEL)
     """Default model of every agent: a litellm model string or a mapping."""
-    process: Literal["sequential", "hierarchical"] = "sequential"
-    """sequential: the tasks in dependency order; hierarchical: the lead plans, others execute."""
+    process: ProcessField = ProcessSpec()
+    """sequential: the tasks in dependency order; hierarchical: the lead plans, others execute.
+    As a mapping: ``{type: hierarchical, strict_plan: true}``."""
     agents: Annotated[list[AgentSpec], Field(min_length=1)]
     """The agents, at least one."""
     tasks: list[TaskSpec] = []

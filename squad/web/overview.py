@@ -151,7 +151,7 @@ def squad_detail(app: App, name: str, *, page: int = 1, per_page: int = 20) -> S
             "name": found.squad,
             "description": spec.description,
             "goal": spec.goal,
-            "process": spec.process,
+            "process": spec.process.type,
             "workspace": str(found.path),
             "source": source,
             "definition": definition,

@@ -74,6 +74,16 @@ WARNED = [
         ["did you mean 'offline'?"],
     ),
     (
+        "strict-plan-on-a-sequential-squad",
+        "name: x\nprocess: {type: sequential, strict_plan: true}\n"
+        + AGENTS
+        + "tasks: [{id: t, description: d, agent: a}]\n",
+        2,
+        42,
+        "process.strict_plan",
+        ["no effect on a sequential squad", "type: hierarchical"],
+    ),
+    (
         "leap-day-cron",
         HEAD + AGENTS + "schedule: {cron: '0 9 29 2 *'}\n",
         5,
@@ -133,6 +143,7 @@ def test_warning_is_located_at_its_key(
         HEAD + "model: nscale/some-model\n" + AGENTS,
         HEAD + "model: gpt-4o-mini\n" + AGENTS,
         HEAD + "model: offline\n" + AGENTS,
+        "name: x\nprocess: {type: hierarchical, strict_plan: true}\n" + AGENTS,
         HEAD + AGENTS + "schedule: {cron: '0 9 * * 1-5', timezone: Europe/Berlin}\n",
         HEAD + AGENTS + "schedule: {cron: '0 0 29 2 1'}\n",  # ORed with Mondays
         HEAD + AGENTS + "schedule: {cron: '0 0 29 1-2 *'}\n",
@@ -149,6 +160,7 @@ def test_warning_is_located_at_its_key(
         "rare-provider-near-a-common-one",
         "bare-model-name",
         "offline",
+        "strict-plan-on-a-hierarchical-squad",
         "timezone-with-cron",
         "leap-day-or-weekday",
         "leap-day-and-january",
