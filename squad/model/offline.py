@@ -64,6 +64,7 @@ __all__ = [
     "answer",
     "count_usage",
     "is_offline",
+    "plan_tasks",
 ]
 
 MODEL_NAME = "offline"
@@ -237,7 +238,7 @@ def _agent_list(text: str) -> list[tuple[str, str]]:
 
 
 def _goal(system: str, user: str) -> str:
-    goal = pt.section(user, "goal") or pt.section(system, "goal")
+    goal = pt.section(user, "goal", paragraphs=True) or pt.section(system, "goal", paragraphs=True)
     if goal:
         return goal
     kept = [
@@ -262,11 +263,19 @@ def _task_id(clause: str, taken: set[str]) -> str:
     return ident
 
 
-def _plan(system: str, user: str) -> str:
-    agents = _agents(system, user) or [("agent", "")]
-    clauses = pt.clauses(_goal(system, user))[:8] or ["Work toward the goal"]
-    doers = [a for a in agents if "revi" not in _stems(f"{a[0]} {a[1]}")]
-    doers = doers or agents
+def plan_tasks(goal: str, agents: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
+    """The offline planner, pure: one task per clause of ``goal`` (at most eight), each for
+    the agent of ``agents`` ((id, role) pairs) whose id or role shares a word stem with it,
+    else the next one that is not a reviewer, each depending on the one before; tasks in the
+    plan JSON's shape. Empty when the goal has no clause to plan, or there is no agent.
+
+    Runs answer plan requests with it (as the offline model), and a run whose lead cannot
+    write a valid plan runs its plan instead (:meth:`squad.runtime.executor.RunExecutor.plan`).
+    """
+    clauses = pt.clauses(goal)[:8]
+    if not agents or not clauses:
+        return []
+    doers = [a for a in agents if "revi" not in _stems(f"{a[0]} {a[1]}")] or list(agents)
     taken: set[str] = set()
     tasks: list[dict[str, Any]] = []
     for i, clause in enumerate(clauses):
@@ -284,6 +293,13 @@ def _plan(system: str, user: str) -> str:
                 "depends_on": depends,
             }
         )
+    return tasks
+
+
+def _plan(system: str, user: str) -> str:
+    agents = _agents(system, user) or [("agent", "")]
+    tasks = plan_tasks(_goal(system, user), agents)
+    tasks = tasks or plan_tasks("Work toward the goal", agents)
     return json.dumps({"tasks": tasks}, indent=2)
 
 
