@@ -19,7 +19,8 @@ code the CLI returns for it, so the CLI maps errors to exit codes in one place::
     │                                       space); reading commands still work
     ├── ModelError                  exit 1: a model call failed for good (after any retries)
     ├── AnswerError                 exit 1: a model's answer is not what was asked for
-    │   ├── PlanError               exit 1: the lead's plan is unusable (invalid twice: run fails)
+    │   ├── PlanError               exit 1: the lead's plan is unusable (invalid twice: the run
+    │   │                                   goes on with squad's own; with strict_plan it fails)
     │   └── ExtractionFailed        exit 1: the extraction answer was invalid twice (batch skipped)
     ├── LimitReached                exit 1: a run limit (turns, spend, time) stops the work cleanly
     └── MemoryError_                exit 1: a memory write was refused or conflicted

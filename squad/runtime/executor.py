@@ -40,7 +40,14 @@ from squad.runtime.files_tool import WorkspaceFiles
 from squad.runtime.limits import RunBudget
 from squad.runtime.mcp_client.journal import turn_identity
 from squad.runtime.mcp_client.tools import McpTools
-from squad.runtime.plan import parse_plan, plan_request, plan_response_formats, render_plan
+from squad.runtime.plan import (
+    PlanFallback,
+    fallback_plan,
+    parse_plan,
+    plan_request,
+    plan_response_formats,
+    render_plan,
+)
 from squad.runtime.recorder import TurnRecorder
 from squad.runtime.runlog import RunLog
 from squad.runtime.step_journal import StepJournal
@@ -183,6 +190,7 @@ class RunExecutor:
         self._progress(f"planning: {lead.id} writes the plan")
         request = plan_request(self.spec, self.goal)
         answer = self._plan_turn(lead.id, request)
+        fallback: PlanFallback | None = None
         try:
             tasks = parse_plan(answer, self.spec)
         except PlanError as first:
@@ -196,19 +204,43 @@ class RunExecutor:
                 tasks = parse_plan(answer, self.spec)
             except PlanError as second:
                 self.log.emit("plan_invalid", agent=lead.id, error=str(second), attempt=2)
-                raise PlanError(f"the lead's plan is invalid twice: {second}") from None
+                fallback = self._fall_back(first, second)
+                tasks = list(fallback.tasks)
         tasks = [self._redacted_task(t) for t in tasks]  # the checkpoint keeps them
         self.tasks = list(tasks)
         number, path = self._next_plan()
-        plan = self.redacted(render_plan(number, self.goal, tasks, lead.id))
+        by = lead.id if fallback is None else fallback.author(lead.id)
+        plan = self.redacted(render_plan(number, self.goal, tasks, by))
         atomic_write(path, plan.encode())
         relative = path.relative_to(self.workspace.resolve()).as_posix()
         graph = [{"id": t.id, "agent": t.agent, "depends_on": list(t.depends_on)} for t in tasks]
+        marked = {} if fallback is None else {"fallback": fallback.kind}
         self.log.emit(
-            "plan_written", agent=lead.id, path=relative, tasks=[t.id for t in tasks], graph=graph
+            "plan_written",
+            agent=lead.id,
+            path=relative,
+            tasks=[t.id for t in tasks],
+            graph=graph,
+            **marked,
         )
         self._progress(f"plan: {relative} ({len(tasks)} tasks)")
         return tasks
+
+    def _fall_back(self, first: PlanError, second: PlanError) -> PlanFallback:
+        """The plan squad makes for the goal when the lead's is invalid twice (or the run's
+        failure, with ``process.strict_plan``). It is checkpointed as the lead's would be."""
+        if self.spec.process.strict_plan:
+            raise PlanError(f"the lead's plan is invalid twice: {second}") from None
+        fallback = fallback_plan(self.spec, self.goal)
+        self.log.emit(
+            "plan_fallback",
+            agent=self.spec.lead.id,
+            kind=fallback.kind,
+            errors=[str(first), str(second)],
+            tasks=[t.id for t in fallback.tasks],
+        )
+        self._progress(f"plan: {fallback.describe()}; process.strict_plan: true fails it instead")
+        return fallback
 
     def _plan_turn(self, lead: str, prompt: str) -> str:
         """The lead's plan, asked for as structured output in the forms providers take:

@@ -3,6 +3,8 @@
 The lead model answers with JSON; it is untrusted input, validated like a YAML definition
 (strict pydantic, then cross-references). A plan that does not validate is retried once with
 the validation error (by the caller); the error text here is written for the model to fix.
+When the retry is invalid too, the run goes on with :func:`fallback_plan` (unless the squad
+sets ``process.strict_plan``): a small local model that cannot write the JSON still runs.
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from typing import Annotated, Any
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -20,6 +23,10 @@ from squad.runtime.tasks import TaskNode, topological_order
 from squad.spec.models import SquadSpec
 
 __all__ = [
+    "FallbackKind",
+    "PlanFallback",
+    "fallback_plan",
+    "fallback_reason",
     "parse_plan",
     "plan_request",
     "plan_response_format",
@@ -136,6 +143,57 @@ def plan_request(squad: SquadSpec, goal: str) -> str:
         '"agent": "<agent id>", "depends_on": ["<task id>", ...]}]} with at most '
         f"{MAX_PLAN_TASKS} tasks, ids in lowercase letters, digits and '-'."
     )
+
+
+FallbackKind = Literal["offline_planner", "lead_task"]
+"""Which plan a run went on with when its lead's was invalid twice: the offline planner's
+for the goal, or one task for the lead with the goal as its description."""
+
+
+@dataclass(frozen=True)
+class PlanFallback:
+    """The plan a run goes on with when its lead's plan is invalid twice."""
+
+    kind: FallbackKind
+    tasks: tuple[TaskNode, ...]
+
+    def describe(self) -> str:
+        """One line for a person: what happened and what the run does now."""
+        return fallback_reason(self.kind, len(self.tasks), self.tasks[0].agent)
+
+    def author(self, lead: str) -> str:
+        """Who the plan file says planned it."""
+        if self.kind == "offline_planner":
+            return f"squad's offline planner ({lead}'s plan was invalid twice)"
+        return f"squad, one task for {lead} ({lead}'s plan was invalid twice)"
+
+
+def fallback_reason(kind: str, tasks: int, lead: str) -> str:
+    """One line for a person on a run that went on with a :class:`PlanFallback` of ``kind``
+    (``tasks`` tasks; the lead task's agent is ``lead``)."""
+    if kind == "offline_planner":
+        plan = f"the offline planner's plan for the goal ({tasks} task{'s' * (tasks != 1)})"
+    else:
+        plan = f"one task for {lead}, the goal itself"
+    return f"the lead's plan was invalid twice; the run goes on with {plan}"
+
+
+def fallback_plan(squad: SquadSpec, goal: str) -> PlanFallback:
+    """The plan for ``goal`` when the lead cannot write one (pure): the offline planner's
+    (:func:`squad.model.offline.plan_tasks`, over the squad's agents), or, when that has no
+    task for the goal (it has no clause to plan, or what it plans does not validate), one task
+    for the lead with the goal as its description."""
+    from squad.model.offline import plan_tasks
+
+    planned = plan_tasks(goal, [(a.id, a.role) for a in squad.agents])
+    if planned:
+        try:
+            tasks = parse_plan(json.dumps({"tasks": planned}), squad)
+            return PlanFallback("offline_planner", tuple(tasks))
+        except PlanError:
+            pass
+    text = goal.strip() or squad.description.strip() or "Work toward the squad's goal."
+    return PlanFallback("lead_task", (TaskNode("goal", squad.lead.id, (), text),))
 
 
 def render_plan(number: int, goal: str, tasks: Sequence[TaskNode], lead: str) -> str:

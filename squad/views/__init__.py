@@ -49,6 +49,7 @@ from squad.views.review import ReviewDecision, ReviewItem, ReviewList, ReviewRes
 from squad.views.runs import (
     Approval,
     ApprovalQueued,
+    FallbackPlan,
     FileChanged,
     ModelCall,
     Plan,
@@ -122,6 +123,7 @@ __all__ = [
     "ExtractionPass",
     "Fact",
     "FactChange",
+    "FallbackPlan",
     "FileChanged",
     "FileMatches",
     "Folder",

@@ -10,6 +10,7 @@ from squad.views._base import View
 __all__ = [
     "Approval",
     "ApprovalQueued",
+    "FallbackPlan",
     "FileChanged",
     "ModelCall",
     "Plan",
@@ -94,12 +95,27 @@ class ModelCall(View):
     at: str
 
 
+class FallbackPlan(View):
+    """Why a run's plan is squad's own and not its lead's: the lead's plan was invalid twice
+    and the squad does not set ``process.strict_plan`` (the run log's ``plan_fallback``)."""
+
+    kind: str
+    """``offline_planner`` (the offline planner's plan for the goal) or ``lead_task`` (one
+    task for the lead, the goal itself)."""
+    reason: str
+    """One line for a person: what happened and what the run went on with."""
+    errors: list[str]
+    """What was wrong with each of the lead's two plans."""
+
+
 class Plan(View):
-    """The last plan a hierarchical run's lead wrote."""
+    """The last plan a hierarchical run's lead wrote (or squad, for a lead that could not)."""
 
     path: str | None
     tasks: list[str]
     text: str | None
+    fallback: FallbackPlan | None = None
+    """Set when the lead's plan was invalid twice and the run went on with squad's own."""
 
 
 class RunDetail(RunRow):

@@ -13,7 +13,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from squad.errors import NotFound
-from squad.views import FileChanged, ModelCall, Plan, RunDetail, RunPage, RunStatus, TaskRow
+from squad.views import (
+    FallbackPlan,
+    FileChanged,
+    ModelCall,
+    Plan,
+    RunDetail,
+    RunPage,
+    RunStatus,
+    TaskRow,
+)
 
 if TYPE_CHECKING:
     from squad.app import App
@@ -159,14 +168,15 @@ def _workspace_of(app: App, squad: str) -> Path | None:
 
 
 def _plan(workspace: Path | None, events: list[dict[str, Any]]) -> Plan | None:
-    """The last plan the run's lead wrote (hierarchical runs), with its text."""
+    """The last plan the run's lead wrote (hierarchical runs), with its text, and why squad
+    wrote it instead when the lead's plan was invalid twice."""
     from squad.errors import SquadError
     from squad.workspace.inspect import preview
 
-    written = [e for e in events if e.get("event") == "plan_written"]
+    written = [i for i, e in enumerate(events) if e.get("event") == "plan_written"]
     if not written or workspace is None:
         return None
-    last = written[-1]
+    last = events[written[-1]]
     path = str(last.get("path") or "")
     text = None
     try:
@@ -178,6 +188,26 @@ def _plan(workspace: Path | None, events: list[dict[str, Any]]) -> Plan | None:
         path=path or None,
         tasks=[str(t) for t in tasks] if isinstance(tasks, list) else [],
         text=text,
+        fallback=_fallback(events[: written[-1]]) if last.get("fallback") else None,
+    )
+
+
+def _fallback(before: list[dict[str, Any]]) -> FallbackPlan | None:
+    """The ``plan_fallback`` event of the plan written after ``before`` (pure)."""
+    from squad.runtime.plan import fallback_reason
+
+    event = next((e for e in reversed(before) if e.get("event") == "plan_fallback"), None)
+    if event is None:
+        return None
+    kind = str(event.get("kind") or "")
+    tasks = event.get("tasks")
+    count = len(tasks) if isinstance(tasks, list) else 0
+    reason = fallback_reason(kind, count, str(event.get("agent") or "the lead"))
+    errors = event.get("errors")
+    return FallbackPlan(
+        kind=kind,
+        reason=reason,
+        errors=[str(e) for e in errors] if isinstance(errors, list) else [],
     )
 
 

@@ -702,7 +702,7 @@ def test_review_sends_work_back_once_and_the_redo_sees_the_feedback(
     assert [e["node"] for e in of_kind(log, "node_start")] == ["report", "report"]
 
 
-def test_plan_that_never_validates_fails_the_run_with_the_plan_error_in_the_log(
+def test_with_strict_plan_a_plan_that_never_validates_fails_the_run_with_the_plan_error(
     settings: Settings,
     manager: SquadManager,
     make_spec: MakeSpec,
@@ -710,7 +710,11 @@ def test_plan_that_never_validates_fails_the_run_with_the_plan_error_in_the_log(
     stub_key: None,
     app: App,
 ) -> None:
-    spec, workspace = create(manager, make_spec, on_stub(TEAM_YAML, stub.url))
+    # Without strict_plan the run goes on with a plan of squad's own: test_plan_fallback.py.
+    strict = TEAM_YAML.replace(
+        "process: hierarchical", "process: {type: hierarchical, strict_plan: true}"
+    )
+    spec, workspace = create(manager, make_spec, on_stub(strict, stub.url))
     stub.script(answer("We should research first."), answer("Still no plan, sorry."))
 
     result = app.runner(model_factory=fast_models()).run(spec, workspace)
@@ -724,6 +728,7 @@ def test_plan_that_never_validates_fails_the_run_with_the_plan_error_in_the_log(
     assert [e["attempt"] for e in of_kind(log, "plan_invalid")] == [1, 2]
     assert log[-1]["event"] == "run_end" and log[-1]["status"] == "failed"
     assert "invalid twice" in log[-1]["error"]
+    assert of_kind(log, "plan_fallback") == []
     assert not (workspace / "plans").exists() or not any((workspace / "plans").iterdir())
     run = manager.store.get_run(result.run_id)
     assert run is not None and run.status is RunStatus.FAILED and run.error == result.error
