@@ -51,6 +51,7 @@ from squad.runtime.plan import (
 from squad.runtime.recorder import TurnRecorder
 from squad.runtime.runlog import RunLog
 from squad.runtime.step_journal import StepJournal
+from squad.runtime.steps import approves
 from squad.runtime.tasks import TaskNode, TaskStatus
 from squad.runtime.tools import Tool
 from squad.runtime.tracing import NO_TRACE, TurnTrace, model_attributes
@@ -304,7 +305,7 @@ class RunExecutor:
             "'CHANGES REQUESTED: <what to fix>'."
         )
         verdict = self.redacted(self._turn(reviewer, prompt, tools=False, task_id=task.id))
-        approved = verdict.strip().upper().startswith("APPROVED")
+        approved = approves(verdict)
         self.log.emit(
             "review", node=task.id, reviewer=reviewer, approved=approved, verdict=verdict[:300]
         )

@@ -12,6 +12,7 @@ dict channels merge what each task wrote (:func:`merged`), and the first stop wi
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Annotated, Any, TypedDict
@@ -34,6 +35,7 @@ __all__ = [
     "TaskResult",
     "Transition",
     "approval_request",
+    "approves",
     "batch",
     "failed",
     "first",
@@ -244,6 +246,29 @@ def stopped_reviewing(task: TaskNode, output: str, stop: Stop) -> TaskResult:
     Nothing is reported, so the store says ``running`` until a resumed step reports the task.
     """
     return TaskResult(task, None, output=output, stop=stop)
+
+
+_VERDICT = re.compile(
+    r"^(?:(?:verdict|decision|review|result|status|answer)\b[^:\n]{0,20}:\s*)?"
+    r"(?P<word>approved|changes[ _-]requested|not approved|rejected)\b",
+    re.IGNORECASE,
+)
+_MARKUP = str.maketrans("", "", "*_`#>\"'[]")
+
+
+def approves(verdict: str) -> bool:
+    """Whether a reviewer's answer approves the work: its first line, else its last, starts
+    with ``APPROVED`` (after markdown emphasis, a heading's ``#`` and a label such as
+    ``Verdict:``, in any case). A small model writes ``**Approved**: ...`` or reasons first
+    and concludes on the last line; ``CHANGES REQUESTED``, ``NOT APPROVED``, ``REJECTED`` and
+    an answer with no verdict at either end approve nothing."""
+    lines = [ln.translate(_MARKUP).strip() for ln in verdict.splitlines()]
+    lines = [ln for ln in lines if ln]
+    for line in lines[:1] + lines[-1:]:
+        found = _VERDICT.match(line)
+        if found:
+            return found["word"].lower() == "approved"
+    return False
 
 
 def reviewed(

@@ -3,7 +3,8 @@ squad's own plan for the goal (the offline planner's, else one task for the lead
 ``plan_fallback`` and shown on the run page (``process.strict_plan: true`` fails it instead:
 see test_runner.py).
 
-The weak model is the OpenAI stub server on 127.0.0.1, answering plan requests in prose.
+The weak model is the OpenAI stub server on 127.0.0.1, answering plan requests in prose and
+reviews in markdown, its verdict on the last line.
 """
 
 from __future__ import annotations
@@ -47,12 +48,13 @@ def _key(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def weak_model(body: Any) -> Behaviour:
-    """Prose where a plan is asked for; a verdict for a review; the task's first line else."""
+    """Prose where a plan is asked for; reasons then a verdict in markdown for a review; the
+    task's first line else."""
     said = user_messages(body)[-1]
     if said.startswith(PLAN_ASKED):
         return answer(PROSE)
     if said.startswith("Review the work for this task."):
-        return answer("APPROVED: it covers the task")
+        return answer("The work covers the task.\n\n**Approved** - nothing to add.")
     return answer(f"Done: {said.splitlines()[0]}")
 
 
@@ -82,6 +84,8 @@ def test_a_lead_that_never_writes_a_json_plan_runs_the_offline_planners_plan(app
     assert all("holds no JSON object" in e for e in fallback["errors"])
     [written] = of_kind(log, "plan_written")
     assert written["fallback"] == "offline_planner" and written["tasks"] == OFFLINE_TASKS
+    reviews = of_kind(log, "review")
+    assert [(e["node"], e["approved"]) for e in reviews] == [(t, True) for t in OFFLINE_TASKS]
     plan = (workspace / "plans" / "plan-001.md").read_text(encoding="utf-8")
     assert "Planned by: squad's offline planner (lead's plan was invalid twice)" in plan
     assert "Research the market." in plan and "Write the report." in plan

@@ -15,6 +15,7 @@ from squad.runtime.steps import (
     TaskResult,
     Transition,
     approval_request,
+    approves,
     batch,
     failed,
     first,
@@ -190,6 +191,33 @@ def test_with_one_round_the_first_send_back_fails_the_task() -> None:
     result = reviewed(DRAFT, "out.md", (False, ""), rounds=0, max_rounds=1)
     assert result.report is not None and result.report.status == S.FAILED
     assert result.sent_back == SentBack(1, "")
+
+
+@pytest.mark.parametrize(
+    ("verdict", "approved"),
+    [
+        ("APPROVED: covers every point", True),
+        ("approved - fine", True),
+        ("**Approved**: covers it", True),  # markdown, as small models write it
+        ("## Verdict: APPROVED", True),
+        ("**Decision**: Approved", True),
+        ("The work covers the task well.\n\nAPPROVED: complete", True),  # concluded last
+        ("APPROVED.\nBut CHANGES REQUESTED would be fair too.", True),  # the first line first
+        ("CHANGES REQUESTED: add tests", False),
+        ("changes_requested: add tests", False),
+        ("Verdict: **CHANGES REQUESTED**: add tests", False),
+        ("It reads well.\nCHANGES REQUESTED: add an example", False),
+        ("NOT APPROVED: no tests", False),
+        ("Rejected.", False),
+        ("Once tests are added it can be APPROVED.", False),  # no verdict at either end
+        ("Approvedness is not a word", False),
+        ("", False),
+    ],
+)
+def test_a_review_approves_when_its_first_or_last_line_says_approved(
+    verdict: str, approved: bool
+) -> None:
+    assert approves(verdict) is approved
 
 
 # -- the state update -----------------------------------------------------------------------
