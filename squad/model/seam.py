@@ -232,12 +232,7 @@ class LiteLLMModel:
             self._emit("error", attempt, latency, failure=failure)
             raise self._error(failure, attempt, stream.delivered, keyless) from exc
         latency = time.perf_counter() - attempt_started
-        try:
-            content, tool_calls = parse_answer(response, self.spec.name)
-        except ModelError as exc:
-            exc.attempts = attempt
-            self._emit("error", attempt, latency, error=str(exc))
-            raise
+        content, tool_calls = parse_answer(response)
         usage = self._usage(litellm, response)
         if not content.strip() and not tool_calls:
             # Nothing to act on: no choices, or a choice with neither text nor a tool

@@ -38,6 +38,10 @@ class ToolCall:
     id: str
     name: str
     arguments: dict[str, Any]
+    malformed: str | None = None
+    """Why the call cannot be made as asked (its arguments are not a JSON object; then
+    ``arguments`` is empty): the turn answers it with a refusal saying so, and the model may
+    call again, as a small model that writes broken JSON now and then needs."""
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from typing import Any, Literal, NotRequired, TypedDict
 
-from squad.errors import ModelError
 from squad.model.types import Message, ToolCall, ToolSpec
 
 __all__ = ["WireMessage", "WireTool", "message_dict", "parse_answer", "tool_dict"]
@@ -85,7 +84,9 @@ def tool_dict(tool: ToolSpec) -> WireTool:
     }
 
 
-def parse_answer(response: Any, model: str) -> tuple[str, tuple[ToolCall, ...]]:
+def parse_answer(response: Any) -> tuple[str, tuple[ToolCall, ...]]:
+    """The answer's text and tool calls; a call whose arguments are not a JSON object is kept,
+    marked :attr:`~squad.model.types.ToolCall.malformed`, for the turn to refuse."""
     choices = getattr(response, "choices", None) or []
     if not choices:
         return "", ()
@@ -100,10 +101,8 @@ def parse_answer(response: Any, model: str) -> tuple[str, tuple[ToolCall, ...]]:
         except ValueError:
             arguments = None
         if not isinstance(arguments, dict):
-            raise ModelError(
-                f"model {model!r} called tool {name!r} with arguments that are not a JSON "
-                f"object: {text[:_DETAIL_LIMIT]!r}",
-                model=model,
-            )
+            problem = f"the arguments are not a JSON object: {text[:_DETAIL_LIMIT]!r}"
+            calls.append(ToolCall(str(raw.id or ""), name, {}, malformed=problem))
+            continue
         calls.append(ToolCall(str(raw.id or ""), name, arguments))
     return str(getattr(message, "content", None) or ""), tuple(calls)

@@ -17,6 +17,7 @@ from squad.model.types import (
     Message,
     ModelReply,
     TokenCallback,
+    ToolCall,
     ToolSpec,
     Usage,
 )
@@ -163,15 +164,20 @@ def _turn(
         turn.append(Message.assistant(reply.content, reply.tool_calls))
         for call in reply.tool_calls:
             with trace.tool(span, call) as tool_span:
-                tool = by_name.get(call.name)
-                result = (
-                    tool.call(call.arguments)
-                    if tool is not None
-                    else f"refused: there is no tool named {call.name!r}"
-                )
+                result = _call(call, by_name)
                 tracing.tool_called(tool_span, call, result)
             tool_calls += 1
             recorder.tool_call(call.name, call.arguments, result)
             recorder.message("tool", result, tool_name=call.name)
             turn.append(Message.tool(call.id, result, name=call.name))
     raise AssertionError("unreachable: the last round offers no tools")
+
+
+def _call(call: ToolCall, by_name: Mapping[str, Tool]) -> str:
+    """The tool's result, or a refusal the model can act on (it may call again)."""
+    if call.malformed is not None:
+        return f"refused: {call.malformed}; call {call.name} again with one JSON object"
+    tool = by_name.get(call.name)
+    if tool is None:
+        return f"refused: there is no tool named {call.name!r}"
+    return tool.call(call.arguments)

@@ -26,7 +26,14 @@ from squad.manager import SquadManager
 from squad.model import ChatModel, LiteLLMModel, ModelEvent, RetryPolicy, model_for
 from squad.model.factory import ModelFactory
 from squad.model.offline import is_offline
-from squad.model.stub_answers import answer, no_choices, slow, status, tool_call
+from squad.model.stub_answers import (
+    answer,
+    malformed_tool_arguments,
+    no_choices,
+    slow,
+    status,
+    tool_call,
+)
 from squad.model.testing import FREE_PRICES as FREE
 from squad.model.testing import OpenAIStubServer
 from squad.model.types import Message, ModelReply, Price, TokenCallback, ToolSpec
@@ -927,6 +934,34 @@ def test_tool_calls_write_task_files_and_memory_and_are_logged(
         ("tool", "memory_append"),
         ("assistant", None),
     ]
+
+
+def test_a_tool_call_with_broken_json_is_refused_to_the_model_which_calls_again(
+    manager: SquadManager,
+    make_spec: MakeSpec,
+    stub: OpenAIStubServer,
+    stub_key: None,
+    app: App,
+) -> None:
+    spec, workspace = create(manager, make_spec, on_stub(NOTES_YAML, stub.url))
+    stub.script(
+        malformed_tool_arguments("write_file", '{"path": "extra/facts.md", "content": "x'),
+        tool_call("write_file", {"path": "extra/facts.md", "content": "- one\n"}),
+        answer("Notes written."),
+    )
+
+    result = app.runner(model_factory=fast_models()).run(spec, workspace)
+
+    assert result.succeeded and result.tasks == {"notes": "done"}
+    assert (workspace / "tasks" / "notes" / "extra" / "facts.md").read_text() == "- one\n"
+    refusal = stub.bodies[1]["messages"][-1]
+    assert refusal["role"] == "tool" and refusal["content"].startswith(
+        'refused: the arguments are not a JSON object: \'{"path": "extra/facts.md"'
+    )
+    assert "call write_file again with one JSON object" in refusal["content"]
+    tools = of_kind(events(result), "tool_call")
+    assert tools[0]["result"].startswith("refused: the arguments are not a JSON object")
+    assert tools[1]["result"].startswith("wrote tasks/notes/extra/facts.md")
 
 
 def test_resuming_a_finished_run_or_one_without_a_checkpoint_is_refused(
