@@ -131,6 +131,7 @@ def test_the_run_page_and_api_show_the_plan_fallback(app: App) -> None:
     assert notice is not None
     assert "The lead's plan was invalid twice" in notice[1]
     assert "the offline planner's plan for the goal" in notice[1]
+    assert "With process.strict_plan: true the run fails instead" in notice[1]
     assert data["plan"]["fallback"]["kind"] == "offline_planner"
     assert plain.status_code == 200 and 'id="plan-fallback"' not in plain.text
 
