@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.install-stamp
 SQUADS := $(wildcard configs/squads/*.yaml)
 
-.PHONY: install demo test test-fast test-realmodel lint docs bench clean
+.PHONY: install demo test test-fast test-realmodel lint docs bench messages clean
 
 install: $(STAMP)
 
@@ -64,6 +64,11 @@ docs: install
 
 bench: install
 	$(BIN)/python -m bench
+
+# Merge the dashboard's strings into its catalogues (squad/web/locale/*/LC_MESSAGES/messages.po);
+# translate what arrives empty, then `$(BIN)/python -m squad.web.catalog --check`.
+messages: install
+	$(BIN)/python -m squad.web.catalog
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

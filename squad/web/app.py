@@ -161,6 +161,9 @@ def create_app(
 def _error(request: Request, status: int, message: str, extra: dict[str, Any]) -> Response:
     if request.url.path.startswith("/api/"):
         return JSONResponse({"detail": message, **extra}, status_code=status)
+    from squad.web.i18n import remember
     from squad.web.pages import render_error
 
-    return HTMLResponse(render_error(request, status, message), status_code=status)
+    return remember(
+        request, HTMLResponse(render_error(request, status, message), status_code=status)
+    )

@@ -11,7 +11,7 @@ from fastapi.responses import HTMLResponse
 
 from squad.errors import UsageError
 from squad.web.api import MAX_PATH_CHARS, AgentId, RunId, SquadName
-from squad.web.pages import _form, _page, _web
+from squad.web.pages import _form, _page, _web, plural_translator, translator
 
 __all__ = ["diff_lines", "router"]
 
@@ -100,20 +100,22 @@ async def revert_fragment(request: Request, squad: SquadName, agent: AgentId) ->
     done = await asyncio.to_thread(memory_revert, app, squad, agent, change, actor="web")
     memory = await asyncio.to_thread(agent_memory, app, squad, agent)
     history = await asyncio.to_thread(_memory_history, request, squad, agent)
+    _ = translator(request)
+    ngettext = plural_translator(request)
     what = [
-        f"took out {_lines(len(done.removed))}" if done.removed else "",
-        f"put back {_lines(len(done.restored))}" if done.restored else "",
-        *(f"fact {f.fact_id} {f.op}" for f in done.facts),
+        ngettext("took out %(num)s line", "took out %(num)s lines", len(done.removed))
+        if done.removed
+        else "",
+        ngettext("put back %(num)s line", "put back %(num)s lines", len(done.restored))
+        if done.restored
+        else "",
+        *(_("fact %(id)s %(op)s", id=f.fact_id, op=_(str(f.op))) for f in done.facts),
     ]
-    message = f"Reverted {done.reverted.id}: {done.reverted.subject}"
+    message = _("Reverted %(id)s: %(subject)s", id=done.reverted.id, subject=done.reverted.subject)
     if any(what):
-        message += f" — {', '.join(w for w in what if w)}."
+        message += _(" — %(what)s.", what=", ".join(w for w in what if w))
     answer = _page(
         request, "revert_done.html", message=message, ok=True, memory=memory, oob=True, **history
     )
     answer.headers["HX-Trigger"] = "memory-changed"  # the prompt preview asks again
     return answer
-
-
-def _lines(count: int) -> str:
-    return f"{count} line" if count == 1 else f"{count} lines"

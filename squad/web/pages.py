@@ -9,7 +9,7 @@ stale edit shows the current text, an over-cap edit the cap).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal
 from urllib.parse import parse_qs
 
@@ -30,6 +30,7 @@ from squad.web.api import (
 )
 from squad.web.control import RunRequest
 from squad.web.guard import COOKIE
+from squad.web.i18n import LOCALES, gettext_for, ngettext_for, remember, request_locale
 from squad.web.render import environment
 from squad.web.svg import Words
 
@@ -54,19 +55,48 @@ def _json(views: Sequence[BaseModel]) -> list[dict[str, Any]]:
 
 
 def _page(request: Request, template: str, http_status: int = 200, **values: Any) -> HTMLResponse:
+    html = _render(request, template, mode=_web(request).mode, **values)
+    return remember(request, HTMLResponse(html, status_code=http_status))  # type: ignore[return-value]
+
+
+def _render(request: Request, template: str, **values: Any) -> str:
+    """``template`` in the request's language, with what the page frame needs: the CSRF
+    token, the path (for the nav) and the language switch's links back to this page."""
     session = getattr(request.state, "session", None)
-    web = _web(request)
-    html = (
-        environment()
+    locale = request_locale(request)
+    return (
+        environment(locale)
         .get_template(template)
         .render(
             csrf=session.csrf if session is not None else "",
-            mode=web.mode,
             path=request.url.path,
+            switch={code: _here_in(request, code) for code in LOCALES},
             **values,
         )
     )
-    return HTMLResponse(html, status_code=http_status)
+
+
+KEPT_BY_SWITCH = ("page", "open", "path")
+"""Query values the language switch keeps: which page of a list, which file. Nothing else
+(a login link's token above all) is copied into the switch's links."""
+
+
+def _here_in(request: Request, locale: str) -> str:
+    """This page's address with ``?lang=locale``, keeping only :data:`KEPT_BY_SWITCH`."""
+    from urllib.parse import urlencode
+
+    query = [(k, v) for k, v in request.query_params.multi_items() if k in KEPT_BY_SWITCH]
+    return f"{request.url.path}?{urlencode([*query, ('lang', locale)])}"
+
+
+def translator(request: Request) -> Callable[..., str]:
+    """``_(message, **values)`` in the request's language, for text a route writes."""
+    return gettext_for(request_locale(request))
+
+
+def plural_translator(request: Request) -> Callable[..., str]:
+    """``ngettext(singular, plural, n, **values)`` in the request's language."""
+    return ngettext_for(request_locale(request))
 
 
 def _words(request: Request) -> Words:
@@ -79,22 +109,11 @@ def _words(request: Request) -> Words:
 
 def render_error(request: Request, status: int, message: str) -> str:
     template = "error_fragment.html" if request.headers.get("hx-request") else "error.html"
-    session = getattr(request.state, "session", None)
     try:
         mode = _web(request).mode
     except AttributeError:
         mode = ""
-    return (
-        environment()
-        .get_template(template)
-        .render(
-            status=status,
-            message=message,
-            csrf=session.csrf if session is not None else "",
-            mode=mode,
-            path=request.url.path,
-        )
-    )
+    return _render(request, template, status=status, message=message, mode=mode)
 
 
 async def _form(request: Request) -> dict[str, str]:
@@ -116,13 +135,16 @@ def login(request: Request, token: Annotated[str, Query(max_length=200)] = "") -
     """Trade the token of the login link for a session cookie, then go to the overview
     (the token leaves the address bar and, with no-referrer, never leaks)."""
     web = _web(request)
+    _ = translator(request)
     if not web.tokens.token_ok(token):
         return HTMLResponse(
             render_error(
                 request,
                 401,
-                "this login link is wrong or out of date: use the one `squad daemon`, "
-                "`squad dashboard` or `squad status` prints",
+                _(
+                    "this login link is wrong or out of date: use the one `squad daemon`, "
+                    "`squad dashboard` or `squad status` prints"
+                ),
             ),
             status_code=401,
         )
@@ -233,10 +255,11 @@ async def run_now(request: Request, squad: SquadName) -> HTMLResponse:
     goal = RunStart(goal=(await _form(request)).get("goal", "").strip() or None).goal
     control = _web(request).control
     accepted = await asyncio.to_thread(control.submit, RunRequest(squad, "web", goal=goal))
+    _ = translator(request)
     message = (
-        "Run queued: it appears in the list below when it starts."
+        _("Run queued: it appears in the list below when it starts.")
         if accepted
-        else "A run of this squad is already waiting; this request was merged into it."
+        else _("A run of this squad is already waiting; this request was merged into it.")
     )
     return _page(request, "flash.html", message=message, ok=accepted)
 
@@ -259,6 +282,7 @@ async def decide(request: Request, run_id: RunId) -> HTMLResponse:
 
     from squad.web.actions import ApprovalAnswer, answer_approval
 
+    _ = translator(request)
     form = await _form(request)
     answer = ApprovalAnswer(
         task=form.get("task", ""),
@@ -266,10 +290,14 @@ async def decide(request: Request, run_id: RunId) -> HTMLResponse:
         reason=form.get("reason", ""),
     )
     if not answer.approved and not answer.reason.strip():
-        raise UsageError("say why the task is rejected: the agent gets the reason")
+        raise UsageError(_("say why the task is rejected: the agent gets the reason"))
     await asyncio.to_thread(answer_approval, request, run_id, answer)
-    verb = "Approved" if answer.approved else "Rejected"
-    return _page(request, "flash.html", message=f"{verb}; the run goes on below.", ok=True)
+    message = (
+        _("Approved; the run goes on below.")
+        if answer.approved
+        else _("Rejected; the run goes on below.")
+    )
+    return _page(request, "flash.html", message=message, ok=True)
 
 
 @router.post("/runs/{run_id}/resume", response_class=HTMLResponse)
@@ -279,7 +307,13 @@ async def resume(request: Request, run_id: RunId) -> HTMLResponse:
     from squad.web.actions import resume_run
 
     await asyncio.to_thread(resume_run, request, run_id)
-    return _page(request, "flash.html", message="Resuming from the last checkpoint.", ok=True)
+    _ = translator(request)
+    return _page(
+        request,
+        "flash.html",
+        message=_("Resuming from the last checkpoint."),
+        ok=True,
+    )
 
 
 @router.get("/approvals", response_class=HTMLResponse)
@@ -346,8 +380,14 @@ def search_fragment(
 ) -> HTMLResponse:
     from squad.web.files_api import workspace_search
 
+    _ = translator(request)
     if not q.strip():
-        return _page(request, "flash.html", message="Type something to search for.", ok=True)
+        return _page(
+            request,
+            "flash.html",
+            message=_("Type something to search for."),
+            ok=True,
+        )
     result = workspace_search(
         request, squad, q, regex=regex, case_sensitive=case_sensitive, context=context
     ).model_dump(mode="json")
@@ -366,7 +406,7 @@ def memory_page(request: Request) -> HTMLResponse:
     agents = []
     for name in squad_names(app):
         try:
-            spec, _ = app.squads.definition(name)
+            spec, _source = app.squads.definition(name)
         except SquadError:
             continue
         agents += [(name, a.id, a.display_name) for a in spec.agents]
@@ -459,8 +499,14 @@ def memory_search_fragment(
 ) -> HTMLResponse:
     from squad.web.api import memory_search
 
+    _ = translator(request)
     if not q.strip():
-        return _page(request, "flash.html", message="Type something to search for.", ok=True)
+        return _page(
+            request,
+            "flash.html",
+            message=_("Type something to search for."),
+            ok=True,
+        )
     result = memory_search(
         request,
         q,

@@ -5,12 +5,13 @@ model wrote is escaped before it reaches a page."""
 from __future__ import annotations
 
 import functools
-from datetime import datetime
 from html import escape
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
+
+from squad.web.i18n import DEFAULT, LOCALES, NAMES, Formats, translations
 
 __all__ = ["environment", "highlight", "human_size", "markdown", "marked"]
 
@@ -60,28 +61,22 @@ def marked(line: str, spans: list[list[int]] | list[tuple[int, int]]) -> Markup:
 
 
 def human_size(size: int | None) -> str:
-    if size is None:
-        return ""
-    value = float(size)
-    for unit in ("B", "KB", "MB", "GB"):
-        if value < 1024 or unit == "GB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{size} B"
+    """Bytes as an English reader reads them (for a page in another language, the
+    environment's ``size`` filter is that language's)."""
+    return Formats(DEFAULT).size(size)
 
 
 def when(text: str | None) -> str:
-    if not text:
-        return "-"
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        return text
-    return moment.astimezone().strftime("%Y-%m-%d %H:%M:%S")
+    return Formats(DEFAULT).when(text)
 
 
-@functools.lru_cache(maxsize=1)
-def environment() -> Environment:
+@functools.cache
+def environment(locale: str = DEFAULT) -> Environment:
+    """The templates in ``locale``: its catalogue installed for ``_()``/``{% trans %}``
+    (newstyle: values are escaped and filled in after translating) and its filters for
+    numbers, money, sizes and times. One per language per process."""
+    if locale not in LOCALES:
+        raise ValueError(f"the dashboard does not speak {locale!r}: one of {LOCALES}")
     env = Environment(
         loader=PackageLoader("squad.web", "templates"),
         autoescape=select_autoescape(["html"], default=True),
@@ -89,12 +84,20 @@ def environment() -> Environment:
         lstrip_blocks=True,
         extensions=["jinja2.ext.i18n"],
     )
-    # Every string a page shows goes through ``_()``; until a catalogue is installed the
-    # null translations answer the English source text.
-    env.install_null_translations(newstyle=True)  # type: ignore[attr-defined]
+    env.policies["ext.i18n.trimmed"] = True
+    env.install_gettext_translations(translations(locale), newstyle=True)  # type: ignore[attr-defined]
+    formats = Formats(locale)
+    gettext = translations(locale).gettext
+    env.globals["locale"] = locale
+    env.globals["languages"] = NAMES
     env.filters["markdown"] = markdown
     env.filters["highlight"] = highlight
     env.filters["marked"] = marked
-    env.filters["size"] = human_size
-    env.filters["when"] = when
+    env.filters["size"] = formats.size
+    env.filters["when"] = formats.when
+    env.filters["number"] = formats.number
+    env.filters["fixed"] = formats.fixed
+    env.filters["usd"] = formats.usd
+    env.filters["duration"] = formats.duration
+    env.filters["label"] = lambda word: gettext(str(word)) if word else word
     return env

@@ -13,7 +13,7 @@ from fastapi.responses import HTMLResponse
 
 from squad.errors import UsageError
 from squad.web.api import AgentId, SquadName
-from squad.web.pages import MAX_FORM_BYTES, _page, _web
+from squad.web.pages import MAX_FORM_BYTES, _page, _web, translator
 
 __all__ = ["router"]
 
@@ -32,14 +32,15 @@ async def _fields(request: Request) -> dict[str, list[str]]:
         raise UsageError("the form is not UTF-8") from None
 
 
-def _ids(values: list[str]) -> list[int]:
+def _ids(request: Request, values: list[str]) -> list[int]:
     ids = []
     for value in values:
         if not value.isascii() or not value.isdigit() or not 1 <= int(value[:12]) <= MAX_ID:
             raise UsageError(f"{value!r} is not a review item id")
         ids.append(int(value))
     if not ids:
-        raise UsageError("tick the facts to approve or reject first")
+        _ = translator(request)
+        raise UsageError(_("tick the facts to approve or reject first"))
     return ids
 
 
@@ -60,13 +61,14 @@ def _answer(request: Request, squad: str, agent: str, message: str) -> HTMLRespo
     return answer
 
 
-def _summary(result: Any) -> str:
+def _summary(request: Request, result: Any) -> str:
+    _ = translator(request)
     written = sum(d.written for d in result.decided)
     ids = ", ".join(f"#{d.item.id}" for d in result.decided)
     if result.action == "reject":
-        return f"Rejected {ids}: not written, and not proposed again."
+        return _("Rejected %(ids)s: not written, and not proposed again.", ids=ids)
     unwritten = [f"#{d.item.id} {d.note}" for d in result.decided if not d.written]
-    message = f"Approved {ids}: {written} written to memory."
+    message = _("Approved %(ids)s: %(written)s written to memory.", ids=ids, written=written)
     return message + (f" {'; '.join(unwritten)}." if unwritten else "")
 
 
@@ -82,10 +84,10 @@ async def decide_fragment(request: Request, squad: SquadName, agent: AgentId) ->
     if pressed not in ("approve", "reject"):
         raise UsageError("press Approve or Reject")
     action: Literal["approve", "reject"] = "approve" if pressed == "approve" else "reject"
-    ids = _ids(form.get("id", []))
+    ids = _ids(request, form.get("id", []))
     app = _web(request).app
     result = await asyncio.to_thread(review_decide, app, squad, agent, action, ids, actor="web")
-    return await asyncio.to_thread(_answer, request, squad, agent, _summary(result))
+    return await asyncio.to_thread(_answer, request, squad, agent, _summary(request, result))
 
 
 @router.post("/squads/{squad}/agents/{agent}/review/{review_id}/edit", response_class=HTMLResponse)
@@ -99,9 +101,9 @@ async def edit_fragment(
 
     form = await _fields(request)
     text = (form.get("text") or [""])[-1]
-    ids = _ids([str(review_id)])
+    ids = _ids(request, [str(review_id)])
     app = _web(request).app
     result = await asyncio.to_thread(
         review_decide, app, squad, agent, "edit", ids, actor="web", text=text
     )
-    return await asyncio.to_thread(_answer, request, squad, agent, _summary(result))
+    return await asyncio.to_thread(_answer, request, squad, agent, _summary(request, result))
