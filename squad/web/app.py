@@ -131,7 +131,10 @@ def create_app(
     @web.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
         """No route (404) or method (405) here: an error page for a browser, as others are."""
-        response = _error(request, exc.status_code, str(exc.detail), {})
+        message = str(exc.detail)
+        if not request.url.path.startswith("/api/"):
+            message = _page_phrase(request, exc.status_code, message)
+        response = _error(request, exc.status_code, message, {})
         response.headers.update(exc.headers or {})
         return response
 
@@ -167,3 +170,20 @@ def _error(request: Request, status: int, message: str, extra: dict[str, Any]) -
     return remember(
         request, HTMLResponse(render_error(request, status, message), status_code=status)
     )
+
+
+def _page_phrase(request: Request, status: int, detail: str) -> str:
+    """Starlette's bare "Not Found" / "Method Not Allowed" as a sentence in the page's
+    language; any other detail as it is."""
+    from http import HTTPStatus
+
+    from squad.web.pages import translator
+
+    if detail != HTTPStatus(status).phrase:
+        return detail
+    _ = translator(request)
+    if status == 404:
+        return _("There is no page at this address.")
+    if status == 405:
+        return _("This address does not take that method.")
+    return detail
