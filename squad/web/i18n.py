@@ -79,6 +79,7 @@ LABELS = (
     N_("lost"),
     N_("daemon"),
     N_("worker"),
+    N_("dashboard"),
     # what started a run
     N_("schedule"),
     N_("web"),

@@ -357,7 +357,7 @@ def preview_fragment(
 ) -> HTMLResponse:
     from datetime import UTC, datetime
 
-    from squad.web.files_api import file_preview
+    from squad.web.files_api import PREVIEW_MAX_BYTES, file_preview
 
     found = _web(request).app.squads.locate(squad)
     shown = file_preview(request, found.squad, path).model_dump(mode="json")
@@ -366,7 +366,14 @@ def preview_fragment(
         mtime: str | None = datetime.fromtimestamp(st.st_mtime, tz=UTC).isoformat()
     except OSError:
         mtime = None
-    return _page(request, "preview.html", squad=found.squad, file=shown, mtime=mtime)
+    return _page(
+        request,
+        "preview.html",
+        squad=found.squad,
+        file=shown,
+        mtime=mtime,
+        limit=PREVIEW_MAX_BYTES,  # the notice of a cut preview says it in the page's language
+    )
 
 
 @router.get("/squads/{squad}/find", response_class=HTMLResponse)

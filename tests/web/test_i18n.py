@@ -39,12 +39,11 @@ ALLOWED_ENGLISH = frozenset(
         # file, setting and command names, units and initialisms kept as they are
         *("md", "AGENTS", "SOUL", "USER", "memory", "review", "low_confidence", "all"),
         *("KB", "MB", "GB", "US", "PID", "API", "CLI", "MCP", "JSON", "JSONL", "YAML"),
-        *("diff", "litellm", "daemon", "worker", "runs"),
+        *("diff", "litellm"),
     }
 )
-"""English a Korean page may show outside the data it displays; ``memory``, ``daemon``,
-``worker`` and ``runs`` appear only inside ``memory.review``, ``memory.md`` and
-``<code>squad daemon</code>``-like names."""
+"""English a Korean page may show outside the data it displays and outside ``<code>``:
+``memory`` and ``review`` only in ``memory.review`` and ``memory.md``."""
 
 
 # -- choosing the language -----------------------------------------------------------------------

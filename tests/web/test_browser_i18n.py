@@ -1,0 +1,144 @@
+"""The Korean dashboard in a real browser (Debian's Chromium through Playwright, a real
+``squad daemon``): the header's switch changes the language and the choice survives links,
+reloads and htmx's polling; a browser that asks for Korean gets it without the switch; the
+Korean pages keep their layout. Screenshots go to ``build/screenshots/*-ko.png`` (the
+README's copies are in ``docs/screenshots/``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import pytest
+
+from tests.web.test_browser import (
+    TIMEOUT_MS,
+    VIEWPORT,
+    Dashboard,
+    browser,  # noqa: F401 - the module's Chromium
+    dashboard,  # noqa: F401 - the module's daemon
+    expect,
+    settled,
+    shot,
+)
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, BrowserContext, Page
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("browser")]
+
+
+@pytest.fixture
+def english(browser: Browser, dashboard: Dashboard) -> Iterator[BrowserContext]:  # noqa: F811
+    """A logged-in browser that asks for English (as most do)."""
+    opened = browser.new_context(viewport=VIEWPORT, locale="en-US")
+    opened.set_default_timeout(TIMEOUT_MS)
+    opened.new_page().goto(dashboard.login)
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+def _no_errors(page: Page) -> list[str]:
+    problems: list[str] = []
+    page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+    page.on(
+        "console",
+        lambda message: (
+            problems.append(f"console {message.type}: {message.text}")
+            if message.type == "error"
+            else None
+        ),
+    )
+    return problems
+
+
+def _fits(page: Page) -> None:
+    """Nothing sticks out sideways: no horizontal scrolling, the header on one line."""
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= page.viewport_size["width"] if page.viewport_size else True
+    header = page.locator("header.top").bounding_box()
+    assert header is not None and header["height"] < 60
+
+
+def test_the_switch_changes_the_language_and_it_stays_across_links_and_reloads(
+    english: BrowserContext,
+    dashboard: Dashboard,  # noqa: F811
+) -> None:
+    settled(dashboard)
+    page = english.new_page()
+    problems = _no_errors(page)
+    page.goto(dashboard.url)
+    html = page.locator("html")
+    expect(html).to_have_attribute("lang", "en")
+    expect(page.locator("header nav a").first).to_have_text("Overview")
+
+    page.locator("#lang-switch a[data-lang=ko]").click()
+    expect(html).to_have_attribute("lang", "ko")
+    expect(page.locator("header nav a").first).to_have_text("개요")
+    expect(page.locator("#lang-switch strong")).to_have_text("한국어")
+    cookie = next(c for c in english.cookies() if c["name"] == "squad_lang")
+    assert cookie["value"] == "ko" and cookie["sameSite"] == "Lax"
+    assert cookie["expires"] > 0  # kept after the browser closes
+
+    page.locator("header nav a", has_text="승인").click()  # a plain link, no ?lang=
+    expect(page.locator("h1")).to_have_text("승인")
+    assert "lang=" not in page.url
+    page.reload()
+    expect(page.locator("h1")).to_have_text("승인")
+    expect(page.locator("#approvals button[value=approve]")).to_have_text("승인")
+    expect(page.locator("#approvals button[value=reject]")).to_have_text("거부")
+    _fits(page)
+    shot(page, "approvals-ko.png")
+
+    page.goto(dashboard.url)  # the overview polls its body: the swapped-in part stays Korean
+    expect(page.locator("#squads thead th").first).to_have_text("스쿼드")
+    with page.expect_response(lambda r: "part=body" in r.url):
+        pass
+    expect(page.locator("#squads thead th").first).to_have_text("스쿼드")
+    expect(page.locator("#squads .status")).to_have_text(["성공", "승인 대기 중"])
+    _fits(page)
+    shot(page, "overview-ko.png")
+
+    page.locator("#lang-switch a[data-lang=en]").click()
+    expect(html).to_have_attribute("lang", "en")
+    expect(page.locator("header nav a").first).to_have_text("Overview")
+    page.close()
+    assert problems == []
+
+
+def test_a_browser_asking_for_korean_gets_the_workspace_in_korean(
+    browser: Browser,  # noqa: F811
+    dashboard: Dashboard,  # noqa: F811
+) -> None:
+    opened = browser.new_context(viewport=VIEWPORT, locale="ko-KR")
+    opened.set_default_timeout(TIMEOUT_MS)
+    try:
+        page = opened.new_page()
+        problems = _no_errors(page)
+        page.goto(dashboard.login)
+        expect(page.locator("html")).to_have_attribute("lang", "ko")
+        expect(page.locator("#squads thead th").nth(1)).to_have_text("일정")
+        page.goto(f"{dashboard.url}squads/docs-site/files")
+        expect(page.locator("#health")).to_contain_text("파일")  # a fragment, Korean too
+        expect(page.locator("#pane")).to_have_text("미리 볼 파일을 고르세요.")
+        tree = page.locator("#tree")
+        tree.locator("details[data-path='tasks'] > summary").click()
+        tree.locator("details[data-path='tasks/draft'] > summary").click()
+        tree.locator("a[data-path='tasks/draft/output.md']").click()
+        expect(page.locator("#pane h2.file")).to_have_text("tasks/draft/output.md")
+        expect(page.locator("#pane p.dim")).to_contain_text("수정")
+        expect(page.locator("#pane p.dim")).to_contain_text("마크다운")
+        _fits(page)
+        shot(page, "explorer-ko.png")
+        page.locator("input[name=q]").fill("guide")
+        page.locator("form[role=search] button").click()
+        expect(page.locator("#pane > h2").first).to_contain_text("검색 결과")
+        page.goto(f"{dashboard.url}squads/docs-site/agents/writer")
+        expect(page.locator("#context-regions caption")).to_contain_text("토큰 컨텍스트 창의 영역")
+        expect(page.locator("#memory-history th").first).to_have_text("시각")
+        shot(page, "agent-memory-ko.png")
+        assert problems == []
+    finally:
+        opened.close()
