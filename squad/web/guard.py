@@ -28,6 +28,8 @@ from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from http.cookies import CookieError, SimpleCookie
 from typing import Any
 
+from squad.web.i18n import COOKIE as LANG_COOKIE
+from squad.web.i18n import N_, choose, translations
 from squad.web.tokens import Session, Tokens
 
 __all__ = ["COOKIE", "CSRF_HEADER", "Guard", "host_name", "parse_host", "parse_origin"]
@@ -36,6 +38,13 @@ COOKIE = "squad_session"
 CSRF_HEADER = "x-csrf-token"
 _SAFE = frozenset({"GET", "HEAD", "OPTIONS"})
 _OPEN = frozenset({"/login", "/favicon.ico"})
+
+NOT_LOGGED_IN = N_(
+    "not logged in: open the login link that `squad daemon` or `squad dashboard` "
+    "printed (`squad status` shows it), or send Authorization: Bearer <token from "
+    "$SQUAD_HOME/api-token>"
+)
+"""The refusal a browser meets before logging in; its page is in the browser's language."""
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -134,14 +143,7 @@ class Guard:
         bearer = self.tokens.bearer_ok(headers.get("authorization"))
         session = None if bearer else self._session(headers.get("cookie"))
         if not bearer and session is None:
-            await _refuse(
-                send,
-                401,
-                "not logged in: open the login link that `squad daemon` or `squad dashboard` "
-                "printed (`squad status` shows it), or send Authorization: Bearer <token from "
-                "$SQUAD_HOME/api-token>",
-                headers,
-            )
+            await _refuse(send, 401, NOT_LOGGED_IN, headers)
             return
         if session is not None and scope.get("method", "GET") not in _SAFE:
             problem = self._csrf_problem(headers, session, authority)
@@ -187,6 +189,14 @@ def _same_origin(origin: str, authority: tuple[str, int | None]) -> bool:
     return name == host and port == (_DEFAULT_PORTS[scheme] if host_port is None else host_port)
 
 
+def _cookie(headers: dict[str, str], name: str) -> str | None:
+    try:
+        morsel = SimpleCookie(headers.get("cookie", "")).get(name)
+    except CookieError:
+        return None
+    return None if morsel is None else morsel.value
+
+
 def _headers(scope: Scope) -> dict[str, str]:
     found: dict[str, str] = {}
     for raw_name, raw_value in scope.get("headers", []):
@@ -212,9 +222,11 @@ async def _refuse(send: Send, status: int, message: str, headers: dict[str, str]
     if wants_html:
         from html import escape
 
+        locale = choose(None, _cookie(headers, LANG_COOKIE), headers.get("accept-language"))
+        shown = translations(locale).gettext(message)
         body = (
-            "<!doctype html><meta charset=utf-8><title>squad</title>"
-            f"<h1>{status}</h1><p>{escape(message)}</p>"
+            f"<!doctype html><html lang={locale}><meta charset=utf-8><title>squad</title>"
+            f"<h1>{status}</h1><p>{escape(shown)}</p>"
         ).encode()
         kind = b"text/html; charset=utf-8"
     else:

@@ -349,3 +349,18 @@ def test_a_message_a_route_writes_comes_in_the_page_language(served: Served) -> 
     assert answer.status_code == 422
     assert "거부 사유를 적어 주세요" in answer.text
     assert served.paused_run() == run_id
+
+
+def test_the_not_logged_in_page_speaks_the_browsers_language(served: Served) -> None:
+    import httpx
+
+    with httpx.Client(base_url=served.url.rstrip("/"), timeout=30) as stranger:
+        html = {"Accept": "text/html"}
+        korean = stranger.get("/approvals", headers={**html, **KO})
+        english = stranger.get("/approvals", headers={**html, "Accept-Language": "en"})
+        api = stranger.get("/api/v1/overview", headers=KO)
+    assert korean.status_code == english.status_code == api.status_code == 401
+    assert "<html lang=ko>" in korean.text
+    assert "로그인하지 않았습니다" in korean.text
+    assert "not logged in" in english.text
+    assert api.json()["detail"].startswith("not logged in")  # the API stays English
