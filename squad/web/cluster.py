@@ -16,7 +16,7 @@ from squad.views import ClusterView
 if TYPE_CHECKING:
     from squad.app import App
 
-__all__ = ["NOT_CLUSTERED", "ago", "cluster", "cluster_panel"]
+__all__ = ["NOT_CLUSTERED", "cluster", "cluster_panel"]
 
 NOT_CLUSTERED = (
     "this home is not part of a cluster: to turn cluster mode on, set "
@@ -59,14 +59,5 @@ def cluster_panel(status: Mapping[str, Any]) -> dict[str, Any] | None:
     return {
         **view,
         "counts": {state: counts.get(state, 0) for state in NODE_STATES},
-        "nodes": [{**node, "beat_ago": ago(node["beat_age_s"])} for node in view["nodes"]],
         "jobs": [{**job, "run_id": job["run_id"] or runs.get(job["job"])} for job in jobs],
     }
-
-
-def ago(seconds: float) -> str:
-    """A heartbeat's age as a person reads it: ``4 s``, ``12 min``, ``3 h``, ``2 d``."""
-    for unit, size in (("d", 86_400), ("h", 3600), ("min", 60)):
-        if seconds >= 2 * size:
-            return f"{int(seconds // size)} {unit}"
-    return f"{int(seconds)} s"

@@ -318,7 +318,7 @@ class Formats:
         if seconds is None:
             return "-"
         if self.locale == DEFAULT and seconds < 120:
-            return f"{seconds:g} s"
+            return f"{round(seconds, 1):g} s"
         from babel.dates import format_timedelta
 
         if seconds < 120:

@@ -373,3 +373,21 @@ def test_overview_in_chromium_shows_the_cluster_nodes_with_a_lost_badge(
     finally:
         context.close()
     assert problems == []
+
+
+def test_the_cluster_section_in_korean_counts_ages_and_stalls_in_korean(
+    clustered: Clustered,
+) -> None:
+    """The cluster section is in the catalogue like the rest of the overview; node names,
+    hosts and job ids stay as they are."""
+    body = clustered.site.client.get(
+        "/?part=body", headers={"Accept-Language": "ko", "HX-Request": "true"}
+    ).text
+    section = body[body.index('<section id="cluster"') :]
+    assert '<h2 id="cluster-title">클러스터</h2>' in section
+    assert "연결 끊김 1" in section  # the lost node, counted
+    assert "대기열 1건" in section
+    assert "20분 전" in section and "0초 전" in section  # heartbeat ages
+    assert '<span class="status node-lost">연결 끊김</span>' in section
+    assert "1건 멈춤" in section  # the stalled extraction job
+    assert "w-lost" in section and "node-b" in section
