@@ -15,7 +15,7 @@ import functools
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from importlib.resources import files
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -38,6 +38,8 @@ __all__ = [
     "request_locale",
     "translations",
 ]
+
+AnyResponse = TypeVar("AnyResponse", bound="Response")
 
 LOCALES = ("en", "ko")
 """The languages the dashboard speaks; the first is the source text and the fallback."""
@@ -192,7 +194,7 @@ def request_locale(request: Request) -> str:
     return str(known)
 
 
-def remember(request: Request, response: Response) -> Response:
+def remember(request: Request, response: AnyResponse) -> AnyResponse:
     """Keeps a ``?lang=`` choice in the cookie; says caches must tell languages apart."""
     asked = request.query_params.get("lang")
     if asked and (found := _supported(asked)) is not None:

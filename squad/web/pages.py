@@ -56,7 +56,7 @@ def _json(views: Sequence[BaseModel]) -> list[dict[str, Any]]:
 
 def _page(request: Request, template: str, http_status: int = 200, **values: Any) -> HTMLResponse:
     html = _render(request, template, mode=_web(request).mode, **values)
-    return remember(request, HTMLResponse(html, status_code=http_status))  # type: ignore[return-value]
+    return remember(request, HTMLResponse(html, status_code=http_status))
 
 
 def _render(request: Request, template: str, **values: Any) -> str:
