@@ -28,7 +28,8 @@ HEADER = """\
 # The dashboard's messages in {lang}, merged from its sources by `make messages`.
 # Translate each msgstr; a message left empty or fuzzy fails tests/web/test_i18n.py.
 #"""
-KEYWORDS = {"_": None, "gettext": None, "ngettext": (1, 2), "N_": None}
+KEYWORDS = {"_": None, "gettext": None, "ngettext": (1, 2), "N_": None, "words": None}
+"""``words(...)`` is how the server-drawn pictures say things (:class:`squad.web.svg.Words`)."""
 JINJA_OPTIONS = {
     "extensions": "jinja2.ext.i18n",
     "trimmed": "true",

@@ -100,11 +100,11 @@ def plural_translator(request: Request) -> Callable[..., str]:
 
 
 def _words(request: Request) -> Words:
-    """How the pictures on a page speak to its reader: the translation the page's templates
-    use (English until a catalogue is installed)."""
-    from gettext import NullTranslations
+    """How the pictures on a page speak to its reader: the page's catalogue and number format."""
+    from squad.web.i18n import Formats, translations
 
-    return Words(text=NullTranslations().gettext)
+    locale = request_locale(request)
+    return Words(text=translations(locale).gettext, number=Formats(locale).fixed)
 
 
 def render_error(request: Request, status: int, message: str) -> str:

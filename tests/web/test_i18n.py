@@ -86,19 +86,19 @@ def test_each_korean_translation_fills_in_the_same_values_as_its_english() -> No
     source = files("squad.web") / "locale" / "ko" / "LC_MESSAGES" / "messages.po"
     with source.open("rb") as handle:
         catalog = read_po(handle, locale="ko")
-    names = re.compile(r"%\((\w+)\)s")
+    names = re.compile(r"%\((\w+)\)[sd]|\{(\w+)\}")  # gettext's, and the pictures' Words
+
+    def fields(text: str) -> set[str]:
+        return {a or b for a, b in names.findall(text)}
+
     mismatched = []
     for message in catalog:
         if not message.id:
             continue
         english = message.id if isinstance(message.id, str) else message.id[-1]
         korean = message.string if isinstance(message.string, str) else message.string[0]
-        english_names = set(names.findall(english))
-        if isinstance(message.id, tuple):
-            english_names.add("num")
-        if set(names.findall(korean)) - english_names or (
-            set(names.findall(english)) - set(names.findall(korean))
-        ):
+        may_use = fields(english) | ({"num"} if isinstance(message.id, tuple) else set())
+        if fields(korean) - may_use or fields(english) - fields(korean):
             mismatched.append((english, korean))
         if english.count("<") != korean.count("<"):  # the same markup around the values
             mismatched.append((english, korean))
