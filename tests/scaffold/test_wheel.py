@@ -61,6 +61,7 @@ def test_the_wheel_installs_and_inits_validates_and_runs_a_squad_offline(tmp_pat
         "squad/prompts/SOUL.md",
         "squad/web/templates/base.html",
         "squad/web/static/app.css",
+        "squad/web/locale/ko/LC_MESSAGES/messages.po",  # the Korean dashboard, compiled at start
         "squad/store/migrations/script.py.mako",
         "squad/__main__.py",
     ):
