@@ -120,9 +120,9 @@ class RunView:
 
     @property
     def duration_s(self) -> float | None:
-        if self.started_at is None or self.ended_at is None:
-            return None
-        return max(0.0, (self.ended_at - self.started_at).total_seconds())
+        from squad.store.records import run_duration_s
+
+        return run_duration_s(self.started_at, self.ended_at)
 
     @property
     def sort_key(self) -> datetime:

@@ -69,9 +69,11 @@ def _summary(out: Output, result: RunResult) -> None:
         f"  tasks: {len(done)} done"
         + (f", {len(failed)} failed or blocked ({', '.join(failed)})" if failed else "")
     )
+    took = "" if result.duration_s is None else f"  took: {result.duration_s}s"
     out.line(
-        f"  turns: {result.turns}  tokens: {result.prompt_tokens:,} in, "
-        f"{result.completion_tokens:,} out  cost: ${result.cost_usd:.4f}"
+        f"  turns: {result.turns} ({result.model_calls} model calls)  tokens: "
+        f"{result.prompt_tokens:,} in, {result.completion_tokens:,} out  "
+        f"cost: ${result.cost_usd:.4f}{took}"
     )
     out.line(f"  workspace: {result.workspace}")
     if result.error:
@@ -199,15 +201,20 @@ def logs(
     out, err = Output(json_mode=json_output), Output(stream=sys.stderr)
     with open_app() as app:
         workspace = app.squads.locate(squad).path
-    if run_id is None:
-        found = sorted((workspace / "logs").glob("run-*.jsonl"), key=lambda p: p.stat().st_mtime)
-        if not found:
-            raise UsageError(f"squad {squad!r} has no runs yet; start one with `squad run`")
-        path = found[-1]
-    else:
-        path = run_log_path(workspace, run_id)
-        if not path.is_file():
-            raise UsageError(f"no log for run {run_id!r} in {workspace / 'logs'}")
+        if run_id is None:
+            found = sorted(
+                (workspace / "logs").glob("run-*.jsonl"), key=lambda p: p.stat().st_mtime
+            )
+            if not found:
+                raise UsageError(f"squad {squad!r} has no runs yet; start one with `squad run`")
+            path = found[-1]
+            run_id = path.stem.removeprefix("run-")
+        else:
+            path = run_log_path(workspace, run_id)
+            if not path.is_file():
+                raise UsageError(f"no log for run {run_id!r} in {workspace / 'logs'}")
+        if not json_output:
+            out.line(f"run {run_id} of {squad} ({path})")
 
     def note(skipped: SkippedLine) -> None:
         err.line(f"note: skipped {skipped.render(path)}", style="yellow")
@@ -219,6 +226,7 @@ def logs(
                 _print_event(out, event)
                 if event.get("event") == "run_end":
                     ended.append(True)
+            _approval_hint(out, run_id)
             return
         read = scan_events(path)
     except OSError as exc:  # a folder or an unreadable file where the log should be
@@ -234,6 +242,30 @@ def logs(
         err.line(
             f"note: skipped {len(read.skipped) - _SKIP_NOTES} more lines of {path}", style="yellow"
         )
+    _approval_hint(out, run_id)
+
+
+def _approval_hint(out: Output, run_id: str) -> None:
+    """After a paused run's events: the task it waits for and the command that approves it
+    (what the store says now, not what the log said last)."""
+    if out.json_mode:
+        return
+    from squad.store.records import RunStatus, TaskStatus
+
+    with open_app() as app:
+        run = app.store.get_run(run_id)
+        if run is None or run.status is not RunStatus.AWAITING_APPROVAL:
+            return
+        waiting = [
+            t for t in app.store.run_state.tasks(run_id) if t.status is TaskStatus.AWAITING_APPROVAL
+        ]
+    task = waiting[0].task_id if waiting else "TASK"
+    agent = f" ({waiting[0].agent})" if waiting else ""
+    out.line(
+        f"run {run_id} is waiting for approval of task {task}{agent}: "
+        f"squad approve {run_id} {task}  (--reject --reason TEXT to refuse)",
+        style="yellow" if out.rich else None,
+    )
 
 
 _SKIP_NOTES = 20

@@ -163,7 +163,6 @@ class NodeWork:
         if self._fenced.is_set():
             raise HandedOver("the node cannot reach the cluster's database to beat")
         squad = args["squad"]
-        started = time.monotonic()
         self._emit(
             "run_start",
             squad=squad,
@@ -231,7 +230,7 @@ class NodeWork:
             self._emit("run_found_ended", squad=squad, job=job.id, run_id=result.run_id)
             return {"run_id": result.run_id, "status": result.status}
         self._count(failed=result.status in ("failed", "stopped"))
-        self._emit("run_end", squad=squad, job=job.id, **run_end_fields(result, started))
+        self._emit("run_end", squad=squad, job=job.id, **run_end_fields(result))
         return {"run_id": result.run_id, "status": result.status}
 
     def _wait_for_lock(
@@ -340,6 +339,7 @@ class NodeWork:
                 workspace,
                 error=record.error,
                 awaiting=summary.get("awaiting"),
+                duration_s=record.duration_s(),
             )
         if runner.has_checkpoint(record.id):
             return runner.resume(record.id)

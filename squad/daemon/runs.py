@@ -60,7 +60,7 @@ class RunEndFields(TypedDict):
 
     run_id: str
     status: str
-    duration_s: float
+    duration_s: float | None
     prompt_tokens: int
     completion_tokens: int
     cost_usd: float
@@ -68,12 +68,13 @@ class RunEndFields(TypedDict):
     awaiting: str | None
 
 
-def run_end_fields(result: RunResult, started: float) -> RunEndFields:
-    """What a ``run_end`` event says of a run (``started`` on the monotonic clock)."""
+def run_end_fields(result: RunResult) -> RunEndFields:
+    """What a ``run_end`` event says of a run; its duration is the store's, as ``squad
+    status`` shows it."""
     return {
         "run_id": result.run_id,
         "status": result.status,
-        "duration_s": round(time.monotonic() - started, 3),
+        "duration_s": result.duration_s,
         "prompt_tokens": result.prompt_tokens,
         "completion_tokens": result.completion_tokens,
         "cost_usd": result.cost_usd,
@@ -211,7 +212,6 @@ class RunDispatcher:
                     waiting=waiting,
                 )
                 return
-        started = time.monotonic()
         self._log.emit(
             "run_start", squad=request.squad, trigger=request.trigger, run_id=request.run_id
         )
@@ -253,7 +253,7 @@ class RunDispatcher:
             return
         if result.status in ("failed", "stopped"):
             self._count_failure()
-        self._log.emit("run_end", squad=request.squad, **run_end_fields(result, started))
+        self._log.emit("run_end", squad=request.squad, **run_end_fields(result))
 
     def _drive(self, runner: SquadRunner, request: RunRequest, squad: LoadedSquad) -> RunResult:
         if request.run_id is not None and request.decision is not None:

@@ -157,17 +157,13 @@ def daemon_status(
 
 def run_summary(run: RunRecord, spend: SpendTotals, *, now: datetime) -> RunSummary:
     """A run for ``status``: tokens and cost from the spend ledger, so a running run's count."""
-    end = run.ended_at or (now if run.status.value == "running" else None)
-    duration = None
-    if run.started_at is not None and end is not None:
-        duration = round((end - run.started_at).total_seconds(), 1)
     return RunSummary(
         id=run.id,
         status=run.status.value,
         trigger=run.trigger,
         started_at=None if run.started_at is None else run.started_at.isoformat(),
         ended_at=None if run.ended_at is None else run.ended_at.isoformat(),
-        duration_s=duration,
+        duration_s=run.duration_s(now=now),
         tokens_in=max(spend.prompt_tokens, run.tokens_in),
         tokens_out=max(spend.completion_tokens, run.tokens_out),
         cost_usd=max(spend.cost_usd, run.cost_usd),

@@ -18,9 +18,9 @@ from squad.runtime.tasks import RunOutcome
 if TYPE_CHECKING:
     from squad.spec.models import SquadSpec
     from squad.store import Store
-    from squad.store.records import RunStatus
+    from squad.store.records import RunRecord, RunStatus
 
-__all__ = ["RunEnd", "RunResult", "RunResultDict", "result_of", "run_end"]
+__all__ = ["RunEnd", "RunResult", "RunResultDict", "result_of", "run_end", "turns_so_far"]
 
 
 class RunResultDict(TypedDict):
@@ -32,9 +32,11 @@ class RunResultDict(TypedDict):
     workspace: str
     tasks: dict[str, str]
     turns: int
+    model_calls: int
     prompt_tokens: int
     completion_tokens: int
     cost_usd: float
+    duration_s: float | None
     error: str | None
     awaiting: str | None
 
@@ -47,12 +49,19 @@ class RunResult:
     workspace: Path
     tasks: dict[str, str] = field(default_factory=dict)
     turns: int = 0
+    """The run's agent turns, over all its resumes and approvals (what ``limits.max_turns``
+    counts)."""
+    model_calls: int = 0
+    """The run's model calls, from the spend ledger (a turn with tool rounds makes several)."""
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
     error: str | None = None
     awaiting: str | None = None
     """The task waiting for approval, when the run is paused."""
+    duration_s: float | None = None
+    """:meth:`~squad.store.RunRecord.duration_s`, as ``squad status`` shows it; None while it
+    has not ended."""
 
     @property
     def succeeded(self) -> bool:
@@ -67,9 +76,11 @@ class RunResult:
             "workspace": str(self.workspace),
             "tasks": dict(self.tasks),
             "turns": self.turns,
+            "model_calls": self.model_calls,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "cost_usd": self.cost_usd,
+            "duration_s": self.duration_s,
             "error": self.error,
             "awaiting": self.awaiting,
         }
@@ -130,16 +141,27 @@ def result_of(
     totals = store.spend.of_run(run_id)
     if tasks is None:
         tasks = {t.task_id: str(t.status) for t in store.run_state.tasks(run_id)}
+    record = store.get_run(run_id)
     return RunResult(
         run_id,
         spec.name,
         status,
         workspace,
         tasks,
-        budget.turns,
-        totals.prompt_tokens,
-        totals.completion_tokens,
-        totals.cost_usd,
-        error,
-        awaiting,
+        turns=budget.turns,
+        model_calls=totals.calls,
+        prompt_tokens=totals.prompt_tokens,
+        completion_tokens=totals.completion_tokens,
+        cost_usd=totals.cost_usd,
+        error=error,
+        awaiting=awaiting,
+        duration_s=None if record is None else record.duration_s(),
     )
+
+
+def turns_so_far(record: RunRecord | None) -> int:
+    """The agent turns a run took before this process went on with it (its summary's
+    ``turns``): a resumed or approved run goes on counting from there."""
+    summary = (record.summary or {}) if record is not None else {}
+    turns = summary.get("turns")
+    return turns if isinstance(turns, int) and turns > 0 else 0

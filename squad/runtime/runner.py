@@ -37,7 +37,7 @@ from squad.runtime.run_graph import (
     no_checkpoint,
     run_graph,
 )
-from squad.runtime.run_result import RunResult, result_of, run_end
+from squad.runtime.run_result import RunResult, result_of, run_end, turns_so_far
 from squad.runtime.runlock import run_slot, settle_dead_runs
 from squad.runtime.runlog import RunLog
 from squad.runtime.tracing import run_attributes, run_ended, run_span_name
@@ -339,7 +339,10 @@ class SquadRunner:
 
         self.stop.clear()
         spent = self.store.spend.of_squad(spec.name).cost_usd
-        budget = RunBudget(spec.limits.max_turns, spec.limits.max_cost_usd, spent)
+        record = self.store.get_run(run_id)
+        budget = RunBudget(
+            spec.limits.max_turns, spec.limits.max_cost_usd, spent, turns=turns_so_far(record)
+        )
         executor = RunExecutor(
             spec=spec,
             workspace=workspace,
@@ -400,10 +403,12 @@ class SquadRunner:
                     status=RunStatus.INTERRUPTED.value,
                     spend=self.store.spend.of_run(run_id),
                 )
+                earlier = self.store.get_run(run_id)
                 self.store.update_run(
                     run_id,
                     status=RunStatus.INTERRUPTED,
                     error="interrupted; `squad resume` continues it",
+                    summary={**((earlier and earlier.summary) or {}), "turns": budget.turns},
                     epoch=self._epoch(run_id),
                 )
                 log.emit("run_end", status="interrupted", commit=commit)
@@ -456,7 +461,12 @@ class SquadRunner:
         end = run_end(result)
         status, error, awaiting, tasks = end.status, end.error, end.awaiting, end.tasks
         totals = self.store.spend.of_run(run_id)
-        summary = {"tasks": tasks, "awaiting": awaiting, "stopped": result.get("stopped")}
+        summary = {
+            "tasks": tasks,
+            "awaiting": awaiting,
+            "stopped": result.get("stopped"),
+            "turns": budget.turns,
+        }
         # Committed before the store says how the run ended: whoever sees it ended finds its
         # commit. A kill in between leaves the run `running`, settled `interrupted`; its
         # resume finds the graph done and ends it again, with a second commit. A node whose

@@ -24,7 +24,21 @@ __all__ = [
     "TaskRecord",
     "TaskStatus",
     "WatermarkRecord",
+    "run_duration_s",
 ]
+
+
+def run_duration_s(
+    started_at: datetime | None, ended_at: datetime | None, *, now: datetime | None = None
+) -> float | None:
+    """How long a run took, in seconds to a tenth: from its first ``running`` to its end
+    (``now`` for one still going), waits for approval included; None when it never started
+    (or has not ended and no ``now`` is given). The one definition ``squad run``'s summary,
+    ``squad status``, ``squad runs``, the daemon's log and the dashboard all show."""
+    end = ended_at or now
+    if started_at is None or end is None:
+        return None
+    return round(max(0.0, (end - started_at).total_seconds()), 1)
 
 
 class RunStatus(StrEnum):
@@ -97,6 +111,11 @@ class RunRecord:
     """How many times a cluster node claimed it (the fencing token of the latest claim)."""
     owner: str | None = None
     """The cluster node of the latest claim; None outside a cluster."""
+
+    def duration_s(self, *, now: datetime | None = None) -> float | None:
+        """:func:`run_duration_s` of this run; ``now`` counts a running run up to now."""
+        running = self.status is RunStatus.RUNNING
+        return run_duration_s(self.started_at, self.ended_at, now=now if running else None)
 
 
 class FactStatus(StrEnum):

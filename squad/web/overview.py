@@ -24,9 +24,6 @@ __all__ = ["approvals", "overview", "run_row", "squad_detail", "squad_names"]
 
 def run_row(run: RunRecord) -> RunRow:
     """A run in a list: what the store has, without the per-run spend query."""
-    duration = None
-    if run.started_at is not None and run.ended_at is not None:
-        duration = round((run.ended_at - run.started_at).total_seconds(), 1)
     return RunRow(
         id=run.id,
         squad=run.squad,
@@ -36,7 +33,7 @@ def run_row(run: RunRecord) -> RunRow:
         created_at=run.created_at.isoformat(),
         started_at=None if run.started_at is None else run.started_at.isoformat(),
         ended_at=None if run.ended_at is None else run.ended_at.isoformat(),
-        duration_s=duration,
+        duration_s=run.duration_s(),
         tokens_in=run.tokens_in,
         tokens_out=run.tokens_out,
         cost_usd=run.cost_usd,

@@ -74,7 +74,7 @@ def test_once_runs_the_on_start_squads_then_exits_zero(settings: Settings, store
     assert {"load", "run_start", "run_end"} <= set(kinds)
     (end,) = events(settings, "run_end")
     assert (end["squad"], end["status"], end["run_id"]) == ("alpha", "succeeded", run.id)
-    assert end["prompt_tokens"] > 0 and end["duration_s"] >= 0
+    assert end["prompt_tokens"] > 0 and end["duration_s"] == run.duration_s() is not None
     assert events(settings, "stop")[0]["reason"] == "idle"
     heartbeat = store.daemon.get(str(settings.home))
     assert heartbeat is not None and heartbeat.stopped_at is not None
