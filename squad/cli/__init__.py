@@ -12,8 +12,10 @@ __all__ = ["app", "main"]
 
 def main() -> None:
     """Console-script entry point: exit codes 0 ok, 1 failed, 2 bad usage or input."""
+    from squad.cli.help import command
+
     try:
-        app(prog_name="squad")
+        command(app)(prog_name="squad")
     except SquadError as error:
         from squad.cli.output import report_error
 
