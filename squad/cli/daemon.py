@@ -34,14 +34,14 @@ PortOption = Annotated[
 ]
 
 
-def _echo(err: Output, home: Path | None = None) -> Any:
+def _echo(err: Output, home: Path | None = None, out: Output | None = None) -> Any:
     """Each daemon event as one line on stderr: time, event, then its fields; when the
-    dashboard is up, its login link (on the terminal only, never in the log)."""
+    dashboard is up, its login link on stdout (the command's output; never in the log)."""
 
     def show(event: dict[str, Any]) -> None:
         _show(event)
         if event.get("event") == "http_ready" and home is not None:
-            _print_login(err, str(event.get("url")), home)
+            _print_login(out or Output(stream=sys.stdout), str(event.get("url")), home)
 
     def _show(event: dict[str, Any]) -> None:
         stamp = str(event.get("time", ""))[11:19]
@@ -82,21 +82,25 @@ def _stop_on_signal(daemon: Daemon, err: Output) -> AbstractContextManager[None]
     return on_signals(handle, (signal.SIGINT, signal.SIGTERM, signal.SIGHUP))
 
 
-def _print_login(err: Output, url: str, home: Path) -> None:
+def _print_login(out: Output, url: str, home: Path) -> None:
+    """The dashboard's address and login link, on stdout: what the command gives its user
+    (a script reads it from there); its logs are on stderr."""
     from squad.web.server import login_url
     from squad.web.tokens import read_token
 
     token = read_token(home)
-    _say(err, f"dashboard: {url}", style="bold" if err.rich else None)
+    _say(out, f"dashboard: {url}", style="bold" if out.rich else None)
     if token:
-        _say(err, f"  log in:  {login_url(url, token)}")
+        _say(out, f"  log in:  {login_url(url, token)}")
 
 
 def _say(err: Output, text: str, *, style: str | None = None) -> None:
     """A line on the terminal, if there still is one: after SIGHUP (the terminal closed) the
-    daemon goes on, and writing there fails with EIO; its log file keeps every event."""
-    with contextlib.suppress(OSError):
+    daemon goes on, and writing there fails with EIO; its log file keeps every event. Sent
+    at once: a long-lived process's piped stdout would otherwise hold it in its buffer."""
+    with contextlib.suppress(OSError, ValueError):
         err.line(text, style=style)
+        err.stream.flush()
 
 
 def daemon(
@@ -162,7 +166,7 @@ def daemon(
             squads_dir=configs.resolve() if configs is not None else None,
             exit_when_idle=once,
             auto_approve=auto_approve,
-            echo=_echo(err, settings.home),
+            echo=_echo(err, settings.home, Output(stream=sys.stdout)),
             reload_settings=Settings.load,
             attachments=attachments,
             layout=_cluster_layout() if settings.clustered else None,
@@ -235,11 +239,12 @@ def dashboard(
         try:
             bound = server.start()
             link = login_url(bound.url, load_or_create_token(settings.home))
-            _say(err, f"dashboard: {bound.url}", style="bold" if err.rich else None)
-            _say(err, f"  log in:  {link}")
+            out = Output(stream=sys.stdout)  # the command's output; what it logs is on stderr
+            _say(out, f"dashboard: {bound.url}", style="bold" if out.rich else None)
+            _say(out, f"  log in:  {link}")
             if web.mcp:
-                _say(err, f"  MCP:     {bound.url}mcp (Authorization: Bearer <api-token>)")
-            _say(err, "  Ctrl-C stops it")
+                _say(out, f"  MCP:     {bound.url}mcp (Authorization: Bearer <api-token>)")
+            _say(err, "Ctrl-C stops it")
             if open_browser:
                 import webbrowser
 

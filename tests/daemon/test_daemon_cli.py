@@ -42,17 +42,19 @@ class Daemon:
 
     def start(self, *args: str) -> subprocess.Popen[str]:
         stderr = (self.cli.tmp / "daemon.err").open("a")
+        stdout = (self.cli.tmp / "daemon.out").open("a")
         if "--port" not in args:  # any free port: never the user's dashboard port
             args = (*args, "--port", "0")
         self.process = subprocess.Popen(
             [str(SQUAD), "daemon", *args],
             env=self.cli.env,
             cwd=self.cli.tmp,
-            stdout=subprocess.DEVNULL,
+            stdout=stdout,
             stderr=stderr,
             text=True,
         )
         stderr.close()
+        stdout.close()
         return self.process
 
     def events(self, kind: str) -> list[dict[str, Any]]:

@@ -101,9 +101,9 @@ def browser() -> Iterator[Browser]:
             launched.close()
 
 
-def _login_line(stderr: Path) -> tuple[str, str] | None:
+def _login_line(stdout: Path) -> tuple[str, str] | None:
     """The dashboard address and login link the daemon printed, once it has."""
-    text = stderr.read_text() if stderr.exists() else ""
+    text = stdout.read_text() if stdout.exists() else ""
     url = re.search(r"^dashboard: (\S+)$", text, re.MULTILINE)
     login = re.search(r"^\s+log in:\s+(\S+)$", text, re.MULTILINE)
     return (url.group(1), login.group(1)) if url and login else None
@@ -119,7 +119,7 @@ def dashboard(browser: Browser, tmp_path_factory: pytest.TempPathFactory) -> Ite
     daemon = Daemon(cli)
     process = daemon.start()
     try:
-        url, login = daemon.wait_for(lambda: _login_line(root / "daemon.err"), "the login link")
+        url, login = daemon.wait_for(lambda: _login_line(root / "daemon.out"), "the login link")
         assert login.startswith(f"{url}login?token=")
         yield Dashboard(daemon, cli, url, login)
     finally:

@@ -73,8 +73,11 @@ def test_the_daemon_serves_the_dashboard_and_status_shows_where(cli: Cli, daemon
     status = cli("status", "--json")
     assert f'"url": "{url}"' in status.stdout and token not in status.stdout
     assert daemon.stop() == 0
+    # The login link is the command's output (stdout); its logs (stderr) never hold it.
+    printed = (cli.tmp / "daemon.out").read_text()
+    assert printed.splitlines()[:2] == [f"dashboard: {url}", f"  log in:  {url}login?token={token}"]
     err = (cli.tmp / "daemon.err").read_text()
-    assert f"log in:  {url}login?token={token}" in err
+    assert "http_ready" in err and token not in err
     assert token not in (cli.home / "daemon.jsonl").read_text()
     assert cli.json("status")["http"] is None  # type: ignore[index]
 
@@ -103,23 +106,26 @@ def test_a_daemon_once_serves_no_dashboard(cli: Cli, daemon: Daemon) -> None:
 
 
 def _dashboard(cli: Cli) -> tuple[subprocess.Popen[str], list[str]]:
-    """``squad dashboard --port 0`` and what it printed up to its login link."""
-    process = subprocess.Popen(
-        [str(SQUAD), "dashboard", "--port", "0"],
-        env=cli.env,
-        cwd=cli.tmp,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert process.stderr is not None
+    """``squad dashboard --port 0`` and what it printed on stdout up to its login link (its
+    stderr goes to ``dashboard.err``)."""
+    with (cli.tmp / "dashboard.err").open("a") as stderr:
+        process = subprocess.Popen(
+            [str(SQUAD), "dashboard", "--port", "0"],
+            env=cli.env,
+            cwd=cli.tmp,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+        )
+    assert process.stdout is not None
     lines: list[str] = []
     while not any("log in:" in line for line in lines):
-        line = process.stderr.readline()
+        line = process.stdout.readline()
         if not line:
             process.wait(timeout=WAIT)
-            process.stderr.close()
-            pytest.fail(f"squad dashboard ended early: {''.join(lines)}")
+            process.stdout.close()
+            err = (cli.tmp / "dashboard.err").read_text()
+            pytest.fail(f"squad dashboard ended early: {''.join(lines)}{err}")
         lines.append(line)
     return process, lines
 
@@ -128,16 +134,16 @@ def _stop(process: subprocess.Popen[str]) -> None:
     if process.poll() is None:
         process.kill()
         process.wait()
-    if process.stderr is not None:
-        process.stderr.close()
+    if process.stdout is not None:
+        process.stdout.close()
 
 
 def test_a_dashboard_bound_beyond_loopback_warns_and_still_needs_the_token(cli: Cli) -> None:
     (cli.tmp / "configs" / "settings.yaml").write_text("daemon: {http: {host: 0.0.0.0}}\n")
     process, lines = _dashboard(cli)
     try:
-        printed = "".join(lines)
-        assert "warning: the dashboard listens on 0.0.0.0, not only on this machine" in printed
+        warned = (cli.tmp / "dashboard.err").read_text()
+        assert "warning: the dashboard listens on 0.0.0.0, not only on this machine" in warned
         url = next(line for line in lines if line.startswith("dashboard:")).split()[-1]
         assert url.startswith("http://127.0.0.1:")  # a wildcard bind is reached by loopback
         assert httpx.get(f"{url}api/v1/overview").status_code == 401
@@ -159,6 +165,8 @@ def test_squad_dashboard_serves_alone_and_runs_now_in_its_own_process(cli: Cli) 
             assert login.status_code == 200 and "notes" in login.text
             assert "squad_session" in browser.cookies
         token = _token(cli)
+        assert link == f"{url}login?token={token}"  # on stdout; stderr never has it
+        assert token not in (cli.tmp / "dashboard.err").read_text()
         with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}) as api:
             assert api.get("/api/v1/overview").json()["server"]["mode"] == "dashboard"
             assert api.post("/api/v1/squads/notes/runs").status_code == 202
