@@ -15,11 +15,24 @@ import time
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 
-__all__ = ["DEFAULT_RETRY", "NOT_CONFIGURED", "STATUS_HINTS", "Failure", "RetryPolicy", "classify"]
+__all__ = [
+    "CONNECTION_FAILED",
+    "CONNECTION_REFUSED",
+    "DEFAULT_RETRY",
+    "NOT_CONFIGURED",
+    "STATUS_HINTS",
+    "Failure",
+    "RetryPolicy",
+    "classify",
+]
 
 _DETAIL_LIMIT = 500
 NOT_CONFIGURED = "not configured"
 """The :attr:`Failure.reason` of a call the provider's client refused to send (no API key)."""
+CONNECTION_REFUSED = "connection refused"
+"""The :attr:`Failure.reason` of a call nothing listened for (no server on that port)."""
+CONNECTION_FAILED = "connection failed"
+"""The :attr:`Failure.reason` of a call that reached no server for another reason (DNS, reset)."""
 
 
 @dataclass(frozen=True)
@@ -92,6 +105,12 @@ def classify(exc: BaseException) -> Failure | None:
     if _client_refused(exc, openai.OpenAIError):
         # litellm reports these as HTTP 500, but no request was sent: retrying cannot help.
         return Failure(NOT_CONFIGURED, None, False, None, detail)
+    if _caused_by(exc, openai.APIConnectionError):
+        # litellm reports these as HTTP 500 too, but no server answered at all: say what the
+        # socket said (connection refused, name not resolved), which the user can act on.
+        refused = _caused_by(exc, ConnectionRefusedError)
+        reason = CONNECTION_REFUSED if refused else CONNECTION_FAILED
+        return Failure(reason, None, True, None, _shorten(str(_root(exc))) or detail)
     if _caused_by(exc, json.JSONDecodeError):
         return Failure("malformed response", None, False, None, detail)
     if status == 429:
@@ -100,9 +119,20 @@ def classify(exc: BaseException) -> Failure | None:
         return Failure("timed out", 408, True, _retry_after(exc), detail)
     if status is not None and status >= 500:
         return Failure("server error", status, True, _retry_after(exc), detail)
-    if isinstance(exc, openai.APIConnectionError):
-        return Failure("connection failed", status, True, None, detail)
     return Failure("refused", status, False, None, detail)
+
+
+def _root(exc: BaseException) -> BaseException:
+    """The first error of ``exc``'s chain (what the socket said, under the wrappers)."""
+    seen: set[int] = set()
+    current = exc
+    while id(current) not in seen:
+        seen.add(id(current))
+        below = current.__cause__ or current.__context__
+        if below is None:
+            break
+        current = below
+    return current
 
 
 def _client_refused(exc: BaseException, base: type[BaseException]) -> bool:

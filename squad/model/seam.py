@@ -37,6 +37,8 @@ from squad.model.litellm_load import (
     quiet_litellm,
 )
 from squad.model.retry import (
+    CONNECTION_FAILED,
+    CONNECTION_REFUSED,
     DEFAULT_RETRY,
     NOT_CONFIGURED,
     STATUS_HINTS,
@@ -359,6 +361,13 @@ class LiteLLMModel:
             text += "Set the provider's key variable, or name the variable that holds the key "
             text += "with api_key_env in the model mapping; a local server that takes no key "
             text += "needs only api_base."
+        elif failure.reason in (CONNECTION_REFUSED, CONNECTION_FAILED):
+            base = self.spec.api_base
+            where = _host_port(base) if base else "the provider"
+            verb = "was refused" if failure.reason == CONNECTION_REFUSED else "failed"
+            text = f"model {name!r}: the connection to {where} {verb} ({failure.detail}; "
+            text += f"tried {attempt} time{'s' if attempt != 1 else ''}); "
+            text += f"is the server at {base} running?" if base else "check the network"
         elif delivered:
             text = f"model {name!r}: the stream broke after text was delivered, so it was not "
             text += f"retried: {failure.describe()}"
@@ -378,6 +387,20 @@ class LiteLLMModel:
                 key = self.spec.api_key_env or "the provider's key variable"
                 text += f"; {hint.format(key=key)}"
         return ModelError(text, model=name, status=failure.status, attempts=attempt)
+
+
+def _host_port(url: str) -> str:
+    """``127.0.0.1:8000`` of ``http://127.0.0.1:8000/v1`` (the default port named)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+    except ValueError:
+        return url
+    if not parts.hostname:
+        return url
+    return f"{parts.hostname}:{port}" if port else parts.hostname
 
 
 # -- litellm, lazily -------------------------------------------------------------------------

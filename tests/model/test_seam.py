@@ -295,7 +295,9 @@ def test_spec_timeout_applies_and_a_slow_answer_then_a_fast_one_succeeds(
     assert recorder.events[0].error is not None and "timed out" in recorder.events[0].error
 
 
-def test_connection_refused_is_retried_then_fails(recorder: Recorder) -> None:
+def test_a_refused_connection_is_retried_then_named_with_host_and_port_never_http_500(
+    recorder: Recorder,
+) -> None:
     with socket.socket() as probe:  # a port nobody listens on once the probe closes
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -306,9 +308,20 @@ def test_connection_refused_is_retried_then_fails(recorder: Recorder) -> None:
         sleep=recorder.sleep,
         environ={},
     )
-    with pytest.raises(ModelError, match="failed after 3 attempts"):
+    with pytest.raises(ModelError) as raised:
         model.complete(HELLO)
     assert recorder.kinds == ["retry", "retry", "error"]
+    # litellm wraps a refused connection as an HTTP 500; no server answered, so none is named.
+    text = str(raised.value)
+    assert text.startswith(
+        f"model 'openai/gpt-4o-mini': the connection to 127.0.0.1:{port} was refused ("
+    )
+    assert text.endswith(f"; tried 3 times); is the server at http://127.0.0.1:{port}/v1 running?")
+    assert "Connection refused" in text and "HTTP" not in text
+    assert raised.value.status is None
+    for event in recorder.events:
+        assert event.status is None and event.error is not None
+        assert event.error.startswith("connection refused: ") and "500" not in event.error
 
 
 def test_jitter_only_shortens_the_delay(
