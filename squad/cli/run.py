@@ -300,7 +300,10 @@ def chat(
 def _converse(
     session: ChatSession, squad: str, agent: str, message: str | None, err: Output
 ) -> None:
-    """One message and its reply, or a conversation until an empty line or Ctrl-D."""
+    """One message and its reply, or a conversation until an empty line or Ctrl-D; a turn
+    whose model call fails is reported and the conversation goes on."""
+    from squad.errors import LimitReached, ModelError
+
     if message is not None:
         sys.stdout.write(session.say(message).rstrip() + "\n")
         return
@@ -322,7 +325,16 @@ def _converse(
             sys.stdout.write(delta)
             sys.stdout.flush()
 
-        reply = session.say(text, on_token=show)
+        try:
+            reply = session.say(text, on_token=show)
+        except (ModelError, LimitReached) as exc:
+            # One failed turn (the model refused, timed out, the spend cap) ends that turn,
+            # not the conversation: say why and wait for the next message.
+            sys.stdout.write("\n")
+            sys.stdout.flush()
+            err.line(f"error: {exc}", style="red" if err.rich else None)
+            err.line("(the conversation goes on: send another message, or an empty line to leave)")
+            continue
         if not streamed:  # the model did not stream: print the whole reply
             sys.stdout.write(reply.rstrip())
         sys.stdout.write("\n")
