@@ -3,9 +3,9 @@
 The host launches ``squad mcp`` and talks JSON-RPC on its stdin and stdout, so nothing else
 may be written to stdout: messages go to stderr. The parent process is trusted (it could
 read the squad home anyway); ``--squad`` and ``--read-only`` narrow what the client reaches.
-Runs it starts run in this process and stop at their next checkpoint when the host ends the
-session (resumable with ``squad resume`` or from the dashboard); a daemon's ``/mcp`` endpoint
-hands runs to the daemon instead.
+Runs it starts (and approvals it gives) each get a process of their own, which goes on after
+the host ends the session (:mod:`squad.mcp.detached`); a daemon's ``/mcp`` endpoint hands runs
+to the daemon instead.
 """
 
 from __future__ import annotations
@@ -19,8 +19,6 @@ from squad.cli.mcp_config import Host
 from squad.cli.signals import on_stop_signals
 
 __all__ = ["register"]
-
-MCP_LOG = "mcp.jsonl"
 
 
 class _Stop(Exception):
@@ -60,10 +58,10 @@ def mcp(
     import anyio
 
     from squad.app import App
+    from squad.mcp.detached import ProcessControl
     from squad.mcp.server import build_server
     from squad.mcp.tools import Scope
     from squad.settings import Settings
-    from squad.web.control import LocalControl
 
     settings = Settings.load()
     with App.open(settings) as app:
@@ -71,7 +69,7 @@ def mcp(
         for name in names:
             app.squads.locate(name)  # an unknown squad is a usage error before serving
         scope = Scope(frozenset(names) if names else None, read_only)
-        control = None if read_only else LocalControl(app, log_name=MCP_LOG)
+        control = None if read_only else ProcessControl(app)
         server = build_server(app, control=control, scope=scope)
 
         def stop(sig: signal.Signals) -> None:
@@ -84,7 +82,7 @@ def mcp(
             pass
         finally:
             if control is not None:
-                control.close(settings.daemon.shutdown_grace_s)
+                control.close()
 
 
 def _print_config(host: Host, squads: list[str], read_only: bool) -> None:

@@ -118,6 +118,10 @@ def run(
         bool, typer.Option("--auto-approve", help="Approve every approval gate (unattended runs).")
     ] = False,
     json_output: JsonFlag = False,
+    trigger: Annotated[
+        str,
+        typer.Option("--trigger", hidden=True, help="What asked for the run (mcp:HOST)."),
+    ] = "manual",
 ) -> None:
     """Run a squad once, with live progress and a summary; exit 0 only when it succeeded."""
     out, err = Output(json_mode=json_output), Output(stream=sys.stderr)
@@ -140,7 +144,7 @@ def run(
                         f"note: run {interrupted[0].id} was interrupted; "
                         f"`squad resume {interrupted[0].id}` continues it"
                     )
-                result = runner.run(spec, workspace, goal=goal, model=model)
+                result = runner.run(spec, workspace, goal=goal, model=model, trigger=trigger)
             while auto_approve and result.awaiting:
                 err.line(f"auto-approving {result.awaiting}")
                 result = runner.approve(result.run_id, result.awaiting, approved=True)

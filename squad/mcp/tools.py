@@ -346,7 +346,16 @@ class SquadTools:
         self.scope.check_write("run_start")
         self.app.squads.locate(self.scope.check(squad))
         goal = goal.strip() if goal else None
-        accepted = self._control().submit(RunRequest(squad, actor, goal=goal or None))
+        request = RunRequest(squad, actor, goal=goal or None)
+        control = self._control()
+        from squad.mcp.detached import ProcessControl
+
+        if isinstance(control, ProcessControl):  # squad mcp over stdio: a process of its own
+            launched = control.launch(request)
+            return RunAccepted(
+                squad=squad, accepted=True, run_id=launched.run_id, message=launched.message
+            )
+        accepted = control.submit(request)
         return RunAccepted(
             squad=squad,
             accepted=accepted,
@@ -366,7 +375,15 @@ class SquadTools:
         answer = approval_answer(self.app, self._run(run_id), task, approved, reason, trigger=actor)
         if not approved and not reason.strip():
             raise UsageError("a rejection needs a reason: the agent reads it")
-        self._control().submit(answer)
+        control = self._control()
+        from squad.mcp.detached import ProcessControl
+
+        if isinstance(control, ProcessControl):
+            launched = control.launch(answer)
+            return ApprovalQueued(
+                run_id=run_id, task=task, approved=approved, message=launched.message
+            )
+        control.submit(answer)
         return ApprovalQueued(
             run_id=run_id,
             task=task,

@@ -175,6 +175,9 @@ class RunAccepted(View):
     squad: str
     accepted: bool
     message: str
+    run_id: str | None = None
+    """The run, when it is known as the answer is given (``squad mcp`` over stdio waits for
+    its run to be recorded; a queue answers before the run exists)."""
 
 
 class ApprovalQueued(View):

@@ -44,7 +44,7 @@ def approval_answer(
 class RunControl(Protocol):
     """What the web front end may ask of runs."""
 
-    mode: Literal["daemon", "dashboard"]
+    mode: Literal["daemon", "dashboard", "process"]
 
     def submit(self, request: RunRequest) -> bool:
         """Queue ``request``; False when it was merged into one already waiting."""
@@ -56,7 +56,7 @@ class RunControl(Protocol):
 class DaemonControl:
     """Requests go to the daemon serving the app (its queue, its log, its concurrency)."""
 
-    mode: Literal["daemon", "dashboard"] = "daemon"
+    mode: Literal["daemon", "dashboard", "process"] = "daemon"
 
     def __init__(self, daemon: Daemon) -> None:
         self._daemon = daemon
@@ -72,7 +72,7 @@ class LocalControl:
     """Requests run in this process (``squad dashboard``, ``squad mcp``), logged to
     ``log_name`` in the squad home (``dashboard.jsonl`` by default)."""
 
-    mode: Literal["daemon", "dashboard"] = "dashboard"
+    mode: Literal["daemon", "dashboard", "process"] = "dashboard"
 
     def __init__(
         self, app: App, *, workers: int | None = None, log_name: str = DASHBOARD_LOG

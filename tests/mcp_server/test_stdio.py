@@ -24,12 +24,15 @@ def _env(app: App) -> dict[str, str]:
     import os
 
     settings = app.settings
-    return {
+    env = {
         "SQUAD_HOME": str(settings.home),
         "SQUAD_WORKSPACES": str(settings.workspaces),
         "SQUAD_CONFIGS": str(settings.configs),
         "PATH": os.environ.get("PATH", ""),
     }
+    if os.environ.get("PYTHONPATH"):  # a worktree's squad, not the installed one
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    return env
 
 
 def _serve(app: App, tmp_path: Path, body: Any, *args: str) -> Any:
@@ -180,3 +183,77 @@ def test_squad_mcp_stops_on_a_signal_without_a_traceback(
         process.kill()
     assert process.returncode == 0, err
     assert "Traceback" not in err
+
+
+def _gone(pid: int) -> bool:
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def test_runs_asked_for_in_a_short_session_go_on_after_the_host_disconnects(
+    home: App, tmp_path: Path
+) -> None:
+    """A host that calls run_start (and run_approve) and ends the session at once: each run
+    still completes, in a process of its own, and the tool said which run it was."""
+    import re
+    import time
+
+    from squad.store.records import RunStatus
+
+    store = home.store
+    (paused,) = [r for r in store.list_runs("docs-site") if r.status.value == "awaiting_approval"]
+    before = {r.id for r in store.list_runs("code-review")}
+
+    async def body(client: Any) -> Any:
+        started = payload(await client.call_tool("run_start", {"squad": "code-review"}))
+        answered = payload(
+            await client.call_tool(
+                "run_approve", {"run_id": paused.id, "task": "publish", "approved": True}
+            )
+        )
+        return started, answered  # and the session ends here, runs under way
+
+    started, answered = _serve(home, tmp_path, body)
+    new = [r for r in store.list_runs("code-review") if r.id not in before]
+    assert [r.id for r in new] == [started["run_id"]] and started["accepted"] is True
+    assert "goes on after this MCP session ends" in started["message"]
+    assert new[0].trigger == "mcp:codex"
+    found = [re.search(r"process (\d+)", m) for m in (started["message"], answered["message"])]
+    pids = [int(match.group(1)) for match in found if match is not None]
+    assert len(pids) == 2, (started, answered)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        ended = [store.get_run(started["run_id"]), store.get_run(paused.id)]
+        if all(r is not None and r.status.is_terminal for r in ended) and all(map(_gone, pids)):
+            break
+        time.sleep(0.2)
+    ran, approved = store.get_run(started["run_id"]), store.get_run(paused.id)
+    assert ran is not None and ran.status is RunStatus.SUCCEEDED, ran
+    assert approved is not None and approved.status is RunStatus.SUCCEEDED, approved
+    assert all(map(_gone, pids)), "the run processes did not end"
+    log = (home.settings.home / "mcp-runs.log").read_text()
+    assert f"run {ran.id}: succeeded" in log and f"run {paused.id}: succeeded" in log
+
+
+def test_a_run_that_cannot_start_is_a_tool_error_quoting_why(home: App) -> None:
+    """The squad's run lock is held (a run elsewhere): the process asked to run it ends at
+    once, and the tool says so instead of "accepted"."""
+    from squad.daemon.runqueue import RunRequest
+    from squad.errors import UsageError
+    from squad.mcp.detached import ProcessControl
+    from squad.runtime.runlock import run_slot
+
+    control = ProcessControl(home, wait_s=60)
+    before = [r.id for r in home.store.list_runs("code-review")]
+    held = run_slot(home.settings.locks_dir, "code-review", "elsewhere")
+    with held, pytest.raises(UsageError) as refused:
+        control.launch(RunRequest("code-review", "mcp:test"))
+    text = str(refused.value)
+    assert text.startswith("the run did not start: error: squad 'code-review' is already running")
+    assert "run elsewhere" in text and str(control.log) in text
+    assert [r.id for r in home.store.list_runs("code-review")] == before
