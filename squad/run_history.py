@@ -120,8 +120,12 @@ class RunView:
 
     @property
     def duration_s(self) -> float | None:
-        from squad.store.records import run_duration_s
+        """:func:`~squad.store.records.run_duration_s`; None until the run has ended (a paused
+        or interrupted run's commit time is not its end), as ``squad status`` shows it."""
+        from squad.store.records import RunStatus, run_duration_s
 
+        if self.status not in {s.value for s in RunStatus if s.is_terminal}:
+            return None
         return run_duration_s(self.started_at, self.ended_at)
 
     @property

@@ -16,6 +16,8 @@ from squad.runtime.runlog import RunLog
 from squad.spec.models import SquadSpec
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from squad.history.history import History
     from squad.memory.layers import HistoryFactory
     from squad.store import SpendTotals, Store
@@ -64,9 +66,11 @@ class RunCommits:
         status: str,
         spend: SpendTotals,
         tasks: dict[str, str] | None = None,
+        ended_at: datetime | None = None,
     ) -> str | None:
-        """The run's commit as it ends with ``status`` (made before the store records it);
-        None when history is off or paused (the run log then says why)."""
+        """The run's commit as it ends with ``status`` (made before the store records it),
+        ``ended_at`` the end the store is given too (default: now); None when history is off
+        or paused (the run log then says why)."""
         history = self.history(spec.name, workspace)
         if history is None:
             return None
@@ -93,7 +97,7 @@ class RunCommits:
             status=status,
             trigger=run.trigger,
             started_at=run.started_at,
-            ended_at=self._clock(),
+            ended_at=ended_at or self._clock(),
             tasks=notes,
             tokens_in=spend.prompt_tokens,
             tokens_out=spend.completion_tokens,

@@ -474,12 +474,24 @@ class SquadRunner:
         self.store.run_state.check_fence(run_id, self._epoch(run_id))
         if status is not RunStatus.AWAITING_APPROVAL:
             executor.working.end(status.value)  # in the daily log before the run's commit
+        # One end time for the commit and the store: `squad runs` (from the history) and
+        # `squad status` (from the store) then show the same duration.
+        ended = self._clock() if status.is_terminal else None
         commit = self.commits.commit(
-            spec, workspace, run_id, outputs, log, status=status.value, spend=totals, tasks=tasks
+            spec,
+            workspace,
+            run_id,
+            outputs,
+            log,
+            status=status.value,
+            spend=totals,
+            tasks=tasks,
+            ended_at=ended,
         )
         self.store.update_run(
             run_id,
             status=status,
+            ended_at=ended,
             error=error,
             tokens_in=totals.prompt_tokens,
             tokens_out=totals.completion_tokens,

@@ -292,6 +292,7 @@ class Store(RunReads):
         summary: dict[str, Any] | None = None,
         only_if: RunStatus | None = None,
         epoch: int | None = None,
+        ended_at: datetime | None = None,
     ) -> RunRecord:
         """Change the given fields (None leaves a field alone; numbers replace, not add).
 
@@ -306,8 +307,9 @@ class Store(RunReads):
         ``summary`` is what the run did, as a JSON-serialisable mapping; it replaces any
         earlier one.
 
-        Entering ``running`` stamps ``started_at`` and a terminal status stamps ``ended_at``,
-        each only the first time, in the same statement (no read-modify-write race). Which
+        Entering ``running`` stamps ``started_at`` and a terminal status stamps ``ended_at``
+        (with ``ended_at`` when given: the time the run's commit names), each only the first
+        time, in the same statement (no read-modify-write race). Which
         transitions are allowed is the caller's business; the store records what it is told.
         """
         now = self._now()
@@ -319,7 +321,8 @@ class Store(RunReads):
             if status is RunStatus.RUNNING:
                 values["started_at"] = func.coalesce(RunRow.started_at, stamp)
             elif status.is_terminal:
-                values["ended_at"] = func.coalesce(RunRow.ended_at, stamp)
+                end = stamp if ended_at is None else literal(ended_at, UTCDateTime())
+                values["ended_at"] = func.coalesce(RunRow.ended_at, end)
         for key, value in (
             ("error", error),
             ("tokens_in", tokens_in),

@@ -64,6 +64,25 @@ def test_run_summary_status_and_runs_list_show_one_duration(cli: Cli, docs: Path
     assert f"succeeded in {shown}s" in cli("status").stdout
 
 
+def test_a_paused_run_has_no_duration_until_it_ends_then_one_everywhere(
+    cli: Cli, docs: Path
+) -> None:
+    paused = json.loads(cli("run", docs, "--json").stdout)
+    run_id = paused["run_id"]
+    assert paused["duration_s"] is None
+
+    def shown() -> tuple[object, object]:
+        status = cli.json("status")
+        last = next(s for s in status["squads"] if s["name"] == "docs-site")["last_run"]
+        (listed,) = [r for r in cli.json("runs", "list") if r["run_id"] == run_id]
+        return last["duration_s"], listed["duration_s"]
+
+    assert shown() == (None, None)  # its commit at the pause is not its end
+    done = json.loads(cli("approve", run_id, "publish", "--json").stdout)
+    assert done["duration_s"] is not None
+    assert shown() == (done["duration_s"], done["duration_s"])
+
+
 def test_run_duration_counts_from_first_running_to_the_end_waits_included() -> None:
     start = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
     end = start + timedelta(minutes=10, seconds=1.26)
