@@ -131,3 +131,14 @@ def test_status_lists_the_paused_run_with_its_approve_command(cli: Cli, docs: Pa
     assert [(w["run_id"], w["task"], w["agent"]) for w in waiting] == [
         (run_id, "publish", "writer")
     ]
+
+
+def test_max_turns_counts_the_turns_before_an_approval_too(cli: Cli, docs: Path) -> None:
+    docs.write_text(docs.read_text().replace("max_turns: 50", "max_turns: 3"))
+    paused = json.loads(cli("run", docs, "--json").stdout)
+    assert (paused["status"], paused["turns"]) == ("awaiting_approval", 3)
+    stopped = cli("approve", paused["run_id"], "publish", "--json")
+    assert stopped.returncode == 1
+    result = json.loads(stopped.stdout)
+    assert (result["status"], result["turns"], result["model_calls"]) == ("stopped", 3, 3)
+    assert "the run used its 3 agent turns" in result["error"]
