@@ -100,6 +100,8 @@ Case = tuple[str, Callable[[Squad], list[str | Path]], int, str]
 """(name, set-up returning the arguments, exit code, text the message must hold)."""
 
 CASES: list[Case] = [
+    ("init", lambda s: ["init", s.tmp / "p", "--template", "code-reveiw"], 2, "did you mean"),
+    ("new squad", lambda s: ["new", "squad", "Not_A_Slug"], 2, "'Not_A_Slug'"),
     ("validate", lambda s: ["validate", _bad_yaml(s)], 2, "unknown key 'rol'"),
     (
         "schema",
