@@ -134,6 +134,9 @@ LABELS = (
     N_("Workspace rules (AGENTS.md in this workspace)"),
     # extraction passes
     N_("skipped"),
+    # how a squad works (squad.spec.models.ProcessType)
+    N_("sequential"),
+    N_("hierarchical"),
 )
 """Words the pages show from data (a run's status, a node's state): the ``label`` filter
 translates them, and their CSS class keeps the English value."""

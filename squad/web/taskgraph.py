@@ -140,7 +140,7 @@ def graph_svg(nodes: Sequence[GraphNode], *, words: Words) -> str:
         nx, ny = where[node.id]
         said = words("{task} by {agent}", task=node.id, agent=node.agent or "?")
         if node.approval:
-            said = f"{said} · {words('waits for approval first')}"
+            said = " · ".join((said, words("waits for approval first")))
         css = "node approval" if node.approval else "node"
         out.append(
             f'<g class="{css}" data-task="{esc(node.id)}"><title>{esc(said)}</title>'

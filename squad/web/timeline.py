@@ -221,10 +221,12 @@ def timeline_svg(
         f'y2="{base + 0.5}"></line>'
     )
     unit = words("h:min:s") if axis_end >= 3600 else words("min:s")
+    # words(...) outside the f-strings: the catalogue's extractor does not look inside them
+    axis_title = words("time since the run started ({unit})", unit=unit)
+    on_path_said = words("critical path")
     out.append(
         f'<text class="axis-title" x="{label_w + plot_w / 2:.1f}" y="{base + 36}" '
-        f'text-anchor="middle">{esc(words("time since the run started ({unit})", unit=unit))}'
-        "</text>"
+        f'text-anchor="middle">{esc(axis_title)}</text>'
     )
     for span in spans:
         lane_y = top + lanes.index(span.agent if by_agent else span.id) * LANE_H
@@ -261,7 +263,7 @@ def timeline_svg(
             )
         )
         if span.id in on_path:
-            said = f"{said} · {words('critical path')}"
+            said = f"{said} · {on_path_said}"
         classes = f"bar {_status_class(span.status)}" + (" critical" if span.id in on_path else "")
         classes += " open" if running else ""
         out.append(
@@ -270,10 +272,10 @@ def timeline_svg(
             f"<title>{esc(said)}</title></rect>"
         )
     if any(span.start is not None and span.end is None for span in spans):
-        nx = x(now)
+        nx, now_said = x(now), words("now")
         out.append(
             f'<line class="now" x1="{nx:.1f}" y1="{top - 4}" x2="{nx:.1f}" y2="{base}">'
-            f"<title>{esc(words('now'))}</title></line>"
+            f"<title>{esc(now_said)}</title></line>"
         )
     out.append("</svg>")
     return "".join(out)

@@ -19,6 +19,10 @@
     var url = list.getAttribute("data-events");
     var refresh = list.getAttribute("data-refresh");
     var state = document.getElementById("log-state");
+    // the page's words for the log's states (data-ended, ...), English when it gave none
+    function say(name, english) {
+      return (state && state.getAttribute("data-" + name)) || english;
+    }
     var source = new EventSource(url);
     var timer = null;
     function refreshSoon() {
@@ -49,11 +53,13 @@
     kinds.forEach(function (kind) { source.addEventListener(kind, onEvent); });
     source.addEventListener("end", function () {
       source.close();
-      if (state) state.textContent = "ended";
+      if (state) state.textContent = say("ended", "ended");
       refreshSoon();
     });
-    source.onerror = function () { if (state) state.textContent = "reconnecting…"; };
-    source.onopen = function () { if (state) state.textContent = "live"; };
+    source.onerror = function () {
+      if (state) state.textContent = say("reconnecting", "reconnecting…");
+    };
+    source.onopen = function () { if (state) state.textContent = say("live", "live"); };
   }
   // the explorer marks the file its pane shows
   document.addEventListener("click", function (event) {
