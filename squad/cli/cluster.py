@@ -75,6 +75,7 @@ def worker(
 
     left: list[int] = []
     with App.open(settings) as app:
+        _preload_registered(app)
         app.checkpoints.setup()
         node = ClusterNode(
             app,
@@ -93,6 +94,26 @@ def worker(
             # keep this process (nor write anything more).
             log.emit("exit", handed_back=left)
             os._exit(1)
+
+
+def _preload_registered(app: Any) -> None:
+    """Start litellm's import in the background when a squad registered in the store (what
+    this worker may be handed) calls a real model; a definition that no longer validates is
+    left for the job that runs it to report."""
+    from squad.errors import SquadError
+    from squad.model.factory import preload_client, squad_models
+    from squad.spec.loader import squad_from_dict
+
+    names: list[str] = []
+    for record in app.store.list_squads():
+        if record.definition is None:
+            continue
+        try:
+            spec = squad_from_dict(record.definition, source=f"squad {record.name!r} in the store")
+        except SquadError:
+            continue
+        names += squad_models(spec)
+    preload_client(names, factory=app.model_factory)
 
 
 def nodes(

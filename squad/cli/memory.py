@@ -189,6 +189,7 @@ def extract(
     written. `--format json` prints {"facts": [...], "dropped": [...]}, with source_turns as
     zero-based indexes of the file's messages.
     """
+    from squad.cli.model_client import preload
     from squad.errors import UsageError
     from squad.extraction.models import ExtractionModels
     from squad.extraction.transcript import extract_transcript, read_transcript
@@ -199,16 +200,19 @@ def extract(
     if (squad is None) != (agent is None):
         raise UsageError("give both --squad and --agent, or neither")
     messages = read_transcript(transcript)
-    out = Output(json_mode=output_format == "json")
+    out, err = Output(json_mode=output_format == "json"), Output(stream=sys.stderr)
     with open_app() as app:
         now = app.clock()
         models = ExtractionModels(app.model_factory)
         if squad is None or agent is None:
+            if model is not None:
+                preload(app, [model], err)
             chosen = None if model is None else models.for_spec(ModelSpec(name=model))
             result = extract_transcript(messages, now=now, model=chosen)
             writes = False
         else:
             ctx = app.agent(squad, agent)
+            preload(app, [model or (ctx.agent.model or ctx.squad.model).name], err)
             chosen = models(ctx) if model is None else models.for_spec(ModelSpec(name=model))
             result = extract_transcript(
                 messages,
@@ -221,7 +225,6 @@ def extract(
             )
             writes = not dry_run
     data = result.to_dict(dry_run=not writes)
-    err = Output(stream=sys.stderr)
     for warning in data["warnings"]:
         err.line(f"warning: {warning}", style="yellow" if err.rich else None)
     if out.json_mode:

@@ -38,11 +38,34 @@ def _progress(err: Output) -> Any:
 
 
 @contextmanager
-def _runner(err: Output) -> Iterator[tuple[App, SquadRunner]]:
+def _runner(err: Output, *, run_id: str | None = None) -> Iterator[tuple[App, SquadRunner]]:
     """This command's app and a runner on it; on the way out, queued fact extractions finish
-    (closing the app drains them)."""
+    (closing the app drains them). For a ``run_id``, litellm's import starts first when that
+    run's squad calls a real model."""
     with open_app() as app:
+        if run_id is not None:
+            _preload_run(app, run_id, err)
         yield app, app.runner(progress=_progress(err))
+
+
+def _preload_run(app: App, run_id: str, err: Output) -> None:
+    """Start litellm's import when the run ``run_id`` calls a real model (its ``--model``, else
+    its squad's); a run or squad not found is left for the runner to report."""
+    from squad.cli.model_client import preload, preload_for
+    from squad.errors import SquadError
+
+    try:
+        run = app.store.get_run(run_id)
+        if run is None:
+            return
+        if run.model:
+            preload(app, [run.model], err)
+            return
+        find = app.squads.registered if app.settings.clustered else app.squads.definition
+        spec, _ = find(run.squad)
+    except SquadError:
+        return
+    preload_for(app, spec, err)
 
 
 def _graceful_stop(runner: SquadRunner, err: Output) -> AbstractContextManager[None]:
@@ -91,14 +114,21 @@ def _exit(result: RunResult) -> None:
         raise typer.Exit(1)
 
 
-def _spec_for(app: App, target: str) -> tuple[SquadSpec, Path]:
+def _spec_for(app: App, target: str, err: Output, model: str | None) -> tuple[SquadSpec, Path]:
+    """The squad ``target`` names and its workspace; litellm's import starts as soon as the
+    definition is read, when it (or ``model``) names a real model."""
+    from squad.cli.model_client import preload_for
+
     path = Path(target)
     if path.suffix in (".yaml", ".yml") or path.is_file():
         from squad.spec.loader import squad_from_file
 
         spec = squad_from_file(path)
+        preload_for(app, spec, err, override=model)
         return spec, app.squads.create(spec, source=path).path
-    return app.squads.definition(target)
+    spec, workspace = app.squads.definition(target)
+    preload_for(app, spec, err, override=model)
+    return spec, workspace
 
 
 def run(
@@ -125,8 +155,9 @@ def run(
 ) -> None:
     """Run a squad once, with live progress and a summary; exit 0 only when it succeeded."""
     out, err = Output(json_mode=json_output), Output(stream=sys.stderr)
-    with _runner(err) as (app, runner):
-        spec, workspace = _spec_for(app, target)
+    with open_app() as app:
+        spec, workspace = _spec_for(app, target, err, model)
+        runner = app.runner(progress=_progress(err))
         from squad.runtime.runlock import settle_dead_runs
 
         # A `running` run whose process died is interrupted; one still alive elsewhere makes
@@ -164,7 +195,7 @@ def resume(
 ) -> None:
     """Continue an interrupted run from its last completed step."""
     out, err = Output(json_mode=json_output), Output(stream=sys.stderr)
-    with _runner(err) as (_, runner), _graceful_stop(runner, err):
+    with _runner(err, run_id=run_id) as (_, runner), _graceful_stop(runner, err):
         result = runner.resume(run_id)
     _summary(out, result)
     _exit(result)
@@ -179,7 +210,7 @@ def approve(
 ) -> None:
     """Approve (or reject) a task waiting for a person; the run then goes on."""
     out, err = Output(json_mode=json_output), Output(stream=sys.stderr)
-    with _runner(err) as (_, runner), _graceful_stop(runner, err):
+    with _runner(err, run_id=run_id) as (_, runner), _graceful_stop(runner, err):
         result = runner.approve(run_id, task, approved=not reject, reason=reason)
     _summary(out, result)
     _exit(result)
@@ -297,8 +328,24 @@ def chat(
     from squad.chat.session import ChatSession
 
     err = Output(stream=sys.stderr)
-    with _runner(err) as (_, runner), ChatSession.open(runner, squad, agent, model=model) as chat:
-        _converse(chat, squad, agent, message, err)
+    with _runner(err) as (app, runner):
+        _preload_chat(app, squad, agent, model, err)
+        with ChatSession.open(runner, squad, agent, model=model) as chat:
+            _converse(chat, squad, agent, message, err)
+
+
+def _preload_chat(app: App, squad: str, agent: str, model: str | None, err: Output) -> None:
+    """Start litellm's import when the agent talks through a real model; a squad not found is
+    left for the session to report."""
+    from squad.cli.model_client import preload
+    from squad.errors import SquadError
+    from squad.model.factory import squad_models
+
+    try:
+        spec, _ = app.squads.definition(squad)
+    except SquadError:
+        return
+    preload(app, squad_models(spec, override=model, agents=(agent,)), err)
 
 
 def _converse(

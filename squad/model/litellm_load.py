@@ -1,9 +1,13 @@
-"""Loading litellm: once, offline, quiet, and called off the main thread.
+"""Loading litellm: once, offline, quiet, ahead of time when a command knows it will need it.
 
-litellm takes seconds to import, so it is imported on the first call, never at
-``import squad...`` time, with its cost map read locally and its network look-ups off;
-threads that make their first call at once all wait for that one import to finish. With
-:mod:`squad.model.seam` this is the only module that touches litellm.
+litellm takes seconds to import, so it is never imported at ``import squad...`` time. A
+command that is about to use a real model (``squad run`` of a squad on a provider, the
+daemon, a worker) calls :meth:`ClientLoader.start` as soon as it has read the squad: the
+import then runs on a background thread while the store opens and the run's graph is built.
+Whoever needs the module first (:func:`load_litellm`) waits for that import, or does it
+itself when nothing started one; the wait is shown through the listener the starter gave
+and counted so the run log can say what it cost. With :mod:`squad.model.seam` this is the
+only module that touches litellm.
 """
 
 from __future__ import annotations
@@ -12,36 +16,130 @@ import contextvars
 import importlib
 import os
 import threading
+import time
 import warnings
 from collections.abc import Callable
-from typing import Any, TypeVar
+from concurrent.futures import Future
+from typing import Any, Protocol, TypeVar
 
-__all__ = ["isolated", "load_litellm", "quiet_litellm"]
+__all__ = ["CLIENT", "ClientLoader", "WaitListener", "isolated", "load_litellm", "quiet_litellm"]
 
 _T = TypeVar("_T")
-_IMPORT_LOCK = threading.Lock()
-_LOADED: list[Any] = []
-"""litellm once its import has finished (see :func:`load_litellm`)."""
 _LITELLM_ENV = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_OFFLINE_MODE": "true"}
 _PYDANTIC_READONLY = r".* (is|are) using the `ReadOnly` qualifier"
 _PYDANTIC_INSTANCE_FIELDS = r"Accessing the 'model_\w*fields' attribute on the instance"
 
 
-def load_litellm() -> Any:
-    """litellm, imported once with its network look-ups off and its banner quiet.
+class WaitListener(Protocol):
+    """Told when a caller has to wait for the client, and for how long it waited."""
+
+    def waiting(self) -> None: ...
+
+    def waited(self, seconds: float) -> None: ...
+
+
+def import_litellm() -> Any:
+    """litellm, imported with its network look-ups off and its banner quiet."""
+    os.environ.update(_LITELLM_ENV)  # read at import: local cost map, no downloads
+    module: Any = importlib.import_module("litellm")
+    module.suppress_debug_info = True
+    return module
+
+
+class ClientLoader:
+    """One import of the model client (litellm), in the background or in the first caller.
 
     ``sys.modules`` holds a module from the moment its import *starts*, so it cannot say
     whether litellm is ready: a thread that found it there could get a half-initialised
-    module. The module is handed out only after its import has finished, under the lock.
+    module. The module is handed out only from the future the one importing thread
+    completes. A failed import is re-raised to the caller that waited for it, as it was
+    raised, and forgotten: the next caller tries again, as without a background import.
     """
-    if not _LOADED:
-        with _IMPORT_LOCK:
-            if not _LOADED:
-                os.environ.update(_LITELLM_ENV)  # read at import: local cost map, no downloads
-                module: Any = importlib.import_module("litellm")
-                module.suppress_debug_info = True
-                _LOADED.append(module)
-    return _LOADED[0]
+
+    def __init__(self, importer: Callable[[], Any] = import_litellm) -> None:
+        self._importer = importer
+        self._lock = threading.Lock()
+        self._future: Future[Any] | None = None
+        self._listener: WaitListener | None = None
+        self._unreported_wait_s = 0.0
+
+    def start(self, listener: WaitListener | None = None) -> bool:
+        """Start the import on a daemon thread unless it has started (or finished) already;
+        ``listener`` hears of every wait for it from now on. True when this call started it."""
+        with self._lock:
+            if listener is not None:
+                self._listener = listener
+            if self._future is not None:
+                return False
+            future = self._future = Future()
+        thread = threading.Thread(
+            target=self._import_into, args=(future,), name="squad-model-client", daemon=True
+        )
+        thread.start()
+        return True
+
+    @property
+    def ready(self) -> bool:
+        """Whether the client is imported: :meth:`load` would not wait."""
+        future = self._future
+        return future is not None and future.done() and future.exception() is None
+
+    def load(self) -> Any:
+        """The client module, once its import has finished: started now in this thread when
+        nobody started it, else waited for (the listener hears of a wait)."""
+        with self._lock:
+            future = self._future
+            mine = future is None
+            if future is None:
+                future = self._future = Future()
+            listener = self._listener
+        if future.done():
+            return self._result(future)
+        started = time.perf_counter()
+        if listener is not None:
+            listener.waiting()
+        if mine:
+            self._import_into(future)
+        try:
+            return self._result(future)
+        finally:
+            waited = time.perf_counter() - started
+            with self._lock:
+                self._unreported_wait_s += waited
+            if listener is not None:
+                listener.waited(waited)
+
+    def take_wait(self) -> float:
+        """Seconds callers waited for the client since this was last asked (then zero): the
+        model call that follows a wait reports it once."""
+        with self._lock:
+            waited, self._unreported_wait_s = self._unreported_wait_s, 0.0
+        return waited
+
+    def _import_into(self, future: Future[Any]) -> None:
+        try:
+            future.set_result(self._importer())
+        except BaseException as exc:  # noqa: BLE001 - handed to whoever waits, re-raised there
+            future.set_exception(exc)
+
+    def _result(self, future: Future[Any]) -> Any:
+        error = future.exception()
+        if error is None:
+            return future.result()
+        with self._lock:
+            if self._future is future:
+                self._future = None  # the next caller imports again, as it would have
+        raise error
+
+
+CLIENT = ClientLoader()
+"""The process's litellm: an import is process-wide, so there is one loader for it."""
+
+
+def load_litellm() -> Any:
+    """litellm, imported once with its network look-ups off and its banner quiet
+    (:data:`CLIENT`: waits for a background import that is under way)."""
+    return CLIENT.load()
 
 
 _QUIET = (

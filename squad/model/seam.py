@@ -32,6 +32,8 @@ from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from squad.errors import ModelError
 from squad.model.litellm_load import (
+    CLIENT,
+    ClientLoader,
     isolated,
     load_litellm,
     quiet_litellm,
@@ -103,7 +105,8 @@ class LiteLLMModel:
 
     ``environ`` is where ``spec.api_key_env`` is looked up (default: ``os.environ``), read at
     each call. ``sleep`` waits between attempts (tests pass a recorder). ``on_event`` gets one
-    :class:`ModelEvent` per attempt.
+    :class:`ModelEvent` per attempt, and a ``load`` event when the call waited for the
+    client's import (``loader``, the process's :data:`~squad.model.litellm_load.CLIENT`).
     """
 
     def __init__(
@@ -114,8 +117,10 @@ class LiteLLMModel:
         on_event: Callable[[ModelEvent], None] | None = None,
         sleep: Callable[[float], None] = time.sleep,
         environ: Mapping[str, str] | None = None,
+        loader: ClientLoader = CLIENT,
     ) -> None:
         self.spec = spec
+        self._loader = loader
         self.retry = retry
         self._on_event = on_event
         self._sleep = sleep
@@ -161,7 +166,10 @@ class LiteLLMModel:
     ) -> ModelReply:
         import tenacity  # here, not at import time: `squad --help` never pays for it
 
-        litellm = load_litellm()
+        litellm = self._loader.load()
+        waited = self._loader.take_wait()
+        if waited:
+            self._emit("load", 0, waited)
         request = self._request(litellm, messages, tools, response_format, timeout_s, on_token)
         keyless = request.get("api_key") is NO_KEY
         started = time.perf_counter()

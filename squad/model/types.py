@@ -26,7 +26,7 @@ __all__ = [
 ]
 
 Role = Literal["system", "user", "assistant", "tool"]
-EventKind = Literal["call", "retry", "error"]
+EventKind = Literal["call", "retry", "error", "load"]
 TokenCallback = Callable[[str], None]
 """Gets each streamed text delta, in order."""
 
@@ -160,6 +160,8 @@ class ModelEvent:
 
     ``call``: the attempt succeeded (usage filled in). ``retry``: it failed and will be retried
     after ``delay_s``. ``error``: it failed and the call gives up (a :class:`ModelError` follows).
+    ``load``: before its first attempt the call (or the prompt built for it) waited
+    ``latency_s`` for the model client's import to finish.
     """
 
     kind: EventKind

@@ -438,7 +438,9 @@ class RunExecutor:
             return self._models[key], spec
 
     def _on_event(self, event: ModelEvent) -> None:
-        if event.kind != "call":
+        if event.kind == "load":
+            self.log.emit("model_client_wait", model=event.model, wait_s=round(event.latency_s, 3))
+        elif event.kind != "call":
             self.log.emit(
                 f"model_{event.kind}",
                 model=event.model,

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from squad.model import LiteLLMModel, ModelEvent, RetryPolicy
+from squad.model.litellm_load import CLIENT, load_litellm
 from squad.model.testing import OpenAIStubServer
 from squad.spec.models import ModelSpec
 
@@ -112,6 +113,10 @@ class Recorder:
 
 @pytest.fixture
 def recorder() -> Recorder:
+    """A recorder for a seam whose client is loaded: the first call of a test process would
+    also report its wait for litellm's import (pinned in test_client_loader), once."""
+    load_litellm()
+    CLIENT.take_wait()
     return Recorder()
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Protocol, TypedDict
 from squad.daemon.context import iso
 from squad.daemon.runqueue import RunRequest
 from squad.daemon.triggers import build_trigger, missed_fire
+from squad.model.factory import preload_client, squad_models
 from squad.runtime.runlock import settle_dead_runs
 
 if TYPE_CHECKING:
@@ -170,6 +171,11 @@ class StartupRuns:
         assert ctx.catalog is not None and ctx.runs is not None
         ctx.reconcile(starting=True)
         loaded = ctx.catalog.squads()
+        # litellm's import overlaps the resumes and the queue's start-up when a squad needs it
+        preload_client(
+            (name for squad in loaded.values() for name in squad_models(squad.spec)),
+            factory=ctx.app.model_factory,
+        )
         self._resume(ctx, loaded)
         if not ctx.once:
             self._late(ctx, loaded)
