@@ -101,16 +101,32 @@ def _warning_line(problem: Problem) -> str:
 
 
 @app.command()
-def validate(files: Files, json_output: JsonFlag = False) -> None:
+def validate(
+    files: Files,
+    json_output: JsonFlag = False,
+    no_env: Annotated[
+        bool,
+        typer.Option(
+            "--no-env",
+            help="Skip the checks that read this machine's environment (a model's API key "
+            "variable): for CI that validates without keys.",
+        ),
+    ] = False,
+) -> None:
     """Check squad YAML files; every problem is reported with file, line and column.
 
-    Warnings (what validates but is unlikely to be meant) go to stderr; they do not change
-    the exit code.
+    Besides the format, what `squad run` would refuse is an error: a model with no price
+    (say, a self-hosted one without cost_per_1k_input/output) and a model whose API key
+    variable is not set (OPENAI_API_KEY, ANTHROPIC_API_KEY, its api_key_env, ...). No model is
+    called. Warnings (what validates but is unlikely to be meant) go to stderr; they do not
+    change the exit code.
     """
+    import os
     import sys
 
     from squad.errors import ConfigError
-    from squad.spec.loader import load_squad_file
+    from squad.spec.loader import load_squad_file, locate_problems
+    from squad.spec.runnable import run_problems
 
     out = Output(json_mode=json_output)
     results: list[dict[str, Any]] = []
@@ -118,6 +134,11 @@ def validate(files: Files, json_output: JsonFlag = False) -> None:
     for path in files:
         try:
             loaded = load_squad_file(path)
+            problems = run_problems(loaded.spec, None if no_env else os.environ, source=str(path))
+            if problems:
+                raise ConfigError(
+                    locate_problems(problems, loaded.positions) if loaded.positions else problems
+                )
         except ConfigError as error:
             failed += 1
             results.append(

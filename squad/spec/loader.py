@@ -38,6 +38,7 @@ __all__ = [
     "LoadedSquad",
     "load_squad_file",
     "load_squad_text",
+    "locate_problems",
     "located_warnings",
     "read_text_file",
     "squad_from_dict",
@@ -268,6 +269,12 @@ def validate_document(
 
 _AT_THE_KEY = ("unknown key", "required key", "MCP server name")
 """Problems with a key itself, shown at the key rather than at its value."""
+
+
+def locate_problems(problems: list[Problem], positions: Positions) -> list[Problem]:
+    """``problems`` found on a loaded squad, each given the line and column of its key path
+    in the text ``positions`` describes."""
+    return _locate(problems, positions)
 
 
 def _locate(problems: list[Problem], positions: Positions) -> list[Problem]:
