@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextvars
 import importlib
 import os
+import sys
 import threading
 import time
 import warnings
@@ -25,6 +26,8 @@ from typing import Any, Protocol, TypeVar
 __all__ = ["CLIENT", "ClientLoader", "WaitListener", "isolated", "load_litellm", "quiet_litellm"]
 
 _T = TypeVar("_T")
+BACKGROUND_SWITCH_S = 0.0005
+"""The interpreter's thread switch interval while litellm imports in the background."""
 _LITELLM_ENV = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_OFFLINE_MODE": "true"}
 _PYDANTIC_READONLY = r".* (is|are) using the `ReadOnly` qualifier"
 _PYDANTIC_INSTANCE_FIELDS = r"Accessing the 'model_\w*fields' attribute on the instance"
@@ -73,7 +76,10 @@ class ClientLoader:
                 return False
             future = self._future = Future()
         thread = threading.Thread(
-            target=self._import_into, args=(future,), name="squad-model-client", daemon=True
+            target=self._import_in_background,
+            args=(future,),
+            name="squad-model-client",
+            daemon=True,
         )
         thread.start()
         return True
@@ -115,6 +121,18 @@ class ClientLoader:
         with self._lock:
             waited, self._unreported_wait_s = self._unreported_wait_s, 0.0
         return waited
+
+    def _import_in_background(self, future: Future[Any]) -> None:
+        """The import, handing the GIL back sooner while it runs: the main thread's set-up
+        is many short system calls (SQLite, files, git), and after each one it would wait
+        out up to the default 5 ms switch interval for this CPU-bound import to let go."""
+        before = sys.getswitchinterval()
+        sys.setswitchinterval(min(before, BACKGROUND_SWITCH_S))
+        try:
+            self._import_into(future)
+        finally:
+            if sys.getswitchinterval() == min(before, BACKGROUND_SWITCH_S):
+                sys.setswitchinterval(before)  # unless someone else changed it meanwhile
 
     def _import_into(self, future: Future[Any]) -> None:
         try:

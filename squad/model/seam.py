@@ -38,6 +38,7 @@ from squad.model.litellm_load import (
     load_litellm,
     quiet_litellm,
 )
+from squad.model.providers import listed_price
 from squad.model.retry import (
     CONNECTION_FAILED,
     CONNECTION_REFUSED,
@@ -460,11 +461,22 @@ def _call(litellm: Any, request: Mapping[str, Any], stream: _StreamState) -> Any
 
 
 def _price(spec: ModelSpec) -> Price | None:
+    """The spec's prices, else the shipped map's (read without waiting for litellm's import:
+    a run checks prices before it starts), else what ``get_model_info`` finds, which also
+    asks some providers' own model lists."""
     if spec.cost_per_1k_input is not None and spec.cost_per_1k_output is not None:
         return Price(spec.cost_per_1k_input, spec.cost_per_1k_output)
+    listed = listed_price(spec.name)
+    if listed is not None:
+        return Price(*listed)
+    return _litellm_price(spec.name)
+
+
+def _litellm_price(name: str) -> Price | None:
+    """What litellm's ``get_model_info`` says ``name`` costs; None when it has no price."""
     litellm = load_litellm()
     try:
-        info = litellm.get_model_info(model=spec.name)
+        info = litellm.get_model_info(model=name)
     except Exception:  # noqa: BLE001 - litellm raises assorted errors for a model it does not map
         return None
     given = info.get("input_cost_per_token"), info.get("output_cost_per_token")

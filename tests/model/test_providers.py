@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from squad.model.providers import cost_map, key_need, listed_price, provider_of
-from squad.model.seam import _price
-from squad.spec.models import ModelSpec
+from squad.model.seam import _litellm_price
 
 # Providers whose get_model_info asks a server or cloud credentials: not a map lookup; and
 # an embedding price list whose provider name litellm's calls do not take.
@@ -38,9 +37,7 @@ def test_the_shipped_map_prices_a_model_exactly_when_litellm_does() -> None:
     names = [n for n in [*names, *CHOSEN] if not n.startswith(LOOKED_UP_ELSEWHERE)]
 
     disagree = [
-        name
-        for name in names
-        if (listed_price(name) is None) != (_price(ModelSpec(name=name)) is None)
+        name for name in names if (listed_price(name) is None) != (_litellm_price(name) is None)
     ]
 
     assert len(names) > 200
@@ -48,7 +45,7 @@ def test_the_shipped_map_prices_a_model_exactly_when_litellm_does() -> None:
 
 
 def test_priced_figures_are_litellms_per_1k_tokens() -> None:
-    price = _price(ModelSpec(name="openai/gpt-4o-mini"))
+    price = _litellm_price("openai/gpt-4o-mini")
 
     assert price is not None
     assert listed_price("openai/gpt-4o-mini") == (price.input_per_1k, price.output_per_1k)
