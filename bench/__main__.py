@@ -272,6 +272,16 @@ def bench_recall_history(notes: list[str]) -> list[Result]:
     )
 
 
+def bench_model_client(notes: list[str]) -> list[Result]:
+    """A one-call run on the stub against a bare ``import litellm`` (its import overlaps the
+    run's set-up), and ``squad validate`` of an unpriced model against ``squad --help``."""
+    import bench.model_client_bench as model_client
+
+    return in_fresh_process(
+        "bench.model_client_bench", model_client.results, model_client.notes, notes
+    )
+
+
 def main() -> int:
     notes: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -292,6 +302,7 @@ def main() -> int:
             *bench_redaction(notes),
             *bench_daemon_growth(notes),
             *bench_recall_history(notes),
+            *bench_model_client(notes),
         ]
     print(f"{'benchmark':28} {'measured':>10} {'baseline':>29} {'ratio':>7} {'target':>7}")
     failed = 0
