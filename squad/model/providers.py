@@ -138,14 +138,33 @@ def _same_provider(listed: Any, wanted: str) -> bool:
     return isinstance(listed, str) and (listed == wanted or listed.endswith(f"-{wanted}"))
 
 
+_KEPT = (
+    "litellm_provider",
+    "input_cost_per_token",
+    "output_cost_per_token",
+    "alias_of",
+    "max_input_tokens",
+    "max_tokens",
+)
+"""The fields of each entry squad reads; the rest (a few MB in a long-lived daemon) is
+dropped once parsed."""
+
+
 @lru_cache(maxsize=1)
 def cost_map() -> dict[str, Any]:
-    """litellm's shipped cost map, parsed once; empty when litellm is not installed."""
+    """litellm's shipped cost map, parsed once, each entry cut to the fields squad reads
+    (:data:`_KEPT`); empty when litellm is not installed."""
     path = cost_map_path()
     if path is None:
         return {}
     data = json.loads(path.read_bytes())
-    return data if isinstance(data, dict) else {}
+    if not isinstance(data, dict):
+        return {}
+    return {
+        key: {field: entry[field] for field in _KEPT if field in entry}
+        for key, entry in data.items()
+        if isinstance(entry, dict)
+    }
 
 
 def cost_map_path() -> Path | None:
