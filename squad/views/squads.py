@@ -55,6 +55,10 @@ class SquadSummary(SquadStatus):
 
     spent_usd: float
     cap_usd: float | None
+    schedule_spec: dict[str, Any] | None = None
+    """The schedule's fields (``cron``, ``interval``, ``timezone``, ``run_on_start``; all
+    empty: on demand) from the squad's workspace, which the pages word in the reader's
+    language; None when the workspace cannot be read (``schedule`` says it in English)."""
 
 
 class Definition(View):
@@ -102,6 +106,9 @@ class SquadDetail(View):
     tasks: list[TaskSpec]
     agents: list[AgentRow]
     limits: dict[str, Any]
+    schedule: dict[str, Any]
+    """The schedule's fields (``cron``, ``interval``, ``timezone``, ``run_on_start``; all
+    empty: it runs on demand)."""
     spent_usd: float
     runs: list[RunRow]
     runs_total: int

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from importlib.resources import files
 from typing import TYPE_CHECKING, Any, TypeVar
+
+from squad.web.svg import Words, duration_text
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -90,8 +92,12 @@ LABELS = (
     N_("mcp"),
     N_("manual"),
     N_("on_start"),
+    N_("missed"),
     N_("resume"),
+    N_("recover"),
+    N_("approval"),
     N_("cluster"),
+    N_("unknown"),
     # where a fact came from
     N_("extractor"),
     N_("agent"),
@@ -319,19 +325,12 @@ class Formats:
         return format_decimal(value, pattern, locale=self.locale)
 
     def duration(self, seconds: float | None) -> str:
-        """A length of time: ``12 s`` / ``12초``, ``3 minutes`` / ``3분``."""
+        """A length of time, as precise in every language: ``0.15 s`` / ``0.15초``,
+        ``3 min 5 s`` / ``3분 5초`` (:func:`squad.web.svg.duration_text`)."""
         if seconds is None:
             return "-"
-        if self.locale == DEFAULT and seconds < 120:
-            return f"{round(seconds, 1):g} s"
-        from babel.dates import format_timedelta
+        return duration_text(seconds, self.words())
 
-        if seconds < 120:
-            return format_timedelta(
-                timedelta(seconds=seconds),
-                granularity="second",
-                threshold=120,
-                locale=self.locale,
-                format="narrow",
-            )
-        return format_timedelta(timedelta(seconds=seconds), locale=self.locale, format="short")
+    def words(self) -> Words:
+        """How this language's pictures and phrases speak: its catalogue, its numbers."""
+        return Words(text=translations(self.locale).gettext, number=self.fixed)

@@ -17,6 +17,7 @@ from squad.views import Approval, Definition, Overview, RunRow, SquadDetail, Squ
 
 if TYPE_CHECKING:
     from squad.app import App
+    from squad.spec.models import SquadSpec
     from squad.store import RunRecord
 
 __all__ = ["approvals", "overview", "run_row", "squad_detail", "squad_names"]
@@ -47,26 +48,42 @@ def overview(app: App, *, now: datetime, server: dict[str, Any] | None = None) -
 
     status = collect_status(app, now=now)
     spent = app.store.spend.by_squad() if app.database_exists() else {}
-    caps = _caps(app)
+    specs = _specs(app)
     squads = []
     for squad in status.squads:
         totals = spent.get(squad.name)
         cost = 0.0 if totals is None else round(totals.cost_usd, 6)
-        squads.append(SquadSummary(**dict(squad), spent_usd=cost, cap_usd=caps.get(squad.name)))
+        spec = specs.get(squad.name)
+        squads.append(
+            SquadSummary(
+                **dict(squad),
+                spent_usd=cost,
+                cap_usd=None if spec is None else spec.limits.max_cost_usd,
+                schedule_spec=None if spec is None else _schedule_fields(spec),
+            )
+        )
     return Overview.model_validate(
         {**dict(status), "squads": squads, "approvals": approvals(app), "server": server}
     )
 
 
-def _caps(app: App) -> dict[str, float]:
-    caps: dict[str, float] = {}
+def _specs(app: App) -> dict[str, SquadSpec]:
+    """Each squad's definition as its workspace keeps it (a workspace that cannot be read is
+    left out)."""
+    specs: dict[str, SquadSpec] = {}
     for found in app.squads.all_workspaces():
         try:
-            spec = app.squads.workspaces.read_manifest(found.path).definition
+            specs[found.squad] = app.squads.workspaces.read_manifest(found.path).definition
         except SquadError:
             continue
-        caps[found.squad] = spec.limits.max_cost_usd
-    return caps
+    return specs
+
+
+def _schedule_fields(spec: SquadSpec) -> dict[str, Any]:
+    """``spec``'s schedule as its fields; a squad without one has the empty schedule."""
+    from squad.spec.models import Schedule
+
+    return (spec.schedule or Schedule()).model_dump(mode="json")
 
 
 def approvals(app: App, squad: str | None = None) -> list[Approval]:
@@ -164,6 +181,7 @@ def squad_detail(app: App, name: str, *, page: int = 1, per_page: int = 20) -> S
             ],
             "agents": agents,
             "limits": spec.limits.model_dump(),
+            "schedule": _schedule_fields(spec),
             "spent_usd": round(spent, 6),
             "runs": runs,
             "runs_total": total,

@@ -101,10 +101,9 @@ def plural_translator(request: Request) -> Callable[..., str]:
 
 def _words(request: Request) -> Words:
     """How the pictures on a page speak to its reader: the page's catalogue and number format."""
-    from squad.web.i18n import Formats, translations
+    from squad.web.i18n import Formats
 
-    locale = request_locale(request)
-    return Words(text=translations(locale).gettext, number=Formats(locale).fixed)
+    return Formats(request_locale(request)).words()
 
 
 def render_error(request: Request, status: int, message: str) -> str:

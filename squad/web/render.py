@@ -12,6 +12,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
 from squad.web.i18n import DEFAULT, LOCALES, NAMES, Formats, translations
+from squad.web.phrases import daemon_reason, schedule_text
 
 __all__ = ["environment", "highlight", "human_size", "markdown", "marked"]
 
@@ -100,4 +101,7 @@ def environment(locale: str = DEFAULT) -> Environment:
     env.filters["usd"] = formats.usd
     env.filters["duration"] = formats.duration
     env.filters["label"] = lambda word: gettext(str(word)) if word else word
+    words = formats.words()
+    env.filters["schedule"] = lambda fields: schedule_text(fields, words)
+    env.filters["reason"] = lambda reason: daemon_reason(reason, words)
     return env

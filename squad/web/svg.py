@@ -17,6 +17,7 @@ __all__ = [
     "clock_label",
     "duration_text",
     "esc",
+    "interval_text",
     "nice_ticks",
     "short",
     "text_width",
@@ -94,11 +95,78 @@ def clock_label(seconds: float) -> str:
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
+SECOND_DIGITS = 2
+"""Significant digits of a duration under ten seconds (``0.15 s``, ``4.2 s``)."""
+MOST_DECIMALS = 3
+"""A millisecond: finer than that a duration reads as ``0 s``."""
+
+
+def _significant(seconds: float) -> tuple[float, int]:
+    """``seconds`` (under ten) to :data:`SECOND_DIGITS` significant digits, and the decimals
+    that value needs (trailing zeros dropped): ``0.153`` -> ``(0.15, 2)``, ``0.0804`` ->
+    ``(0.08, 2)``, ``4.0`` -> ``(4.0, 0)``."""
+    if seconds <= 0:
+        return 0.0, 0
+    decimals = min(MOST_DECIMALS, max(0, SECOND_DIGITS - 1 - math.floor(math.log10(seconds))))
+    value = round(seconds, decimals)
+    needed = next(k for k in range(decimals + 1) if round(value, k) == value)
+    return value, needed
+
+
 def duration_text(seconds: float, words: Words) -> str:
-    """A duration for a reader: ``4.2 s``, ``3 min 5 s``, ``2 h 10 min``."""
-    if seconds < 60:
-        return words("{seconds} s", seconds=words.number(seconds, 1 if seconds < 10 else 0))
+    """A duration for a reader, as precise in every language (only the unit words are
+    translated): two significant digits under ten seconds (``0.15 s``, ``0.08 s``,
+    ``4.2 s``), whole seconds under a minute (``42 s``), then the two largest units:
+    ``3 min 5 s``, ``2 h 10 min``, ``3 d 4 h`` (a zero second unit is left out: ``3 min``)."""
+    seconds = max(0.0, seconds) if math.isfinite(seconds) else 0.0
+    if seconds < 10:
+        value, decimals = _significant(seconds)
+        if value < 10:
+            return words("{seconds} s", seconds=words.number(value, decimals))
     whole = round(seconds)
+    if whole < 60:
+        return words("{seconds} s", seconds=words.number(whole, 0))
     if whole < 3600:
-        return words("{minutes} min {seconds} s", minutes=whole // 60, seconds=whole % 60)
-    return words("{hours} h {minutes} min", hours=whole // 3600, minutes=whole % 3600 // 60)
+        return _two_units(words, *divmod(whole, 60), "{minutes} min", "{seconds} s")
+    minutes = round(seconds / 60)
+    if minutes < 24 * 60:
+        return _two_units(words, *divmod(minutes, 60), "{hours} h", "{minutes} min")
+    return _two_units(words, *divmod(round(seconds / 3600), 24), "{days} d", "{hours} h")
+
+
+def _two_units(words: Words, big: int, small: int, big_unit: str, small_unit: str) -> str:
+    """``3 min 5 s``; ``3 min`` when the smaller unit is zero."""
+    parts = [_unit(words, big_unit, big)]
+    if small:
+        parts.append(_unit(words, small_unit, small))
+    return " ".join(parts)
+
+
+def _unit(words: Words, unit: str, count: int) -> str:
+    # each message spelled out so that the catalogue finds it
+    number = words.number(count, 0)
+    if unit == "{days} d":
+        return words("{days} d", days=number)
+    if unit == "{hours} h":
+        return words("{hours} h", hours=number)
+    if unit == "{minutes} min":
+        return words("{minutes} min", minutes=number)
+    return words("{seconds} s", seconds=number)
+
+
+def interval_text(seconds: int, words: Words) -> str:
+    """A schedule's interval, exact: every unit it has (``1 d 2 h 30 min``, ``45 s``)."""
+    days, rest = divmod(max(0, seconds), 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    parts = [
+        _unit(words, unit, count)
+        for unit, count in (
+            ("{days} d", days),
+            ("{hours} h", hours),
+            ("{minutes} min", minutes),
+            ("{seconds} s", secs),
+        )
+        if count
+    ]
+    return " ".join(parts) or _unit(words, "{seconds} s", 0)

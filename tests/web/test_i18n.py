@@ -268,6 +268,53 @@ def test_every_korean_page_shows_only_korean_around_its_data(served: Served) -> 
     assert leftovers == {}
 
 
+def _cells(html: str, table: str, column: int) -> dict[str, str]:
+    """``table``'s body rows as first cell -> the text of cell ``column`` (tags dropped)."""
+    from html import unescape
+
+    body = re.search(rf'<table class="grid" id="{table}">.*?<tbody>(.*?)</tbody>', html, re.DOTALL)
+    assert body is not None, table
+    cells = {}
+    for row in re.findall(r"<tr>(.*?)</tr>", body.group(1), re.DOTALL):
+        texts = [
+            unescape(re.sub(r"<[^>]+>", "", cell)).strip()
+            for cell in re.findall(r"<td[^>]*>(.*?)</td>", row, re.DOTALL)
+        ]
+        cells[texts[0].split()[0]] = texts[column]
+    return cells
+
+
+def test_a_korean_page_words_schedules_the_daemon_and_short_durations_in_korean(
+    served: Served,
+) -> None:
+    """What the test above lets through because the JSON API says it in English: the
+    overview's schedule column and the daemon's state are Korean (a cron expression and its
+    time zone stay as written), and a task under a second keeps its digits (not ``1초``)."""
+    overview = served.client.get("/", headers=KO).text
+    schedules = _cells(overview, "squads", 1)
+    assert set(schedules) == {"code-review", "docs-site"}
+    for squad, said in schedules.items():
+        outside_cron = re.sub(r"cron '[^']*' \([^)]*\)", "", said)
+        assert re.search(r"[가-힣]", said) and not WORD.search(outside_cron), (squad, said)
+    assert "시작 시 실행" in schedules["code-review"]
+    daemon = re.search(r'<p class="(?:ok|warn)">(.*?)</p>', overview, re.DOTALL)
+    assert daemon is not None and not WORD.search(re.sub(r"\bPID\b|\bpid\b", "", daemon[1]))
+
+    run_id = served.paused_run()
+    tasks = {
+        t["id"]: t["duration_s"]
+        for t in served.client.get(f"/api/v1/runs/{run_id}").json()["tasks"]
+    }
+    shown = _cells(served.client.get(f"/runs/{run_id}", headers=KO).text, "tasks", 3)
+    quick = {
+        task: seconds for task, seconds in tasks.items() if seconds is not None and seconds < 1
+    }
+    assert quick, "the example run's tasks take under a second each"
+    for task, seconds in quick.items():
+        assert shown[task].endswith("초") and shown[task] != "1초", (task, seconds, shown[task])
+        assert abs(float(shown[task].removesuffix("초")) - seconds) <= max(0.0005, seconds * 0.05)
+
+
 def test_the_pictures_of_a_korean_page_speak_korean_around_their_data(served: Served) -> None:
     """The timeline, task graph and spend charts (left out above with every ``<svg>``): their
     labels, legend, axis titles and tooltips are Korean; a bar's tooltip names its task's
@@ -353,9 +400,9 @@ def test_korean_writes_dates_money_and_durations_its_own_way() -> None:
     assert english.usd(0.0123) == "$0.0123"
     assert english.usd(2.5, None) == "$2.5"
     assert english.number(1234567) == korean.number(1234567) == "1,234,567"
-    assert korean.duration(12) == "12초"
-    assert korean.duration(180) == "3분"
-    assert english.duration(12) == "12 s"
+    assert korean.duration(0.15) == "0.15초"  # the thresholds: tests/web/test_phrases.py
+    assert korean.duration(185) == "3분 5초"
+    assert english.duration(185) == "3 min 5 s"
     assert korean.size(1536) == "1.5 KB"
 
 
