@@ -125,8 +125,8 @@ def validate(
     import sys
 
     from squad.errors import ConfigError
+    from squad.runtime.runnable import run_problems
     from squad.spec.loader import load_squad_file, locate_problems
-    from squad.spec.runnable import run_problems
 
     out = Output(json_mode=json_output)
     results: list[dict[str, Any]] = []

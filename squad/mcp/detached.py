@@ -65,6 +65,7 @@ class ProcessControl:
     def launch(self, request: RunRequest) -> Launched:
         """Start ``request``'s process and wait until its run shows (see the module docstring);
         a UsageError with the process's last words when it ends without starting one."""
+        self.close()  # reap earlier runs' processes that ended: a long session leaves no zombies
         store = self._app.store
         if request.decision is not None:
             assert request.run_id is not None

@@ -198,7 +198,11 @@ def test_validate_prints_warnings_and_still_exits_0(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
 ) -> None:
     path = tmp_path / "warned.yaml"
-    path.write_text(HEAD + "model: {name: m, api_key_env: HOME}\n" + AGENTS)
+    path.write_text(
+        HEAD
+        + "model: {name: m, api_key_env: HOME, cost_per_1k_input: 0, cost_per_1k_output: 0}\n"
+        + AGENTS
+    )
     code, out, err = _validate(monkeypatch, capsys, path)
     assert code == 0
     assert f"ok: {path}" in out

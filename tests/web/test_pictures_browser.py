@@ -78,7 +78,8 @@ def test_the_run_page_draws_its_timeline_and_the_approval_redraws_it_live(
     box = picture.bounding_box()
     assert box is not None and 600 < box["width"] <= 760  # drawn at its own size on a desktop
     shot(page, "run-timeline.png")
-    picture.screenshot(path=str(SHOTS / "run-timeline-picture.png"))
+    # by the box, not the element: a redraw may swap the element out while it is taken
+    page.screenshot(path=str(SHOTS / "run-timeline-picture.png"), clip=box)
 
     page.locator("form.approval button[value=approve]").click()
     expect(page.locator("#run-status")).to_have_text("succeeded")

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from squad.runtime.runnable import run_problems
 from squad.spec.loader import squad_from_text
-from squad.spec.runnable import run_problems
 from tests.conftest import EXAMPLES
 from tests.support.cli import run_in_process
 
