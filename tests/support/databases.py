@@ -5,9 +5,10 @@ test wants a migrated database, not the migration (``tests/store/test_migrations
 that, on an empty one). So a session migrates once and each test gets a copy:
 
 * SQLite: a template file migrated once per session, copied into the test's folder.
-* Postgres: each pytest process (each xdist worker) has a database of its own, ``<db>_<worker>``
-  beside the one ``SQUAD_TEST_POSTGRES_URL`` names, created at the start of the session and
-  dropped at its end, so parallel workers never share tables, locks or notifications. In it a
+* Postgres: each pytest process (each xdist worker) has a database of its own,
+  ``<db>_<worker>_<session>`` beside the one ``SQUAD_TEST_POSTGRES_URL`` names, created at the
+  start of the session and dropped at its end, so parallel workers, and sessions running at
+  once on one server, never share (or drop) tables, locks or notifications. In it a
   schema migrated once is emptied before each test (rows deleted, sequences restarted, tables
   a test added dropped): far cheaper than a migration, and than ``TRUNCATE``.
 """
@@ -40,8 +41,14 @@ def worker_name() -> str:
     return os.environ.get("PYTEST_XDIST_WORKER", "main")
 
 
+def session_id() -> str:
+    """This pytest session's id, the same in each of its xdist workers: two sessions on one
+    server (a developer's run beside CI's) never drop each other's databases."""
+    return (os.environ.get("PYTEST_XDIST_TESTRUNUID") or str(os.getpid()))[:12]
+
+
 def worker_database(base: URL) -> str:
-    return f"{base.database}_{worker_name()}"
+    return f"{base.database}_{worker_name()}_{session_id()}"
 
 
 def _autocommit(url: URL) -> Engine:
