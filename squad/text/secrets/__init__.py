@@ -142,32 +142,22 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from squad.errors import SecretInMemoryError
-from squad.text.secrets import (
-    _cards,
-    _context,
-    _echo,
-    _files,
-    _followup,
-    _layout,
-    _learned,
-    _named,
-    _spoken,
-    _tokens,
-    _values,
-)
+from squad.text.secrets import _echo, _values
 from squad.text.secrets._echo import SeenSecrets
-from squad.text.secrets._followup import CUE_MESSAGES, needs_previous
 from squad.text.secrets._scan import Scan as _Scan
 from squad.text.secrets._values import ALNUM as _ALNUM
 from squad.text.secrets._values import BY_CONTEXT
 from squad.text.secrets._values import MARKER as _MARKER
 from squad.text.secrets._values import Candidate as _Candidate
 from squad.text.secrets._version import detector_version
+
+if TYPE_CHECKING:
+    KINDS: tuple[str, ...]
 
 __all__ = [
     "CUE_MESSAGES",
@@ -193,22 +183,82 @@ __all__ = [
 ECHO_KIND = _echo.KIND
 """The kind of a known value found again (``[REDACTED:echo]``): not one of :data:`KINDS`."""
 
-KINDS: tuple[str, ...] = tuple(
-    dict.fromkeys(
-        [
-            *_tokens.KINDS,
-            *_named.KINDS,
-            *_files.KINDS,
-            *_followup.KINDS,
-            *_context.KINDS,
-            *_layout.KINDS,
-            *_spoken.KINDS,
-            *_cards.KINDS,
-            *_learned.KINDS,
-        ]
+CUE_MESSAGES = 2
+"""Messages before a bare value searched for its cue: the question and, when the assistant
+answered "go ahead" in between, the user's own "my password is"."""
+
+
+@dataclass(frozen=True)
+class _Rules:
+    """The rule modules' entry points; see :func:`_rules`."""
+
+    finders: tuple[Callable[[str, Sequence[str], _Scan], Iterable[_Candidate]], ...]
+    learned: Callable[[str], Iterable[_Candidate]]
+    public_block: Callable[[str, int], bool]
+    needs_previous: Callable[[str], bool]
+    kinds: tuple[str, ...]
+
+
+@functools.cache
+def _rules() -> _Rules:
+    """The rules, imported on the first search: their pattern tables take a tenth of a
+    second to compile, which a command that only imports a writer of memory (``squad memory
+    context`` reads memory, it never writes) does not pay."""
+    from squad.text.secrets import (
+        _cards,
+        _context,
+        _files,
+        _followup,
+        _layout,
+        _learned,
+        _named,
+        _spoken,
+        _tokens,
     )
-)
-"""Every kind :func:`find_secrets` reports, most specific first."""
+
+    return _Rules(
+        finders=(
+            lambda text, previous, scan: _tokens.candidates(text, scan),
+            lambda text, previous, scan: _named.candidates(text, scan),
+            lambda text, previous, scan: _files.candidates(text, scan),
+            _followup.candidates,
+            lambda text, previous, scan: _context.candidates(text, scan),
+            lambda text, previous, scan: _layout.candidates(text, scan),
+            lambda text, previous, scan: _spoken.candidates(text, scan),
+            lambda text, previous, scan: _cards.candidates(text, scan),
+        ),
+        learned=_learned.candidates,
+        public_block=_tokens.in_public_block,
+        needs_previous=_followup.needs_previous,
+        kinds=tuple(
+            dict.fromkeys(
+                [
+                    *_tokens.KINDS,
+                    *_named.KINDS,
+                    *_files.KINDS,
+                    *_followup.KINDS,
+                    *_context.KINDS,
+                    *_layout.KINDS,
+                    *_spoken.KINDS,
+                    *_cards.KINDS,
+                    *_learned.KINDS,
+                ]
+            )
+        ),
+    )
+
+
+def __getattr__(name: str) -> Any:
+    """:data:`KINDS` (every kind :func:`find_secrets` reports, most specific first), made
+    from the rules when first asked for."""
+    if name == "KINDS":
+        return _rules().kinds
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def needs_previous(text: str) -> bool:
+    """Whether ``text``'s first line is a bare value, whose cue could be in the messages before."""
+    return _rules().needs_previous(text)
 
 
 @dataclass(frozen=True)
@@ -231,17 +281,12 @@ def contains_redaction(text: str) -> bool:
 
 
 def _candidates(text: str, previous: Sequence[str], learned: bool) -> Iterator[_Candidate]:
+    rules = _rules()
     scan = _Scan(text)  # the finders share what was read of the text
-    yield from _tokens.candidates(text, scan)
-    yield from _named.candidates(text, scan)
-    yield from _files.candidates(text, scan)
-    yield from _followup.candidates(text, previous, scan)
-    yield from _context.candidates(text, scan)
-    yield from _layout.candidates(text, scan)
-    yield from _spoken.candidates(text, scan)
-    yield from _cards.candidates(text, scan)
+    for finder in rules.finders:
+        yield from finder(text, previous, scan)
     if learned:
-        yield from _learned.candidates(text)
+        yield from rules.learned(text)
 
 
 def is_password_manager(value: str) -> bool:
@@ -253,7 +298,7 @@ def is_password_manager(value: str) -> bool:
 def is_public_data(text: str, pos: int) -> bool:
     """Whether ``text[pos:]`` starts public key material: a PEM public key or certificate body,
     an SSH public key, a fingerprint. Random-looking, and no credential."""
-    return _tokens.in_public_block(text, pos)
+    return _rules().public_block(text, pos)
 
 
 def find_secrets(
@@ -330,7 +375,7 @@ def _find_near(
 
 
 def _learned_only(text: str) -> list[SecretMatch]:
-    return [SecretMatch(kind, start, end) for _, start, end, kind in _learned.candidates(text)]
+    return [SecretMatch(kind, start, end) for _, start, end, kind in _rules().learned(text)]
 
 
 def _marker_spans(text: str) -> list[tuple[int, int]]:

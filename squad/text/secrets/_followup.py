@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 
+from squad.text.secrets import CUE_MESSAGES
 from squad.text.secrets._named import (
     PASSWORD_WORDS_EN,
     PASSWORD_WORDS_KO,
@@ -23,9 +24,6 @@ from squad.text.secrets._values import HANGUL, Candidate, bare_reply, random_tok
 
 __all__ = ["CUE_MESSAGES", "KINDS", "candidates", "needs_previous"]
 
-CUE_MESSAGES = 2
-"""Messages before a bare value searched for its cue: the question and, when the assistant
-answered "go ahead" in between, the user's own "my password is"."""
 KIND = "followup_secret"
 KINDS = (KIND,)
 
