@@ -1,13 +1,22 @@
-"""``squad status`` at 100 squads and 10,000 runs, as a ratio to ``squad --help``.
+"""Commands that open the store, as ratios to ``squad --help``: ``squad status`` at 100
+squads and 10,000 runs, ``squad memory context``, and the offline 4-task example's run.
 
 One temporary home: 100 squad files (a few with an approval gate, one file broken), their
 workspaces, and 10,000 run records written straight through the store (a tenth failed, a
 few waiting for approval). Measured in subprocesses of the installed ``squad`` command, in
 the same run: ``squad --help`` (the interpreter and CLI start), then ``squad status`` with
 the daemon down (squads from the folder) and with a real daemon up (squads from its
-heartbeat). The target (issue 30) is ``squad status`` <= 2.5x ``squad --help`` either way.
+heartbeat). The target (issues 30 and 35) is ``squad status`` <= 2.5x ``squad --help``
+either way.
 
-Run alone with ``python -m bench.status_bench`` (``--json`` for the figures).
+A second, small home holds the docs-site example (``configs/squads/docs-site.yaml``, its
+four tasks on the offline model, without its approval gate so that the run ends): ``squad
+run`` of it (target <= 8x, issue 35) and ``squad memory context docs-site planner`` after
+it (target <= 2.5x).
+
+``--tree DIR`` (repeatable) also times the store-opening commands of another checkout (say
+``main`` before a change) in the same rounds, interleaved, on its own small home; ``--json``
+prints the figures. Run alone with ``python -m bench.status_bench``.
 """
 
 from __future__ import annotations
@@ -22,13 +31,15 @@ from pathlib import Path
 from typing import Any
 
 from bench.daemon_bench import _start, _stop
-from bench.support import report
+from bench.support import REPO, report
 
 BIN = Path(sys.executable).parent
 SQUADS = 100
 RUNS = 10_000
 REPEAT = 7
 TARGET = 2.5
+RUN_TARGET = 8.0
+"""The offline 4-task run against ``squad --help`` (issue 35)."""
 
 SQUAD_YAML = """\
 name: squad-{i:03d}
@@ -77,28 +88,85 @@ def build_home(root: Path) -> dict[str, str]:
     return env
 
 
-def median_run(args: list[str], env: dict[str, str], cwd: Path) -> tuple[float, str]:
+def median_run(
+    args: list[str], env: dict[str, str], cwd: Path, *, codes: tuple[int, ...] = (0,)
+) -> tuple[float, str]:
     """Median wall time of ``args`` over :data:`REPEAT` runs, and the last one's stdout."""
     samples, out = [], ""
     for _ in range(REPEAT):
-        begin = time.perf_counter()
-        done = subprocess.run(args, env=env, cwd=cwd, capture_output=True, text=True, check=False)
-        samples.append(time.perf_counter() - begin)
-        if done.returncode != 0:
-            raise RuntimeError(f"{' '.join(args)} exited {done.returncode}: {done.stderr}")
-        out = done.stdout
+        seconds, out = timed(args, env, cwd, codes=codes)
+        samples.append(seconds)
     return statistics.median(samples), out
 
 
-def measure() -> dict[str, Any]:
+def timed(
+    args: list[str], env: dict[str, str], cwd: Path, *, codes: tuple[int, ...] = (0,)
+) -> tuple[float, str]:
+    """Wall time of one run of ``args``, and its stdout; it must exit with one of ``codes``."""
+    begin = time.perf_counter()
+    done = subprocess.run(args, env=env, cwd=cwd, capture_output=True, text=True, check=False)
+    seconds = time.perf_counter() - begin
+    if done.returncode not in codes:
+        raise RuntimeError(f"{' '.join(args)} exited {done.returncode}: {done.stderr}")
+    return seconds, done.stdout
+
+
+def example_home(root: Path, tree: Path) -> dict[str, str]:
+    """A small home for ``tree``'s squad (its PYTHONPATH) holding the docs-site example
+    without its approval gate, run once (its workspace and memory made: not measured)."""
+    text = (REPO / "configs" / "squads" / "docs-site.yaml").read_text()
+    gated = "    approval: true\n"
+    if gated not in text:
+        raise RuntimeError("docs-site.yaml no longer has its approval gate: update the bench")
+    folder = root / "configs" / "squads"
+    folder.mkdir(parents=True)
+    (folder / "docs-site.yaml").write_text(text.replace(gated, ""))
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("SQUAD_")},
+        "PYTHONPATH": str(tree),
+        "SQUAD_HOME": str(root / "home"),
+        "SQUAD_WORKSPACES": str(root / "workspaces"),
+        "SQUAD_CONFIGS": str(root / "configs"),
+    }
+    timed(example_run(root), env, root)
+    return env
+
+
+def example_run(root: Path) -> list[str]:
+    return [str(BIN / "squad"), "run", str(root / "configs" / "squads" / "docs-site.yaml")]
+
+
+def measure(trees: list[Path]) -> dict[str, Any]:
+    """The figures of this checkout (and of each of ``trees``: its status with the daemon
+    down, memory context and run, in the same rounds)."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         begin = time.perf_counter()
         env = build_home(root)
         built = time.perf_counter() - begin
         squad = str(BIN / "squad")
-        help_s, _ = median_run([squad, "--help"], env, root)
-        down_s, down_out = median_run([squad, "status"], env, root)
+        every = [REPO, *trees]
+        homes = {
+            str(tree): example_home(root / f"example{i}", tree) for i, tree in enumerate(every)
+        }
+        context = [squad, "memory", "context", "docs-site", "planner"]
+        samples: dict[str, dict[str, list[float]]] = {
+            str(tree): {"status_down_s": [], "context_s": [], "run_s": []} for tree in every
+        }
+        helps: list[float] = []
+        down_out = ""
+        for _ in range(REPEAT):
+            helps.append(timed([squad, "--help"], env, root)[0])
+            for tree in every:
+                key = str(tree)
+                row, home = samples[key], homes[key]
+                seconds, out = timed([squad, "status"], {**env, "PYTHONPATH": key}, root)
+                row["status_down_s"].append(seconds)
+                down_out = out if tree == REPO else down_out
+                row["context_s"].append(timed(context, home, root)[0])
+                row["run_s"].append(
+                    timed(example_run(Path(home["SQUAD_HOME"]).parent), home, root)[0]
+                )
         _, daemon = _start(env, root, Path(env["SQUAD_HOME"]) / "daemon.jsonl", 1, "--no-http")
         try:
             time.sleep(1.0)  # its first heartbeat after ready: the published status
@@ -106,16 +174,21 @@ def measure() -> dict[str, Any]:
             up_json_s, _ = median_run([squad, "status", "--json"], env, root)
         finally:
             _stop(daemon)
+    medians = {
+        tree: {name: statistics.median(values) for name, values in row.items()}
+        for tree, row in samples.items()
+    }
     return {
         "squads": SQUADS,
         "runs": RUNS,
         "build_s": built,
-        "help_s": help_s,
-        "status_down_s": down_s,
+        "help_s": statistics.median(helps),
+        **medians[str(REPO)],
         "status_up_s": up_s,
         "status_up_json_s": up_json_s,
         "lines_down": len(down_out.splitlines()),
         "lines_up": len(up_out.splitlines()),
+        "trees": {tree: row for tree, row in medians.items() if tree != str(REPO)},
     }
 
 
@@ -131,19 +204,32 @@ def results(figures: dict[str, Any]) -> list[Any]:
         Result(
             "squad status --json (up)", figures["status_up_json_s"], "squad --help", help_s, TARGET
         ),
+        Result("squad memory context", figures["context_s"], "squad --help", help_s, TARGET),
+        Result("offline 4-task run", figures["run_s"], "squad --help", help_s, RUN_TARGET),
     ]
 
 
 def notes(figures: dict[str, Any]) -> list[str]:
-    return [
+    lines = [
         f"{figures['squads']} squads, {figures['runs']:,} runs (home built in "
         f"{figures['build_s']:.1f}s); output {figures['lines_down']} lines with the daemon "
         f"down, {figures['lines_up']} up",
     ]
+    help_s = figures["help_s"]
+    for tree, row in figures.get("trees", {}).items():
+        lines.append(
+            f"from {tree}: status (down) {row['status_down_s'] / help_s:.2f}x, memory context "
+            f"{row['context_s'] / help_s:.2f}x, 4-task run {row['run_s'] / help_s:.2f}x "
+            f"squad --help (this tree: {figures['status_down_s'] / help_s:.2f}x, "
+            f"{figures['context_s'] / help_s:.2f}x, {figures['run_s'] / help_s:.2f}x)"
+        )
+    return lines
 
 
 def main() -> int:
-    return report(measure(), results, notes)
+    args = sys.argv[1:]
+    trees = [Path(args[i + 1]).resolve() for i, arg in enumerate(args) if arg == "--tree"]
+    return report(measure(trees), results, notes)
 
 
 if __name__ == "__main__":

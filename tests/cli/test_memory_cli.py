@@ -325,3 +325,40 @@ def test_a_credential_given_to_remember_or_a_run_never_reaches_the_disk(docs: Cl
     assert json.loads(rejected.stdout)["status"] == "failed", rejected.stderr
     for value in (key, password):
         assert_nowhere_on_disk(value, docs.tmp)
+
+
+IMPORTS_PROBE = """\
+import sys
+from squad.cli import main
+
+sys.argv = ["squad", *sys.argv[1:]]
+try:
+    main()
+except SystemExit as done:
+    assert not done.code, done.code
+unwanted = ("langgraph", "langchain_core", "langsmith", "alembic", "squad.text.secrets._named")
+print(sorted(name for name in unwanted if name in sys.modules), file=sys.stderr)
+"""
+
+
+@pytest.mark.slow
+def test_memory_context_and_status_on_a_current_database_import_no_graph_migrations_or_rules(
+    docs: Cli,
+) -> None:
+    """Reading commands start fast (issue 35): the run graph (LangGraph, langchain_core and
+    langsmith) is imported when a run starts, alembic only when the database needs a
+    migration, and the credential detector's rule tables on its first search."""
+    import sys
+
+    for command in (["memory", "context", "docs-site", "writer"], ["status"]):
+        done = subprocess.run(
+            [sys.executable, "-c", IMPORTS_PROBE, *command],
+            env=docs.env,
+            cwd=docs.tmp,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip(), command  # it did its work
+        assert done.stderr.strip().splitlines()[-1] == "[]", (command, done.stderr[-500:])
