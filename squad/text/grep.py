@@ -18,12 +18,13 @@ import math
 import re
 import time
 from dataclasses import dataclass
-from typing import TypeAlias, TypedDict
-
-# Named rx: ``regex`` is compile_query's flag. Stubs: types-regex (when absent, rx is Any).
-import regex as rx  # type: ignore[import-untyped, unused-ignore]
+from typing import TYPE_CHECKING, TypeAlias, TypedDict
 
 from squad.errors import UsageError
+
+if TYPE_CHECKING:
+    # Named rx: ``regex`` is compile_query's flag. Stubs: types-regex (when absent, rx is Any).
+    import regex as rx  # type: ignore[import-untyped, unused-ignore]
 
 __all__ = [
     "DEFAULT_TIMEOUT_S",
@@ -139,6 +140,10 @@ def compile_query(query: str, *, regex: bool, case_sensitive: bool) -> rx.Patter
         )
     if regex:
         _check_regex_size(query)
+    # Imported here: the module takes longer to import than a search takes (commands and runs
+    # that never search do not pay for it).
+    import regex as rx  # type: ignore[import-untyped, unused-ignore]
+
     flags = 0 if case_sensitive else rx.IGNORECASE
     try:
         return rx.compile(query if regex else rx.escape(query), flags)
