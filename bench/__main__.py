@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.cluster_bench import bench_cluster
+from bench.long_plan_bench import bench_long_plan
 from bench.mcp_bench import bench_mcp
 from bench.parallel_bench import bench_parallel
 from bench.support import in_fresh_process, run_json
@@ -297,6 +298,7 @@ def main() -> int:
             *bench_web(notes),
             *bench_mcp(notes),
             *bench_parallel(notes),
+            *bench_long_plan(notes),
             *bench_cluster(notes),
             *bench_history(notes),
             *bench_redaction(notes),

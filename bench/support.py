@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from squad.model.types import Message, ModelReply, TokenCallback, ToolSpec, Usage
+from squad.model.types import FREE, Message, ModelReply, Price, TokenCallback, ToolSpec, Usage
 
 if TYPE_CHECKING:
     from bench.__main__ import Result
@@ -32,6 +32,14 @@ class InstantModel:
     ) -> None:
         self.answer = answer
         self.json_answer = json_answer
+
+    def price(self) -> Price:
+        """Free: it answers in this process."""
+        return FREE
+
+    def reserve_usd(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> float:
+        """Nothing to reserve: a free model's call costs nothing."""
+        return 0.0
 
     def complete(
         self,

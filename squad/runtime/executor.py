@@ -129,6 +129,10 @@ class RunExecutor:
         self._clock = clock
         self._started = time.monotonic()
         self._last_status: dict[str, TaskStatus] = {}
+        self._statuses: dict[str, str] | None = None
+        """What the store says of the run's tasks: read once, then kept with each status this
+        executor records (the run's only writer while it holds the run)."""
+        self._statuses_lock = threading.Lock()
         self._steps = StepJournal(
             spec,
             workspace,
@@ -273,8 +277,7 @@ class RunExecutor:
         self._check_running()
         self.log.emit("node_start", node=task.id, agent=task.agent)
         self._progress(f"{task.id}: {task.agent} working")
-        statuses = {r.task_id: str(r.status) for r in self.store.run_state.tasks(self.run_id)}
-        self.working.task_started(task, self.tasks or [task], statuses)
+        self.working.task_started(task, self.tasks or [task], self._stored_statuses())
         text = self._turn(task.agent, self._task_prompt(task, feedback), task_id=task.id)
         text = self.redacted(text)  # the answer is stored so; so is the output read again
         output = self._task_file(task.id, "output.md")
@@ -338,6 +341,9 @@ class RunExecutor:
             )
         )
         self.flush(f"record task {task.id!r}")
+        with self._statuses_lock:
+            if self._statuses is not None:
+                self._statuses[task.id] = status.value
         record = {
             "run_id": self.run_id,
             "task": task.id,
@@ -372,6 +378,15 @@ class RunExecutor:
         return record.output
 
     # -- internals -------------------------------------------------------------------------
+
+    def _stored_statuses(self) -> dict[str, str]:
+        """The store's status of each task of the run, read from it only the first time (a
+        read of every task at each task's start made a long plan's tasks cost more)."""
+        with self._statuses_lock:
+            if self._statuses is None:
+                rows = self.store.run_state.tasks(self.run_id)
+                self._statuses = {r.task_id: str(r.status) for r in rows}
+            return dict(self._statuses)
 
     def redacted(self, text: str) -> str:
         """``text`` with credentials redacted, and every value the run has found so far."""

@@ -30,17 +30,17 @@ from squad.runtime.steps import (
     failed,
     more_to_do,
     needs_approval,
-    nodes_of,
     plan_stop,
     plan_update,
+    raw_statuses,
     read_decision,
     rejected,
     reviewed,
     schedule,
-    statuses_of,
     step_update,
     stopped_reviewing,
     stopped_running,
+    task_nodes,
 )
 from squad.runtime.tasks import TaskNode, TaskStatus
 
@@ -112,13 +112,13 @@ def build_graph(
             return plan_stop(Stop(exc.kind, str(exc)))
 
     def chosen(state: RunState) -> list[TaskNode]:
-        todo = schedule(nodes_of(state), statuses_of(state))
+        todo = schedule(task_nodes(state), raw_statuses(state))
         return batch(todo.ready, state.get("approvals") or {}, max_parallel)
 
     def dispatch(state: RunState) -> RunState:
         """Block what a failure doomed; a batch of one task runs right here, in this step
         (a chain costs one checkpointed step per task, not two)."""
-        todo = schedule(nodes_of(state), statuses_of(state))
+        todo = schedule(task_nodes(state), raw_statuses(state))
         for change in todo.blocked:
             report(change)
         if todo.blocked or state.get("stopped"):
@@ -131,7 +131,7 @@ def build_graph(
     def route(state: RunState) -> list[Any] | str:  # Sends, or a node name
         if not more_to_do(state):
             return END
-        if schedule(nodes_of(state), statuses_of(state)).blocked:
+        if schedule(task_nodes(state), raw_statuses(state)).blocked:
             return "dispatch"
         together = chosen(state)
         if len(together) <= 1:

@@ -13,6 +13,7 @@ dict channels merge what each task wrote (:func:`merged`), and the first stop wi
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Annotated, Any, TypedDict
@@ -22,6 +23,7 @@ from squad.runtime.tasks import (
     TaskNode,
     TaskStatus,
     blocked_by_failures,
+    by_id,
     outcome,
     ready_tasks,
 )
@@ -45,6 +47,7 @@ __all__ = [
     "nodes_of",
     "plan_stop",
     "plan_update",
+    "raw_statuses",
     "read_decision",
     "rejected",
     "reviewed",
@@ -54,6 +57,7 @@ __all__ = [
     "step_update",
     "stopped_reviewing",
     "stopped_running",
+    "task_nodes",
 ]
 
 
@@ -84,9 +88,29 @@ class RunState(TypedDict, total=False):
     error: Annotated[str | None, first]
 
 
+_RECENT = 8
+_recent: list[tuple[list[dict[str, Any]], tuple[TaskNode, ...]]] = []
+_recent_lock = threading.Lock()
+
+
 def nodes_of(state: RunState) -> list[TaskNode]:
     """The state's tasks as scheduling sees them."""
-    return [
+    return list(task_nodes(state))
+
+
+def task_nodes(state: RunState) -> tuple[TaskNode, ...]:
+    """:func:`nodes_of`, as a tuple the graph's steps share.
+
+    A run's graph reads the same ``tasks`` list at every step (the channel keeps the value
+    written; nothing changes it in place), so the nodes made from it are kept by its identity
+    for the next step: a long plan's step does not make its 200 nodes again, nor hash them
+    to find their order (:mod:`squad.runtime.tasks` knows a tuple again by its identity)."""
+    tasks = state["tasks"]
+    with _recent_lock:
+        for seen, nodes in _recent:
+            if seen is tasks:
+                return nodes
+    nodes = tuple(
         TaskNode(
             t["id"],
             t["agent"],
@@ -95,13 +119,24 @@ def nodes_of(state: RunState) -> list[TaskNode]:
             bool(t.get("approval")),
             t.get("expected_output"),
         )
-        for t in state["tasks"]
-    ]
+        for t in tasks
+    )
+    with _recent_lock:
+        _recent.insert(0, (tasks, nodes))
+        del _recent[_RECENT:]
+    return nodes
 
 
 def statuses_of(state: RunState) -> dict[str, TaskStatus]:
     """The state's task statuses, typed (the checkpoint keeps plain strings)."""
     return {k: TaskStatus(v) for k, v in (state.get("status") or {}).items()}
+
+
+def raw_statuses(state: RunState) -> Mapping[str, str]:
+    """The state's task statuses as the checkpoint keeps them, plain strings, which compare
+    equal to their :class:`TaskStatus` (a ``StrEnum``): what a step schedules from, without
+    typing every task's status at every step."""
+    return state.get("status") or {}
 
 
 def state_outcome(state: RunState) -> RunOutcome:
@@ -174,17 +209,17 @@ class Schedule:
     ready: tuple[TaskNode, ...]
 
 
-def schedule(tasks: Sequence[TaskNode], status: Mapping[str, TaskStatus]) -> Schedule:
+def schedule(tasks: Sequence[TaskNode], status: Mapping[str, str]) -> Schedule:
     """Block what a failure doomed (by id), then the ready tasks in topological order."""
-    by_id = {t.id: t for t in tasks}
+    named = by_id(tasks)
     doomed = sorted(blocked_by_failures(tasks, status))
-    after = {**status, **dict.fromkeys(doomed, TaskStatus.BLOCKED)}
+    after = {**status, **dict.fromkeys(doomed, TaskStatus.BLOCKED)} if doomed else status
     return Schedule(
         tuple(
-            Transition(by_id[tid], TaskStatus.BLOCKED, error="a dependency failed")
+            Transition(named[tid], TaskStatus.BLOCKED, error="a dependency failed")
             for tid in doomed
         ),
-        tuple(by_id[tid] for tid in ready_tasks(tasks, after)),
+        tuple(named[tid] for tid in ready_tasks(tasks, after)),
     )
 
 
@@ -203,7 +238,7 @@ def more_to_do(state: RunState) -> bool:
     """Whether the graph steps again: not stopped, and a step would block or run a task."""
     if state.get("stopped"):
         return False
-    plan = schedule(nodes_of(state), statuses_of(state))
+    plan = schedule(task_nodes(state), raw_statuses(state))
     return bool(plan.ready or plan.blocked)
 
 

@@ -9,6 +9,7 @@ do not depend on a failure go on.
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -20,6 +21,7 @@ __all__ = [
     "TaskNode",
     "TaskStatus",
     "blocked_by_failures",
+    "by_id",
     "outcome",
     "ready_tasks",
     "topological_order",
@@ -51,7 +53,37 @@ def topological_order(tasks: Sequence[TaskNode]) -> list[str]:
     The definition was validated (no cycles, no unknown ids), so every task is placed. The
     order of a task list is computed once: a run's graph asks for it at every step.
     """
-    return list(_ordered(tuple(tasks)))
+    return list(_order_of(tasks))
+
+
+_RECENT = 8
+_recent: list[tuple[Sequence[TaskNode], tuple[str, ...], dict[str, TaskNode]]] = []
+_recent_lock = threading.Lock()
+
+
+def _indexed(tasks: Sequence[TaskNode]) -> tuple[tuple[str, ...], dict[str, TaskNode]]:
+    """The order and the tasks by id of a task list, found by the list's identity when it
+    was seen lately (a run's graph passes the same tuple at every step: hashing 200 tasks
+    each time made a long plan's steps cost more), else computed (and its order cached)."""
+    with _recent_lock:
+        for seen, order, by_id in _recent:
+            if seen is tasks:
+                return order, by_id
+    order, by_id = _ordered(tuple(tasks)), {t.id: t for t in tasks}
+    if isinstance(tasks, tuple):  # immutable: safe to know again by its identity
+        with _recent_lock:
+            _recent.insert(0, (tasks, order, by_id))
+            del _recent[_RECENT:]
+    return order, by_id
+
+
+def _order_of(tasks: Sequence[TaskNode]) -> tuple[str, ...]:
+    return _indexed(tasks)[0]
+
+
+def by_id(tasks: Sequence[TaskNode]) -> Mapping[str, TaskNode]:
+    """The tasks by id (kept with the list's order: not made again for a tuple seen lately)."""
+    return _indexed(tasks)[1]
 
 
 @functools.lru_cache(maxsize=32)
@@ -79,22 +111,22 @@ def _ordered(tasks: tuple[TaskNode, ...]) -> tuple[str, ...]:
     return tuple(order)
 
 
-def ready_tasks(tasks: Sequence[TaskNode], status: Mapping[str, TaskStatus]) -> list[str]:
+def ready_tasks(tasks: Sequence[TaskNode], status: Mapping[str, str]) -> list[str]:
     """Pending tasks whose dependencies are all done, in topological order."""
-    by_id = {t.id: t for t in tasks}
+    order, by_id = _indexed(tasks)
     return [
         tid
-        for tid in _ordered(tuple(tasks))
+        for tid in order
         if status.get(tid, TaskStatus.PENDING) == TaskStatus.PENDING
         and all(status.get(dep) == TaskStatus.DONE for dep in by_id[tid].depends_on)
     ]
 
 
-def blocked_by_failures(tasks: Sequence[TaskNode], status: Mapping[str, TaskStatus]) -> set[str]:
+def blocked_by_failures(tasks: Sequence[TaskNode], status: Mapping[str, str]) -> set[str]:
     """Pending tasks that can never run because a dependency (transitively) failed."""
-    by_id = {t.id: t for t in tasks}
+    order, by_id = _indexed(tasks)
     doomed: set[str] = set()
-    for tid in _ordered(tuple(tasks)):
+    for tid in order:
         if status.get(tid, TaskStatus.PENDING) != TaskStatus.PENDING:
             continue
         for dep in by_id[tid].depends_on:

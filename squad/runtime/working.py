@@ -28,6 +28,7 @@ from squad.errors import SquadError
 from squad.memory.agent import AgentContext
 from squad.memory.service import MemoryService
 from squad.memory.working import (
+    LIMITS,
     WorkingMemory,
     drop_task,
     finish_task,
@@ -42,6 +43,10 @@ from squad.text.secrets import redact
 __all__ = ["RunWorkingMemory", "task_item"]
 
 _NOT_REMAINING = frozenset({TaskStatus.DONE, TaskStatus.FAILED, TaskStatus.BLOCKED})
+_SHOWN_REMAINING = 2 * LIMITS["remaining"]
+"""The agent's remaining tasks a task's start looks at, the last in the run's order: the field
+keeps the newest :data:`LIMITS` of them, and at most as many are in it already (which an
+addition does not move), so older ones could never be shown."""
 
 
 def task_item(task: TaskNode, *, known: Collection[str] = ()) -> str:
@@ -74,6 +79,9 @@ class RunWorkingMemory:
         self._workspace = workspace
         self._run_id = run_id
         self._log = log
+        self._items: dict[str, tuple[str, int, str]] = {}
+        """Each task's item, with the description and the number of ``known`` values it was
+        made from (they only grow): redacted once, not at every start of another task."""
 
     def context(self, agent: str) -> AgentContext | None:
         """The agent in this run, None when its memory is off (it keeps no working memory)."""
@@ -105,23 +113,41 @@ class RunWorkingMemory:
     def task_started(
         self, task: TaskNode, tasks: Sequence[TaskNode], statuses: Mapping[str, str]
     ) -> None:
-        """``task`` starts; ``tasks`` are the run's, ``statuses`` what the store says of them."""
-        remaining = [
-            task_item(other, known=self._known)
-            for other in tasks
-            if other.agent == task.agent
-            and other.id != task.id
-            and statuses.get(other.id) not in _NOT_REMAINING
-        ]
-        item = task_item(task, known=self._known)
+        """``task`` starts; ``tasks`` are the run's, ``statuses`` what the store says of them.
+
+        Only the last of the agent's remaining tasks are made items (:data:`_SHOWN_REMAINING`),
+        so a start costs the same in a plan of 200 tasks as in one of 20."""
+        remaining: list[str] = []
+        for other in reversed(tasks):
+            if len(remaining) == _SHOWN_REMAINING:
+                break
+            if (
+                other.agent == task.agent
+                and other.id != task.id
+                and statuses.get(other.id) not in _NOT_REMAINING
+            ):
+                remaining.append(self._item(other))
+        remaining.reverse()
+        item = self._item(task)
         self._update(task.agent, lambda state: start_task(state, item, remaining))
+
+    def _item(self, task: TaskNode) -> str:
+        """:func:`task_item` of ``task``, made again only when its description or the values
+        found in the run changed."""
+        known = len(self._known)
+        kept = self._items.get(task.id)
+        if kept is not None and kept[0] == task.description and kept[1] == known:
+            return kept[2]
+        item = task_item(task, known=self._known)
+        self._items[task.id] = (task.description, known, item)
+        return item
 
     def touched(self, agent: str, path: str) -> None:
         self._update(agent, lambda state: touch_file(state, path))
 
     def task_ended(self, task: TaskNode, status: TaskStatus, error: str | None = None) -> None:
         """``task`` reached ``status``: done, failed or blocked change what the agent is on."""
-        item = task_item(task, known=self._known)
+        item = self._item(task)
         if status is TaskStatus.DONE:
             self._update(task.agent, lambda state: finish_task(state, item))
         elif status is TaskStatus.FAILED:
