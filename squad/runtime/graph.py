@@ -16,8 +16,9 @@ what each outcome means for the task, the run and the state.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import asdict, replace
-from typing import Any, Protocol
+from typing import Annotated, Any, Protocol, TypedDict
 
 from squad.errors import LimitReached, ModelError, PlanError
 from squad.runtime.steps import (
@@ -28,6 +29,9 @@ from squad.runtime.steps import (
     approval_request,
     batch,
     failed,
+    first,
+    last_written,
+    merged_all,
     more_to_do,
     needs_approval,
     plan_stop,
@@ -44,7 +48,7 @@ from squad.runtime.steps import (
 )
 from squad.runtime.tasks import TaskNode, TaskStatus
 
-__all__ = ["Executor", "build_graph"]
+__all__ = ["Executor", "build_graph", "channels"]
 
 
 class Executor(Protocol):
@@ -180,18 +184,59 @@ def build_graph(
             return stopped_reviewing(task, output, Stop(exc.kind, str(exc)))
         return reviewed(task, output, verdict, rounds=rounds, max_rounds=max_rounds)
 
-    graph = StateGraph(RunState)
-    graph.add_node("plan", plan)
-    graph.add_node("dispatch", dispatch)
+    schema = channels()
+    graph = StateGraph(schema)
+    graph.add_node("plan", plan, input_schema=schema)  # not RunState, their annotation
+    graph.add_node("dispatch", dispatch, input_schema=schema)
     graph.add_node("task", task)  # type: ignore[arg-type]  # its input is the Send's, not the state
     if hierarchical:
         graph.add_edge(START, "plan")
         graph.add_conditional_edges("plan", lambda s: END if s.get("stopped") else "dispatch")
     else:
         graph.add_edge(START, "dispatch")
-    graph.add_conditional_edges("dispatch", route, ["dispatch", "task", END])
+    # a lambda: LangGraph would read route's RunState annotation as channels of another kind
+    graph.add_conditional_edges("dispatch", lambda s: route(s), ["dispatch", "task", END])
     graph.add_edge("task", "dispatch")
     return graph
+
+
+@functools.cache
+def channels() -> Any:
+    """The graph's state schema: :class:`~squad.runtime.steps.RunState`'s keys as LangGraph
+    channels, each checkpoint costing the same however long the plan.
+
+    The task list and the per-task dicts are ``DeltaChannel``s: a checkpoint stores only what
+    its step wrote to them (the step's pending writes, saved anyway), and every
+    ``SNAPSHOT_EVERY`` writes their whole value; LangGraph rebuilds them on load from the last
+    snapshot and the writes after it. Before, every checkpoint carried every task's record
+    (27 KB a step at 200 tasks). A checkpoint written before keeps them whole in its values,
+    which a ``DeltaChannel`` reads as they are, so a run paused or interrupted then resumes."""
+    from langgraph.channels import DeltaChannel
+
+    def delta(reducer: Any, every: int = SNAPSHOT_EVERY) -> Any:
+        return DeltaChannel(reducer, snapshot_frequency=every)
+
+    schema: Any = TypedDict  # built here: the channels' annotations are objects, not types
+    return schema(
+        "RunChannels",
+        {
+            "tasks": Annotated[list[dict[str, Any]], delta(last_written, 1)],
+            "status": Annotated[dict[str, str], delta(merged_all)],
+            "outputs": Annotated[dict[str, str], delta(merged_all)],
+            "rounds": Annotated[dict[str, int], delta(merged_all)],
+            "feedback": Annotated[dict[str, str], delta(merged_all)],
+            "approvals": Annotated[dict[str, str], delta(merged_all)],
+            "planned": bool,
+            "stopped": Annotated[str | None, first],
+            "error": Annotated[str | None, first],
+        },
+        total=False,
+    )
+
+
+SNAPSHOT_EVERY = 100
+"""Writes to a per-task channel between two checkpoints that store its whole value: a load
+replays at most this many steps' writes."""
 
 
 def _task_input(task: TaskNode, state: RunState) -> dict[str, Any]:

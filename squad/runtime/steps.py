@@ -41,7 +41,9 @@ __all__ = [
     "batch",
     "failed",
     "first",
+    "last_written",
     "merged",
+    "merged_all",
     "more_to_do",
     "needs_approval",
     "nodes_of",
@@ -67,6 +69,23 @@ def merged(old: dict[str, Any] | None, new: dict[str, Any] | None) -> dict[str, 
     return {**(old or {}), **(new or {})}
 
 
+def merged_all(
+    old: dict[str, Any] | None, writes: Sequence[dict[str, Any] | None]
+) -> dict[str, Any]:
+    """:func:`merged` over a batch of writes, oldest first: the reducer of a dict channel that
+    a checkpoint stores as its writes (LangGraph's ``DeltaChannel`` replays them in batches of
+    any size, which merging in order does not mind)."""
+    value = dict(old or {})
+    for new in writes:
+        value.update(new or {})
+    return value
+
+
+def last_written(old: Any, writes: Sequence[Any]) -> Any:
+    """The reducer of a channel that keeps the last value written, over a batch of writes."""
+    return writes[-1] if writes else old
+
+
 def first(old: str | None, new: str | None) -> str | None:
     """The stop channels' reducer: the first stop of a step is the one the run reports."""
     return old if old else new
@@ -75,7 +94,10 @@ def first(old: str | None, new: str | None) -> str | None:
 class RunState(TypedDict, total=False):
     """The run graph's state; each key is a LangGraph channel. ``tasks`` and ``planned`` keep
     the last value written; the dicts merge the keys each write brings; ``stopped`` and
-    ``error`` keep the first stop."""
+    ``error`` keep the first stop.
+
+    The graph declares these channels in :func:`squad.runtime.graph.channels`, where the task
+    list and the per-task dicts are stored as their writes, not whole in every checkpoint."""
 
     tasks: list[dict[str, Any]]
     status: Annotated[dict[str, str], merged]

@@ -130,7 +130,10 @@ def scrub_value(
             parts = [walk(v, f"{path}[{i}]") for i, v in enumerate(item)]
             if all(a is b for a, b in zip(parts, item, strict=True)):
                 return item
-            return parts if isinstance(item, list) else type(item)(parts)
+            if isinstance(item, list):
+                return parts
+            # a named tuple (LangGraph's snapshot of a channel) takes its fields one by one
+            return type(item)(*parts) if hasattr(item, "_fields") else type(item)(parts)
         if dataclasses.is_dataclass(item) and not isinstance(item, type):
             changes = {}
             for field in dataclasses.fields(item):

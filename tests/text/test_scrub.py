@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from squad.text.scrub import (
     Found,
@@ -90,3 +91,15 @@ def test_values_are_walked_through_dicts_lists_tuples_and_dataclasses_keeping_th
     assert TOKEN in scrubbed.value  # keys are names, not values
     assert [f.where for f in scrubbed.found] == [".a[0]", ".b[0].text"]
     assert scrub_value(untouched).value is untouched
+
+
+class _Snapshot(NamedTuple):
+    value: object
+    kind: str = "snapshot"
+
+
+def test_a_named_tuple_keeps_its_fields_when_a_string_in_it_is_redacted() -> None:
+    scrubbed = scrub_value(_Snapshot({"t1": f"use {TOKEN}"}))
+
+    assert scrubbed.value == _Snapshot({"t1": "use [REDACTED:github_token]"})
+    assert [f.where for f in scrubbed.found] == ["[0].t1"]
