@@ -13,11 +13,11 @@ dict channels merge what each task wrote (:func:`merged`), and the first stop wi
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Annotated, Any, TypedDict
 
+from squad.runtime.recent import RecentByIdentity
 from squad.runtime.tasks import (
     RunOutcome,
     TaskNode,
@@ -110,9 +110,8 @@ class RunState(TypedDict, total=False):
     error: Annotated[str | None, first]
 
 
-_RECENT = 8
-_recent: list[tuple[list[dict[str, Any]], tuple[TaskNode, ...]]] = []
-_recent_lock = threading.Lock()
+_NODES: RecentByIdentity[list[dict[str, Any]], tuple[TaskNode, ...]] = RecentByIdentity()
+"""The nodes made lately from a run's ``tasks`` list, by the list's identity."""
 
 
 def nodes_of(state: RunState) -> list[TaskNode]:
@@ -128,25 +127,20 @@ def task_nodes(state: RunState) -> tuple[TaskNode, ...]:
     for the next step: a long plan's step does not make its 200 nodes again, nor hash them
     to find their order (:mod:`squad.runtime.tasks` knows a tuple again by its identity)."""
     tasks = state["tasks"]
-    with _recent_lock:
-        for seen, nodes in _recent:
-            if seen is tasks:
-                return nodes
-    nodes = tuple(
-        TaskNode(
-            t["id"],
-            t["agent"],
-            tuple(t["depends_on"]),
-            t.get("description", ""),
-            bool(t.get("approval")),
-            t.get("expected_output"),
-        )
-        for t in tasks
+    return _NODES.get(
+        tasks,
+        lambda: tuple(
+            TaskNode(
+                t["id"],
+                t["agent"],
+                tuple(t["depends_on"]),
+                t.get("description", ""),
+                bool(t.get("approval")),
+                t.get("expected_output"),
+            )
+            for t in tasks
+        ),
     )
-    with _recent_lock:
-        _recent.insert(0, (tasks, nodes))
-        del _recent[_RECENT:]
-    return nodes
 
 
 def statuses_of(state: RunState) -> dict[str, TaskStatus]:

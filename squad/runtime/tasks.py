@@ -9,11 +9,11 @@ do not depend on a failure go on.
 from __future__ import annotations
 
 import functools
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from squad.runtime.recent import RecentByIdentity
 from squad.store.records import TaskStatus
 
 __all__ = [
@@ -56,25 +56,21 @@ def topological_order(tasks: Sequence[TaskNode]) -> list[str]:
     return list(_order_of(tasks))
 
 
-_RECENT = 8
-_recent: list[tuple[Sequence[TaskNode], tuple[str, ...], dict[str, TaskNode]]] = []
-_recent_lock = threading.Lock()
+_INDEXED: RecentByIdentity[Sequence[TaskNode], tuple[tuple[str, ...], dict[str, TaskNode]]] = (
+    RecentByIdentity()
+)
+"""The order and tasks by id of the task lists seen lately (a run's graph passes the same
+tuple at every step: hashing 200 tasks each time made a long plan's steps cost more)."""
 
 
 def _indexed(tasks: Sequence[TaskNode]) -> tuple[tuple[str, ...], dict[str, TaskNode]]:
-    """The order and the tasks by id of a task list, found by the list's identity when it
-    was seen lately (a run's graph passes the same tuple at every step: hashing 200 tasks
-    each time made a long plan's steps cost more), else computed (and its order cached)."""
-    with _recent_lock:
-        for seen, order, by_id in _recent:
-            if seen is tasks:
-                return order, by_id
-    order, by_id = _ordered(tuple(tasks)), {t.id: t for t in tasks}
-    if isinstance(tasks, tuple):  # immutable: safe to know again by its identity
-        with _recent_lock:
-            _recent.insert(0, (tasks, order, by_id))
-            del _recent[_RECENT:]
-    return order, by_id
+    """The order and the tasks by id of a task list; only a tuple, immutable, is known again
+    by its identity."""
+    return _INDEXED.get(
+        tasks,
+        lambda: (_ordered(tuple(tasks)), {t.id: t for t in tasks}),
+        keep=isinstance(tasks, tuple),
+    )
 
 
 def _order_of(tasks: Sequence[TaskNode]) -> tuple[str, ...]:
