@@ -7,14 +7,14 @@ checkpoint carrying every task's record) still resumes, without redoing what it 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any, TypedDict
+from typing import Any
 
 import pytest
 
 import squad.runtime.graph as run_graph_module
 from squad.app import App
 from squad.model import ChatModel, ModelEvent, model_for
-from squad.runtime.steps import first, merged
+from squad.runtime.steps import RunState
 from squad.spec.models import ModelSpec
 from tests.conftest import BASIC_YAML
 from tests.runtime.test_runner import (
@@ -25,21 +25,6 @@ from tests.runtime.test_runner import (
     events,
     of_kind,
 )
-
-
-class OldRunState(TypedDict, total=False):
-    """The state as the graph declared it before: each channel's whole value in every
-    checkpoint."""
-
-    tasks: list[dict[str, Any]]
-    status: Annotated[dict[str, str], merged]
-    outputs: Annotated[dict[str, str], merged]
-    rounds: Annotated[dict[str, int], merged]
-    feedback: Annotated[dict[str, str], merged]
-    approvals: Annotated[dict[str, str], merged]
-    planned: bool
-    stopped: Annotated[str | None, first]
-    error: Annotated[str | None, first]
 
 
 def _checkpoints(app: App, run_id: str) -> list[dict[str, Any]]:
@@ -81,7 +66,9 @@ def test_a_checkpoint_stores_what_its_step_wrote_not_every_task(
 
 
 def _old_layout(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(run_graph_module, "channels", lambda: OldRunState)
+    """The layout before: the state type's own keys as plain channels, each one's whole value
+    in every checkpoint."""
+    monkeypatch.setattr(run_graph_module, "channels", lambda: RunState)
 
 
 def test_a_run_paused_under_the_old_layout_resumes_after_its_approval(

@@ -13,7 +13,6 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-import httpx
 import pytest
 
 from squad.app import App
@@ -23,10 +22,7 @@ from squad.model.testing import OpenAIStubServer
 from squad.runtime.plan import fallback_plan
 from squad.spec.loader import squad_from_text
 from squad.spec.models import ModelSpec
-from squad.web.control import LocalControl
 from squad.web.runs import run_detail
-from squad.web.server import WebServer
-from squad.web.tokens import load_or_create_token
 from tests.runtime.test_runner import (
     TEAM_YAML,
     DiesOnCall,
@@ -36,6 +32,7 @@ from tests.runtime.test_runner import (
     on_stub,
     user_messages,
 )
+from tests.support.web import serve
 
 PLAN_ASKED = "Write a plan for this goal as JSON."
 PROSE = "Sure! First we research the market, then we write the report."
@@ -111,20 +108,10 @@ def test_the_run_page_and_api_show_the_plan_fallback(app: App) -> None:
     model_planned = app.runner().run(spec, workspace, model="offline")
     assert model_planned.succeeded
 
-    control = LocalControl(app, workers=1)
-    server = WebServer(app, control, host="127.0.0.1", port=0)
-    bound = server.start()
-    token = load_or_create_token(app.settings.home)
-    try:
-        with httpx.Client(
-            base_url=bound.url.rstrip("/"), headers={"Authorization": f"Bearer {token}"}
-        ) as client:
-            page = client.get(f"/runs/{result.run_id}")
-            data = client.get(f"/api/v1/runs/{result.run_id}").json()
-            plain = client.get(f"/runs/{model_planned.run_id}")
-    finally:
-        server.stop()
-        control.close(10)
+    with serve(app) as site:
+        page = site.get(f"/runs/{result.run_id}")
+        data = site.get(f"/api/v1/runs/{result.run_id}").json()
+        plain = site.get(f"/runs/{model_planned.run_id}")
 
     assert page.status_code == 200
     notice = re.search(r'<p class="warn" id="plan-fallback">(.*?)</p>', page.text, re.S)

@@ -20,7 +20,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import httpx
 import pytest
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
@@ -29,10 +28,9 @@ from squad.app import App
 from squad.clock import FrozenClock
 from squad.settings import Settings
 from squad.spec.loader import squad_from_text
-from squad.web.control import LocalControl
-from squad.web.server import WebServer, login_url
-from squad.web.tokens import load_or_create_token
+from squad.web.server import login_url
 from tests.conftest import BASIC_YAML
+from tests.support.web import Site, serve
 from tests.web.test_browser import TIMEOUT_MS, VIEWPORT, browser, expect, shot  # noqa: F401
 
 if TYPE_CHECKING:
@@ -44,18 +42,6 @@ STALL_TIMEOUT_S = 600
 """Long enough that the live worker's procrastinate heartbeat (never moved here) stays fresh
 for the whole module."""
 LOST_FOR_S = 1200
-
-
-@dataclass
-class Site:
-    """A served home: its address, token and a client that sends the token."""
-
-    url: str
-    token: str
-    client: httpx.Client
-
-    def get(self, path: str) -> httpx.Response:
-        return self.client.get(path)
 
 
 @dataclass
@@ -88,24 +74,6 @@ def cluster_yaml(database_url: str, queue_schema: str) -> str:
         f"  schema_name: {queue_schema}\n"
         f"  stall_timeout_s: {STALL_TIMEOUT_S}\n"
     )
-
-
-@contextmanager
-def serve(app: App) -> Iterator[Site]:
-    control = LocalControl(app, workers=1)
-    server = WebServer(app, control, host="127.0.0.1", port=0)
-    bound = server.start()
-    token = load_or_create_token(app.settings.home)
-    with httpx.Client(
-        base_url=bound.url.rstrip("/"),
-        headers={"Authorization": f"Bearer {token}"},
-        timeout=30,
-    ) as client:
-        try:
-            yield Site(bound.url, token, client)
-        finally:
-            server.stop()
-            control.close(10)
 
 
 def make_cluster(app: App, clock: FrozenClock, admin: Engine, queue_schema: str) -> dict[str, int]:

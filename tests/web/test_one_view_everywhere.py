@@ -9,14 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx
 import pytest
 
 from squad.app import App
 from squad.views import RunDetail, RunPage, RunStatus
-from squad.web.control import LocalControl
-from squad.web.server import WebServer
-from squad.web.tokens import load_or_create_token
+from tests.support.web import serve
 from tests.web.conftest import example_settings
 
 
@@ -41,18 +38,8 @@ def _cli_json(app: App, monkeypatch: pytest.MonkeyPatch, *args: str) -> Any:
 
 def _api_json(app: App, path: str) -> Any:
     """``path`` of the HTTP API, over a real server on loopback."""
-    control = LocalControl(app, workers=1)
-    server = WebServer(app, control, host="127.0.0.1", port=0)
-    bound = server.start()
-    token = load_or_create_token(app.settings.home)
-    try:
-        with httpx.Client(
-            base_url=bound.url.rstrip("/"), headers={"Authorization": f"Bearer {token}"}
-        ) as client:
-            answer = client.get(path)
-    finally:
-        server.stop()
-        control.close(10)
+    with serve(app) as site:
+        answer = site.get(path)
     assert answer.status_code == 200, answer.text
     return answer.json()
 
