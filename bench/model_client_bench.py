@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench.support import REPO, report
+from bench.support import REPO, report, tree_args
 
 if TYPE_CHECKING:
     from bench.__main__ import Result
@@ -148,9 +148,7 @@ def notes(figures: dict[str, Any]) -> list[str]:
 
 
 def main() -> int:
-    args = sys.argv[1:]
-    trees = [Path(args[i + 1]).resolve() for i, arg in enumerate(args) if arg == "--tree"]
-    return report(measure(trees), results, notes)
+    return report(measure(tree_args(sys.argv[1:])), results, notes)
 
 
 if __name__ == "__main__":

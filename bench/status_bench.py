@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.daemon_bench import _start, _stop
-from bench.support import REPO, report
+from bench.support import REPO, report, tree_args
 
 BIN = Path(sys.executable).parent
 SQUADS = 100
@@ -227,9 +227,7 @@ def notes(figures: dict[str, Any]) -> list[str]:
 
 
 def main() -> int:
-    args = sys.argv[1:]
-    trees = [Path(args[i + 1]).resolve() for i, arg in enumerate(args) if arg == "--tree"]
-    return report(measure(trees), results, notes)
+    return report(measure(tree_args(sys.argv[1:])), results, notes)
 
 
 if __name__ == "__main__":

@@ -105,6 +105,11 @@ def in_fresh_process(
     return results(figures)
 
 
+def tree_args(args: Sequence[str]) -> list[Path]:
+    """The checkouts named by ``--tree DIR`` (each timed in the same rounds as this one)."""
+    return [Path(args[i + 1]).resolve() for i, arg in enumerate(args) if arg == "--tree"]
+
+
 def report(
     figures: Figures,
     results: Callable[[Figures], list[Result]],

@@ -147,11 +147,9 @@ def context(browser: Browser, dashboard: Dashboard) -> Iterator[BrowserContext]:
         opened.close()
 
 
-@pytest.fixture
-def page(context: BrowserContext) -> Iterator[Page]:
-    """A tab of the logged-in context; the test fails on any script error or console error
-    (a CSP violation included)."""
-    tab = context.new_page()
+def page_errors(tab: Page) -> list[str]:
+    """A list that gathers the tab's script errors and console errors (a CSP violation
+    included) from now on; a test fails when it is not empty."""
     problems: list[str] = []
     tab.on("pageerror", lambda error: problems.append(f"page error: {error}"))
     tab.on(
@@ -162,6 +160,15 @@ def page(context: BrowserContext) -> Iterator[Page]:
             else None
         ),
     )
+    return problems
+
+
+@pytest.fixture
+def page(context: BrowserContext) -> Iterator[Page]:
+    """A tab of the logged-in context; the test fails on any script error or console error
+    (a CSP violation included)."""
+    tab = context.new_page()
+    problems = page_errors(tab)
     yield tab
     tab.close()
     assert problems == []

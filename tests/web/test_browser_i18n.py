@@ -20,6 +20,7 @@ from tests.web.test_browser import (
     browser,  # noqa: F401 - the module's Chromium
     dashboard,  # noqa: F401 - the module's daemon
     expect,
+    page_errors,
     paused_run,
     settled,
     shot,
@@ -43,20 +44,6 @@ def english(browser: Browser, dashboard: Dashboard) -> Iterator[BrowserContext]:
         opened.close()
 
 
-def _no_errors(page: Page) -> list[str]:
-    problems: list[str] = []
-    page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
-    page.on(
-        "console",
-        lambda message: (
-            problems.append(f"console {message.type}: {message.text}")
-            if message.type == "error"
-            else None
-        ),
-    )
-    return problems
-
-
 def _fits(page: Page) -> None:
     """Nothing sticks out sideways: no horizontal scrolling, the header on one line."""
     width = page.evaluate("document.documentElement.scrollWidth")
@@ -71,7 +58,7 @@ def test_the_switch_changes_the_language_and_it_stays_across_links_and_reloads(
 ) -> None:
     settled(dashboard)
     page = english.new_page()
-    problems = _no_errors(page)
+    problems = page_errors(page)
     page.goto(dashboard.url)
     html = page.locator("html")
     expect(html).to_have_attribute("lang", "en")
@@ -119,7 +106,7 @@ def test_a_browser_asking_for_korean_gets_the_workspace_in_korean(
     opened.set_default_timeout(TIMEOUT_MS)
     try:
         page = opened.new_page()
-        problems = _no_errors(page)
+        problems = page_errors(page)
         page.goto(dashboard.login)
         expect(page.locator("html")).to_have_attribute("lang", "ko")
         expect(page.locator("#squads thead th").nth(1)).to_have_text("일정")
@@ -197,7 +184,7 @@ def test_the_korean_pictures_fit_their_labels(
     opened.set_default_timeout(TIMEOUT_MS)
     try:
         page = opened.new_page()
-        problems = _no_errors(page)
+        problems = page_errors(page)
         page.goto(dashboard.login)
         page.goto(f"{dashboard.url}runs/{run['id']}")
         expect(page.locator("#run-status")).to_have_text("승인 대기 중")

@@ -31,7 +31,14 @@ from squad.spec.loader import squad_from_text
 from squad.web.server import login_url
 from tests.conftest import BASIC_YAML
 from tests.support.web import Site, serve
-from tests.web.test_browser import TIMEOUT_MS, VIEWPORT, browser, expect, shot  # noqa: F401
+from tests.web.test_browser import (  # noqa: F401 - browser: the module's Chromium
+    TIMEOUT_MS,
+    VIEWPORT,
+    browser,
+    expect,
+    page_errors,
+    shot,
+)
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
@@ -292,16 +299,7 @@ def test_overview_in_chromium_shows_the_cluster_nodes_with_a_lost_badge(
     context = browser.new_context(viewport=VIEWPORT)
     context.set_default_timeout(TIMEOUT_MS)
     page = context.new_page()
-    problems: list[str] = []
-    page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
-    page.on(
-        "console",
-        lambda message: (
-            problems.append(f"console {message.type}: {message.text}")
-            if message.type == "error"
-            else None
-        ),
-    )
+    problems = page_errors(page)
     try:
         page.goto(login_url(site.url, site.token))
         expect(page).to_have_url(site.url)

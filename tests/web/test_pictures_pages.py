@@ -7,8 +7,8 @@ import re
 import xml.etree.ElementTree as ET
 
 from tests.web.conftest import Served
-
-SVG = "{http://www.w3.org/2000/svg}"
+from tests.web.test_pictures import SVG, classes
+from tests.web.test_pictures import bars as task_bars
 
 
 def picture(html: str, css: str) -> ET.Element:
@@ -16,18 +16,6 @@ def picture(html: str, css: str) -> ET.Element:
     found = re.search(r'<svg [^>]*class="[^"]*\b' + css + r"\b.*?</svg>", html, re.DOTALL)
     assert found, f"no {css} picture on the page"
     return ET.fromstring(found.group(0))
-
-
-def classes(element: ET.Element) -> set[str]:
-    return set((element.get("class") or "").split())
-
-
-def task_bars(root: ET.Element) -> dict[str, ET.Element]:
-    return {
-        r.get("data-task", ""): r
-        for r in root.iter(f"{SVG}rect")
-        if "bar" in classes(r) and r.get("data-task") is not None
-    }
 
 
 def test_the_paused_runs_timeline_shows_its_tasks_its_wait_and_its_critical_path(
