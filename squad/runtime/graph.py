@@ -1,17 +1,20 @@
-"""The run graph on LangGraph: plan (hierarchical squads), then the ready tasks, together.
+"""The run graph on LangGraph: plan (hierarchical squads), then each task the moment it can run.
 
-``dispatch`` blocks what a failure doomed and sends every task that can run now (up to
-``max_parallel``) to a ``task`` node of its own: they run at once, in one superstep, each on
-a thread of LangGraph's pool; a lone ready task runs inside ``dispatch`` itself, so a chain
-of tasks checkpoints once per task. Each task's writes reach the checkpointer (durable mode) the
-moment it finishes, while its siblings still run, so a run killed mid-step resumes only the
-unfinished tasks; the store's record of a finished task covers the instant between its end
-and that write (:meth:`Executor.finished`), so no finished task is ever redone. A task that
-needs approval waits while other tasks can run, then interrupts the graph before any of its
-side effects; resuming re-enters that task, which then gets the person's decision.
+``dispatch`` blocks what a failure doomed, starts every task that can run now (up to
+``max_parallel``) on a thread of its own (:class:`~squad.runtime.pool.TaskPool`), and returns
+as soon as one of them ends: the step checkpoints what ended, and the next step starts what that
+made ready while the others go on working. A task so waits for its dependencies, never for a
+slow sibling to end a LangGraph superstep (LangGraph's ``Send`` fan-out is bulk-synchronous).
+A lone task, or one that waits for a person, runs inside ``dispatch`` itself, so a chain of
+tasks checkpoints once per task. Each task's result reaches the checkpointer (durable mode) the
+step after it ends; the store's record of a finished task covers the instant between its end
+and that write (:meth:`Executor.finished`), so a run killed at any moment resumes only the
+unfinished tasks and no finished task is ever redone. A task that needs approval is asked for
+only when no other task runs or can run, and interrupts the graph before any of its side
+effects; resuming re-enters that task, which then gets the person's decision.
 
-The nodes here do the I/O (executor calls, the interrupt); :mod:`squad.runtime.steps` decides
-what each outcome means for the task, the run and the state.
+The nodes here do the I/O (executor calls, threads, the interrupt); :mod:`squad.runtime.steps`
+decides what each outcome means for the task, the run and the state.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from dataclasses import asdict, replace
 from typing import Annotated, Any, Protocol, TypedDict
 
 from squad.errors import LimitReached, ModelError, PlanError
+from squad.runtime.pool import TaskPool
 from squad.runtime.steps import (
     RunState,
     Stop,
@@ -85,11 +89,21 @@ class Executor(Protocol):
 
 
 def build_graph(
-    executor: Executor, *, hierarchical: bool, max_rounds: int, max_parallel: int = 1
+    executor: Executor,
+    *,
+    hierarchical: bool,
+    max_rounds: int,
+    max_parallel: int = 1,
+    pool: TaskPool[TaskResult] | None = None,
 ) -> Any:
-    """An uncompiled LangGraph ``StateGraph`` for one run (compile with a checkpointer)."""
+    """An uncompiled LangGraph ``StateGraph`` for one run (compile with a checkpointer).
+
+    ``pool`` holds the run's tasks at work between steps: whoever drives the graph closes it
+    (:meth:`TaskPool.close`) when the graph stops by an error, so no task outlives the run."""
     from langgraph.graph import END, START, StateGraph
-    from langgraph.types import Send, interrupt
+    from langgraph.types import interrupt
+
+    at_work: TaskPool[TaskResult] = pool if pool is not None else TaskPool()
 
     def said(exc: BaseException) -> str:
         """An error's message as the state keeps it: a provider's message can quote what the
@@ -115,43 +129,44 @@ def build_graph(
         except LimitReached as exc:
             return plan_stop(Stop(exc.kind, str(exc)))
 
-    def chosen(state: RunState) -> list[TaskNode]:
-        todo = schedule(task_nodes(state), raw_statuses(state))
-        return batch(todo.ready, state.get("approvals") or {}, max_parallel)
-
     def dispatch(state: RunState) -> RunState:
-        """Block what a failure doomed; a batch of one task runs right here, in this step
-        (a chain costs one checkpointed step per task, not two)."""
+        """Block what a failure doomed; start what can run; return what ended first."""
         todo = schedule(task_nodes(state), raw_statuses(state))
         for change in todo.blocked:
             report(change)
-        if todo.blocked or state.get("stopped"):
-            return step_update(todo.blocked) if todo.blocked else {}
-        alone = chosen(state)
-        if len(alone) != 1:
-            return {}
-        return run_one(alone[0], _task_input(alone[0], state)["view"])
+        if todo.blocked:
+            return step_update(todo.blocked)
+        if state.get("stopped"):  # nothing is left at work: a stop waits for every task
+            return step_update((), [result for _, result in at_work.rest()])
+        approvals = state.get("approvals") or {}
+        waiting = [t for t in todo.ready if t.id not in at_work.running]
+        if not at_work.running:
+            alone = batch(waiting, approvals, max_parallel)
+            if len(alone) <= 1:  # nothing can become ready meanwhile: run it right here
+                return step_update((), [run_task(alone[0], state)]) if alone else {}
+        free = [t for t in waiting if not needs_approval(t, approvals)]
+        for node in free[: max(max_parallel, 1) - len(at_work.running)]:
+            view = _task_input(node, state)["view"]
+            at_work.start(node.id, functools.partial(run_task, node, view))
+        results = [result for _, result in at_work.next()]
+        if any(result.stop is not None for result in results):
+            results += [result for _, result in at_work.rest()]  # the run stops: let them end
+        return step_update((), results)
 
-    def route(state: RunState) -> list[Any] | str:  # Sends, or a node name
-        if not more_to_do(state):
-            return END
-        if schedule(task_nodes(state), raw_statuses(state)).blocked:
-            return "dispatch"
-        together = chosen(state)
-        if len(together) <= 1:
-            return "dispatch" if together else END
-        return [Send("task", _task_input(t, state)) for t in together]
+    def route(state: RunState) -> str:
+        return "dispatch" if at_work.running or more_to_do(state) else END
 
     def task(given: dict[str, Any]) -> RunState:
-        """One task of a batch, on its own thread; it writes only its own keys."""
+        """A task a checkpoint of the earlier, bulk-synchronous graph sent (``Send``) and that
+        had not ended: it runs as it would have then."""
         node = TaskNode(**{**given["task"], "depends_on": tuple(given["task"]["depends_on"])})
-        return run_one(node, given["view"])
+        return step_update((), [run_task(node, given["view"])])
 
-    def run_one(node: TaskNode, view: RunState) -> RunState:
+    def run_task(node: TaskNode, view: RunState) -> TaskResult:
         output = executor.finished(node)
         if output is not None:  # done before a kill took its checkpoint write
-            return step_update((), [TaskResult(node, Transition(node, TaskStatus.DONE), output)])
-        return step_update((), [attempt(node, view)])
+            return TaskResult(node, Transition(node, TaskStatus.DONE), output)
+        return attempt(node, view)
 
     def attempt(task: TaskNode, state: RunState) -> TaskResult:
         """One task's turn: a person's decision when it needs one, then the work, reported."""
@@ -195,7 +210,7 @@ def build_graph(
     else:
         graph.add_edge(START, "dispatch")
     # a lambda: LangGraph would read route's RunState annotation as channels of another kind
-    graph.add_conditional_edges("dispatch", lambda s: route(s), ["dispatch", "task", END])
+    graph.add_conditional_edges("dispatch", lambda s: route(s), ["dispatch", END])
     graph.add_edge("task", "dispatch")
     return graph
 

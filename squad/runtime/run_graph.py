@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from squad.runtime.graph import build_graph
-from squad.runtime.steps import RunState, nodes_of
+from squad.runtime.pool import TaskPool
+from squad.runtime.steps import RunState, TaskResult, nodes_of
 from squad.runtime.tasks import TaskNode
 
 if TYPE_CHECKING:
@@ -47,11 +48,13 @@ def run_graph(
     hierarchical = spec is not None and spec.process.type == "hierarchical"
     rounds = spec.limits.max_rounds if spec is not None else 1
     parallel = spec.limits.max_parallel if spec is not None else 1
+    at_work: TaskPool[TaskResult] = TaskPool()
     graph = build_graph(
         executor or NoExecutor(),
         hierarchical=hierarchical,
         max_rounds=rounds,
         max_parallel=parallel,
+        pool=at_work,
     )
     with checkpoints.saver(fence) as saver:
         app = graph.compile(checkpointer=saver)
@@ -60,7 +63,10 @@ def run_graph(
             "recursion_limit": 10_000,
             "max_concurrency": parallel,
         }
-        yield app, config
+        try:
+            yield app, config
+        finally:
+            at_work.close()  # a step that failed may have left tasks at work: they end first
 
 
 def known_tasks(app: Any, config: dict[str, Any], payload: Any) -> list[TaskNode]:

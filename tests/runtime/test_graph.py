@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
+import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -286,3 +288,107 @@ def test_ready_tasks_run_together_up_to_max_parallel(checkpointer: Any) -> None:
     final = start(app, tasks=tasks)
     assert sorted(seen) == ["t0", "t1", "t2"]
     assert final["status"] == dict.fromkeys(["t0", "t1", "t2"], "done")
+
+
+UNEVEN = [
+    TaskNode("start", "writer"),
+    TaskNode("a1", "writer", ("start",)),
+    TaskNode("a2", "writer", ("a1",)),
+    TaskNode("b1", "writer", ("start",)),
+    TaskNode("end", "writer", ("a2", "b1")),
+]
+
+
+def test_a_task_starts_when_its_dependencies_end_not_when_its_siblings_do(
+    checkpointer: Any,
+) -> None:
+    """b1 is slow: a2, ready once a1 ends, starts while b1 still works (a bulk-synchronous
+    step would hold it until b1 ended, and b1's wait here would time out)."""
+    a2_started = threading.Event()
+    seen_while_b1_worked: list[bool] = []
+
+    class Uneven(Script):
+        def execute(self, task: TaskNode, feedback: str | None) -> str:
+            if task.id == "a2":
+                a2_started.set()
+            if task.id == "b1":
+                seen_while_b1_worked.append(a2_started.wait(10))
+            return super().execute(task, feedback)
+
+    script = Uneven()
+    app = build_graph(script, hierarchical=False, max_rounds=1, max_parallel=2).compile(
+        checkpointer=checkpointer
+    )
+    final = start(app, tasks=UNEVEN)
+    assert seen_while_b1_worked == [True]
+    assert script.executed.index("a2") < script.executed.index("end")
+    assert final["status"] == dict.fromkeys([t.id for t in UNEVEN], "done")
+    assert not [t for t in threading.enumerate() if t.name.startswith("squad-task-")]
+
+
+def test_tasks_at_work_never_pass_max_parallel_across_steps(checkpointer: Any) -> None:
+    lock = threading.Lock()
+    at_once = [0, 0]  # now, most
+
+    class Counting(Script):
+        def execute(self, task: TaskNode, feedback: str | None) -> str:
+            with lock:
+                at_once[0] += 1
+                at_once[1] = max(at_once[1], at_once[0])
+            time.sleep(0.02 if task.id.endswith("0") else 0.005)
+            with lock:
+                at_once[0] -= 1
+            return super().execute(task, feedback)
+
+    tasks = [TaskNode("root", "writer")] + [
+        TaskNode(f"t{i}", "writer", ("root",)) for i in range(6)
+    ]
+    script = Counting()
+    app = build_graph(script, hierarchical=False, max_rounds=1, max_parallel=2).compile(
+        checkpointer=checkpointer
+    )
+    final = start(app, tasks=tasks)
+    assert at_once[1] == 2
+    assert sorted(script.executed) == sorted(t.id for t in tasks)
+    assert final["status"] == {t.id: "done" for t in tasks}
+
+
+def test_a_limit_in_one_task_stops_the_run_once_the_others_end(checkpointer: Any) -> None:
+    class Slow(Script):
+        def execute(self, task: TaskNode, feedback: str | None) -> str:
+            if task.id == "slow":
+                time.sleep(0.2)
+            return super().execute(task, feedback)
+
+    tasks = [TaskNode("capped", "writer"), TaskNode("slow", "writer")]
+    script = Slow(fail={"capped": LimitReached("max_cost_usd", "the $0.25 cap")})
+    app = build_graph(script, hierarchical=False, max_rounds=1, max_parallel=2).compile(
+        checkpointer=checkpointer
+    )
+    final = start(app, tasks=tasks)
+    assert final["stopped"] == "max_cost_usd"
+    assert final["status"] == {"capped": "pending", "slow": "done"}  # its work is kept
+    assert final["outputs"] == {"slow": "tasks/slow/output.md"}
+    assert not [t for t in threading.enumerate() if t.name.startswith("squad-task-")]
+
+
+def test_a_task_that_raises_fails_the_step_after_the_others_end(checkpointer: Any) -> None:
+    class Broken(Script):
+        def execute(self, task: TaskNode, feedback: str | None) -> str:
+            if task.id == "slow":
+                time.sleep(0.2)
+            return super().execute(task, feedback)
+
+    tasks = [TaskNode("broken", "writer"), TaskNode("slow", "writer")]
+    script = Broken(fail={"broken": OSError(28, "No space left on device")})
+    app = build_graph(script, hierarchical=False, max_rounds=1, max_parallel=2).compile(
+        checkpointer=checkpointer
+    )
+    with pytest.raises(OSError, match="No space left"):
+        start(app, tasks=tasks)
+    assert ("slow", "done") in script.statuses  # it ended before the step failed
+    assert not [t for t in threading.enumerate() if t.name.startswith("squad-task-")]
+    script.done_in_store["slow"] = "tasks/slow/output.md"  # what the store recorded
+    final = app.invoke(None, CONFIG, durability="sync")  # resumed: only broken runs again
+    assert script.executed == ["broken", "slow", "broken"]
+    assert final["status"] == {"broken": "done", "slow": "done"}

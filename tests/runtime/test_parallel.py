@@ -71,6 +71,20 @@ def diamond(
     )
 
 
+def uneven(url: str) -> str:
+    """start -> a1 -> a2 and start -> b1, then finish (after a2 and b1)."""
+    model = f"{{name: openai/stub, api_base: '{url}', api_key_env: STUB_KEY, {FREE_PRICES}}}"
+    steps = {"start": [], "a1": ["start"], "a2": ["a1"], "b1": ["start"], "finish": ["a2", "b1"]}
+    tasks = [
+        f"  - {{id: {t}, description: Do step {t}., agent: worker, depends_on: {deps}}}"
+        for t, deps in steps.items()
+    ]
+    return (
+        f"name: uneven\nmodel: {model}\nlimits: {{max_parallel: 4}}\n"
+        "agents:\n  - {id: worker, role: Does one step}\ntasks:\n" + "\n".join(tasks) + "\n"
+    )
+
+
 def task_of(body: Any) -> str:
     users = [str(m["content"]) for m in body["messages"] if m.get("role") == "user"]
     found = TASK.search(users[-1])
@@ -384,3 +398,92 @@ def test_parallel_tasks_cannot_take_more_turns_than_max_turns_together(
     assert result.error is not None and "3 agent turns" in result.error
     assert sum(handler.calls.values()) == 3  # start and two of the four middle tasks
     assert result.turns == 3
+
+
+def test_a_task_starts_when_its_dependencies_finish_while_a_slow_branch_works(
+    app: App, stub_key: None
+) -> None:
+    """start -> a1 -> a2 and start -> b1, then finish: b1's call is held until a2's call
+    arrives, which it only does if a2 starts the moment a1 ends, not when b1's step does."""
+    a2_asked = threading.Event()
+    held: list[bool] = []
+
+    def handler(body: Any) -> Any:
+        task = task_of(body)
+        if task == "a2":
+            a2_asked.set()
+        if task == "b1":
+            held.append(a2_asked.wait(20))
+        return answer(f"Output of {task}.")
+
+    with OpenAIStubServer(handler) as stub:
+        text = uneven(stub.url)
+        spec, workspace = create(app, text)
+        result = app.runner(model_factory=models()).run(spec, workspace)
+
+    assert result.succeeded, result.error
+    assert held == [True]
+    assert result.tasks == dict.fromkeys(["start", "a1", "a2", "b1", "finish"], "done")
+    log = read_events(run_log_path(workspace, result.run_id))
+    ended = [e["node"] for e in log if e["event"] == "node_end"]
+    assert ended.index("a2") < ended.index("b1") < ended.index("finish")
+
+
+@pytest.mark.slow
+def test_a_kill_while_tasks_started_in_different_steps_work_redoes_only_those(
+    app: App, settings: Settings, stub_key: None, tmp_path: Path
+) -> None:
+    """a1 ends (its step checkpointed) and a2 starts while b1, started a step earlier, still
+    works; a kill then resumes a2 and b1 only."""
+    release = threading.Event()
+
+    def first_handler(body: Any) -> Any:
+        task = task_of(body)
+        if task in ("a2", "b1"):
+            release.wait(60)  # still in flight when the kill comes
+        return answer(f"Output of {task}.")
+
+    with OpenAIStubServer(first_handler) as first:
+        _, workspace = create(app, uneven(first.url))
+        env = {
+            **os.environ,
+            "SQUAD_HOME": str(settings.home),
+            "SQUAD_WORKSPACES": str(settings.workspaces),
+            "SQUAD_CONFIGS": str(settings.configs),
+            "STUB_KEY": "stub-key",
+        }
+        child = subprocess.Popen(
+            [sys.executable, "-c", CHILD, "uneven"],
+            cwd=tmp_path,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        try:
+            deadline = time.monotonic() + 90
+            while child.poll() is None:
+                asked = Counter(task_of(b) for b in first.bodies)
+                if asked["a2"] and asked["b1"]:
+                    break
+                assert time.monotonic() < deadline, "the child never started a2 beside b1"
+                time.sleep(0.05)
+            time.sleep(0.3)
+        finally:
+            child.kill()
+            _, stderr = child.communicate(timeout=30)
+            release.set()
+        assert child.returncode == -signal.SIGKILL, stderr.decode()
+        first_asked = Counter(task_of(b) for b in first.bodies)
+
+    assert first_asked == Counter(start=1, a1=1, a2=1, b1=1)
+    kept = (workspace / "tasks" / "a1" / "output.md").stat().st_mtime_ns
+    [run] = app.store.interrupted_runs("uneven")
+
+    handler = Stub()
+    with OpenAIStubServer(handler) as fresh:
+        result = app.runner(model_factory=models(api_base=fresh.url)).resume(run.id)
+
+    assert result.succeeded, result.error
+    assert handler.calls == Counter(a2=1, b1=1, finish=1)  # no finished task redone
+    assert (workspace / "tasks" / "a1" / "output.md").stat().st_mtime_ns == kept
+    assert result.tasks == dict.fromkeys(["start", "a1", "a2", "b1", "finish"], "done")
