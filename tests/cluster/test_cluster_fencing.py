@@ -172,6 +172,8 @@ def test_a_run_left_running_by_a_job_that_ended_is_resumed_when_a_node_starts(
         again = cluster.start("worker", "w1", "--concurrency", "1")
         run = _ended(cluster, "o1")
         assert run.id == stuck.id and run.status.value == "succeeded"
+        # the node writes the run's row, then its workspace commit, then logs run_end
+        cluster.wait_for(lambda: again.events("run_end"), "the run's end in w1's log")
         assert [e["run_id"] for e in again.events("run_end")] == [run.id]
         calls = cluster.model.counts()
         assert calls[("o1", "relay/t1")] == 1  # resumed from its checkpoint
