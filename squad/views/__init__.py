@@ -3,102 +3,110 @@
 The CLI's ``--json``, the HTTP API (its ``response_model``\\ s) and MCP's tools answer these
 models, built once below the front ends, so the three give the same keys and values for the
 same thing. Every view is closed (``extra="forbid"``) and frozen: its fields are the contract.
+
+The names load on first access (each from its own module), so importing one view (a
+record type of the store does, for its ``view()``) does not build the pydantic models of
+every other.
 """
 
 from __future__ import annotations
 
-from squad.views._base import View
-from squad.views.cluster import (
-    ClusterJob,
-    ClusterNode,
-    ClusterQueue,
-    ClusterUnreachable,
-    ClusterView,
-    NodeRun,
-)
-from squad.views.history import (
-    FactChange,
-    HistoryRun,
-    MemoryChange,
-    MemoryHistory,
-    MemoryRevert,
-    RunChangesView,
-    RunDiffView,
-)
-from squad.views.memory import (
-    AgentMemory,
-    BootFile,
-    ContextPreview,
-    ContextWindow,
-    Decision,
-    DecisionList,
-    ExtractionPass,
-    Fact,
-    Forgotten,
-    MemoryContext,
-    MemoryHit,
-    MemoryRead,
-    MemorySearch,
-    Namespace,
-    ProjectMemory,
-    RegionRow,
-    Remembered,
-    Section,
-)
-from squad.views.review import ReviewDecision, ReviewItem, ReviewList, ReviewResult
-from squad.views.runs import (
-    Approval,
-    ApprovalQueued,
-    FallbackPlan,
-    FileChanged,
-    ModelCall,
-    Plan,
-    RunAccepted,
-    RunDetail,
-    RunList,
-    RunPage,
-    RunRow,
-    RunStatus,
-    RunSummary,
-    TaskRow,
-)
-from squad.views.spend import RunTokens, Spend, SpendDay, SquadSpend
-from squad.views.squads import (
-    AgentCard,
-    AgentRow,
-    Definition,
-    Problem,
-    SquadCard,
-    SquadDetail,
-    SquadList,
-    SquadStatus,
-    SquadSummary,
-    TaskSpec,
-    WorkspaceCreated,
-)
-from squad.views.status import (
-    Backlog,
-    Checkpoints,
-    DaemonState,
-    Overview,
-    PausedHistory,
-    Status,
-    StatusSummary,
-    WaitingApproval,
-)
-from squad.views.workspace import (
-    FileMatches,
-    Folder,
-    FolderEntry,
-    FolderStats,
-    Health,
-    LargeFile,
-    LineMatch,
-    MemoryFileHealth,
-    Preview,
-    SearchResult,
-    SkippedFile,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from squad.views._base import View
+    from squad.views.cluster import (
+        ClusterJob,
+        ClusterNode,
+        ClusterQueue,
+        ClusterUnreachable,
+        ClusterView,
+        NodeRun,
+    )
+    from squad.views.history import (
+        FactChange,
+        HistoryRun,
+        MemoryChange,
+        MemoryHistory,
+        MemoryRevert,
+        RunChangesView,
+        RunDiffView,
+    )
+    from squad.views.memory import (
+        AgentMemory,
+        BootFile,
+        ContextPreview,
+        ContextWindow,
+        Decision,
+        DecisionList,
+        ExtractionPass,
+        Fact,
+        Forgotten,
+        MemoryContext,
+        MemoryHit,
+        MemoryRead,
+        MemorySearch,
+        Namespace,
+        ProjectMemory,
+        RegionRow,
+        Remembered,
+        Section,
+    )
+    from squad.views.review import ReviewDecision, ReviewItem, ReviewList, ReviewResult
+    from squad.views.runs import (
+        Approval,
+        ApprovalQueued,
+        FallbackPlan,
+        FileChanged,
+        ModelCall,
+        Plan,
+        RunAccepted,
+        RunDetail,
+        RunList,
+        RunPage,
+        RunRow,
+        RunStatus,
+        RunSummary,
+        TaskRow,
+    )
+    from squad.views.spend import RunTokens, Spend, SpendDay, SquadSpend
+    from squad.views.squads import (
+        AgentCard,
+        AgentRow,
+        Definition,
+        Problem,
+        SquadCard,
+        SquadDetail,
+        SquadList,
+        SquadStatus,
+        SquadSummary,
+        TaskSpec,
+        WorkspaceCreated,
+    )
+    from squad.views.status import (
+        Backlog,
+        Checkpoints,
+        DaemonState,
+        Overview,
+        PausedHistory,
+        Status,
+        StatusSummary,
+        WaitingApproval,
+    )
+    from squad.views.workspace import (
+        FileMatches,
+        Folder,
+        FolderEntry,
+        FolderStats,
+        Health,
+        LargeFile,
+        LineMatch,
+        MemoryFileHealth,
+        Preview,
+        SearchResult,
+        SkippedFile,
+    )
 
 __all__ = [
     "AgentCard",
@@ -186,3 +194,100 @@ __all__ = [
     "WaitingApproval",
     "WorkspaceCreated",
 ]
+
+_HOMES = {
+    "AgentCard": "squads",
+    "AgentMemory": "memory",
+    "AgentRow": "squads",
+    "Approval": "runs",
+    "ApprovalQueued": "runs",
+    "Backlog": "status",
+    "BootFile": "memory",
+    "Checkpoints": "status",
+    "ClusterJob": "cluster",
+    "ClusterNode": "cluster",
+    "ClusterQueue": "cluster",
+    "ClusterUnreachable": "cluster",
+    "ClusterView": "cluster",
+    "ContextPreview": "memory",
+    "ContextWindow": "memory",
+    "DaemonState": "status",
+    "Decision": "memory",
+    "DecisionList": "memory",
+    "Definition": "squads",
+    "ExtractionPass": "memory",
+    "Fact": "memory",
+    "FactChange": "history",
+    "FallbackPlan": "runs",
+    "FileChanged": "runs",
+    "FileMatches": "workspace",
+    "Folder": "workspace",
+    "FolderEntry": "workspace",
+    "FolderStats": "workspace",
+    "Forgotten": "memory",
+    "Health": "workspace",
+    "HistoryRun": "history",
+    "LargeFile": "workspace",
+    "LineMatch": "workspace",
+    "MemoryChange": "history",
+    "MemoryContext": "memory",
+    "MemoryFileHealth": "workspace",
+    "MemoryHistory": "history",
+    "MemoryHit": "memory",
+    "MemoryRead": "memory",
+    "MemoryRevert": "history",
+    "MemorySearch": "memory",
+    "ModelCall": "runs",
+    "Namespace": "memory",
+    "NodeRun": "cluster",
+    "Overview": "status",
+    "PausedHistory": "status",
+    "Plan": "runs",
+    "Preview": "workspace",
+    "Problem": "squads",
+    "ProjectMemory": "memory",
+    "RegionRow": "memory",
+    "Remembered": "memory",
+    "ReviewDecision": "review",
+    "ReviewItem": "review",
+    "ReviewList": "review",
+    "ReviewResult": "review",
+    "RunAccepted": "runs",
+    "RunChangesView": "history",
+    "RunDetail": "runs",
+    "RunDiffView": "history",
+    "RunList": "runs",
+    "RunPage": "runs",
+    "RunRow": "runs",
+    "RunStatus": "runs",
+    "RunSummary": "runs",
+    "RunTokens": "spend",
+    "SearchResult": "workspace",
+    "Section": "memory",
+    "SkippedFile": "workspace",
+    "Spend": "spend",
+    "SpendDay": "spend",
+    "SquadCard": "squads",
+    "SquadDetail": "squads",
+    "SquadList": "squads",
+    "SquadSpend": "spend",
+    "SquadStatus": "squads",
+    "SquadSummary": "squads",
+    "Status": "status",
+    "StatusSummary": "status",
+    "TaskRow": "runs",
+    "TaskSpec": "squads",
+    "View": "_base",
+    "WaitingApproval": "status",
+    "WorkspaceCreated": "squads",
+}
+"""The module under :mod:`squad.views` each name of :data:`__all__` lives in."""
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
