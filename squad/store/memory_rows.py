@@ -17,7 +17,15 @@ from sqlalchemy.engine import Connection
 
 from squad.errors import UsageError
 from squad.store.memory_index import FACTS, NAMESPACES
-from squad.store.records import FactRecord, FactStatus, NamespaceRecord, NewFact
+from squad.store.memory_records import (
+    QUERY_TERMS_LOOKED_UP,
+    checked_identity,
+    checked_limit,
+    checked_name,
+    fact_record,
+    namespace_record,
+)
+from squad.store.records import FactRecord, FactStatus, NewFact
 
 __all__ = [
     "MAX_ID",
@@ -45,9 +53,6 @@ _NAMESPACE_STATS = select(NAMESPACES.c.indexed_facts, NAMESPACES.c.indexed_terms
 )
 """Prepared once: it runs on every prompt, so it builds no SQL per call."""
 
-QUERY_TERMS_LOOKED_UP = 256
-"""Distinct terms of a query whose df is looked up (in first-seen order)."""
-
 
 def insert_facts(conn: Connection, rows: list[dict[str, Any]]) -> list[int]:
     """Insert fact rows and return their new ids, in order."""
@@ -60,12 +65,6 @@ def insert_facts(conn: Connection, rows: list[dict[str, Any]]) -> list[int]:
         assert key is not None
         ids.append(int(key[0]))
     return ids
-
-
-def checked_limit(limit: int) -> int:
-    if limit < 1:
-        raise ValueError(f"limit must be at least 1, got {limit!r}")
-    return limit
 
 
 def vector_values(fact_id: int, model: str, data: bytes, dims: int) -> dict[str, Any]:
@@ -85,23 +84,6 @@ def index_stats(conn: Connection, namespace_id: int) -> tuple[int, int]:
     if stats is None:
         raise UsageError(f"no memory namespace with id {namespace_id!r}")
     return int(stats.indexed_facts), int(stats.indexed_terms)
-
-
-def checked_identity(identity: str) -> str:
-    identity = identity.strip()
-    if not identity or identity.isdigit():
-        raise UsageError(
-            f"memory namespace identity {identity!r} is invalid; use profile:<profile-id> or "
-            "squad:<squad>/<agent-id>"
-        )
-    return identity
-
-
-def checked_name(name: str) -> str:
-    name = name.strip()
-    if not name:
-        raise UsageError("a memory namespace needs a non-empty name")
-    return name
 
 
 def checked_fact(fact: NewFact) -> NewFact:
@@ -203,39 +185,3 @@ def new_fact_record(fact_id: int, namespace_id: int, fact: NewFact, now: datetim
     if fact.expires_at is not None:
         values["expires_at"] = fact.expires_at.astimezone(UTC)
     return FactRecord(**values)
-
-
-def fact_record(row: Row[Any]) -> FactRecord:
-    return FactRecord(
-        id=row.id,
-        namespace_id=row.namespace_id,
-        text=row.text,
-        subject=row.subject,
-        squad=row.squad,
-        agent=row.agent,
-        run_id=row.run_id,
-        turns=tuple(int(turn) for turn in row.turns or ()),
-        source=row.source,
-        status=FactStatus(row.status),
-        transient=bool(row.transient),
-        expires_at=row.expires_at,
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-        access_count=row.access_count,
-        last_accessed_at=row.last_accessed_at,
-        superseded_by=row.superseded_by,
-        superseded_at=row.superseded_at,
-        forgotten_at=row.forgotten_at,
-    )
-
-
-def namespace_record(row: Row[Any], fact_count: int) -> NamespaceRecord:
-    return NamespaceRecord(
-        id=row.id,
-        identity=row.identity,
-        name=row.name,
-        enabled=bool(row.enabled),
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-        fact_count=fact_count,
-    )

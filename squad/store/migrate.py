@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import re
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -42,6 +41,7 @@ if TYPE_CHECKING:
 
 from squad.errors import StoreError
 from squad.store.engine import mask_url, sqlite_file
+from squad.store.revisions import MIGRATIONS, shipped_heads
 
 __all__ = [
     "MIGRATIONS",
@@ -51,9 +51,6 @@ __all__ = [
     "shipped_heads",
     "upgrade",
 ]
-
-MIGRATIONS = Path(__file__).with_name("migrations")
-"""The alembic script folder shipped with the package."""
 
 LOCK_TIMEOUT_S = 300.0
 """How long an opener waits for another process's SQLite migration before giving up."""
@@ -123,26 +120,6 @@ def upgrade(engine: Engine, *, script_location: Path = MIGRATIONS) -> None:
         raise StoreError(
             f"cannot open or migrate the state database {where!r}: {_reason(exc, engine)}"
         ) from exc
-
-
-_REVISION = re.compile(r"^revision: str = \"([^\"]+)\"", re.MULTILINE)
-_DOWN = re.compile(r"^down_revision: [^=]+= (?:\"([^\"]+)\"|None)", re.MULTILINE)
-
-
-def shipped_heads(script_location: Path = MIGRATIONS) -> frozenset[str] | None:
-    """The head revisions, read from the scripts' ``revision``/``down_revision`` lines (as
-    every script here writes them); None when a script does not say so plainly."""
-    revisions: set[str] = set()
-    parents: set[str] = set()
-    for path in (script_location / "versions").glob("*.py"):
-        source = path.read_text(encoding="utf-8")
-        revision, down = _REVISION.search(source), _DOWN.search(source)
-        if revision is None or down is None:
-            return None
-        revisions.add(revision.group(1))
-        if down.group(1):
-            parents.add(down.group(1))
-    return frozenset(revisions - parents) or None
 
 
 def _stamped_at_head(engine: Engine, script_location: Path) -> bool:
