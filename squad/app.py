@@ -19,7 +19,7 @@ import threading
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from squad.clock import Clock, utc_now
 from squad.model.factory import ModelFactory, model_for
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from squad.runtime.runner import SquadRunner
     from squad.settings import Settings
     from squad.store import Store
+    from squad.store.sqlite_reader import StoreReader
     from squad.telemetry import Telemetry
 
 __all__ = ["App"]
@@ -62,15 +63,19 @@ class App:
         clock: Clock = utc_now,
         model_factory: ModelFactory = model_for,
         telemetry: Telemetry | None = None,
+        reading: bool = False,
     ) -> None:
         """Prefer :meth:`open`. A ``store`` or ``telemetry`` passed in stays the caller's to
-        close."""
+        close. ``reading``: a reading command's app, whose memory service reads a current
+        SQLite store through plain sqlite3 (:mod:`squad.store.sqlite_reader`)."""
         self.settings = settings
         self.clock = clock
         self.model_factory = model_factory
         """Builds each agent's model from its spec (offline in-process, else litellm)."""
         self._store: Store | None = store
         self._owns_store = store is None
+        self._reading = reading
+        self._reader: StoreReader | None = None
         self._extraction_errors: list[ExtractionErrors] = []
         self._history_handlers: list[HistoryEvents] = []
         self._histories: dict[tuple[Path, str], History] = {}
@@ -96,10 +101,17 @@ class App:
         clock: Clock = utc_now,
         model_factory: ModelFactory = model_for,
         telemetry: Telemetry | None = None,
+        reading: bool = False,
     ) -> App:
-        """The app for ``settings``; nothing is opened until a service is first asked for."""
+        """The app for ``settings``; nothing is opened until a service is first asked for.
+        ``reading``: for a command that only reads (see :meth:`__init__`)."""
         return cls(
-            settings, store=store, clock=clock, model_factory=model_factory, telemetry=telemetry
+            settings,
+            store=store,
+            clock=clock,
+            model_factory=model_factory,
+            telemetry=telemetry,
+            reading=reading,
         )
 
     # -- services ----------------------------------------------------------------------------
@@ -132,6 +144,25 @@ class App:
                 self._store = Store.open(self.settings.database_url, clock=self.clock)
             return self._store
 
+    def _reading_store(self) -> Store:
+        """What a reading app's reads go to: the store if it is open, else a sqlite3 reader of
+        a current SQLite database (handing on to the store what it does not answer), else the
+        store."""
+        with self._lock:
+            if self._store is not None or not self._reading:
+                return self._open_store()
+            if self._reader is None:
+                from squad.store.sqlite_reader import open_reader
+
+                self._reader = open_reader(
+                    self.settings.database_url, clock=self.clock, full=self._open_store
+                )
+                if self._reader is None:
+                    self._reading = False  # only the full store can answer: ask no more
+                    return self._open_store()
+            # The reader speaks the store's reading API and hands it the rest (its docstring).
+            return cast("Store", self._reader)
+
     def database_exists(self) -> bool:
         """Whether the store is open or its database is there already (reading commands
         create none)."""
@@ -149,7 +180,7 @@ class App:
 
                 self._memory = MemoryService(
                     self.settings,
-                    self.store,
+                    self._reading_store(),
                     clock=self.clock,
                     embedder=self._embedder(),
                     histories=self.history,
@@ -389,6 +420,9 @@ class App:
                 if self._owns_store:
                     self._store = None
                 cluster, self._cluster = self._cluster, None
+                reader, self._reader = self._reader, None
+            if reader is not None:
+                reader.close()
             if telemetry is not None and telemetry is not self._given_telemetry:
                 telemetry.shutdown(min(timeout, TELEMETRY_FLUSH_S))
             if cluster is not None:

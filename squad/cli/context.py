@@ -10,13 +10,14 @@ if TYPE_CHECKING:
 __all__ = ["open_app"]
 
 
-def open_app() -> App:
+def open_app(*, reading: bool = False) -> App:
     """The app for this invocation's settings (environment + ``configs/settings.yaml``); a
-    workspace whose history is paused is said on stderr (once per workspace and reason)."""
+    workspace whose history is paused is said on stderr (once per workspace and reason).
+    ``reading``: for a command that only reads (:class:`~squad.app.App`'s ``reading``)."""
     from squad.app import App
     from squad.settings import Settings
 
-    app = App.open(Settings.load())
+    app = App.open(Settings.load(), reading=reading)
     app.on_history_event(_HistoryWarnings())
     return app
 

@@ -120,7 +120,7 @@ def context(
     """Print exactly the memory part the agent's next prompt would get (with its working
     memory when a run of it is under way), and its regions."""
     out = Output(json_mode=json_output)
-    with open_app() as app:
+    with open_app(reading=True) as app:
         prompt = app.memory.preview(
             app.agent(squad, agent),
             message=message,

@@ -221,6 +221,30 @@ def test_edit_boot_files_from_a_file_and_from_stdin(docs: Cli) -> None:
     assert docs("memory", "edit", "memory", "--file", rules).returncode == 2
 
 
+def test_context_prints_the_same_through_the_sqlite_reader_as_through_the_full_store(
+    docs: Cli,
+) -> None:
+    """``memory context`` reads a current SQLite store with plain sqlite3 (issue 35); the
+    same file named with a query in its URL takes the full store: same output, every form."""
+    for agent, fact in (("planner", "Estimate in half days"), ("writer", "Cite the RFC")):
+        docs("memory", "remember", "docs-site", agent, fact, "--layer", "experiential")
+    assert docs("memory", "enable", "profile:planner-v1").returncode == 0
+    forms = (
+        ["docs-site", "writer"],
+        ["docs-site", "writer", "--json"],
+        ["docs-site", "planner", "--max-tokens", "50"],
+        ["docs-site", "writer", "-m", "How do we cite an RFC?", "--json"],
+        ["docs-site", "reviewer", "--json"],  # no namespace yet: the full store makes it
+    )
+    read = [docs("memory", "context", *form) for form in forms]
+    docs.env["SQUAD_DATABASE_URL"] = f"sqlite:///{docs.home / 'squad.db'}?timeout=5"
+    full = [docs("memory", "context", *form) for form in forms]
+    for form, fast, slow in zip(forms, read, full, strict=True):
+        assert fast.returncode == slow.returncode == 0, (form, fast.stderr, slow.stderr)
+        assert fast.stdout == slow.stdout, form
+    assert "Estimate in half days" in read[0].stdout and "Cite the RFC" in read[0].stdout
+
+
 def test_context_reports_each_region_of_the_models_window_or_of_the_one_given(
     docs: Cli,
 ) -> None:
