@@ -144,10 +144,11 @@ class App:
                 self._store = Store.open(self.settings.database_url, clock=self.clock)
             return self._store
 
-    def _reading_store(self) -> Store:
-        """What a reading app's reads go to: the store if it is open, else a sqlite3 reader of
-        a current SQLite database (handing on to the store what it does not answer), else the
-        store."""
+    @property
+    def reads(self) -> Store:
+        """Where a reading app's reads go: the store if it is open, else a sqlite3 reader of a
+        current SQLite database (handing on to the store what it does not answer), else the
+        store. An app that is not ``reading`` reads from :attr:`store`."""
         with self._lock:
             if self._store is not None or not self._reading:
                 return self._open_store()
@@ -166,9 +167,16 @@ class App:
     def database_exists(self) -> bool:
         """Whether the store is open or its database is there already (reading commands
         create none)."""
+        if self._store is not None or self._reader is not None:
+            return True
+        from squad.store.sqlite_reader import sqlite_path
+
+        path = sqlite_path(self.settings.database_url)  # no SQLAlchemy for a plain file URL
+        if path is not None:
+            return path.is_file()
         from squad.store.engine import database_exists
 
-        return self._store is not None or database_exists(self.settings.database_url)
+        return database_exists(self.settings.database_url)
 
     @property
     def memory(self) -> MemoryService:
@@ -180,7 +188,7 @@ class App:
 
                 self._memory = MemoryService(
                     self.settings,
-                    self._reading_store(),
+                    self.reads,
                     clock=self.clock,
                     embedder=self._embedder(),
                     histories=self.history,

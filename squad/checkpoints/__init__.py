@@ -40,6 +40,10 @@ def sqlite_path(home: Path) -> Path:
 def open_checkpoints(settings: Settings) -> Checkpoints:
     """The checkpoints of this home: in the store's database when it is PostgreSQL, else in
     the home's SQLite file. Opens nothing yet: the first use connects."""
+    from squad.store.sqlite_reader import sqlite_path as store_file
+
+    if store_file(settings.database_url) is not None:  # plain SQLite: no URL parser imported
+        return SqliteCheckpoints(sqlite_path(settings.home))
     from squad.store.engine import parse_url
 
     if parse_url(settings.database_url).get_backend_name() == "postgresql":

@@ -253,7 +253,7 @@ def status(
     if report is None:
         from squad.daemon.status import collect_status
 
-        with open_app() as app:
+        with open_app(reading=True) as app:
             report = collect_status(app, squads_dir=folder)
     if json_output:
         out.json(report)

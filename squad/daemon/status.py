@@ -270,7 +270,7 @@ def store_view(
         from squad.store import SpendTotals
         from squad.store.records import RunStatus, TaskStatus
 
-        store = app.store
+        store = app.reads
         if settle:
             settle_dead_runs(store, settings.locks_dir)
         latest = store.latest_runs()
@@ -342,7 +342,7 @@ def collect_status(
     not exist yet is not given one."""
     settings = app.settings
     lock = probe_lock(settings.home)
-    store = app.store if app.database_exists() else None
+    store = app.reads if app.database_exists() else None
     heartbeat = None if store is None else store.daemon.get(str(settings.home))
     now = app.clock() if now is None else now
     daemon = daemon_status(now=now, lock=lock, heartbeat=heartbeat)
@@ -363,7 +363,7 @@ def collect_status(
 
         configured, failed = configured_squads(
             folder.resolve(),
-            recorded_owners(app.squads.registered_squads()),
+            recorded_owners({r.name: r for r in store.list_squads()} if store else {}),
             cache=settings.home / VALIDATED_FILE,
         )
     names = [str(s["name"]) for s in (state or {}).get("squads", [])] if up else []

@@ -8,36 +8,21 @@ process is gone. The row outlives the daemon: ``stopped_at`` says it stopped cle
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Row, Table, select, update
+from sqlalchemy import ColumnElement, Table, select, update
 from sqlalchemy.engine import Engine
 
 from squad.clock import Clock
 from squad.store.engine import transaction
+from squad.store.row_records import HeartbeatRecord, heartbeat_record
 from squad.store.tables import metadata
 from squad.store.upsert import upsert
 
 __all__ = ["DaemonStateStore", "HeartbeatRecord"]
 
 HEARTBEATS: Table = metadata.tables["daemon_heartbeats"]
-
-
-@dataclass(frozen=True)
-class HeartbeatRecord:
-    """The last heartbeat of the daemon of one squad home; timestamps are timezone-aware UTC."""
-
-    home: str
-    pid: int
-    host: str
-    started_at: datetime
-    beat_at: datetime
-    stopped_at: datetime | None
-    """When the daemon stopped cleanly; None while it runs (or after it crashed)."""
-    state: dict[str, Any] | None = field(default=None, hash=False)
-    """What the daemon reported with its last beat."""
 
 
 class DaemonStateStore:
@@ -79,7 +64,7 @@ class DaemonStateStore:
         changes = {k: v for k, v in values.items() if k != "home"}
         with transaction(self._engine, f"record the heartbeat of the daemon of {home!r}") as conn:
             upsert(conn, HEARTBEATS, values, key=("home",), set_=changes)
-            return _record(conn.execute(select(HEARTBEATS).where(_key(home))).one())
+            return heartbeat_record(conn.execute(select(HEARTBEATS).where(_key(home))).one())
 
     def touch(self, home: str, *, pid: int) -> bool:
         """Move the beat of daemon ``pid`` of ``home`` to now, keeping its state (cheaper
@@ -105,20 +90,8 @@ class DaemonStateStore:
         """The last heartbeat of the daemon of ``home``; None if none ever beat."""
         with transaction(self._engine, f"read the heartbeat of the daemon of {home!r}") as conn:
             row = conn.execute(select(HEARTBEATS).where(_key(home))).first()
-        return None if row is None else _record(row)
+        return None if row is None else heartbeat_record(row)
 
 
 def _key(home: str) -> ColumnElement[bool]:
     return HEARTBEATS.c.home == home
-
-
-def _record(row: Row[Any]) -> HeartbeatRecord:
-    return HeartbeatRecord(
-        home=row.home,
-        pid=row.pid,
-        host=row.host,
-        started_at=row.started_at,
-        beat_at=row.beat_at,
-        stopped_at=row.stopped_at,
-        state=row.state,
-    )

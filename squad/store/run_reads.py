@@ -17,13 +17,13 @@ from sqlmodel import Session, col, select
 
 from squad.errors import StoreError
 from squad.store.records import RunRecord, RunStatus
+from squad.store.row_records import RESUMABLE, run_record
 from squad.store.tables import RunRow
 
 __all__ = ["RunReads", "run_record"]
 
 _LOOKUP_CHUNK = 500
 """Ids per ``IN (...)`` list: far under SQLite's and Postgres's parameter limits."""
-_RESUMABLE = (RunStatus.RUNNING, RunStatus.AWAITING_APPROVAL, RunStatus.INTERRUPTED)
 
 
 class RunReads:
@@ -102,7 +102,7 @@ class RunReads:
         That is ``running`` (the process died or is still at it: the store cannot tell),
         ``awaiting_approval`` and ``interrupted``; of one squad or of all.
         """
-        query = select(RunRow).where(col(RunRow.status).in_([s.value for s in _RESUMABLE]))
+        query = select(RunRow).where(col(RunRow.status).in_([s.value for s in RESUMABLE]))
         if squad is not None:
             query = query.where(col(RunRow.squad) == squad)
         query = query.order_by(col(RunRow.created_at).desc(), col(RunRow.id).desc())
@@ -150,25 +150,3 @@ class RunReads:
             raise StoreError(
                 f"cannot {action} in the state database {self._where!r}: {reason}"
             ) from exc
-
-
-def run_record(row: RunRow) -> RunRecord:
-    return RunRecord(
-        id=row.id,
-        squad=row.squad,
-        status=RunStatus(row.status),
-        trigger=row.trigger,
-        created_at=row.created_at,
-        started_at=row.started_at,
-        ended_at=row.ended_at,
-        error=row.error,
-        tokens_in=row.tokens_in,
-        tokens_out=row.tokens_out,
-        cost_usd=row.cost_usd,
-        goal=row.goal,
-        model=row.model,
-        summary=row.summary,
-        job=row.job,
-        epoch=row.epoch,
-        owner=row.owner,
-    )

@@ -22,7 +22,6 @@ from typing import Any
 from sqlalchemy import (
     Boolean,
     ColumnElement,
-    Row,
     ScalarSelect,
     Table,
     and_,
@@ -42,6 +41,7 @@ from squad.clock import Clock
 from squad.errors import RunFenced, StoreError
 from squad.store.engine import transaction
 from squad.store.records import TaskRecord, TaskStatus, enum_value
+from squad.store.row_records import task_record
 from squad.store.tables import UTCDateTime, metadata
 from squad.store.upsert import upsert
 
@@ -168,7 +168,7 @@ class RunStateStore:
                         "finished": status.finished,
                     },
                 ).one()
-                return _task_record(row)
+                return task_record(row)
         except StoreError as exc:
             if isinstance(exc.__cause__, IntegrityError):
                 raise StoreError(
@@ -223,7 +223,7 @@ class RunStateStore:
             if value is not None:
                 changes[name] = value
         upsert(conn, TASKS, values, key=("run_id", "task_id"), set_=changes)
-        return _task_record(conn.execute(select(TASKS).where(key)).one())
+        return task_record(conn.execute(select(TASKS).where(key)).one())
 
     def tasks(self, run_id: str) -> list[TaskRecord]:
         """The run's tasks, in the order they were first set.
@@ -237,13 +237,13 @@ class RunStateStore:
             .order_by(TASKS.c.position, TASKS.c.task_id)
         )
         with transaction(self._engine, f"read the tasks of run {run_id!r}") as conn:
-            return [_task_record(row) for row in conn.execute(query)]
+            return [task_record(row) for row in conn.execute(query)]
 
     def get_task(self, run_id: str, task_id: str) -> TaskRecord | None:
         query = select(TASKS).where(_task_key(run_id, task_id))
         with transaction(self._engine, f"read task {task_id!r} of run {run_id!r}") as conn:
             row = conn.execute(query).first()
-        return None if row is None else _task_record(row)
+        return None if row is None else task_record(row)
 
 
 # helpers
@@ -328,20 +328,3 @@ _TASK_UPSERTS = {
 
 def _task_key(run_id: str, task_id: str) -> ColumnElement[bool]:
     return and_(TASKS.c.run_id == run_id, TASKS.c.task_id == task_id)
-
-
-def _task_record(row: Row[Any]) -> TaskRecord:
-    return TaskRecord(
-        run_id=row.run_id,
-        task_id=row.task_id,
-        squad=row.squad,
-        agent=row.agent,
-        status=TaskStatus(row.status),
-        attempts=row.attempts,
-        rounds=row.rounds,
-        error=row.error,
-        output=row.output,
-        started_at=row.started_at,
-        ended_at=row.ended_at,
-        updated_at=row.updated_at,
-    )

@@ -4,6 +4,7 @@ Opening the full :class:`~squad.store.Store` imports SQLAlchemy's core and ORM a
 every table (about half of ``squad memory context``'s start, issue 35). A reading command
 on a SQLite database already at this squad's schema needs none of that for what it asks
 most, so :func:`open_reader` gives it a :class:`StoreReader` that answers those questions
+(a prompt's memory, and ``squad status``'s squads, runs, heartbeat, spend and backlog)
 with the same records, in the same order, from the same rows. Whatever it does not answer
 itself (a write, a ranked search, a namespace still to be created or renamed) goes to the
 full store, opened then and only then: the answers never differ, only their cost.
@@ -19,7 +20,7 @@ import json
 import re
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,12 +37,26 @@ from squad.store.memory_records import (
     fact_record,
     namespace_record,
 )
-from squad.store.records import FactStatus
+from squad.store.records import FactStatus, SpendTotals
 from squad.store.revisions import shipped_heads
+from squad.store.row_records import (
+    RESUMABLE,
+    heartbeat_record,
+    run_record,
+    squad_record,
+    task_record,
+)
 
 if TYPE_CHECKING:
     from squad.store import Store
-    from squad.store.records import FactRecord, NamespaceRecord
+    from squad.store.records import (
+        FactRecord,
+        NamespaceRecord,
+        RunRecord,
+        SquadRecord,
+        TaskRecord,
+    )
+    from squad.store.row_records import HeartbeatRecord
 
 __all__ = ["MemoryReader", "StoreReader", "open_reader", "sqlite_path"]
 
@@ -56,6 +71,10 @@ _DATETIMES = frozenset(
     {
         "created_at",
         "updated_at",
+        "started_at",
+        "ended_at",
+        "beat_at",
+        "stopped_at",
         "expires_at",
         "last_accessed_at",
         "superseded_at",
@@ -64,7 +83,7 @@ _DATETIMES = frozenset(
 )
 """Columns stored by :class:`~squad.store.tables.UTCDateTime` in the tables read here: UTC
 wall time as text on SQLite, handed out timezone-aware."""
-_JSON = frozenset({"turns"})
+_JSON = frozenset({"turns", "state", "definition", "summary"})
 """Columns stored by SQLAlchemy's ``JSON`` type in the tables read here."""
 _ACTIVE = FactStatus.ACTIVE.value
 _NAMESPACE = "SELECT id FROM memory_namespaces WHERE id = ?"
@@ -139,6 +158,36 @@ class StoreReader:
         self._full = full
         self.memory = MemoryReader(self, clock=clock)
         """Experiential memory's reads (``Store.memory``'s)."""
+        self.daemon = DaemonReader(self, "daemon")
+        self.spend = SpendReader(self, "spend")
+        self.conversation = ConversationReader(self, "conversation")
+        self.run_state = RunStateReader(self, "run_state")
+
+    def list_squads(self) -> list[SquadRecord]:
+        """Every squad, sorted by name."""
+        with self.snapshot() as conn:
+            rows = conn.execute("SELECT * FROM squads ORDER BY name").fetchall()
+        return [squad_record(row) for row in rows]
+
+    def latest_runs(self) -> dict[str, RunRecord]:
+        """Each squad's newest run (newest ``created_at``, then highest id)."""
+        with self.snapshot() as conn:
+            rows = conn.execute(_LATEST_RUNS).fetchall()
+        return {row.squad: run_record(row) for row in rows}
+
+    def interrupted_runs(self, squad: str | None = None) -> list[RunRecord]:
+        """Runs that stopped without finishing and may be resumed, newest first; of one
+        squad or of all."""
+        statuses = tuple(status.value for status in RESUMABLE)
+        where = f"status IN ({', '.join('?' * len(statuses))})"
+        params: tuple[Any, ...] = statuses
+        if squad is not None:
+            where, params = f"{where} AND squad = ?", (*statuses, squad)
+        with self.snapshot() as conn:
+            rows = conn.execute(
+                f"SELECT * FROM runs WHERE {where} ORDER BY created_at DESC, id DESC", params
+            ).fetchall()
+        return [run_record(row) for row in rows]
 
     @contextmanager
     def snapshot(self) -> Iterator[sqlite3.Connection]:
@@ -161,6 +210,95 @@ class StoreReader:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._full(), name)
+
+
+_LATEST_RUNS = """\
+SELECT runs.* FROM runs JOIN (
+    SELECT id, row_number() OVER (PARTITION BY squad ORDER BY created_at DESC, id DESC) AS rank
+    FROM runs
+) AS ranked ON ranked.id = runs.id
+WHERE ranked.rank = 1"""
+_CHUNK = 500
+"""Ids per ``IN (...)`` list, as the full store's."""
+
+
+class _Part:
+    """A part of the store (``Store.<name>``) whose reads are answered here; its other
+    attributes are the full store's part's."""
+
+    def __init__(self, reader: StoreReader, name: str) -> None:
+        self._reader = reader
+        self._name = name
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(getattr(self._reader.full(), self._name), name)
+
+
+class DaemonReader(_Part):
+    """``Store.daemon``'s read of a home's last heartbeat."""
+
+    def get(self, home: str) -> HeartbeatRecord | None:
+        """The last heartbeat of the daemon of ``home``; None if none ever beat."""
+        with self._reader.snapshot() as conn:
+            row = conn.execute("SELECT * FROM daemon_heartbeats WHERE home = ?", (home,)).fetchone()
+        return None if row is None else heartbeat_record(row)
+
+
+class SpendReader(_Part):
+    """``Store.spend``'s totals per run."""
+
+    def of_runs(self, run_ids: Sequence[str]) -> dict[str, SpendTotals]:
+        """The spend of each of ``run_ids`` with a model call."""
+        ids = list(run_ids)
+        totals: dict[str, SpendTotals] = {}
+        with self._reader.snapshot() as conn:
+            for start in range(0, len(ids), _CHUNK):
+                chunk = ids[start : start + _CHUNK]
+                rows = conn.execute(
+                    "SELECT run_id, coalesce(sum(cost_usd), 0.0) AS cost, "
+                    "coalesce(sum(prompt_tokens), 0) AS prompt, "
+                    "coalesce(sum(completion_tokens), 0) AS completion, count(*) AS calls "
+                    f"FROM spend_ledger WHERE run_id IN ({', '.join('?' * len(chunk))}) "
+                    "GROUP BY run_id",
+                    chunk,
+                ).fetchall()
+                for row in rows:
+                    totals[str(row.run_id)] = SpendTotals(
+                        float(row.cost), int(row.prompt), int(row.completion), int(row.calls)
+                    )
+        return totals
+
+
+class ConversationReader(_Part):
+    """``Store.conversation``'s extraction backlog."""
+
+    def extraction_backlog(self) -> list[tuple[str, str, int]]:
+        """Agents with messages the extractor has not read: ``(squad, agent, count)`` each,
+        by squad and agent."""
+        with self._reader.snapshot() as conn:
+            rows = conn.execute(_BACKLOG).fetchall()
+        return [(str(row.squad), str(row.agent), int(row.waiting)) for row in rows]
+
+
+_BACKLOG = """\
+SELECT c.squad AS squad, c.agent AS agent,
+       c.last_seq - coalesce(w.last_processed_seq, 0) AS waiting
+FROM message_counters AS c LEFT OUTER JOIN extraction_watermarks AS w
+    ON w.squad = c.squad AND w.agent = c.agent
+WHERE c.last_seq - coalesce(w.last_processed_seq, 0) > 0
+ORDER BY c.squad, c.agent"""
+
+
+class RunStateReader(_Part):
+    """``Store.run_state``'s tasks of a run."""
+
+    def tasks(self, run_id: str) -> list[TaskRecord]:
+        """The run's tasks, in the order they were first set."""
+        with self._reader.snapshot() as conn:
+            rows = conn.execute(
+                "SELECT * FROM run_tasks WHERE run_id = ? ORDER BY position, task_id", (run_id,)
+            ).fetchall()
+        return [task_record(row) for row in rows]
 
 
 class MemoryReader:

@@ -57,7 +57,8 @@ if TYPE_CHECKING:
     from squad.settings import Settings
     from squad.store.redaction import RedactionStore
 
-from squad.store.run_reads import RunReads, run_record
+from squad.store.row_records import run_record, squad_record
+from squad.store.run_reads import RunReads
 
 __all__ = ["Store", "open_store"]
 
@@ -213,18 +214,18 @@ class Store(RunReads):
             elif definition is not None and row.definition is None:
                 row.definition = definition
             session.commit()
-            return _squad_record(row)
+            return squad_record(row)
 
     def get_squad(self, name: str) -> SquadRecord | None:
         with self._session(f"read squad {name!r}") as session:
             row = session.get(SquadRow, name)
-            return None if row is None else _squad_record(row)
+            return None if row is None else squad_record(row)
 
     def list_squads(self) -> list[SquadRecord]:
         """Every squad, sorted by name."""
         with self._session("list squads") as session:
             rows = session.exec(select(SquadRow).order_by(col(SquadRow.name))).all()
-            return [_squad_record(row) for row in rows]
+            return [squad_record(row) for row in rows]
 
     def delete_squad(self, name: str) -> bool:
         """Delete a squad and, by the foreign key's ON DELETE CASCADE, all its runs.
@@ -378,15 +379,3 @@ def open_store(
 ) -> Store:
     """Open the store named by ``settings.database_url``."""
     return Store.open(settings.database_url, clock=clock, new_id=new_id)
-
-
-def _squad_record(row: SquadRow) -> SquadRecord:
-    return SquadRecord(
-        name=row.name,
-        workspace=row.workspace,
-        source=row.source,
-        definition_sha256=row.definition_sha256,
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-        definition=row.definition,
-    )

@@ -561,6 +561,13 @@ def test_status_opens_with_a_summary_then_problems_then_only_the_squads_with_new
     assert data["waiting_approvals"][0]["run_id"] == gated.id
     assert data["waiting_approvals"][0]["task"] == "t"
 
+    # Through plain sqlite3 (above) as through the full store: the same file, named with an
+    # option in its URL, takes the full store (issue 35).
+    read = [squad(*form).stdout for form in (["status"], ["status", "--all"], ["status", "--json"])]
+    monkeypatch.setenv("SQUAD_DATABASE_URL", f"{settings.database_url}?timeout=5")
+    full = [squad(*form).stdout for form in (["status"], ["status", "--all"], ["status", "--json"])]
+    assert read == full == [outcome.stdout, every.stdout, json.dumps(data, indent=2) + "\n"]
+
 
 @pytest.mark.slow
 def test_with_the_daemon_down_a_squad_file_is_validated_again_only_when_it_changes(

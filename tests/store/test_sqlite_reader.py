@@ -141,3 +141,88 @@ def test_only_a_current_sqlite_file_gets_a_reader(
         conn.execute("DROP TABLE alembic_version")
     conn.close()
     assert open_reader(sqlite_url, clock=clock, full=unused) is None
+
+
+def _runs(store: Store, clock: FrozenClock) -> list[str]:
+    """Three squads (one with a definition, one with no run), runs in every resumable state
+    and ended ones (two sharing an instant), tasks, spend, a heartbeat and a backlog; the
+    run ids."""
+    from squad.store import MessageRole, RunStatus, TaskStatus
+
+    store.upsert_squad(
+        "alpha",
+        workspace="/w/alpha",
+        source="/c/a.yaml",
+        definition_sha256="1",
+        definition={"name": "alpha", "tasks": [{"id": "t"}]},
+    )
+    for name in ("beta", "gamma"):
+        store.upsert_squad(name, workspace=f"/w/{name}", source=None, definition_sha256="0")
+    ids = []
+    statuses = [
+        RunStatus.SUCCEEDED,
+        RunStatus.FAILED,
+        RunStatus.RUNNING,
+        RunStatus.AWAITING_APPROVAL,
+        RunStatus.INTERRUPTED,
+        RunStatus.PENDING,
+        RunStatus.STOPPED,
+    ]
+    for i, status in enumerate(statuses):
+        clock.advance(0 if i == 3 else 1.5)  # two runs share an instant
+        run = store.create_run(("alpha", "beta")[i % 2], trigger="schedule", goal=f"goal {i}")
+        store.update_run(run.id, status=RunStatus.RUNNING)
+        if status is not RunStatus.RUNNING:
+            store.update_run(run.id, status=status, error="boom" if i == 1 else None)
+        store.run_state.set_task(
+            run.id, "draft", squad="alpha", agent="writer", status=TaskStatus.DONE
+        )
+        store.run_state.set_task(
+            run.id,
+            "review",
+            squad="alpha",
+            agent="reviewer",
+            status=TaskStatus.AWAITING_APPROVAL,
+            output="ok",
+        )
+        store.spend.record(
+            "alpha",
+            model="m",
+            prompt_tokens=i,
+            completion_tokens=2 * i,
+            cost_usd=0.25 * i,
+            run_id=run.id,
+        )
+        ids.append(run.id)
+    store.daemon.beat("/home", pid=42, host="h", started_at=clock(), state={"phase": "running"})
+    for squad, agent, count in (("docs", "writer", 3), ("code", "dev", 1)):
+        for _ in range(count):
+            store.conversation.record_message(squad, agent, MessageRole.USER, "hi")
+    store.conversation.finish_extraction("docs", "writer", 1)
+    return ids
+
+
+def test_the_reader_answers_squad_status_as_the_full_store(
+    full: Store, reader: StoreReader, clock: FrozenClock
+) -> None:
+    ids = _runs(full, clock)
+    assert reader.list_squads() == full.list_squads()
+    assert reader.latest_runs() == full.latest_runs()
+    assert list(reader.latest_runs()) and reader.latest_runs()["alpha"].squad == "alpha"
+    for squad in (None, "alpha", "beta", "gamma"):
+        assert reader.interrupted_runs(squad) == full.interrupted_runs(squad)
+    for run_id in (*ids, "no-such-run"):
+        assert reader.run_state.tasks(run_id) == full.run_state.tasks(run_id)
+    for wanted in (ids, ids[:2], [], ["no-such-run"]):
+        assert reader.spend.of_runs(wanted) == full.spend.of_runs(wanted)
+    for home in ("/home", "/elsewhere"):
+        assert reader.daemon.get(home) == full.daemon.get(home)
+    backlog = reader.conversation.extraction_backlog()
+    assert (
+        backlog
+        == full.conversation.extraction_backlog()
+        == [
+            ("code", "dev", 1),
+            ("docs", "writer", 2),
+        ]
+    )
