@@ -17,13 +17,15 @@ import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 from squad.errors import ConfigError, Problem
 from squad.fsutil import read_up_to
-from squad.spec.loader import load_squad_text, read_text_file
-from squad.spec.models import SquadSpec
-from squad.spec.yaml_source import MAX_FILE_BYTES, Positions
+
+if TYPE_CHECKING:  # the loader and the models load with the first file read (not for status)
+    from squad.spec.models import SquadSpec
+    from squad.spec.yaml_source import Positions
+from squad.spec.yaml_source import MAX_FILE_BYTES
 
 __all__ = [
     "Definition",
@@ -164,6 +166,8 @@ def _unreadable_mark(exc: Exception) -> str:
 
 def load_definition(path: Path) -> Definition:
     """Read and validate one file; never raises for what is wrong with the file."""
+    from squad.spec.loader import load_squad_text, read_text_file
+
     digest = file_digest(path)
     try:
         loaded = load_squad_text(read_text_file(path), source=str(path))
