@@ -67,6 +67,16 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         session.config.pluginmanager.register(guard, "squad-no-processes")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def private_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """``XDG_CACHE_HOME`` in a temporary folder for the session (and the processes its tests
+    start): the tokenizers' parsed rank tables are kept there, not in the user's cache."""
+    folder = tmp_path_factory.mktemp("xdg-cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(folder))
+        yield folder
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under pytest-xdist, a test marked ``serial`` is skipped: it disturbs what the other
     workers use (it restarts the Postgres server); ``make test`` runs it after the rest."""

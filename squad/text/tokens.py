@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import marshal
 import os
+import sys
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -133,8 +135,26 @@ def _bundled_tokenizers() -> Path:
     return Path(next(iter(spec.submodule_search_locations))) / "litellm_core_utils" / "tokenizers"
 
 
-def _load_tiktoken(name: str, folder: Path) -> Any:
-    """Load an encoding from litellm's cached copy; tiktoken only downloads on a cache miss."""
+def _load_tiktoken(name: str, folder: Path, cache: Path | None = None) -> Any:
+    """Load an encoding from litellm's cached copy; tiktoken only downloads on a cache miss.
+
+    Parsing the rank file (100,000 base64 lines) is most of the load: the parsed encoding is
+    kept in ``cache`` (default :func:`_rank_cache`) with :mod:`marshal`, a few times faster
+    to read back, under a name that changes with tiktoken's version and litellm's files.
+    """
+    import tiktoken
+
+    where = _rank_cache() if cache is None else cache
+    path = where / f"{name}-{_fingerprint(folder, tiktoken.__version__)}.marshal"
+    kept = _read_ranks(path)
+    if kept is not None:
+        return tiktoken.Encoding(**kept)
+    encoding = _parse_tiktoken(name, folder)
+    _keep_ranks(path, encoding)
+    return encoding
+
+
+def _parse_tiktoken(name: str, folder: Path) -> Any:
     import tiktoken
 
     with _LOAD_LOCK:
@@ -147,3 +167,55 @@ def _load_tiktoken(name: str, folder: Path) -> Any:
                 os.environ.pop("TIKTOKEN_CACHE_DIR", None)
             else:
                 os.environ["TIKTOKEN_CACHE_DIR"] = previous
+
+
+_ENCODING_KEYS = ("name", "pat_str", "mergeable_ranks", "special_tokens")
+"""What ``tiktoken.Encoding`` is built from, as the rank cache keeps it."""
+
+
+def _rank_cache() -> Path:
+    """The folder of parsed rank tables: ``$XDG_CACHE_HOME/squad/tokenizers``."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "squad" / "tokenizers"
+
+
+def _fingerprint(folder: Path, version: str) -> str:
+    """What a kept table depends on: tiktoken's version, Python's, and litellm's files."""
+    digest = hashlib.blake2b(f"{version} {sys.version_info[:2]}".encode(), digest_size=8)
+    try:
+        for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+            info = entry.stat()
+            digest.update(f"{entry.name} {info.st_size} {info.st_mtime_ns}\n".encode())
+    except OSError:
+        pass  # no files to tell apart: the version alone names it
+    return digest.hexdigest()
+
+
+def _read_ranks(path: Path) -> dict[str, Any] | None:
+    """The kept constructor arguments; None when there are none (or they are not whole)."""
+    try:
+        kept = marshal.loads(path.read_bytes())
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+    if not isinstance(kept, dict) or set(kept) != set(_ENCODING_KEYS):
+        return None
+    return kept
+
+
+def _keep_ranks(path: Path, encoding: Any) -> None:
+    """Keep ``encoding``'s tables for the next process; a cache that cannot be written is
+    only slower."""
+    from squad.fsutil import atomic_write, private_dir
+
+    # tiktoken keeps its constructor's arguments as attributes (0.7 to 0.14 at least); a
+    # version that does not is simply not cached.
+    kept = {
+        key: getattr(encoding, key if key == "name" else f"_{key}", None) for key in _ENCODING_KEYS
+    }
+    if any(value is None for value in kept.values()):
+        return
+    try:
+        private_dir(path.parent)
+        atomic_write(path, marshal.dumps(kept), durable=False)
+    except (OSError, ValueError):
+        pass

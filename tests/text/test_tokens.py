@@ -52,6 +52,28 @@ def test_loading_never_touches_a_user_tiktoken_cache(
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_parsed_rank_table_is_kept_and_read_back_as_the_same_encoding(tmp_path: Path) -> None:
+    from squad.text import tokens
+
+    folder = tokens._bundled_tokenizers()
+    text = "Hello, 안녕하세요 world <|endoftext|>\n\n  def f(x): return x ** 2"
+    parsed = tokens._load_tiktoken("cl100k_base", folder, cache=tmp_path)
+    (kept,) = tmp_path.iterdir()
+    assert kept.name.startswith("cl100k_base-") and kept.suffix == ".marshal"
+    again = tokens._load_tiktoken("cl100k_base", folder, cache=tmp_path)
+    assert list(tmp_path.iterdir()) == [kept]
+    for encoding in (parsed, again):
+        assert encoding.name == "cl100k_base"
+        assert encoding.encode(text, allowed_special="all") == parsed.encode(
+            text, allowed_special="all"
+        )
+        assert encoding.n_vocab == parsed.n_vocab
+    kept.write_bytes(b"not marshal")  # a torn or foreign file: parsed again, and replaced
+    mended = tokens._load_tiktoken("cl100k_base", folder, cache=tmp_path)
+    assert mended.encode(text, allowed_special="all") == parsed.encode(text, allowed_special="all")
+    assert tokens._read_ranks(kept) is not None
+
+
 class Counting:
     """A counter that counts words and how often it was asked."""
 
