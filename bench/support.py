@@ -4,9 +4,12 @@ process."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,6 +22,7 @@ if TYPE_CHECKING:
     from squad.settings import Settings
 
 REPO = Path(__file__).resolve().parent.parent
+PACE = re.compile(r"\(stub answers in (\d+) ms\)")
 
 
 class InstantModel:
@@ -52,6 +56,59 @@ class InstantModel:
     ) -> ModelReply:
         text = self.json_answer if response_format else self.answer
         return ModelReply(text, usage=Usage(10, 5, 0.0), model="instant")
+
+
+def paced(description: str, latency_s: float) -> str:
+    """``description`` with the marker that makes :class:`PacedAnswers` hold its call
+    ``latency_s``: a task definition says how slow its model is, in words both squad and
+    CrewAI put in the prompt."""
+    return f"{description} (stub answers in {round(latency_s * 1000)} ms)"
+
+
+class PacedAnswers:
+    """The OpenAI stub server's handler for the timed benchmarks: answers ``content`` after the
+    latency the request's prompt names (see :func:`paced`), else after ``default_s``, and notes
+    when each request came and how long it was held, so a run's calls and overlap can be counted.
+
+    The marker is read from the last message that has one: the task's own prompt. Context from
+    earlier tasks carries their answers, never their descriptions, on squad and CrewAI alike.
+    """
+
+    def __init__(self, default_s: float, content: str) -> None:
+        self.default_s = default_s
+        self.content = content
+        self._lock = threading.Lock()
+        self._calls: list[tuple[float, float]] = []
+
+    def latency_s(self, body: Any) -> float:
+        """How long to hold the request whose JSON body is ``body``."""
+        for message in reversed(body.get("messages", [])):
+            found = PACE.search(str(message.get("content", "")))
+            if found:
+                return int(found.group(1)) / 1000
+        return self.default_s
+
+    def __call__(self, body: Any) -> Any:
+        from squad.model.stub_answers import answer, slow
+
+        held = self.latency_s(body)
+        with self._lock:
+            self._calls.append((time.perf_counter(), held))
+        return slow(held, answer(self.content))
+
+    def take(self) -> list[tuple[float, float]]:
+        """Each request since the last take: when it came and how long it was held."""
+        with self._lock:
+            calls, self._calls = self._calls, []
+        return calls
+
+
+def most_in_flight(calls: Sequence[tuple[float, float]]) -> int:
+    """The most requests held at once, from :meth:`PacedAnswers.take`'s notes."""
+    return max(
+        (sum(1 for came, held in calls if came <= at < came + held) for at, _ in calls),
+        default=0,
+    )
 
 
 @contextmanager
