@@ -1,5 +1,7 @@
-"""The diamond of ``bench.parallel_bench`` (start -> b1..b4 -> finish) on squad and on CrewAI,
-both against the same OpenAI-compatible stub server with a fixed 200 ms per call.
+"""The two diamonds of ``bench.parallel_bench`` on squad and on CrewAI, both against the same
+OpenAI-compatible stub server: the classic one (start -> b1..b4 -> finish) at a fixed 200 ms
+per call, and the uneven one (start -> a1 -> a2, start -> b1, then end) whose calls take what
+their task descriptions tell the stub (``bench.parallel_bench.UNEVEN``: b1 slow, the rest fast).
 
 ``python -m bench.crewai_diamond`` times, in interleaved rounds (one run of each per round,
 so that a change in machine load lands on all of them), after one warm-up run of each:
@@ -14,7 +16,12 @@ so that a change in machine load lands on all of them), after one warm-up run of
   OpenAI provider, the ``openai`` SDK over real HTTP), memory, tools, delegation, telemetry
   and tracing off, sockets refused except to 127.0.0.1;
 - CrewAI, async: the same crew with ``async_execution=True`` on the four middle tasks,
-  CrewAI's own parallelism, when it works (else reported as unavailable, with why).
+  CrewAI's own parallelism, when it works (else reported as unavailable, with why);
+- the uneven diamond on squad (``bench.parallel_bench``'s ``_run_uneven``) and on CrewAI,
+  sequential and with async tasks. CrewAI 1.15 cannot run a1 -> a2 beside b1: an async task
+  may not take an async task as context unless a synchronous task comes between them, and a
+  synchronous task first waits for every pending async task. So its best order is
+  :data:`CREWAI_UNEVEN_ORDER`, a1 and b1 async: a2 waits for b1 as a superstep barrier would.
 
 It prints the medians of ``REPEAT`` runs and the ratios squad / CrewAI (below 1: squad is
 faster), the model calls each side made per run and the most calls in flight at once, both
@@ -32,8 +39,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -41,43 +46,33 @@ from pathlib import Path
 from typing import Any
 
 from bench.crewai_compare import DEFAULT_CREWAI_PYTHON, Skipped, _read_json
-from bench.parallel_bench import LATENCY_S, REPEAT, _run
-from bench.support import temp_settings
+from bench.parallel_bench import (
+    LATENCY_S,
+    REPEAT,
+    UNEVEN,
+    UNEVEN_CHAINS,
+    _run,
+    _run_uneven,
+    uneven_description,
+)
+from bench.support import PacedAnswers, most_in_flight, temp_settings
 
 SCRIPT = Path(__file__).with_name("crewai_diamond_script.py")
 ANSWER = "Done: the task is complete."  # crewai_diamond_script.py checks the crew ends on it
 CALLS = 6  # model calls in one diamond run, on either side
 SERIAL_CALLS = 3  # the critical path: start, one middle task, finish
+CREWAI_UNEVEN_ORDER = ("start", "a1", "b1", "a2", "end")
+"""The uneven diamond in CrewAI's task order: a1 and b1 async, a2 after them (see above)."""
+CREWAI_UNEVEN_ASYNC = ("a1", "b1")
 
 
-class Arrivals:
-    """The stub's handler: answers after ``LATENCY_S`` and notes when each request came."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._times: list[float] = []
-
-    def __call__(self, body: Any) -> Any:
-        from squad.model.stub_answers import answer, slow
-
-        with self._lock:
-            self._times.append(time.perf_counter())
-        return slow(LATENCY_S, answer(ANSWER))
-
-    def take(self) -> list[float]:
-        """The arrival times since the last take."""
-        with self._lock:
-            times, self._times = self._times, []
-        return times
-
-
-def in_flight(arrivals: list[float]) -> int:
-    """The most requests in flight at once, each taking ``LATENCY_S`` from its arrival."""
-    ordered = sorted(arrivals)
-    return max(
-        (sum(1 for t in ordered if s <= t < s + LATENCY_S) for s in ordered),
-        default=0,
-    )
+def crewai_uneven() -> dict[str, Any]:
+    """The uneven diamond as ``crewai_diamond_script.py`` takes it (its UNEVEN argument)."""
+    tasks = [
+        {"id": step, "description": uneven_description(step), "context": list(UNEVEN[step][1])}
+        for step in CREWAI_UNEVEN_ORDER
+    ]
+    return {"tasks": tasks, "async": list(CREWAI_UNEVEN_ASYNC)}
 
 
 @dataclass
@@ -88,10 +83,10 @@ class Side:
     calls: list[int] = field(default_factory=list)
     in_flight: list[int] = field(default_factory=list)
 
-    def add(self, elapsed: float, arrivals: list[float]) -> None:
+    def add(self, elapsed: float, calls: list[tuple[float, float]]) -> None:
         self.seconds.append(elapsed)
-        self.calls.append(len(arrivals))
-        self.in_flight.append(in_flight(arrivals))
+        self.calls.append(len(calls))
+        self.in_flight.append(most_in_flight(calls))
 
     def figures(self) -> dict[str, Any]:
         return {
@@ -106,6 +101,7 @@ class Side:
 class CrewAIProcess:
     version: str
     async_error: str | None
+    uneven_async_error: str | None
     kickoff: Callable[[str], float]
     build_s: list[float] = field(default_factory=list)
     network_attempts: list[str] = field(default_factory=list)
@@ -114,7 +110,8 @@ class CrewAIProcess:
 @contextmanager
 def crewai_process(url: str) -> Iterator[CrewAIProcess]:
     """Start ``crewai_diamond_script.py`` in CrewAI's interpreter against ``url``, warmed up;
-    yield it with a function that times one kickoff of a mode (``sequential``, ``async``)."""
+    yield it with a function that times one kickoff of a mode (``sequential``, ``async``,
+    ``uneven-sequential``, ``uneven-async``)."""
     python = os.environ.get("CREWAI_PYTHON", DEFAULT_CREWAI_PYTHON)
     if not Path(python).is_file():
         raise Skipped(
@@ -142,7 +139,7 @@ def crewai_process(url: str) -> Iterator[CrewAIProcess]:
         with (
             errors.open("w") as stderr,
             subprocess.Popen(
-                [python, str(SCRIPT), url],
+                [python, str(SCRIPT), url, json.dumps(crewai_uneven())],
                 env=env,
                 cwd=tmp,
                 stdin=subprocess.PIPE,
@@ -164,7 +161,9 @@ def crewai_process(url: str) -> Iterator[CrewAIProcess]:
                 return elapsed
 
             hello = _read_json(stdout, errors)
-            crew = CrewAIProcess(hello["version"], hello["async_error"], kickoff)
+            crew = CrewAIProcess(
+                hello["version"], hello["async_error"], hello["uneven_async_error"], kickoff
+            )
             try:
                 yield crew
             finally:
@@ -179,21 +178,32 @@ def measure() -> dict[str, Any]:
     from squad.model.testing import OpenAIStubServer
 
     os.environ.setdefault("STUB_KEY", "stub-key")
-    arrivals = Arrivals()
+    calls = PacedAnswers(LATENCY_S, ANSWER)
     squad, sequential, concurrent = Side(), Side(), Side()
+    uneven_squad, uneven_sequential, uneven_concurrent = Side(), Side(), Side()
+    uneven_after_first: list[float] = []
     with (
-        OpenAIStubServer(arrivals) as stub,
+        OpenAIStubServer(calls) as stub,
         crewai_process(stub.url) as crew,  # warmed up: one kickoff of each mode
         temp_settings() as settings,
         App.open(settings) as app,
     ):
         _run(app, stub.url, 4, 0)  # warm: litellm's import and first call, the store
-        arrivals.take()
+        _run_uneven(app, stub.url, 0)
+        calls.take()
         for index in range(1, REPEAT + 1):
-            squad.add(_run(app, stub.url, 4, index), arrivals.take())
-            sequential.add(crew.kickoff("sequential"), arrivals.take())
+            squad.add(_run(app, stub.url, 4, index), calls.take())
+            sequential.add(crew.kickoff("sequential"), calls.take())
             if crew.async_error is None:
-                concurrent.add(crew.kickoff("async"), arrivals.take())
+                concurrent.add(crew.kickoff("async"), calls.take())
+            whole, after_first = _run_uneven(app, stub.url, index)
+            uneven_squad.add(whole, calls.take())
+            uneven_after_first.append(after_first)
+            uneven_sequential.add(crew.kickoff("uneven-sequential"), calls.take())
+            if crew.uneven_async_error is None:
+                uneven_concurrent.add(crew.kickoff("uneven-async"), calls.take())
+    pace = {step: latency for step, (latency, _) in UNEVEN.items()}
+    after_start = max(sum(pace[step] for step in chain) for chain in UNEVEN_CHAINS)
     figures: dict[str, Any] = {
         "latency_s": LATENCY_S,
         "repeat": REPEAT,
@@ -206,12 +216,25 @@ def measure() -> dict[str, Any]:
         "crewai_async_error": crew.async_error,
         "crewai_build_s": statistics.median(crew.build_s),
         "crewai_network_attempts": len(crew.network_attempts),
+        "uneven_latencies_s": pace,
+        "uneven_floor_s": round(pace["start"] + after_start, 6),
+        "uneven_barrier_floor_s": round(
+            pace["start"] + max(pace["a1"], pace["b1"]) + pace["a2"] + pace["end"], 6
+        ),
+        "uneven_floor_sequential_s": round(sum(pace.values()), 6),
+        "uneven_squad": uneven_squad.figures(),
+        "uneven_squad_after_first_s": statistics.median(uneven_after_first),
+        "uneven_crewai_sequential": uneven_sequential.figures(),
+        "uneven_crewai_async": (uneven_concurrent.figures() if uneven_concurrent.seconds else None),
+        "uneven_crewai_async_error": crew.uneven_async_error,
     }
-    ours = figures["squad"]["median_s"]
-    figures["squad_over_crewai_sequential"] = ours / figures["crewai_sequential"]["median_s"]
-    figures["squad_over_crewai_async"] = (
-        ours / figures["crewai_async"]["median_s"] if figures["crewai_async"] else None
-    )
+    for prefix in ("", "uneven_"):
+        ours = figures[f"{prefix}squad"]["median_s"]
+        for mode in ("sequential", "async"):
+            theirs = figures[f"{prefix}crewai_{mode}"]
+            figures[f"{prefix}squad_over_crewai_{mode}"] = (
+                ours / theirs["median_s"] if theirs else None
+            )
     return figures
 
 
@@ -253,11 +276,40 @@ def main() -> int:
     if figures["squad_over_crewai_async"] is not None:
         ratios += f", async_execution {figures['squad_over_crewai_async']:.2f}x"
     print(ratios)
+    print(uneven_lines(figures))
     print(
         f"  CrewAI crew construction (not timed above) {figures['crewai_build_s'] * 1000:.0f} "
         f"ms; {figures['crewai_network_attempts']} network attempts refused"
     )
     return 0
+
+
+def uneven_lines(figures: dict[str, Any]) -> str:
+    pace = figures["uneven_latencies_s"]
+    latencies = ", ".join(f"{step} {seconds * 1000:.0f}" for step, seconds in pace.items())
+    version = figures["crewai_version"]
+    lines = [
+        f"uneven diamond (start -> a1 -> a2, start -> b1, end), stub at {latencies} ms a call",
+        row("squad, max_parallel 5", figures["uneven_squad"]),
+        row(f"CrewAI {version} sequential", figures["uneven_crewai_sequential"]),
+    ]
+    if figures["uneven_crewai_async"]:
+        lines.append(row(f"CrewAI {version} async a1, b1", figures["uneven_crewai_async"]))
+    else:
+        lines.append(f"  CrewAI async tasks: unavailable ({figures['uneven_crewai_async_error']})")
+    lines.append(
+        f"  floors: {figures['uneven_floor_s']:.2f} s on the critical path, "
+        f"{figures['uneven_barrier_floor_s']:.2f} s behind a superstep barrier, "
+        f"{figures['uneven_floor_sequential_s']:.2f} s one call after another; squad "
+        f"{figures['uneven_squad_after_first_s']:.2f} s after start's call returned"
+    )
+    ratios = (
+        f"  ratio squad/CrewAI: sequential {figures['uneven_squad_over_crewai_sequential']:.2f}x"
+    )
+    if figures["uneven_squad_over_crewai_async"] is not None:
+        ratios += f", async tasks {figures['uneven_squad_over_crewai_async']:.2f}x"
+    lines.append(ratios)
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
