@@ -22,6 +22,10 @@ Both sides call the model three times per run. They do not do the same work arou
 calls, so the ratio is what squad's durability and memory cost against CrewAI's defaults,
 not a like-for-like speed comparison. Prints ``skipped: ...`` and exits 0 when CrewAI's
 interpreter is missing or crewai does not import there.
+
+``python -m bench.crewai_compare --all`` then runs ``bench.crewai_diamond`` in a process of its
+own: the classic and the uneven diamond on the stub server, so one command re-measures all
+three side by side (the README's figures).
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from bench.support import InstantModel, temp_settings
+from bench.support import REPO, InstantModel, temp_settings
 
 ROUNDS = 5
 PER_ROUND = 3
@@ -209,6 +213,10 @@ def main() -> int:
         f"  CrewAI made {crew.llm_calls} LLM calls (warm-up included) and "
         f"{len(crew.network_attempts)} network attempts"
     )
+    if "--all" in sys.argv:
+        sys.stdout.flush()
+        diamonds = [sys.executable, "-m", "bench.crewai_diamond"]
+        return subprocess.run(diamonds, check=False, cwd=REPO).returncode
     return 0
 
 
