@@ -53,9 +53,10 @@ from bench.parallel_bench import (
     UNEVEN_CHAINS,
     _run,
     _run_uneven,
+    a2_wait_s,
     uneven_description,
 )
-from bench.support import PacedAnswers, most_in_flight, temp_settings
+from bench.support import PacedAnswers, StubCall, most_in_flight, temp_settings
 
 SCRIPT = Path(__file__).with_name("crewai_diamond_script.py")
 ANSWER = "Done: the task is complete."  # crewai_diamond_script.py checks the crew ends on it
@@ -83,7 +84,7 @@ class Side:
     calls: list[int] = field(default_factory=list)
     in_flight: list[int] = field(default_factory=list)
 
-    def add(self, elapsed: float, calls: list[tuple[float, float]]) -> None:
+    def add(self, elapsed: float, calls: list[StubCall]) -> None:
         self.seconds.append(elapsed)
         self.calls.append(len(calls))
         self.in_flight.append(most_in_flight(calls))
@@ -182,6 +183,7 @@ def measure() -> dict[str, Any]:
     squad, sequential, concurrent = Side(), Side(), Side()
     uneven_squad, uneven_sequential, uneven_concurrent = Side(), Side(), Side()
     uneven_after_first: list[float] = []
+    a2_waits: dict[str, list[float]] = {"squad": [], "crewai_async": []}
     with (
         OpenAIStubServer(calls) as stub,
         crewai_process(stub.url) as crew,  # warmed up: one kickoff of each mode
@@ -197,11 +199,16 @@ def measure() -> dict[str, Any]:
             if crew.async_error is None:
                 concurrent.add(crew.kickoff("async"), calls.take())
             whole, after_first = _run_uneven(app, stub.url, index)
-            uneven_squad.add(whole, calls.take())
+            noted = calls.take()
+            uneven_squad.add(whole, noted)
             uneven_after_first.append(after_first)
+            a2_waits["squad"].append(a2_wait_s(noted))
             uneven_sequential.add(crew.kickoff("uneven-sequential"), calls.take())
             if crew.uneven_async_error is None:
-                uneven_concurrent.add(crew.kickoff("uneven-async"), calls.take())
+                elapsed = crew.kickoff("uneven-async")
+                noted = calls.take()
+                uneven_concurrent.add(elapsed, noted)
+                a2_waits["crewai_async"].append(a2_wait_s(noted))
     pace = {step: latency for step, (latency, _) in UNEVEN.items()}
     after_start = max(sum(pace[step] for step in chain) for chain in UNEVEN_CHAINS)
     figures: dict[str, Any] = {
@@ -227,6 +234,9 @@ def measure() -> dict[str, Any]:
         "uneven_crewai_sequential": uneven_sequential.figures(),
         "uneven_crewai_async": (uneven_concurrent.figures() if uneven_concurrent.seconds else None),
         "uneven_crewai_async_error": crew.uneven_async_error,
+        "uneven_a2_wait_s": {
+            side: statistics.median(waits) if waits else None for side, waits in a2_waits.items()
+        },
     }
     for prefix in ("", "uneven_"):
         ours = figures[f"{prefix}squad"]["median_s"]
@@ -303,6 +313,12 @@ def uneven_lines(figures: dict[str, Any]) -> str:
         f"{figures['uneven_floor_sequential_s']:.2f} s one call after another; squad "
         f"{figures['uneven_squad_after_first_s']:.2f} s after start's call returned"
     )
+    waits = figures["uneven_a2_wait_s"]
+    waited = f"  a2's call came {waits['squad'] * 1000:.0f} ms after a1's answer on squad"
+    if waits["crewai_async"] is not None:
+        waited += f", {waits['crewai_async'] * 1000:.0f} ms on CrewAI's async tasks"
+    gap = (pace["b1"] - pace["a1"]) * 1000
+    lines.append(f"{waited} (b1's answer came {gap:.0f} ms after a1's)")
     ratios = (
         f"  ratio squad/CrewAI: sequential {figures['uneven_squad_over_crewai_sequential']:.2f}x"
     )

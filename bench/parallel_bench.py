@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from bench.support import PacedAnswers, paced, temp_settings
+from bench.support import PacedAnswers, StubCall, paced, temp_settings
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -174,6 +174,15 @@ def _run_uneven(app: App, url: str, index: int) -> tuple[float, float]:
     return ended - started, ended - min(replies)
 
 
+def a2_wait_s(calls: Sequence[StubCall]) -> float:
+    """How long after the stub answered a1 a2's call came, in one uneven diamond run: the
+    scheduler's own delay, about none when a task starts as its dependencies finish, and
+    b1 - a1 (700 ms) more behind a superstep barrier, whatever the machine's load."""
+    by_step = {call.step: call for call in calls}
+    a1, a2 = by_step["a1"], by_step["a2"]
+    return a2.came - (a1.came + a1.held)
+
+
 def _stub_model(url: str) -> ChatModel:
     from squad.spec.models import ModelSpec
 
@@ -215,8 +224,9 @@ def measure() -> dict[str, Any]:
     from squad.model.testing import OpenAIStubServer
 
     os.environ.setdefault("STUB_KEY", "stub-key")
+    pace = PacedAnswers(LATENCY_S, "Done.")
     with (
-        OpenAIStubServer(PacedAnswers(LATENCY_S, "Done.")) as stub,
+        OpenAIStubServer(pace) as stub,
         temp_settings() as settings,
         App.open(settings) as app,
     ):
@@ -225,7 +235,11 @@ def measure() -> dict[str, Any]:
         parallel = statistics.median(_run(app, stub.url, 4, i) for i in range(REPEAT))
         serial = statistics.median(_run(app, stub.url, 1, i) for i in range(REPEAT))
         uneven_path = statistics.median(_uneven_critical_path(stub.url) for _ in range(REPEAT))
-        uneven = [_run_uneven(app, stub.url, i) for i in range(REPEAT)]
+        uneven, waits = [], []
+        for index in range(REPEAT):
+            pace.take()
+            uneven.append(_run_uneven(app, stub.url, index))
+            waits.append(a2_wait_s(pace.take()))
     return {
         "latency_s": LATENCY_S,
         "critical_path_s": path,
@@ -235,6 +249,7 @@ def measure() -> dict[str, Any]:
         "uneven_critical_path_s": uneven_path,
         "uneven_s": statistics.median(whole for whole, _ in uneven),
         "uneven_after_first_s": statistics.median(after for _, after in uneven),
+        "uneven_a2_wait_s": statistics.median(waits),
     }
 
 
@@ -280,7 +295,8 @@ def notes(figures: dict[str, Any]) -> list[str]:
         f"  uneven diamond ({latencies}): {figures['uneven_s']:.2f} s in all, "
         f"{figures['uneven_after_first_s']:.2f} s after start's call against a critical path "
         f"of {figures['uneven_critical_path_s']:.2f} s (a superstep barrier's floor: "
-        f"{barrier:.2f} s)",
+        f"{barrier:.2f} s); a2's call came {figures['uneven_a2_wait_s'] * 1000:.0f} ms after "
+        f"a1's answer (b1's came {(pace['b1'] - pace['a1']) * 1000:.0f} ms after it)",
     ]
 
 

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from squad.model.types import FREE, Message, ModelReply, Price, TokenCallback, ToolSpec, Usage
 
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 REPO = Path(__file__).resolve().parent.parent
 PACE = re.compile(r"\(stub answers in (\d+) ms\)")
+STEP = re.compile(r"Do step (\w+)\.")
 
 
 class InstantModel:
@@ -65,20 +66,30 @@ def paced(description: str, latency_s: float) -> str:
     return f"{description} (stub answers in {round(latency_s * 1000)} ms)"
 
 
+class StubCall(NamedTuple):
+    """One request the stub answered: when it came, how long it was held, the step it was for
+    (``Do step NAME.`` in its prompt; empty when none)."""
+
+    came: float
+    held: float
+    step: str
+
+
 class PacedAnswers:
     """The OpenAI stub server's handler for the timed benchmarks: answers ``content`` after the
     latency the request's prompt names (see :func:`paced`), else after ``default_s``, and notes
-    when each request came and how long it was held, so a run's calls and overlap can be counted.
+    each request (:class:`StubCall`), so a run's calls, overlap and waits can be counted.
 
-    The marker is read from the last message that has one: the task's own prompt. Context from
-    earlier tasks carries their answers, never their descriptions, on squad and CrewAI alike.
+    Marker and step are read from the last message that names a step: the task's own prompt.
+    Context from earlier tasks carries their answers, never their descriptions, on squad and
+    CrewAI alike.
     """
 
     def __init__(self, default_s: float, content: str) -> None:
         self.default_s = default_s
         self.content = content
         self._lock = threading.Lock()
-        self._calls: list[tuple[float, float]] = []
+        self._calls: list[StubCall] = []
 
     def latency_s(self, body: Any) -> float:
         """How long to hold the request whose JSON body is ``body``."""
@@ -88,25 +99,34 @@ class PacedAnswers:
                 return int(found.group(1)) / 1000
         return self.default_s
 
+    @staticmethod
+    def step(body: Any) -> str:
+        """The step the request whose JSON body is ``body`` is for, or ``""``."""
+        for message in reversed(body.get("messages", [])):
+            found = STEP.search(str(message.get("content", "")))
+            if found:
+                return found.group(1)
+        return ""
+
     def __call__(self, body: Any) -> Any:
         from squad.model.stub_answers import answer, slow
 
         held = self.latency_s(body)
         with self._lock:
-            self._calls.append((time.perf_counter(), held))
+            self._calls.append(StubCall(time.perf_counter(), held, self.step(body)))
         return slow(held, answer(self.content))
 
-    def take(self) -> list[tuple[float, float]]:
-        """Each request since the last take: when it came and how long it was held."""
+    def take(self) -> list[StubCall]:
+        """Each request since the last take."""
         with self._lock:
             calls, self._calls = self._calls, []
         return calls
 
 
-def most_in_flight(calls: Sequence[tuple[float, float]]) -> int:
+def most_in_flight(calls: Sequence[StubCall]) -> int:
     """The most requests held at once, from :meth:`PacedAnswers.take`'s notes."""
     return max(
-        (sum(1 for came, held in calls if came <= at < came + held) for at, _ in calls),
+        (sum(1 for call in calls if call.came <= at.came < call.came + call.held) for at in calls),
         default=0,
     )
 
