@@ -20,6 +20,7 @@ __all__ = [
     "append",
     "atomic_write",
     "create_new",
+    "durable_later",
     "fsync_dir",
     "private_dir",
     "private_file",
@@ -44,6 +45,35 @@ def fsync_dir(path: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def durable_later(path: Path) -> Callable[[], None]:
+    """Make the file ``path`` (just written or renamed into place) and its folder entry
+    durable on a thread of their own; the returned call waits for that, raising what the
+    fsync raised. The caller does other durable work meanwhile (a store commit): the two
+    fsyncs overlap instead of following each other."""
+    failed: list[BaseException] = []
+
+    def sync() -> None:
+        try:
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            fsync_dir(path.parent)
+        except OSError as exc:  # handed to the waiting caller
+            failed.append(exc)
+
+    thread = threading.Thread(target=sync, name=f"fsync {path.name}", daemon=True)
+    thread.start()
+
+    def wait() -> None:
+        thread.join()
+        if failed:
+            raise failed[0]
+
+    return wait
 
 
 def _temp_name(path: Path) -> Path:

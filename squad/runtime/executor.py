@@ -4,6 +4,13 @@ It implements :class:`squad.runtime.graph.Executor` for one run of one squad: ta
 the plan of a hierarchical squad, reviews, task status in the store and in
 ``tasks/<task-id>/status.json``, the run log and the spend ledger.
 
+A turn costs one store transaction: its messages, spend and outcome land together at its end,
+with its ``running`` record unless the turn lasted long enough for that to be written on its
+own (:mod:`squad.runtime.running_notice`). Its ``output.md`` is written before that
+transaction (so a kill at any moment leaves the output of every task the store says is done:
+the page cache survives a process) and fsynced on a thread of its own while the transaction
+commits; the turn waits for both before the graph checkpoints it.
+
 Credentials: every message of the run (task prompts, replies, tool results) is stored
 redacted (:class:`~squad.store.conversation.ConversationStore`), and the run keeps in memory
 (:attr:`RunExecutor.seen`, never written) the values its messages carried, so a reply that
@@ -26,8 +33,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from squad.clock import Clock, utc_now
-from squad.errors import LimitReached, ModelError, PlanError
-from squad.fsutil import atomic_write
+from squad.errors import LimitReached, ModelError, PlanError, SquadError
+from squad.fsutil import atomic_write, durable_later
 from squad.memory.agent import AgentContext
 from squad.memory.decisions.log import DecisionLog
 from squad.memory.service import MemoryService
@@ -50,6 +57,7 @@ from squad.runtime.plan import (
 )
 from squad.runtime.recorder import TurnRecorder
 from squad.runtime.runlog import RunLog
+from squad.runtime.running_notice import RunningNotices, StoreWrite
 from squad.runtime.step_journal import StepJournal
 from squad.runtime.steps import approves
 from squad.runtime.tasks import TaskNode, TaskStatus
@@ -132,6 +140,12 @@ class RunExecutor:
         self._statuses: dict[str, str] | None = None
         """What the store says of the run's tasks: read once, then kept with each status this
         executor records (the run's only writer while it holds the run)."""
+        self._outputs: dict[str, str] = {}
+        """The output the store records for each task, read and kept with ``_statuses``."""
+        self._running = RunningNotices()
+        """Each working task's ``running`` record until it is written."""
+        self._syncing: dict[str, Callable[[], None]] = {}
+        """The wait for each task's ``output.md`` fsync, under way while its outcome commits."""
         self._statuses_lock = threading.Lock()
         self._steps = StepJournal(
             spec,
@@ -270,7 +284,7 @@ class RunExecutor:
         return self._turn(lead, prompt, tools=False)
 
     def execute(self, task: TaskNode, feedback: str | None) -> str:
-        with self._slot(), self._aborting(f"task {task.id!r}"):
+        with self._slot(), self._aborting(f"task {task.id!r}", task):
             return self._execute(task, feedback)
 
     def _execute(self, task: TaskNode, feedback: str | None) -> str:
@@ -282,13 +296,15 @@ class RunExecutor:
         text = self.redacted(text)  # the answer is stored so; so is the output read again
         output = self._task_file(task.id, "output.md")
         output.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(output, (text.rstrip() + "\n").encode())
+        # Atomic now, durable while the outcome commits (task_status waits for it).
+        atomic_write(output, (text.rstrip() + "\n").encode(), durable=False)
+        self._syncing[task.id] = durable_later(output)
         relative = f"{self.outputs}/{task.id}/output.md"
         self.log.emit("node_end", node=task.id, agent=task.agent, output=relative)
         return relative
 
     def review(self, task: TaskNode, output: str) -> tuple[bool, str]:
-        with self._slot(), self._aborting(f"the review of {task.id!r}"):
+        with self._slot(), self._aborting(f"the review of {task.id!r}", task):
             return self._review(task, output)
 
     def _review(self, task: TaskNode, output: str) -> tuple[bool, str]:
@@ -327,8 +343,9 @@ class RunExecutor:
         unchanged = self._last_status.get(task.id) == status
         self._last_status[task.id] = status
         error = None if error is None else self.redacted(error)
-        self.journal(
-            lambda store: store.run_state.set_task(
+
+        def write(store: Store) -> object:
+            return store.run_state.set_task(
                 self.run_id,
                 task.id,
                 squad=self.spec.name,
@@ -339,11 +356,7 @@ class RunExecutor:
                 rounds=rounds,
                 epoch=self.epoch,
             )
-        )
-        self.flush(f"record task {task.id!r}")
-        with self._statuses_lock:
-            if self._statuses is not None:
-                self._statuses[task.id] = status.value
+
         record = {
             "run_id": self.run_id,
             "task": task.id,
@@ -354,10 +367,26 @@ class RunExecutor:
             "rounds": rounds,
             "updated_at": self._clock().isoformat(),
         }
-        path = self._task_file(task.id, "status.json")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # A view of the store's task state: atomic, but not worth an fsync per change.
-        atomic_write(path, (json.dumps(record, indent=2) + "\n").encode(), durable=False)
+        if status is TaskStatus.RUNNING:
+            self._running.wait(task.id, write, lambda: self._show_running(task.id, write))
+        else:
+            started = self._running.take(task.id)
+            if started is not None:
+                self.journal(started)
+            self.journal(write)
+            synced = self._syncing.pop(task.id, None)
+            try:
+                self.flush(f"record task {task.id!r}")
+            finally:
+                if synced is not None:
+                    synced()  # output.md durable before the graph checkpoints the task
+        # Written at once for ``running`` too: the folder shows a turn under way from its start.
+        self._write_status_file(task.id, record)
+        with self._statuses_lock:
+            if self._statuses is not None:
+                self._statuses[task.id] = status.value
+                if output is not None:
+                    self._outputs[task.id] = output
         self.log.emit("task_status", node=task.id, status=status.value, error=error)
         if not unchanged and status in (
             TaskStatus.DONE,
@@ -371,11 +400,38 @@ class RunExecutor:
             self.working.task_ended(task, status, error)
 
     def finished(self, task: TaskNode) -> str | None:
-        record = self.store.run_state.get_task(self.run_id, task.id)
-        if record is None or record.status is not StoreTaskStatus.DONE or not record.output:
+        status = self._stored_statuses().get(task.id)
+        with self._statuses_lock:
+            output = self._outputs.get(task.id)
+        if status != StoreTaskStatus.DONE or not output or not self._written(output):
             return None
         self.log.emit("node_skip", node=task.id, agent=task.agent, reason="done before a kill")
-        return record.output
+        return output
+
+    def _written(self, output: str) -> bool:
+        """Whether a done task's output file is there: a kill leaves it (it is written before
+        the store says done), but a power loss between the store's commit and the file's fsync
+        may not, and then the task is done again rather than reported with no output."""
+        try:
+            return contained(self.workspace, *output.split("/")).stat().st_size > 0
+        except (OSError, ValueError):
+            return False
+
+    def _show_running(self, task_id: str, write: StoreWrite) -> None:
+        """A lasting turn's ``running`` record, written from its notice's thread: a failure
+        (a full disk, a run claimed elsewhere) is the turn's own to meet at its end."""
+        try:
+            with self.store.batch(f"record task {task_id!r} running of run {self.run_id!r}"):
+                self.store.run_state.check_fence(self.run_id, self.epoch)
+                write(self.store)
+        except (SquadError, OSError) as exc:
+            self.log.emit("task_status_deferred", node=task_id, error=str(exc))
+
+    def _write_status_file(self, task_id: str, record: dict[str, Any]) -> None:
+        path = self._task_file(task_id, "status.json")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # A view of the store's task state: atomic, but not worth an fsync per change.
+        atomic_write(path, (json.dumps(record, indent=2) + "\n").encode(), durable=False)
 
     # -- internals -------------------------------------------------------------------------
 
@@ -386,6 +442,7 @@ class RunExecutor:
             if self._statuses is None:
                 rows = self.store.run_state.tasks(self.run_id)
                 self._statuses = {r.task_id: str(r.status) for r in rows}
+                self._outputs = {r.task_id: r.output for r in rows if r.output}
             return dict(self._statuses)
 
     def redacted(self, text: str) -> str:
@@ -420,15 +477,21 @@ class RunExecutor:
             self._slots.release()
 
     @contextmanager
-    def _aborting(self, what: str) -> Iterator[None]:
+    def _aborting(self, what: str, task: TaskNode) -> Iterator[None]:
         """Around a task's work on its thread: a step that ends by anything but a model error
         or a limit (a stop, a full disk, a bug) keeps the spend of the calls it made, and
-        nothing else, for the redo on resume."""
+        nothing else, for the redo on resume (which reports the task running again)."""
         try:
             yield
         except (ModelError, LimitReached):
             raise  # the graph turns these into the task's status, messages and all
         except BaseException:
+            started = self._running.take(task.id)
+            if started is not None:  # the store says it was running, as it did before
+                self.journal(started, keep_on_abort=True)
+            synced = self._syncing.pop(task.id, None)
+            if synced is not None:
+                synced()
             self.flush(f"record the spend of {what}, unfinished", aborted=True)
             raise
 
