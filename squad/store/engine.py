@@ -228,6 +228,15 @@ connections for the daemon's life, each cache filling as the database grows; the
 reads are by index, and a smaller cache only costs page reads the OS caches anyway."""
 
 
+SYNCHRONOUS = "FULL"
+"""The store's SQLite ``synchronous`` level, set on every connection rather than left to how
+SQLite was built: in WAL mode FULL fsyncs the log at every commit, so a committed transaction
+survives a power loss, and a run's turn (committed before its checkpoint is written) is never
+behind a checkpoint that survived. NORMAL would save that fsync but let a power loss take the
+last commits back, a turn's messages and spend with them, while its checkpoint stays (see
+"What a power loss can cost" in docs/running.md)."""
+
+
 def _tune_sqlite_connection(dbapi_connection: Any, _record: Any) -> None:
     """Per-connection SQLite settings; busy_timeout first so the WAL switch can wait its turn.
 
@@ -239,6 +248,7 @@ def _tune_sqlite_connection(dbapi_connection: Any, _record: Any) -> None:
         cursor.execute("PRAGMA foreign_keys = ON")
         cursor.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
         _switch_to_wal(cursor)
+        cursor.execute(f"PRAGMA synchronous = {SYNCHRONOUS}")
     finally:
         cursor.close()
     _add_functions(dbapi_connection)
