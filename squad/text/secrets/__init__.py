@@ -318,7 +318,20 @@ def find_secrets(
     is a fixpoint: a value redacted changes the words around its neighbours, so the text with
     every find redacted is scanned again (at most :data:`_PASSES` more times) until nothing
     new is found, and redacting the result of :func:`redact` finds nothing.
+
+    A text of at most :data:`_CACHED_MESSAGE` characters is scanned once for the same
+    messages before it: a turn's reply is asked about by the recorder, the redaction of its
+    output, the conversation's store write, working memory and the extractor, 3.7 scans a
+    text in a run of the runtime bench. The cache returns what the scan returned (the
+    scanner reads nothing but its arguments and the detector's data, fixed for the process).
     """
+    if len(text) > _CACHED_MESSAGE:
+        return _scanned(text, previous, learned)
+    return list(_cached_finds(text, tuple(previous[-CUE_MESSAGES:]), learned))
+
+
+def _scanned(text: str, previous: Sequence[str], learned: bool) -> list[SecretMatch]:
+    """:func:`find_secrets` without its cache."""
     found = _find_once(text, previous, learned=False)
     if not learned:
         return found  # the rules alone (to compare, and to test them)
@@ -531,20 +544,18 @@ def redact_conversation(
 
 
 def _conversation_finds(message: str, context: tuple[str, ...]) -> list[SecretMatch]:
-    """:func:`find_secrets` of one message of a conversation, remembered for the short ones:
-    a chat's history is redacted again before every turn (rows stored before redaction on
-    write), so the same message with the same messages before it comes back each time."""
-    if len(message) > _CACHED_MESSAGE:
-        return find_secrets(message, previous=context)
-    return list(_cached_finds(message, context))
+    """:func:`find_secrets` of one message of a conversation (remembered, as every short
+    text's finds are: a chat's history is redacted again before every turn)."""
+    return find_secrets(message, previous=context)
 
 
 _CACHED_MESSAGE = 8192
+"""The longest text whose finds are kept (:func:`find_secrets`)."""
 
 
 @functools.lru_cache(maxsize=2048)
-def _cached_finds(message: str, context: tuple[str, ...]) -> tuple[SecretMatch, ...]:
-    return tuple(find_secrets(message, previous=context))
+def _cached_finds(text: str, previous: tuple[str, ...], learned: bool) -> tuple[SecretMatch, ...]:
+    return tuple(_scanned(text, previous, learned))
 
 
 def redact_fields(value: Any, *, known: Collection[str] = ()) -> Any:
