@@ -43,7 +43,14 @@ if TYPE_CHECKING:
     from squad.store import Store
     from squad.store.archive import Version
 
-__all__ = ["RANKINGS_KEPT", "RECALL_BATCH", "RECALL_CANDIDATES", "TEXT_KEPT", "RecallReader"]
+__all__ = [
+    "CHATTER_KEPT",
+    "RANKINGS_KEPT",
+    "RECALL_BATCH",
+    "RECALL_CANDIDATES",
+    "TEXT_KEPT",
+    "RecallReader",
+]
 
 RECALL_CANDIDATES = 64
 """Archived texts scored per prompt (their neighbours join them): a bounded index read, and
@@ -51,6 +58,8 @@ more than a recall budget reaches (the messages are read best first, until it is
 RECALL_BATCH = 16
 """Messages read at a time while the recall budget has room."""
 RANKINGS_KEPT = 16
+CHATTER_KEPT = 4096
+"""Chatter verdicts a reader keeps (a digest and a role each), the least recently used first."""
 """Rankings a reader keeps, the least recently used going first."""
 TEXT_KEPT = 4 * LINE_CHARS
 """Characters of a message a ranking keeps: more than a recalled line shows, so the cache
@@ -92,6 +101,9 @@ class RecallReader:
         self.store = store
         self.chatter = chatter
         self._rankings: OrderedDict[tuple[int, bytes, int | None], _Ranking] = OrderedDict()
+        self._chatter: OrderedDict[tuple[bytes, str], bool] = OrderedDict()
+        """The chatter filter's verdicts lately, by the text's digest and role: a run's
+        prompts recall the same messages turn after turn, each with a new ranking."""
         self._lock = threading.Lock()
 
     def fill(
@@ -161,10 +173,27 @@ class RecallReader:
                 if said is None:
                     continue
                 line, role = said.line(seq, ctx)
-                if self.chatter is not None and self.chatter(line.text, role):
+                if self._is_chatter(line.text, role):
                     continue
                 lines.append(line)
             yield lines, fetched
+
+    def _is_chatter(self, text: str, role: str) -> bool:
+        """The chatter filter's verdict (a function of the text and role alone), kept."""
+        if self.chatter is None:
+            return False
+        key = (hashlib.blake2b(text.encode(), digest_size=16).digest(), role)
+        with self._lock:
+            verdict = self._chatter.get(key)
+            if verdict is not None:
+                self._chatter.move_to_end(key)
+                return verdict
+        verdict = self.chatter(text, role)
+        with self._lock:
+            self._chatter[key] = verdict
+            while len(self._chatter) > CHATTER_KEPT:
+                self._chatter.popitem(last=False)
+        return verdict
 
     def _ranking(self, namespace_id: int, message: str, before_seq: int | None) -> _Ranking:
         digest = hashlib.blake2b(message.encode(), digest_size=16).digest()

@@ -360,3 +360,31 @@ def test_recall_leaves_out_what_the_chatter_filter_calls_chatter(
     assert ("user", "The ledger uses Postgres 16 on db2.") in asked
     block = filtered.memory_block(ctx, message=question)
     assert "Done. The work" not in block.text and "Postgres 16 on db2" in block.text
+
+
+def test_a_new_question_recalling_the_same_messages_asks_the_chatter_filter_nothing_again(
+    settings: Settings, store: Store, clock: FrozenClock, service: MemoryService
+) -> None:
+    ctx = writer(service)
+    say(
+        service,
+        ("user", "Which database does the ledger use?"),
+        ("assistant", "Done. The work is written up below."),
+        ("user", "The ledger uses Postgres 16 on db2."),
+    )
+    service.archive(ctx, store.conversation.messages("demo", "writer"))
+    asked: list[tuple[str, str]] = []
+
+    def chatter(text: str, role: str) -> bool:
+        asked.append((role, text))
+        return text.startswith("Done.")
+
+    filtered = MemoryService(settings, store, clock=clock, chatter=chatter)
+    first = [line.text for line in filtered.recalled(ctx, "which database does the ledger use?")]
+    judged = len(asked)
+    second = [line.text for line in filtered.recalled(ctx, "the ledger database, and the work?")]
+
+    assert judged > 0 and len(asked) == judged  # a new ranking, the same verdicts
+    fact = "The ledger uses Postgres 16 on db2."
+    assert fact in first and fact in second
+    assert not any(text.startswith("Done.") for text in first + second)
