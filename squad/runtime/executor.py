@@ -400,9 +400,8 @@ class RunExecutor:
             self.working.task_ended(task, status, error)
 
     def finished(self, task: TaskNode) -> str | None:
-        status = self._stored_statuses().get(task.id)
         with self._statuses_lock:
-            output = self._outputs.get(task.id)
+            status, output = self._load_statuses().get(task.id), self._outputs.get(task.id)
         if status != StoreTaskStatus.DONE or not output or not self._written(output):
             return None
         self.log.emit("node_skip", node=task.id, agent=task.agent, reason="done before a kill")
@@ -439,11 +438,15 @@ class RunExecutor:
         """The store's status of each task of the run, read from it only the first time (a
         read of every task at each task's start made a long plan's tasks cost more)."""
         with self._statuses_lock:
-            if self._statuses is None:
-                rows = self.store.run_state.tasks(self.run_id)
-                self._statuses = {r.task_id: str(r.status) for r in rows}
-                self._outputs = {r.task_id: r.output for r in rows if r.output}
-            return dict(self._statuses)
+            return dict(self._load_statuses())
+
+    def _load_statuses(self) -> dict[str, str]:
+        """``_statuses``, read from the store the first time (the caller holds the lock)."""
+        if self._statuses is None:
+            rows = self.store.run_state.tasks(self.run_id)
+            self._statuses = {r.task_id: str(r.status) for r in rows}
+            self._outputs = {r.task_id: r.output for r in rows if r.output}
+        return self._statuses
 
     def redacted(self, text: str) -> str:
         """``text`` with credentials redacted, and every value the run has found so far."""
