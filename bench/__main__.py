@@ -140,6 +140,21 @@ def bench_runtime(notes: list[str]) -> Result:
     )
 
 
+def bench_runtime_busy() -> Result:
+    """:func:`bench_runtime` on a busy disk: another process writes and fsyncs in the same
+    filesystem while squad and the floor are measured (``--busy``)."""
+    from bench.runtime_overhead import TARGET
+
+    figures = run_json("bench.runtime_overhead", "--busy")
+    return Result(
+        "runtime overhead per turn, busy disk",
+        figures["squad_s"],
+        "I/O floor, busy disk",
+        figures["floor_s"],
+        TARGET,
+    )
+
+
 def bench_extraction(notes: list[str]) -> Result:
     """p99 chat reply time with the background extractor on against off (200 turns), in a
     fresh process: a heap grown by the other benchmarks makes p99 a measure of its GC."""
@@ -293,6 +308,7 @@ def main() -> int:
             *bench_search_index(Path(tmp), notes),
             *bench_memory(),
             bench_runtime(notes),
+            bench_runtime_busy(),
             bench_extraction(notes),
             *bench_daemon(notes),
             *bench_web(notes),

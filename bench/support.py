@@ -148,11 +148,11 @@ def temp_settings() -> Iterator[Settings]:
         )
 
 
-def run_json(module: str) -> dict[str, Any]:
-    """Run ``python -m module --json`` in a fresh process (its heap is not the caller's) and
-    return the JSON object it prints last."""
+def run_json(module: str, *args: str) -> dict[str, Any]:
+    """Run ``python -m module --json [args]`` in a fresh process (its heap is not the
+    caller's) and return the JSON object it prints last."""
     done = subprocess.run(
-        [sys.executable, "-m", module, "--json"],
+        [sys.executable, "-m", module, "--json", *args],
         check=True,
         capture_output=True,
         text=True,
