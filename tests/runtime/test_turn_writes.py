@@ -1,11 +1,13 @@
 """What a turn writes: one store transaction at its end, ``running`` shown while it lasts,
-``output.md`` there for every task the store says is done (:mod:`squad.runtime.executor`)."""
+``output.md`` there for every task the store says is done (:mod:`squad.runtime.executor`);
+on each store backend."""
 
 from __future__ import annotations
 
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,9 +17,23 @@ from squad.manager import SquadManager
 from squad.model import ChatModel, ModelEvent, model_for
 from squad.model.types import Message, ModelReply, Price, TokenCallback, ToolSpec
 from squad.runtime.running_notice import RunningNotices
+from squad.settings import Settings
 from squad.spec.models import ModelSpec
 from squad.store.records import TaskStatus
 from tests.conftest import BASIC_YAML
+
+
+@pytest.fixture
+def settings(tmp_path: Path, store_url: str) -> Settings:
+    return Settings.load(
+        {
+            "SQUAD_HOME": str(tmp_path / "home"),
+            "SQUAD_WORKSPACES": str(tmp_path / "workspaces"),
+            "SQUAD_CONFIGS": str(tmp_path / "configs"),
+            "SQUAD_DATABASE_URL": store_url,
+        },
+        cwd=tmp_path,
+    )
 
 
 @pytest.fixture
