@@ -22,6 +22,7 @@ __all__ = [
     "create_new",
     "durable_later",
     "fsync_dir",
+    "new_file_over",
     "private_dir",
     "private_file",
     "read_all",
@@ -244,6 +245,34 @@ def _permissions(path: Path) -> int | None:
     except OSError:  # missing, or not reachable: the rename will say what is wrong
         return None
     return stat.S_IMODE(status.st_mode) & 0o777 if stat.S_ISREG(status.st_mode) else None
+
+
+def new_file_over(path: Path, data: bytes) -> None:
+    """Put ``data`` at ``path`` as a new file: the old one (if any) unlinked, then a new one
+    created there, with the old one's permission bits; not fsynced.
+
+    Cheaper than :func:`atomic_write` on a busy ext4 (a rename over an existing file makes it
+    write the new file's data out first: about 2 ms there, against 0.1-0.2 ms for this), but
+    not atomic: a reader may find no file, or an empty one, for the moment of the write, and
+    a kill in that moment leaves it so. Only for files something rewrites anyway whose
+    moment without content hurts no one: a task's ``status.json`` (a view of the store), and
+    its ``output.md`` before the store says the task is done (a task that is not done is
+    redone on resume, and nothing reads its output until then)."""
+    mode = _permissions(path)
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags, 0o644 if mode is None else mode)
+    except FileExistsError:  # another writer made one meanwhile: replace it whole
+        atomic_write(path, data, durable=False)
+        return
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
 
 
 def create_new(path: Path, data: bytes) -> bool:

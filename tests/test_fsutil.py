@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from squad.fsutil import atomic_write, create_new
+from squad.fsutil import atomic_write, create_new, durable_later, new_file_over
 
 
 def leftovers(folder: Path) -> list[str]:
@@ -183,3 +183,27 @@ def test_create_new_leaves_the_folder_untouched_when_the_file_exists(tmp_path: P
     assert create_new(target, b"seed\n") is False
     assert target.read_text() == "kept\n"
     assert tmp_path.stat().st_mtime_ns == 1_000_000_000
+
+
+def test_a_new_file_over_an_old_one_holds_the_new_bytes_with_the_old_permissions(
+    tmp_path: Path,
+) -> None:
+    target = tmp_path / "status.json"
+    new_file_over(target, b"first")  # none there yet: made
+    assert target.read_bytes() == b"first"
+    target.chmod(0o600)
+    new_file_over(target, b"second, longer than the first")
+    assert target.read_bytes() == b"second, longer than the first"
+    assert (target.stat().st_mode & 0o777) == 0o600
+    assert leftovers(tmp_path) == []
+
+
+def test_a_file_made_durable_later_waits_for_its_fsync_and_says_when_it_failed(
+    tmp_path: Path,
+) -> None:
+    target = tmp_path / "output.md"
+    target.write_bytes(b"done\n")
+    durable_later(target)()  # returns once the file and its folder are fsynced
+    missing = durable_later(tmp_path / "gone.md")
+    with pytest.raises(FileNotFoundError):
+        missing()

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from squad.clock import Clock, utc_now
 from squad.errors import LimitReached, ModelError, PlanError, SquadError
-from squad.fsutil import atomic_write, durable_later
+from squad.fsutil import atomic_write, durable_later, new_file_over
 from squad.memory.agent import AgentContext
 from squad.memory.decisions.log import DecisionLog
 from squad.memory.service import MemoryService
@@ -296,8 +296,9 @@ class RunExecutor:
         text = self.redacted(text)  # the answer is stored so; so is the output read again
         output = self._task_file(task.id, "output.md")
         output.parent.mkdir(parents=True, exist_ok=True)
-        # Atomic now, durable while the outcome commits (task_status waits for it).
-        atomic_write(output, (text.rstrip() + "\n").encode(), durable=False)
+        # A new file (no rename over the last run's: costly on a busy disk), made durable
+        # while the outcome commits (task_status waits for it); the store says done after.
+        new_file_over(output, (text.rstrip() + "\n").encode())
         self._syncing[task.id] = durable_later(output)
         relative = f"{self.outputs}/{task.id}/output.md"
         self.log.emit("node_end", node=task.id, agent=task.agent, output=relative)
@@ -429,8 +430,9 @@ class RunExecutor:
     def _write_status_file(self, task_id: str, record: dict[str, Any]) -> None:
         path = self._task_file(task_id, "status.json")
         path.parent.mkdir(parents=True, exist_ok=True)
-        # A view of the store's task state: atomic, but not worth an fsync per change.
-        atomic_write(path, (json.dumps(record, indent=2) + "\n").encode(), durable=False)
+        # A view of the store's task state, rewritten at every change: not worth an fsync
+        # nor a rename over the last one (fsutil.new_file_over).
+        new_file_over(path, (json.dumps(record, indent=2) + "\n").encode())
 
     # -- internals -------------------------------------------------------------------------
 
