@@ -306,7 +306,14 @@ class RunExecutor:
 
     def review(self, task: TaskNode, output: str) -> tuple[bool, str]:
         with self._slot(), self._aborting(f"the review of {task.id!r}", task):
-            return self._review(task, output)
+            try:
+                return self._review(task, output)
+            except LimitReached:
+                # Nothing more is reported of the task: the store says running, as before.
+                started = self._running.take(task.id)
+                if started is not None:
+                    self._show_running(task.id, started)
+                raise
 
     def _review(self, task: TaskNode, output: str) -> tuple[bool, str]:
         reviewer = self._reviewer_for(task)
