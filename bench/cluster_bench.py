@@ -84,15 +84,20 @@ def _ended(cluster: Cluster) -> int:
         return int(connection.execute(text(query)).scalar_one())
 
 
-def throughput(admin: Engine, workers: int) -> tuple[float, float]:
-    """Seconds for RUNS runs on ``workers`` warmed-up workers, and the CPU seconds the
-    workers and this process (the stub model server's) spent meanwhile."""
+def throughput(
+    admin: Engine, workers: int, *, runs: int = RUNS, tree: Path | None = None
+) -> tuple[float, float]:
+    """Seconds for ``runs`` runs on ``workers`` warmed-up workers, and the CPU seconds the
+    workers and this process (the stub model server's) spent meanwhile. ``tree``: the
+    checkout whose ``squad`` the workers import (this one by default)."""
     from tests.support.cluster import cluster_on
 
     with (
         tempfile.TemporaryDirectory() as tmp,
         cluster_on(Path(tmp), admin, latency_s=LATENCY_S) as cluster,
     ):
+        if tree is not None:
+            cluster.env["PYTHONPATH"] = str(tree)
         cluster.write_settings(runs_per_node=PER_NODE, poll_s=POLL_S, heartbeat_s=HEARTBEAT_S)
         names = [f"tp{n}" for n in range(SQUADS)]
         for name in names:
@@ -111,15 +116,15 @@ def throughput(admin: Engine, workers: int) -> tuple[float, float]:
         before = _ended(cluster)
         cpu = sum(_cpu_s(n.process.pid) for n in nodes) + _self_cpu_s()
         started = time.monotonic()
-        for n in range(RUNS):
+        for n in range(runs):
             cluster.defer(names[n % SQUADS], f"tp-{n}")
-        _wait(lambda: _ended(cluster) >= before + RUNS, f"{RUNS} runs")
+        _wait(lambda: _ended(cluster) >= before + runs, f"{runs} runs")
         took = time.monotonic() - started
         cpu = sum(_cpu_s(n.process.pid) for n in nodes) + _self_cpu_s() - cpu
         return took, cpu
 
 
-def squad_latency(admin: Engine) -> tuple[list[float], Cluster | None, list[Node]]:
+def squad_latency(admin: Engine) -> tuple[list[float], dict[str, Any]]:
     """Defer-to-start of run jobs on idle workers, one at a time; then the idle figures."""
     from tests.support.cluster import cluster_on
 
@@ -336,9 +341,44 @@ def bench_cluster(notes_out: list[str] | None = None) -> list[Result]:
     return in_fresh_process("bench.cluster_bench", results, notes, notes_out)
 
 
-def main() -> int:
-    from bench.support import report
+def compare_throughput(trees: list[Path], runs: int, repeats: int) -> int:
+    """The throughput part alone, for working on it: 1 and 3 workers of each checkout in
+    ``trees``, interleaved, ``repeats`` rounds; the median ratio per checkout is printed.
 
+        python -m bench.cluster_bench --throughput [--runs N] [--repeats N] [--tree DIR]...
+    """
+    admin = _admin()
+    if admin is None:
+        print("cluster benchmark skipped: no Postgres at SQUAD_TEST_POSTGRES_URL")
+        return 0
+    ratios: dict[Path, list[float]] = {tree: [] for tree in trees}
+    try:
+        for round_ in range(repeats):
+            for tree in trees:
+                one, one_cpu = throughput(admin, 1, runs=runs, tree=tree)
+                three, three_cpu = throughput(admin, 3, runs=runs, tree=tree)
+                ratios[tree].append(one / three)
+                print(
+                    f"round {round_} {tree}: 1 worker {one:.2f}s ({one_cpu / runs * 1000:.0f} ms "
+                    f"CPU a run), 3 workers {three:.2f}s ({three_cpu / runs * 1000:.0f} ms "
+                    f"CPU a run): {one / three:.2f}x",
+                    flush=True,
+                )
+    finally:
+        admin.dispose()
+    for tree, found in ratios.items():
+        print(f"{tree}: median {statistics.median(found):.2f}x of {len(found)}")
+    return 0
+
+
+def main() -> int:
+    from bench.support import REPO, report, tree_args
+
+    if "--throughput" in sys.argv:
+        args = sys.argv[1:]
+        runs = int(args[args.index("--runs") + 1]) if "--runs" in args else RUNS
+        repeats = int(args[args.index("--repeats") + 1]) if "--repeats" in args else 3
+        return compare_throughput([REPO, *tree_args(args)], runs, repeats)
     return report(measure(), results, notes)
 
 
