@@ -43,6 +43,7 @@ __all__ = [
     "mask_url",
     "parse_url",
     "reader_on_full_disk",
+    "reading",
     "sqlite_file",
     "transaction",
 ]
@@ -130,12 +131,43 @@ def transaction(
     committing on its own.
     """
     open_batch = _BATCH.get()
-    try:
+    with _store_errors(engine, action, reraise):
         if open_batch is not None and open_batch[0] is engine:
             yield open_batch[1]
         else:
             with engine.begin() as conn:
                 yield conn
+
+
+@contextmanager
+def reading(engine: Engine, action: str) -> Iterator[Connection]:
+    """A connection for reads that need no snapshot shared between their statements (each
+    statement sees what was committed when it began); errors as :func:`transaction`.
+
+    On a server each statement is its own transaction (autocommit): one round trip instead
+    of three (``BEGIN``, the query, ``ROLLBACK``), which is what Postgres's default READ
+    COMMITTED gives a transaction's statements anyway. On SQLite, and inside a
+    :func:`batch` (whose writes it must see), it is a :func:`transaction`. Never for a
+    read that locks rows (``FOR UPDATE``/``FOR SHARE``): the lock would end with it."""
+    open_batch = _BATCH.get()
+    if engine.dialect.name == "sqlite" or (open_batch is not None and open_batch[0] is engine):
+        with transaction(engine, action) as conn:
+            yield conn
+        return
+    with (
+        _store_errors(engine, action, None),
+        engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn,
+    ):
+        yield conn
+
+
+@contextmanager
+def _store_errors(
+    engine: Engine, action: str, reraise: type[SQLAlchemyError] | None
+) -> Iterator[None]:
+    """SQLAlchemy's errors as StoreError (a full disk as DiskFull), except ``reraise``."""
+    try:
+        yield
     except SQLAlchemyError as exc:
         if reraise is not None and isinstance(exc, reraise):
             raise

@@ -16,6 +16,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlmodel import Session, col, select
 
 from squad.errors import StoreError
+from squad.store.engine import reading
 from squad.store.records import RunRecord, RunStatus
 from squad.store.row_records import RESUMABLE, run_record
 from squad.store.tables import RunRow
@@ -34,7 +35,7 @@ class RunReads:
     _where: str
 
     def get_run(self, run_id: str) -> RunRecord | None:
-        with self._session(f"read run {run_id!r}") as session:
+        with self._reading(f"read run {run_id!r}") as session:
             row = session.get(RunRow, run_id)
             return None if row is None else run_record(row)
 
@@ -46,7 +47,7 @@ class RunReads:
             .order_by(col(RunRow.created_at).desc(), col(RunRow.id).desc())
             .limit(1)
         )
-        with self._session(f"find the run of job {job}") as session:
+        with self._reading(f"find the run of job {job}") as session:
             row = session.exec(query).first()
             return None if row is None else run_record(row)
 
@@ -134,6 +135,15 @@ class RunReads:
                 chunk = wanted[start : start + _LOOKUP_CHUNK]
                 found.update(session.exec(select(RunRow.id).where(col(RunRow.id).in_(chunk))))
         return found
+
+    @contextmanager
+    def _reading(self, action: str) -> Iterator[Session]:
+        """A session for a single read (see :func:`~squad.store.engine.reading`)."""
+        with (
+            reading(self._engine, action) as conn,
+            Session(conn, expire_on_commit=False) as session,
+        ):
+            yield session
 
     @contextmanager
     def _session(

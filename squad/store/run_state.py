@@ -39,7 +39,7 @@ from sqlalchemy.exc import IntegrityError
 
 from squad.clock import Clock
 from squad.errors import RunFenced, StoreError
-from squad.store.engine import transaction
+from squad.store.engine import reading, transaction
 from squad.store.records import TaskRecord, TaskStatus, enum_value
 from squad.store.row_records import task_record
 from squad.store.tables import UTCDateTime, metadata
@@ -236,12 +236,12 @@ class RunStateStore:
             .where(TASKS.c.run_id == run_id)
             .order_by(TASKS.c.position, TASKS.c.task_id)
         )
-        with transaction(self._engine, f"read the tasks of run {run_id!r}") as conn:
+        with reading(self._engine, f"read the tasks of run {run_id!r}") as conn:
             return [task_record(row) for row in conn.execute(query)]
 
     def get_task(self, run_id: str, task_id: str) -> TaskRecord | None:
         query = select(TASKS).where(_task_key(run_id, task_id))
-        with transaction(self._engine, f"read task {task_id!r} of run {run_id!r}") as conn:
+        with reading(self._engine, f"read task {task_id!r} of run {run_id!r}") as conn:
             row = conn.execute(query).first()
         return None if row is None else task_record(row)
 

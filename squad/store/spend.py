@@ -17,7 +17,7 @@ from sqlalchemy import ColumnElement, Table, and_, func, insert, select
 from sqlalchemy.engine import Engine
 
 from squad.clock import Clock
-from squad.store.engine import transaction
+from squad.store.engine import reading, transaction
 from squad.store.records import SpendRecord, SpendTotals
 from squad.store.tables import metadata
 
@@ -164,7 +164,7 @@ class SpendStore:
             func.coalesce(func.sum(LEDGER.c.completion_tokens), 0),
             func.count(),
         ).where(where)
-        with transaction(self._engine, action) as conn:
+        with reading(self._engine, action) as conn:
             cost, prompt, completion, calls = conn.execute(query).one()
             total = SpendTotals(float(cost), int(prompt), int(completion), int(calls))
             if days is not None:

@@ -217,7 +217,7 @@ class Store(RunReads):
             return squad_record(row)
 
     def get_squad(self, name: str) -> SquadRecord | None:
-        with self._session(f"read squad {name!r}") as session:
+        with self._reading(f"read squad {name!r}") as session:
             row = session.get(SquadRow, name)
             return None if row is None else squad_record(row)
 

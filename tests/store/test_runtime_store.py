@@ -479,3 +479,18 @@ def test_interrupted_runs_are_the_resumable_ones_newest_first(
         made["docs:running"],
     ]
     assert store.interrupted_runs("nobody") == []
+
+
+def test_reads_inside_a_batch_see_its_writes_and_after_it_what_it_committed(
+    store: Store,
+) -> None:
+    run_id = _run(store)
+    with store.batch("record step t1"):
+        store.run_state.set_task(run_id, "t1", squad="docs", agent="w", status="running")
+        inside = store.run_state.get_task(run_id, "t1")
+        listed = store.run_state.tasks(run_id)
+    assert inside is not None and inside.status is TaskStatus.RUNNING
+    assert [task.task_id for task in listed] == ["t1"]
+    after = store.run_state.get_task(run_id, "t1")
+    assert after is not None and after.status is TaskStatus.RUNNING
+    assert store.get_run(run_id) is not None
