@@ -12,7 +12,8 @@ that reads litellm's shipped cost map, without importing litellm) against ``squa
 target at most :data:`VALIDATE_TARGET` times.
 
 ``--tree DIR`` (repeatable) also times the squad of another checkout (say ``main`` before a
-change) in the same rounds; ``--json`` prints the figures as one JSON object.
+change) in the same rounds, each compiled to bytecode first as an installed tool is
+(:func:`bench.support.compile_trees`); ``--json`` prints the figures as one JSON object.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench.support import REPO, report, tree_args
+from bench.support import REPO, compile_trees, report, tree_args
 
 if TYPE_CHECKING:
     from bench.__main__ import Result
@@ -80,6 +81,7 @@ def measure(trees: list[Path]) -> dict[str, Any]:
         squad_file.write_text(_definition(stub.url))
         bare_env = {**os.environ, **LITELLM_ENV}
         bare = [sys.executable, "-c", "import litellm"]
+        compile_trees([REPO, *trees])
         runs: dict[str, list[str]] = {}
         envs: dict[str, dict[str, str]] = {}
         for index, tree in enumerate([REPO, *trees]):

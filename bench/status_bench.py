@@ -16,7 +16,10 @@ it (target <= 2.5x).
 
 ``--tree DIR`` (repeatable) also times the store-opening commands of another checkout (say
 ``main`` before a change) in the same rounds, interleaved, on its own small home; ``--json``
-prints the figures. Run alone with ``python -m bench.status_bench``.
+prints the figures. Each checkout's ``squad`` package is compiled to bytecode first
+(:func:`bench.support.compile_trees`), as an installed tool is: the environment may set
+``PYTHONDONTWRITEBYTECODE``, and the figures are of the commands, not of the compiler. Run alone
+with ``python -m bench.status_bench``.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.daemon_bench import _start, _stop
-from bench.support import REPO, report, tree_args
+from bench.support import REPO, compile_trees, report, tree_args
 
 BIN = Path(sys.executable).parent
 SQUADS = 100
@@ -146,6 +149,7 @@ def measure(trees: list[Path]) -> dict[str, Any]:
         built = time.perf_counter() - begin
         squad = str(BIN / "squad")
         every = [REPO, *trees]
+        compile_trees(every)
         homes = {
             str(tree): example_home(root / f"example{i}", tree) for i, tree in enumerate(every)
         }
