@@ -1,7 +1,8 @@
 """The sectioned memory document (``agents/<agent>/memory.md``): pure parsing and editing.
 
-A section starts at a top-level ``# Name`` heading, found with a real CommonMark parser, so a
-``#`` line inside a code fence, a quote or a list is not a heading. Text before the first
+A section starts at a top-level ``# Name`` heading, found as a CommonMark parser finds it, so
+a ``#`` line inside a code fence, a quote or a list is not a heading (a plain document, as
+squad writes them, is read line by line to the same result; any other goes to markdown-it). Text before the first
 heading is kept as an unnamed preamble. The document keeps every byte of its source:
 ``parse(text).render() == text`` for any text, and an edit of one section leaves every
 other section byte-identical. A leading byte-order mark is set aside (so a heading on the
@@ -155,6 +156,9 @@ def open_block(text: str) -> tuple[int, str, str] | None:
 @lru_cache(maxsize=64)
 def _heading_lines(text: str) -> tuple[tuple[int, str], ...]:
     # Memory files are re-read every turn, usually unchanged: the cache makes that free.
+    plain = _plain_heading_lines(text)
+    if plain is not None:
+        return plain
     tokens = _block_parser().parse(text)
     found = []
     for index, token in enumerate(tokens):
@@ -167,6 +171,48 @@ def _heading_lines(text: str) -> tuple[tuple[int, str], ...]:
         ):
             found.append((token.map[0], tokens[index + 1].content.strip()))
     return tuple(found)
+
+
+_NOT_PLAIN = re.compile(r"```|~~~|[\t\0]")
+"""What can open a block that hides a heading, or changes where one starts (a fence, a tab's
+indent, a NUL the parser replaces): a document with any of it goes to the full parser."""
+_MARKERS = "-*+0123456789.) "
+"""What a list item's marker may be made of, and the spaces after it."""
+
+
+def _plain_heading_lines(text: str) -> tuple[tuple[int, str], ...] | None:
+    """The top-level ``#`` headings of a plain document, as CommonMark finds them, without
+    the parser (importing and building it costs a command ~0.1-0.2 s); None when ``text`` is not
+    plain.
+
+    Plain: no fence or tab, and every line blank or starting at its first column with neither
+    a quote (``>``) nor HTML (``<``), also after a list marker. In such a document no block can
+    hide a line that starts with ``#``: nothing is indented (no code block, no line belongs to
+    a list item's inside), and a heading interrupts a paragraph and ends a list item. This is
+    what squad writes and most hand edits are; the tests hold it to the parser on generated
+    documents."""
+    text = _NEWLINE.sub("\n", text)
+    if _NOT_PLAIN.search(text):
+        return None
+    found = []
+    for index, line in enumerate(text.split("\n")):
+        if not line.strip(" "):
+            continue
+        if line[0] == " " or line[0] in "<>" or line.lstrip(_MARKERS)[:1] in ("<", ">"):
+            return None
+        if line == "#" or line.startswith("# "):
+            found.append((index, _heading_text(line[1:])))
+    return tuple(found)
+
+
+def _heading_text(rest: str) -> str:
+    """An ATX heading's text from what follows its ``#``: a closing run of ``#`` after a space
+    is not part of it (CommonMark; markdown-it's ``heading`` rule step by step)."""
+    rest = rest.rstrip(" ")
+    cut = rest.rstrip("#")
+    if cut and len(cut) < len(rest) and cut[-1] == " ":
+        rest = cut
+    return rest.strip()
 
 
 @lru_cache(maxsize=1)

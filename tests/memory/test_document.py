@@ -270,3 +270,51 @@ def test_live_lines_leave_out_struck_through_superseded_lines_and_keep_them_in_t
     for line in text.splitlines():  # the same rule as the extractor's line format
         parsed = parse_line(line)
         assert superseded(line) == (parsed is not None and parsed.superseded), line
+
+
+def parser_headings(text: str) -> list[tuple[int, str]]:
+    """The top-level ``#`` headings CommonMark (markdown-it) finds: the reference."""
+    from markdown_it import MarkdownIt
+
+    tokens = MarkdownIt("commonmark").parse(text.removeprefix(BOM))
+    return [
+        (token.map[0], tokens[index + 1].content.strip())
+        for index, token in enumerate(tokens)
+        if token.type == "heading_open"
+        and token.markup == "#"
+        and token.level == 0
+        and token.map is not None
+    ]
+
+
+MEMORY_LINES = [
+    *["# Insights", "#", "# ", "#  Spaced  ", "# Closed ##", "# Hash#", "# ###", "## Sub"],
+    *["####### seven", "#tight", "\\# escaped", "# 한국어", "# \u3000wide\u3000", "#\u00a0nbsp"],
+    *["- a fact (2026-01-02)", "- ~~old~~ (2026-01-01; superseded 2026-02-02)", "* star"],
+    *["+ plus", "1. one", "1) one", "1986. a year", "- # in a list", "-", "- ", "- a\\"],
+    *["", "  ", "paragraph text", "===", "---", "***", "[ref]: /url", "[ref]:", "'title'"],
+    *["  continued", "    code", "> quote", "> # quoted", "- > quoted", "<div>", "<!--"],
+    *["-->", "- <pre>", "</pre>", "```", "~~~", "```py", "#\ttab", "\u00a0# nbsp", "\x1c# x"],
+    *["# a \x85", "`code", "\x00# nul"],
+]
+
+
+@settings(max_examples=2000)
+@given(
+    st.lists(st.sampled_from(MEMORY_LINES), max_size=14),
+    st.sampled_from(["\n", "\r\n", "\r"]),
+    st.booleans(),
+)
+def test_headings_are_the_ones_commonmark_finds_in_any_document(
+    lines: list[str], newline: str, final: bool
+) -> None:
+    text = newline.join(lines) + (newline if final else "")
+    assert heading_lines(text) == parser_headings(text)
+
+
+def test_squad_written_memory_is_read_without_the_markdown_parser() -> None:
+    from squad.memory.document import _plain_heading_lines
+
+    written = MemoryDocument.parse(memory_seed()).append("Insights", "- a fact (2026-01-02)")
+    for text in (memory_seed(), written.render(), SAMPLE.split("```")[0]):
+        assert _plain_heading_lines(text) == tuple(parser_headings(text))
