@@ -15,19 +15,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from squad.errors import NotFound, UsageError
-from squad.history.change import Change
-from squad.history.message import FactChange, FactOp
 from squad.memory.agent import AgentContext
 from squad.memory.audit import AuditLog, AuditRecord
-from squad.memory.fold import Folded, TopicSummaries
 from squad.memory.prompting import PromptMemory
 from squad.memory.recall import RecalledLine
 from squad.memory.search import ARCHIVE_SOURCE
 from squad.store.records import MessageRecord, MessageRole, NewFact
-from squad.text.secrets import contains_secret, redact, refuse_secrets
 
 if TYPE_CHECKING:
+    from squad.history.change import Change
     from squad.history.log import MemoryEntry
+    from squad.history.message import FactChange, FactOp
+    from squad.memory.fold import Folded, TopicSummaries
     from squad.store.records import FactRecord
 
 
@@ -158,6 +157,7 @@ class MemoryService(PromptMemory):
 
     def _undo_fact(self, ctx: AgentContext, fact: FactChange, actor: str) -> FactChange | None:
         """Undo what happened to one fact; the change made (None: nothing left to undo)."""
+        from squad.history.message import FactChange, FactOp
         from squad.store.records import FactStatus
 
         op = fact.op.undo()
@@ -195,6 +195,7 @@ class MemoryService(PromptMemory):
         """Tell the memory change open for ``ctx``'s workspace (if any) what happened to a
         Layer A fact, so its commit records it."""
         from squad.history.change import active
+        from squad.history.message import FactChange
 
         change = active(ctx.workspace)
         if change is not None:
@@ -212,6 +213,9 @@ class MemoryService(PromptMemory):
         actor: str = "cli",
     ) -> Remembered:
         """Store one fact: a dated line in memory.md (Insights by default) or a Layer A fact."""
+        from squad.history.message import FactChange, FactOp
+        from squad.text.secrets import refuse_secrets
+
         text = " ".join(text.split())
         if not text:
             raise UsageError("nothing to remember: the text is empty")
@@ -274,6 +278,8 @@ class MemoryService(PromptMemory):
         is left out of the archive (stored messages are already redacted; this is the last
         gate, as for every fact).
         """
+        from squad.text.secrets import contains_secret
+
         namespace = self.archive_id(ctx)
         after = self.archived_to(ctx)
         new = [
@@ -347,6 +353,9 @@ class MemoryService(PromptMemory):
     ) -> FactRecord | None:
         """Take a fact out of memory: kept for audit (forgotten), or ``purge``d for good;
         ``reason`` goes into the workspace's audit record and history, credentials redacted."""
+        from squad.history.message import FactChange, FactOp
+        from squad.text.secrets import redact
+
         reason = redact(reason)[0] if reason else reason
         fact = self.store.memory.get_fact(fact_id)
         if fact is None:
@@ -372,6 +381,8 @@ class MemoryService(PromptMemory):
         self, fact_id: int, *, actor: str = "cli", workspace: Path | None = None
     ) -> FactRecord:
         """Bring a dormant fact back into retrieval (audited, and committed as a change)."""
+        from squad.history.message import FactChange, FactOp
+
         fact = self.store.memory.get_fact(fact_id)
         if fact is None:
             raise NotFound(f"no experiential fact with id {fact_id}; see `squad memory show`")
