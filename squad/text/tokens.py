@@ -61,13 +61,78 @@ def counter_for_model(model: str, *, remember: bool = True) -> TokenCounter:
     return _counter(name) if remember else _uncached_counter(name)
 
 
-@dataclass(frozen=True)
 class _TiktokenCounter:
-    name: str
-    encoding: Any
+    """Counts with a ``cl100k``/``o200k`` table; builds tiktoken's encoder for it only once
+    more than :attr:`SMALL_CHARS` characters have been counted.
+
+    Building the whole encoder costs 0.1-0.3 s (it indexes 100,000-200,000 ranks), more than
+    a command like ``squad memory context`` spends on everything else it counts. Until then
+    each text is counted by an encoder of only the ranks that are substrings of it: byte pair
+    encoding looks up nothing but substrings of the text's pieces, which are substrings of the
+    text, so the count is the same (the tests compare both on many texts)."""
+
+    SMALL_CHARS = 2_048
+    """About what ``squad memory context`` counts on a young memory (1,200 characters); a run
+    counts ten times that and more, and scanning costs ~10 ms a thousand characters, so past
+    it the whole encoder is cheaper."""
+    _SHORT = 16
+    """Substrings up to this many bytes are looked up; the few longer ranks are searched for."""
+
+    def __init__(self, name: str, folder: Path) -> None:
+        self.name = name
+        self._folder = folder
+        self._lock = threading.Lock()
+        self._encoding: Any = None
+        self._tables: dict[str, Any] | None = None
+        self._long: list[bytes] = []
+        self._small_left = self.SMALL_CHARS
 
     def count(self, text: str) -> int:
-        return len(self.encoding.encode(text, disallowed_special=()))
+        if not text:
+            return 0
+        with self._lock:
+            small = self._encoding is None and len(text) <= self._small_left
+            if small:
+                self._small_left -= len(text)
+        encoding = self._small_encoding(text) if small else None
+        if encoding is None:
+            encoding = self._full()
+        return len(encoding.encode(text, disallowed_special=()))
+
+    def _full(self) -> Any:
+        with self._lock:
+            if self._encoding is None:
+                tables = self._tables or _kept_tables(self.name, self._folder)
+                self._encoding = _encoding_of(tables) if tables else None
+                if self._encoding is None:
+                    self._encoding = _load_tiktoken(self.name, self._folder)
+            return self._encoding
+
+    def _small_encoding(self, text: str) -> Any:
+        """An encoder of the ranks found in ``text``; None when there are no kept tables (a
+        first load parses the rank file into the whole encoder anyway) or the text is not
+        UTF-8 (tiktoken mends it first)."""
+        try:
+            data = text.encode()
+        except UnicodeEncodeError:
+            return None
+        with self._lock:
+            if self._tables is None:
+                self._tables = _kept_tables(self.name, self._folder) or {}
+                ranks = self._tables.get("mergeable_ranks", {})
+                self._long = [token for token in ranks if len(token) > self._SHORT]
+        if not self._tables:
+            return None
+        ranks = self._tables["mergeable_ranks"]
+        found: dict[bytes, int] = {}
+        size = len(data)
+        for start in range(size):
+            for end in range(start + 1, min(size, start + self._SHORT) + 1):
+                rank = ranks.get(data[start:end])
+                if rank is not None:
+                    found[data[start:end]] = rank
+        found.update((token, ranks[token]) for token in self._long if token in data)
+        return _encoding_of({**self._tables, "mergeable_ranks": found})
 
 
 @dataclass(frozen=True)
@@ -125,7 +190,7 @@ def _uncached_counter(name: str) -> TokenCounter:
         from tokenizers import Tokenizer
 
         return _HuggingFaceCounter(name, Tokenizer.from_file(str(folder / _HF_FILES[name])))
-    return _TiktokenCounter(name, _load_tiktoken(name, folder))
+    return _TiktokenCounter(name, folder)
 
 
 def _bundled_tokenizers() -> Path:
@@ -152,6 +217,22 @@ def _load_tiktoken(name: str, folder: Path, cache: Path | None = None) -> Any:
     encoding = _parse_tiktoken(name, folder)
     _keep_ranks(path, encoding)
     return encoding
+
+
+def _kept_tables(name: str, folder: Path) -> dict[str, Any] | None:
+    """The kept constructor arguments of ``name``'s encoding (see :func:`_load_tiktoken`);
+    None when none are kept yet."""
+    import tiktoken
+
+    return _read_ranks(
+        _rank_cache() / f"{name}-{_fingerprint(folder, tiktoken.__version__)}.marshal"
+    )
+
+
+def _encoding_of(tables: dict[str, Any]) -> Any:
+    import tiktoken
+
+    return tiktoken.Encoding(**tables)
 
 
 def _parse_tiktoken(name: str, folder: Path) -> Any:

@@ -118,3 +118,42 @@ def test_model_counters_remember_unless_asked_not_to() -> None:
     assert isinstance(remembering, CachedCounter) and not isinstance(fresh, CachedCounter)
     assert remembering.count(text) == fresh.count(text) > 0
     assert remembering.name == fresh.name == "o200k_base"
+
+
+COUNTED_TEXTS = [
+    "hi there",
+    "Hello, 안녕하세요 world <|endoftext|>\n\n  def f(x): return x ** 2",
+    "-" * 300 + "\n" + " " * 200 + "=" * 90,
+    "# Insights\n- the deploy needs VPN (2026-01-02)\n\n# Decisions\n",
+    "emoji 🎉🎉 and math ∑∫ and tabs\t\there\r\n",
+    "a",
+    "x" * 5000,
+    "\ud800 lone surrogate",
+]
+
+
+def whole_encoder_built(counter: object) -> bool:
+    return getattr(counter, "_encoding", None) is not None
+
+
+@pytest.mark.parametrize("encoding", ["cl100k_base", "o200k_base"])
+def test_short_texts_are_counted_as_the_whole_encoder_counts_them(encoding: str) -> None:
+    """Short texts are counted by an encoder of the ranks found in them (no whole encoder
+    built): the counts are the whole encoder's."""
+    from squad.text import tokens
+
+    folder = tokens._bundled_tokenizers()
+    whole = tokens._load_tiktoken(encoding, folder)  # also keeps the tables
+    for text in COUNTED_TEXTS:
+        counter = tokens._TiktokenCounter(encoding, folder)
+        assert counter.count(text) == len(whole.encode(text, disallowed_special=())), text[:40]
+    counter = tokens._TiktokenCounter(encoding, folder)
+    for text in COUNTED_TEXTS[:5]:
+        assert counter.count(text) == len(whole.encode(text, disallowed_special=()))
+    assert not whole_encoder_built(counter)  # a few short texts
+    counter.count("y" * counter.SMALL_CHARS)
+    assert whole_encoder_built(counter)
+    assert counter.count(COUNTED_TEXTS[1]) == len(
+        whole.encode(COUNTED_TEXTS[1], disallowed_special=())
+    )
+    assert counter.count("") == 0
