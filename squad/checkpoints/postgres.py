@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 from squad.checkpoints.base import Checkpoints, Fence
 from squad.errors import RunFenced, StoreError
 from squad.store.engine import mask_url, parse_url
-from squad.store.pool_checks import idle_checked_pool
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -72,7 +71,7 @@ class PostgresCheckpoints(Checkpoints):
                 f"Postgres checkpoints need psycopg and psycopg-pool ({exc}); "
                 "install squad with the postgres extra: pip install 'squad[postgres]'"
             ) from None
-        pool = idle_checked_pool(ConnectionPool)(
+        pool = ConnectionPool(
             self._conninfo,
             min_size=1,
             max_size=self._pool_size,

@@ -134,9 +134,6 @@ class ClusterQueue:
             kwargs={"options": f"-c search_path={cluster.schema_name}"},
             min_size=1,
             max_size=max(2, pool_size),
-            # procrastinate checks every connection it takes (a round trip each, two a job):
-            # only those idle a while are (squad.store.pool_checks).
-            pool_factory=_idle_checked_pool(),
         )
         self.app: Any = procrastinate.App(connector=connector)
         """procrastinate's App (typed loosely: its decorators are untyped)."""
@@ -403,14 +400,6 @@ def _owned_jobs(connector: Any) -> Any:
             return True
 
     return OwnedJobs(connector=connector)
-
-
-def _idle_checked_pool() -> Any:
-    from psycopg_pool import AsyncConnectionPool
-
-    from squad.store.pool_checks import idle_checked_async_pool
-
-    return idle_checked_async_pool(AsyncConnectionPool)
 
 
 def _now() -> Any:

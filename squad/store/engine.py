@@ -33,7 +33,6 @@ from sqlalchemy.pool import StaticPool
 from squad.diskfull import FULL_ERRNOS, as_disk_full, disk_full
 from squad.errors import StoreError
 from squad.fsutil import SQLITE_COMPANIONS, private_dir, private_file
-from squad.store.pool_checks import is_fresh
 
 __all__ = [
     "BUSY_TIMEOUT_MS",
@@ -314,39 +313,7 @@ def _casefold(value: object) -> object:
 
 
 def _server_engine(url: URL) -> Engine:
-    options: dict[str, Any] = {}
+    options: dict[str, Any] = {"pool_pre_ping": True}
     if url.get_backend_name() == "postgresql" and "connect_timeout" not in url.query:
         options["connect_args"] = {"connect_timeout": _POSTGRES_CONNECT_TIMEOUT_S}
-    engine = create_engine(url, **options)
-    _ping_when_idle(engine)
-    return engine
-
-
-def _ping_when_idle(engine: Engine) -> None:
-    """A pooled connection is checked when taken only after it sat idle (see
-    :mod:`squad.store.pool_checks`); SQLAlchemy's ``pool_pre_ping`` checked every checkout,
-    a round trip and two autocommit switches for each of a run's transactions. The first
-    statement that finds a connection dropped makes SQLAlchemy replace every pooled one."""
-    from sqlalchemy.exc import DisconnectionError
-
-    @event.listens_for(engine, "connect")
-    def fresh(dbapi_connection: Any, record: Any) -> None:
-        record.info["squad_idle_since"] = None
-
-    @event.listens_for(engine, "checkin")
-    def returned(dbapi_connection: Any, record: Any) -> None:
-        record.info["squad_idle_since"] = time.monotonic()
-
-    @event.listens_for(engine, "checkout")
-    def taken(dbapi_connection: Any, record: Any, proxy: Any) -> None:
-        since = record.info.get("squad_idle_since")
-        if since is None or is_fresh(since):  # new, or used moments ago
-            return
-        try:
-            alive = engine.dialect.do_ping(dbapi_connection)
-        except engine.dialect.loaded_dbapi.Error as exc:
-            if not engine.dialect.is_disconnect(exc, dbapi_connection, None):
-                raise
-            alive = False
-        if not alive:
-            raise DisconnectionError("the pooled connection was dropped by the server")
+    return create_engine(url, **options)

@@ -148,22 +148,3 @@ def copy_sqlite(template: Path, target: Path) -> None:
     private_dir(target.parent)
     shutil.copyfile(template, target)
     target.chmod(0o600)
-
-
-def drop_connections(admin: Engine, application_name: str) -> None:
-    """The server ends every connection of ``application_name``, as a restart would, and
-    they are gone when this returns."""
-    import time
-
-    terminate = (
-        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = :app"
-    )
-    count = "SELECT count(*) FROM pg_stat_activity WHERE application_name = :app"
-    with admin.begin() as connection:
-        connection.execute(text(terminate), {"app": application_name})
-    for _ in range(500):
-        with admin.connect() as connection:
-            if connection.execute(text(count), {"app": application_name}).scalar_one() == 0:
-                return
-        time.sleep(0.01)
-    raise AssertionError(f"the server kept the connections of {application_name!r}")
