@@ -2,11 +2,12 @@
 
 A section starts at a top-level ``# Name`` heading, found as a CommonMark parser finds it, so
 a ``#`` line inside a code fence, a quote or a list is not a heading (a plain document, as
-squad writes them, is read line by line to the same result; any other goes to markdown-it). Text before the first
-heading is kept as an unnamed preamble. The document keeps every byte of its source:
-``parse(text).render() == text`` for any text, and an edit of one section leaves every
-other section byte-identical. A leading byte-order mark is set aside (so a heading on the
-first line is one) and rendered back; new text takes the line ending the document uses.
+squad writes them, is read line by line to the same result; any other goes to markdown-it).
+Text before the first heading is kept as an unnamed preamble. The document keeps every byte
+of its source: ``parse(text).render() == text`` for any text, and an edit of one section
+leaves every other section byte-identical. A leading byte-order mark is set aside (so a
+heading on the first line is one) and rendered back; new text takes the line ending the
+document uses.
 
 An edit is refused (:class:`StructureError`) when the result would not parse back into
 exactly the sections it was built from, and when text would be added inside a code fence or
