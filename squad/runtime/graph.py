@@ -2,8 +2,9 @@
 
 ``dispatch`` blocks what a failure doomed, starts every task that can run now (up to
 ``max_parallel``) on a thread of its own (:class:`~squad.runtime.pool.TaskPool`), and returns
-as soon as one of them ends: the step checkpoints what ended, and the next step starts what that
-made ready while the others go on working. A task so waits for its dependencies, never for a
+as soon as a task that ended lets another start (or leaves the state something to carry: a
+failure, a send-back, a stop): the step checkpoints what ended, and the next step starts what
+that made ready while the others go on working. A task so waits for its dependencies, never for a
 slow sibling to end a LangGraph superstep (LangGraph's ``Send`` fan-out is bulk-synchronous).
 A lone task, or one that waits for a person, runs inside ``dispatch`` itself, so a chain of
 tasks checkpoints once per task. Each task's result reaches the checkpointer (durable mode) the
@@ -45,6 +46,7 @@ from squad.runtime.steps import (
     rejected,
     reviewed,
     schedule,
+    settled,
     step_update,
     stopped_reviewing,
     stopped_running,
@@ -148,10 +150,32 @@ def build_graph(
         for node in free[: max(max_parallel, 1) - len(at_work.running)]:
             view = _task_input(node, state)["view"]
             at_work.start(node.id, functools.partial(run_task, node, view))
-        results = [result for _, result in at_work.next()]
-        if any(result.stop is not None for result in results):
-            results += [result for _, result in at_work.rest()]  # the run stops: let them end
+        results: list[TaskResult] = []
+        while True:
+            results += [result for _, result in at_work.next()]
+            if any(result.stop is not None for result in results):
+                results += [result for _, result in at_work.rest()]  # the run stops: let them end
+                break
+            if not keep_waiting(state, results):
+                break
         return step_update((), results)
+
+    def keep_waiting(state: RunState, ended: list[TaskResult]) -> bool:
+        """Whether the step may wait for the next task to end before it checkpoints these:
+        only while others work, every one that ended is done (nothing to block, nothing sent
+        back) and what they made ready could not start now anyway. A wide fan-out so ends in
+        one checkpoint, not one per task; a done task waiting here is the store's to tell on
+        resume (:meth:`Executor.finished`), as in the instant before any checkpoint."""
+        if not at_work.running or not all(settled(result) for result in ended):
+            return False
+        if len(at_work.running) >= max(max_parallel, 1):
+            return True
+        now = {**raw_statuses(state), **{r.task.id: TaskStatus.DONE.value for r in ended}}
+        approvals = state.get("approvals") or {}
+        ready = schedule(task_nodes(state), now).ready
+        return not any(
+            t.id not in at_work.running and not needs_approval(t, approvals) for t in ready
+        )
 
     def route(state: RunState) -> str:
         return "dispatch" if at_work.running or more_to_do(state) else END

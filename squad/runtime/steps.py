@@ -54,6 +54,7 @@ __all__ = [
     "rejected",
     "reviewed",
     "schedule",
+    "settled",
     "state_outcome",
     "statuses_of",
     "step_update",
@@ -339,6 +340,18 @@ def reviewed(
         error = f"not approved after {max_rounds} review rounds"
         report = Transition(task, TaskStatus.FAILED, error=error, output=output, rounds=back.rounds)
     return TaskResult(task, report, output, sent_back=back)
+
+
+def settled(result: TaskResult) -> bool:
+    """Whether a task's turn ended done with nothing but its output for the state: no stop,
+    no send-back, no person's decision (its checkpoint may wait for a sibling's)."""
+    return (
+        result.report is not None
+        and result.report.status is TaskStatus.DONE
+        and result.stop is None
+        and result.sent_back is None
+        and result.decision is None
+    )
 
 
 def step_update(blocked: Sequence[Transition], results: Sequence[TaskResult] = ()) -> RunState:

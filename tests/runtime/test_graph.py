@@ -392,3 +392,33 @@ def test_a_task_that_raises_fails_the_step_after_the_others_end(checkpointer: An
     final = app.invoke(None, CONFIG, durability="sync")  # resumed: only broken runs again
     assert script.executed == ["broken", "slow", "broken"]
     assert final["status"] == {"broken": "done", "slow": "done"}
+
+
+def test_tasks_of_a_fan_out_that_start_nothing_new_share_one_checkpoint(
+    checkpointer: Any,
+) -> None:
+    """Four middle tasks end one by one; none lets anything start before the last ends, so
+    no checkpoint holds some of them done and not the others."""
+    middle = [f"m{i}" for i in range(4)]
+
+    class Staggered(Script):
+        def execute(self, task: TaskNode, feedback: str | None) -> str:
+            if task.id in middle:
+                time.sleep(0.02 * middle.index(task.id))
+            return super().execute(task, feedback)
+
+    tasks = [
+        TaskNode("root", "writer"),
+        *(TaskNode(m, "writer", ("root",)) for m in middle),
+        TaskNode("end", "writer", tuple(middle)),
+    ]
+    app = build_graph(Staggered(), hierarchical=False, max_rounds=1, max_parallel=4).compile(
+        checkpointer=checkpointer
+    )
+    final = start(app, tasks=tasks)
+    assert final["status"] == {t.id: "done" for t in tasks}
+    done_counts = {
+        sum((h.values.get("status") or {}).get(m) == "done" for m in middle)
+        for h in app.get_state_history(CONFIG)
+    }
+    assert done_counts <= {0, 4}, done_counts
