@@ -245,6 +245,45 @@ with App.open(Settings.load()) as app:
 """
 
 
+def kill_when(
+    settings: Settings,
+    cwd: Path,
+    squad: str,
+    stub: OpenAIStubServer,
+    release: threading.Event,
+    ready: Callable[[Counter[str]], bool],
+) -> Counter[str]:
+    """Run ``squad`` in a child process on ``stub``, SIGKILL it once ``ready`` holds for the
+    calls asked so far (and a moment after, for what has ended to be recorded), then let the
+    held calls go; the calls the child asked."""
+    env = {
+        **os.environ,
+        "SQUAD_HOME": str(settings.home),
+        "SQUAD_WORKSPACES": str(settings.workspaces),
+        "SQUAD_CONFIGS": str(settings.configs),
+        "STUB_KEY": "stub-key",
+    }
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, squad],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 90
+        while child.poll() is None and not ready(Counter(task_of(b) for b in stub.bodies)):
+            assert time.monotonic() < deadline, "the child never got where the kill comes"
+            time.sleep(0.05)
+        time.sleep(0.3)
+    finally:
+        child.kill()
+        _, stderr = child.communicate(timeout=30)
+        release.set()
+    assert child.returncode == -signal.SIGKILL, stderr.decode()
+    return Counter(task_of(b) for b in stub.bodies)
+
+
 @pytest.mark.slow
 def test_a_kill_mid_step_resumes_only_the_unfinished_tasks(
     app: App, settings: Settings, stub_key: None, tmp_path: Path
@@ -259,36 +298,12 @@ def test_a_kill_mid_step_resumes_only_the_unfinished_tasks(
 
     with OpenAIStubServer(first_handler) as first:
         _, workspace = create(app, diamond(first.url))
-        env = {
-            **os.environ,
-            "SQUAD_HOME": str(settings.home),
-            "SQUAD_WORKSPACES": str(settings.workspaces),
-            "SQUAD_CONFIGS": str(settings.configs),
-            "STUB_KEY": "stub-key",
-        }
-        child = subprocess.Popen(
-            [sys.executable, "-c", CHILD, "diamond"],
-            cwd=tmp_path,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
-        try:
-            deadline = time.monotonic() + 90
-            while child.poll() is None:
-                asked = Counter(task_of(b) for b in first.bodies)
-                done = all((workspace / "tasks" / t / "output.md").exists() for t in ("b1", "b2"))
-                if done and asked["b3"] and asked["b4"]:
-                    break
-                assert time.monotonic() < deadline, "the child never reached the parallel step"
-                time.sleep(0.05)
-            time.sleep(0.3)  # b1 and b2 are recorded done while b3 and b4 still wait
-        finally:
-            child.kill()
-            _, stderr = child.communicate(timeout=30)
-            release.set()
-        assert child.returncode == -signal.SIGKILL, stderr.decode()
-        first_asked = Counter(task_of(b) for b in first.bodies)
+
+        def in_flight(asked: Counter[str]) -> bool:  # b1 and b2 done, b3 and b4 held
+            done = all((workspace / "tasks" / t / "output.md").exists() for t in ("b1", "b2"))
+            return done and bool(asked["b3"] and asked["b4"])
+
+        first_asked = kill_when(settings, tmp_path, "diamond", first, release, in_flight)
 
     assert first_asked == Counter(start=1, b1=1, b2=1, b3=1, b4=1)
     kept = {t: (workspace / "tasks" / t / "output.md").stat().st_mtime_ns for t in ("b1", "b2")}
@@ -445,35 +460,9 @@ def test_a_kill_while_tasks_started_in_different_steps_work_redoes_only_those(
 
     with OpenAIStubServer(first_handler) as first:
         _, workspace = create(app, uneven(first.url))
-        env = {
-            **os.environ,
-            "SQUAD_HOME": str(settings.home),
-            "SQUAD_WORKSPACES": str(settings.workspaces),
-            "SQUAD_CONFIGS": str(settings.configs),
-            "STUB_KEY": "stub-key",
-        }
-        child = subprocess.Popen(
-            [sys.executable, "-c", CHILD, "uneven"],
-            cwd=tmp_path,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
+        first_asked = kill_when(
+            settings, tmp_path, "uneven", first, release, lambda a: bool(a["a2"] and a["b1"])
         )
-        try:
-            deadline = time.monotonic() + 90
-            while child.poll() is None:
-                asked = Counter(task_of(b) for b in first.bodies)
-                if asked["a2"] and asked["b1"]:
-                    break
-                assert time.monotonic() < deadline, "the child never started a2 beside b1"
-                time.sleep(0.05)
-            time.sleep(0.3)
-        finally:
-            child.kill()
-            _, stderr = child.communicate(timeout=30)
-            release.set()
-        assert child.returncode == -signal.SIGKILL, stderr.decode()
-        first_asked = Counter(task_of(b) for b in first.bodies)
 
     assert first_asked == Counter(start=1, a1=1, a2=1, b1=1)
     kept = (workspace / "tasks" / "a1" / "output.md").stat().st_mtime_ns
