@@ -97,9 +97,11 @@ def test_the_run_page_draws_its_timeline_and_the_approval_redraws_it_live(
     ticks: list[str] = []
     page.on(
         "request",
-        lambda r: ticks.append(r.url)
-        if r.url.endswith(f"/runs/{run['id']}") and "hx-request" in r.headers
-        else None,
+        lambda r: (
+            ticks.append(r.url)
+            if r.url.endswith(f"/runs/{run['id']}") and "hx-request" in r.headers
+            else None
+        ),
     )
     for _ in range(120):  # up to 30 s: the tick comes every 5 s
         if ticks:
