@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from squad.clock import Clock, utc_now
-from squad.model.factory import ModelFactory, model_for
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -37,6 +36,7 @@ if TYPE_CHECKING:
     from squad.memory.decisions.log import DecisionLog
     from squad.memory.embeddings import Embedder
     from squad.memory.service import MemoryService
+    from squad.model.factory import ModelFactory
     from squad.run_history import Runs
     from squad.runtime.runner import SquadRunner
     from squad.settings import Settings
@@ -61,7 +61,7 @@ class App:
         *,
         store: Store | None = None,
         clock: Clock = utc_now,
-        model_factory: ModelFactory = model_for,
+        model_factory: ModelFactory | None = None,
         telemetry: Telemetry | None = None,
         reading: bool = False,
     ) -> None:
@@ -70,8 +70,7 @@ class App:
         SQLite store through plain sqlite3 (:mod:`squad.store.sqlite_reader`)."""
         self.settings = settings
         self.clock = clock
-        self.model_factory = model_factory
-        """Builds each agent's model from its spec (offline in-process, else litellm)."""
+        self._model_factory = model_factory
         self._store: Store | None = store
         self._owns_store = store is None
         self._reading = reading
@@ -99,7 +98,7 @@ class App:
         *,
         store: Store | None = None,
         clock: Clock = utc_now,
-        model_factory: ModelFactory = model_for,
+        model_factory: ModelFactory | None = None,
         telemetry: Telemetry | None = None,
         reading: bool = False,
     ) -> App:
@@ -115,6 +114,16 @@ class App:
         )
 
     # -- services ----------------------------------------------------------------------------
+
+    @property
+    def model_factory(self) -> ModelFactory:
+        """Builds each agent's model from its spec (offline in-process, else litellm:
+        :func:`~squad.model.factory.model_for` unless another was given)."""
+        if self._model_factory is None:
+            from squad.model.factory import model_for
+
+            self._model_factory = model_for
+        return self._model_factory
 
     @property
     def squads(self) -> SquadManager:

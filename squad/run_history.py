@@ -23,17 +23,6 @@ from typing import TYPE_CHECKING, Literal, TypedDict
 
 from squad import flock
 from squad.errors import HistoryUnavailable, NotFound, UsageError
-from squad.history.log import (
-    FileChange,
-    RunEntry,
-    diff_both,
-    diff_stat,
-    find_run,
-    previous_run,
-    run_entries,
-    run_ids,
-)
-from squad.history.repository import OWNER_KEY
 from squad.paths import run_lock
 from squad.workspace.layout import MANIFEST_NAME
 
@@ -41,6 +30,7 @@ if TYPE_CHECKING:
     import pygit2
 
     from squad.history.history import History
+    from squad.history.log import FileChange, RunEntry
     from squad.settings import Settings
     from squad.store import Store
     from squad.store.records import RunRecord
@@ -56,6 +46,9 @@ __all__ = [
 ]
 
 Source = Literal["history", "store", "live", "marker"]
+OWNER_KEY = ("squad", "workspace")
+"""The git config key naming a workspace's squad (:data:`squad.history.repository.OWNER_KEY`,
+split: read here without importing the history's writer)."""
 
 
 class TaskEntry(TypedDict):
@@ -297,6 +290,8 @@ class Runs:
         return views[:limit]
 
     def _of_workspace(self, ref: WorkspaceRef, limit: int) -> list[RunView]:
+        from squad.history.log import find_run, run_entries
+
         history = self._history(ref.path, ref.squad)
         views: list[RunView] = []
         repo = self._repo(history)
@@ -352,6 +347,8 @@ class Runs:
 
     def find(self, run_id: str) -> tuple[WorkspaceRef, RunEntry]:
         """A run's workspace and latest commit, by its id (or a unique prefix of it)."""
+        from squad.history.log import find_run, run_entries, run_ids
+
         run_id = run_id.strip()
         if len(run_id) < 4:
             raise UsageError(f"run id {run_id!r} is too short: give at least 4 characters")
@@ -391,6 +388,8 @@ class Runs:
         return matches[0]
 
     def show(self, run_id: str) -> RunChanges:
+        from squad.history.log import diff_stat, previous_run
+
         ref, entry = self.find(run_id)
         repo = self._history(ref.path, ref.squad).open()
         before = previous_run(repo, entry)
@@ -426,6 +425,8 @@ class Runs:
         stat_only: bool = False,
     ) -> RunDiff:
         """What changed from ``other`` (default: the squad's previous run) to ``run_id``."""
+        from squad.history.log import diff_both, previous_run
+
         ref, entry = self.find(run_id)
         repo = self._history(ref.path, ref.squad).open()
         if other is None:
@@ -468,7 +469,7 @@ def _owner(path: Path) -> str | None:
         text = config.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
-    section, key = OWNER_KEY.split(".")
+    section, key = OWNER_KEY
     current = None
     for line in text.splitlines():
         stripped = line.strip()

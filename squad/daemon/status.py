@@ -437,20 +437,18 @@ def published_status(
 
 def _paused_histories(app: App) -> list[dict[str, Any]]:
     """Workspaces whose history cannot be written (corrupt or foreign ``.git``): their runs
-    go on uncommitted until a person fixes it."""
-    paused = []
-    for ref in app.runs.workspaces():
-        state = app.history(ref.path, ref.squad).state()
-        if state.paused:
-            paused.append(
-                {
-                    "squad": ref.squad,
-                    "workspace": str(ref.path),
-                    "state": state.state,
-                    "reason": state.detail,
-                }
-            )
-    return paused
+    go on uncommitted until a person fixes it. A workspace found writable before and not
+    changed since is not opened again (:mod:`squad.daemon.history_states`)."""
+    from squad.daemon.history_states import HISTORIES_FILE, paused_histories
+
+    settings = app.settings
+    if not settings.history.enabled:
+        return []  # history is off: nothing is paused
+    return paused_histories(
+        [(ref.squad, ref.path) for ref in app.runs.workspaces()],
+        lambda path, squad: app.history(path, squad).state(),
+        cache=settings.home / HISTORIES_FILE,
+    )
 
 
 def _cluster(app: App, now: datetime) -> ClusterView | ClusterUnreachable:
