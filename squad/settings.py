@@ -40,7 +40,7 @@ MemoryRanking = Literal["lexical", "hashing", "minilm", "auto"]
 
 
 class _MemorySettings(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     file_cap_kb: Annotated[int, Field(ge=1, le=10_240)] = DEFAULT_MEMORY_FILE_CAP_KB
     """Largest memory.md (and boot file) in KiB; writes over it are refused, never truncated."""
@@ -56,7 +56,7 @@ class _MemorySettings(BaseModel):
 class HistorySettings(BaseModel):
     """Each workspace's history: a git repository in its ``.git`` (docs/design/history.md)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     enabled: bool = True
     """Keep a commit per run and per memory change in every workspace; ``false`` stops
@@ -79,9 +79,7 @@ def _check_cron(value: str) -> str:
 class RetentionSettings(BaseModel):
     """What the daemon's retention job prunes; memory files are never pruned."""
 
-    model_config = ConfigDict(
-        extra="forbid", strict=True, frozen=True, use_attribute_docstrings=True
-    )
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
     runs_days: Annotated[float, Field(gt=0, le=36_500)] = 90
     """Runs that ended more than this many days ago are forgotten by the store: their record,
@@ -108,9 +106,7 @@ LOOPBACK_HOSTS = ("127.0.0.1", "::1", "localhost")
 class HttpSettings(BaseModel):
     """Where the daemon serves the HTTP API and dashboard (``squad.web``)."""
 
-    model_config = ConfigDict(
-        extra="forbid", strict=True, frozen=True, use_attribute_docstrings=True
-    )
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
     enabled: bool = True
     """Serve the API and dashboard from ``squad daemon``."""
@@ -134,9 +130,7 @@ class HttpSettings(BaseModel):
 class DaemonSettings(BaseModel):
     """How ``squad daemon`` schedules runs and looks after the squad home."""
 
-    model_config = ConfigDict(
-        extra="forbid", strict=True, frozen=True, use_attribute_docstrings=True
-    )
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
     max_concurrent_runs: Annotated[int, Field(ge=1, le=64)] = 2
     """Runs going on at once; further ones wait in a queue (one squad never runs twice)."""
@@ -170,9 +164,7 @@ class ClusterSettings(BaseModel):
     become procrastinate jobs (``squad.cluster``). Off by default; needs a Postgres
     ``database_url`` and ``pip install 'squad[postgres]'``."""
 
-    model_config = ConfigDict(
-        extra="forbid", strict=True, frozen=True, use_attribute_docstrings=True
-    )
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
     enabled: bool = False
     """Run as one node of a cluster: ``squad daemon`` schedules and works, ``squad worker``
@@ -218,9 +210,7 @@ class TelemetrySettings(BaseModel):
     ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` and ``OTEL_SDK_DISABLED=true``.
     """
 
-    model_config = ConfigDict(
-        extra="forbid", strict=True, frozen=True, use_attribute_docstrings=True
-    )
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
     otlp_endpoint: Annotated[str, AfterValidator(_check_otlp_url)] | None = None
     """Base URL of an OTLP/HTTP receiver (a collector, Jaeger, Phoenix, ...): spans are sent to
@@ -279,7 +269,7 @@ def _env_url(env: Mapping[str, str], name: str) -> str | None:
 class SettingsFile(BaseModel):
     """The optional ``configs/settings.yaml``."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     workspaces: str | None = None
     """Workspace root (relative to this file's folder); SQUAD_WORKSPACES wins over it."""

@@ -281,9 +281,10 @@ def _schema_markdown(schema: dict[str, Any], root_title: str) -> str:
 
 def squad_yaml_schema() -> dict[str, Any]:
     """The JSON Schema of the squad YAML format, as ``squad schema`` prints it."""
+    from squad.spec.docs import json_schema
     from squad.spec.models import SquadSpec
 
-    return SquadSpec.model_json_schema()
+    return json_schema(SquadSpec)
 
 
 def squad_yaml_markdown() -> str:
@@ -293,8 +294,9 @@ def squad_yaml_markdown() -> str:
 
 def settings_schema() -> dict[str, Any]:
     from squad.settings import SettingsFile
+    from squad.spec.docs import json_schema
 
-    return SettingsFile.model_json_schema()
+    return json_schema(SettingsFile)
 
 
 def settings_markdown() -> str:

@@ -15,7 +15,9 @@ DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
 
 def _document(model: type[BaseModel]) -> dict[str, Any]:
-    return {"$schema": DIALECT, **model.model_json_schema()}
+    from squad.spec.docs import json_schema
+
+    return {"$schema": DIALECT, **json_schema(model)}
 
 
 def squad_schema() -> dict[str, Any]:

@@ -347,9 +347,9 @@ def _translate(root: type[BaseModel], error: Any, source: str) -> Problem:
     value = error.get("input")
     hint: str | None = None
     if kind == "missing":
-        field = _field_info(root, loc)
+        doc = _field_doc(root, loc)
         message = f"required key {loc[-1]!r} is missing"
-        hint = f"add {loc[-1]}: ({field.description})" if field and field.description else None
+        hint = f"add {loc[-1]}: ({doc})" if doc else None
     elif kind == "extra_forbidden":
         parent = _model_at(root, loc[:-1])
         valid = sorted(parent.model_fields) if parent else []
@@ -388,9 +388,11 @@ def _translate(root: type[BaseModel], error: Any, source: str) -> Problem:
 _QUOTE_LIMIT = 200
 
 
-def _field_info(root: type[BaseModel], loc: tuple[Any, ...]) -> Any:
+def _field_doc(root: type[BaseModel], loc: tuple[Any, ...]) -> str | None:
+    from squad.spec.docs import field_doc
+
     parent = _model_at(root, loc[:-1])
-    return parent.model_fields.get(str(loc[-1])) if parent else None
+    return field_doc(parent, str(loc[-1])) if parent else None
 
 
 def _model_at(root: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | None:

@@ -175,9 +175,7 @@ EnvName = Annotated[str, AfterValidator(_check_env_name)]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid", strict=True, frozen=True, use_attribute_docstrings=True
-    )
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
 class ModelSpec(_Strict):
