@@ -47,7 +47,7 @@ Check = Callable[[Path, str], Any]
 """``(workspace, squad) -> HistoryState``: the full check (libgit2)."""
 
 
-def _mark(path: Path) -> Mark:
+def _mark(path: str | Path) -> Mark:
     try:
         info = os.lstat(path)
     except OSError:
@@ -96,7 +96,8 @@ def _settled(marks: Mapping[str, Mark], before_ns: int) -> bool:
 
 
 def _still(git_dir: Path, marks: Mapping[str, Mark]) -> bool:
-    return all(_mark(git_dir / name if name else git_dir) == mark for name, mark in marks.items())
+    where = str(git_dir)  # plain strings: pathlib's joins cost more than the lstat calls
+    return all(_mark(f"{where}/{name}" if name else where) == mark for name, mark in marks.items())
 
 
 def paused_histories(

@@ -358,13 +358,15 @@ def collect_status(
     configured: list[dict[str, Any]] = []
     failed: list[dict[str, Any]] = []
     if not up:
-        from squad.daemon.catalog import recorded_owners
         from squad.daemon.configured import VALIDATED_FILE, configured_squads
 
+        # Each squad's file as the store recorded it (catalog.recorded_owners, without
+        # importing the daemon's catalog and triggers for it).
+        owners = {
+            r.name: Path(r.source) for r in (store.list_squads() if store else ()) if r.source
+        }
         configured, failed = configured_squads(
-            folder.resolve(),
-            recorded_owners({r.name: r for r in store.list_squads()} if store else {}),
-            cache=settings.home / VALIDATED_FILE,
+            folder.resolve(), owners, cache=settings.home / VALIDATED_FILE
         )
     names = [str(s["name"]) for s in (state or {}).get("squads", [])] if up else []
     names += [str(s["name"]) for s in configured]
