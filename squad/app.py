@@ -193,7 +193,6 @@ class App:
         with self._lock:
             if self._memory is None:
                 from squad.memory.service import MemoryService
-                from squad.text.chatter import is_chatter_message
 
                 self._memory = MemoryService(
                     self.settings,
@@ -202,7 +201,7 @@ class App:
                     embedder=self._embedder(),
                     histories=self.history,
                     same_as=known_to_the_extractor,
-                    chatter=is_chatter_message,
+                    chatter=_is_chatter,
                 )
             return self._memory
 
@@ -459,6 +458,14 @@ class App:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _is_chatter(text: str, role: str) -> bool:
+    """:func:`squad.text.chatter.is_chatter_message`, its cue tables and the classifier's
+    subjects imported by the first message recall asks about, not by every reading command."""
+    from squad.text.chatter import is_chatter_message
+
+    return is_chatter_message(text, role)
 
 
 def known_to_the_extractor(fact: str, known: Sequence[str]) -> int | None:

@@ -368,6 +368,7 @@ unwanted = (
     "sqlalchemy",
     "sqlmodel",
     "squad.text.secrets._named",
+    "squad.text.chatter",
     "markdown_it",
 )
 print(sorted(name for name in unwanted if name in sys.modules), file=sys.stderr)
@@ -382,8 +383,9 @@ def test_memory_context_and_status_on_a_current_database_import_no_graph_orm_or_
     langsmith) is imported when a run starts, alembic only when the database needs a
     migration, SQLAlchemy and SQLModel not at all on a current SQLite database (plain
     sqlite3 reads it, once the agent's namespace exists: the first look makes it), the
-    credential detector's rule tables on its first search, and markdown-it only for a
-    memory.md that is not plain (this one, squad's seed, is)."""
+    credential detector's rule tables on its first search, the chatter filter's cue tables
+    on the first message recall asks about, and markdown-it only for a memory.md that is not
+    plain (this one, squad's seed, is)."""
     import sys
 
     assert docs("memory", "context", "docs-site", "writer").returncode == 0  # its namespace
