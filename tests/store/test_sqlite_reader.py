@@ -226,3 +226,17 @@ def test_the_reader_answers_squad_status_as_the_full_store(
             ("docs", "writer", 2),
         ]
     )
+
+
+def test_the_newest_run_of_a_squad_whose_runs_share_an_instant_is_the_store_s(
+    full: Store, reader: StoreReader, clock: FrozenClock
+) -> None:
+    full.upsert_squad("alpha", workspace="/w/alpha", source=None, definition_sha256="0")
+    full.upsert_squad("beta", workspace="/w/beta", source=None, definition_sha256="0")
+    made = [full.create_run("alpha") for _ in range(4)]  # one instant: the highest id wins
+    clock.advance(1)
+    full.create_run("beta")
+    latest = reader.latest_runs()
+    assert latest == full.latest_runs()
+    assert latest["alpha"].id == max(run.id for run in made)
+    assert sorted(latest) == ["alpha", "beta"]
