@@ -15,8 +15,9 @@ run`` of it (target <= 8x, issue 35) and ``squad memory context docs-site planne
 it (target <= 2.5x).
 
 ``--tree DIR`` (repeatable) also times the store-opening commands of another checkout (say
-``main`` before a change) in the same rounds, interleaved, on its own small home; ``--json``
-prints the figures. Each checkout's ``squad`` package is compiled to bytecode first
+``main`` before a change) in the same rounds, interleaved, on its own small home; ``--repeats
+N`` takes N rounds (default 7: more where other work shares the machine); ``--json`` prints
+the figures. Each checkout's ``squad`` package is compiled to bytecode first
 (:func:`bench.support.compile_trees`), as an installed tool is: the environment may set
 ``PYTHONDONTWRITEBYTECODE``, and the figures are of the commands, not of the compiler. Run alone
 with ``python -m bench.status_bench``.
@@ -92,11 +93,16 @@ def build_home(root: Path) -> dict[str, str]:
 
 
 def median_run(
-    args: list[str], env: dict[str, str], cwd: Path, *, codes: tuple[int, ...] = (0,)
+    args: list[str],
+    env: dict[str, str],
+    cwd: Path,
+    *,
+    codes: tuple[int, ...] = (0,),
+    repeats: int = REPEAT,
 ) -> tuple[float, str]:
-    """Median wall time of ``args`` over :data:`REPEAT` runs, and the last one's stdout."""
+    """Median wall time of ``args`` over ``repeats`` runs, and the last one's stdout."""
     samples, out = [], ""
-    for _ in range(REPEAT):
+    for _ in range(repeats):
         seconds, out = timed(args, env, cwd, codes=codes)
         samples.append(seconds)
     return statistics.median(samples), out
@@ -139,9 +145,9 @@ def example_run(root: Path) -> list[str]:
     return [str(BIN / "squad"), "run", str(root / "configs" / "squads" / "docs-site.yaml")]
 
 
-def measure(trees: list[Path]) -> dict[str, Any]:
+def measure(trees: list[Path], repeats: int = REPEAT) -> dict[str, Any]:
     """The figures of this checkout (and of each of ``trees``: its status with the daemon
-    down, memory context and run, in the same rounds)."""
+    down, memory context and run, in the same rounds), medians of ``repeats`` rounds."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         begin = time.perf_counter()
@@ -159,7 +165,7 @@ def measure(trees: list[Path]) -> dict[str, Any]:
         }
         helps: list[float] = []
         down_out = ""
-        for _ in range(REPEAT):
+        for _ in range(repeats):
             helps.append(timed([squad, "--help"], env, root)[0])
             for tree in every:
                 key = str(tree)
@@ -174,8 +180,8 @@ def measure(trees: list[Path]) -> dict[str, Any]:
         _, daemon = _start(env, root, Path(env["SQUAD_HOME"]) / "daemon.jsonl", 1, "--no-http")
         try:
             time.sleep(1.0)  # its first heartbeat after ready: the published status
-            up_s, up_out = median_run([squad, "status"], env, root)
-            up_json_s, _ = median_run([squad, "status", "--json"], env, root)
+            up_s, up_out = median_run([squad, "status"], env, root, repeats=repeats)
+            up_json_s, _ = median_run([squad, "status", "--json"], env, root, repeats=repeats)
         finally:
             _stop(daemon)
     medians = {
@@ -231,7 +237,9 @@ def notes(figures: dict[str, Any]) -> list[str]:
 
 
 def main() -> int:
-    return report(measure(tree_args(sys.argv[1:])), results, notes)
+    args = sys.argv[1:]
+    repeats = int(args[args.index("--repeats") + 1]) if "--repeats" in args else REPEAT
+    return report(measure(tree_args(args), repeats), results, notes)
 
 
 if __name__ == "__main__":
