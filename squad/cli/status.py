@@ -261,8 +261,7 @@ def status(
     login = None
     http = report.http
     if http and http.get("url"):
-        from squad.web.server import login_url
-        from squad.web.tokens import read_token
+        from squad.web.tokens import login_url, read_token
 
         token = read_token(settings.home)
         login = login_url(str(http["url"]), token) if token else None

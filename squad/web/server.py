@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TypedDict
 
 from squad.errors import UsageError
+from squad.web.tokens import login_url
 
 if TYPE_CHECKING:
     import uvicorn
@@ -43,11 +44,6 @@ ExtensionFactory = Callable[["App", "RunControl"], Extension]
 
 def _url_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
-
-
-def login_url(base_url: str, token: str) -> str:
-    """The one link a browser needs: it trades the token for a session cookie."""
-    return f"{base_url}login?token={token}"
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,14 @@ from pathlib import Path
 from squad.errors import UsageError
 from squad.fsutil import private_dir
 
-__all__ = ["TOKEN_FILE", "Session", "Tokens", "load_or_create_token", "read_token"]
+__all__ = [
+    "TOKEN_FILE",
+    "Session",
+    "Tokens",
+    "load_or_create_token",
+    "login_url",
+    "read_token",
+]
 
 TOKEN_FILE = "api-token"
 _NONCE_BYTES = 16
@@ -116,3 +123,8 @@ class Tokens:
     def _sign(self, purpose: str, nonce: str) -> str:
         message = f"{purpose}:{nonce}".encode()
         return hmac.new(self.token.encode(), message, hashlib.sha256).hexdigest()
+
+
+def login_url(base_url: str, token: str) -> str:
+    """The one link a browser needs: it trades the token for a session cookie."""
+    return f"{base_url}login?token={token}"
