@@ -5,22 +5,29 @@ a spec. Only :mod:`squad.model.seam` imports litellm, and only on a real provide
 the offline model (:class:`OfflineModel`) never does. :mod:`squad.model.testing` ships a real
 OpenAI-compatible HTTP server on loopback for tests, and in-process test models
 (``FunctionModel``, ``TestModel``) for tests above the seam.
+
+The names load on first access (each from its own module): a module that needs one
+submodule (the context windows, the types) does not import the seam and the factory with it.
 """
 
 from __future__ import annotations
 
-from squad.model.factory import ModelFactory, model_for
-from squad.model.offline import OfflineModel
-from squad.model.seam import LiteLLMModel, RetryPolicy
-from squad.model.types import (
-    ChatModel,
-    Message,
-    ModelEvent,
-    ModelReply,
-    ToolCall,
-    ToolSpec,
-    Usage,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from squad.model.factory import ModelFactory, model_for
+    from squad.model.offline import OfflineModel
+    from squad.model.seam import LiteLLMModel, RetryPolicy
+    from squad.model.types import (
+        ChatModel,
+        Message,
+        ModelEvent,
+        ModelReply,
+        ToolCall,
+        ToolSpec,
+        Usage,
+    )
 
 __all__ = [
     "ChatModel",
@@ -36,3 +43,28 @@ __all__ = [
     "Usage",
     "model_for",
 ]
+
+_HOMES = {
+    "ChatModel": "types",
+    "LiteLLMModel": "seam",
+    "Message": "types",
+    "ModelEvent": "types",
+    "ModelFactory": "factory",
+    "ModelReply": "types",
+    "OfflineModel": "offline",
+    "RetryPolicy": "seam",
+    "ToolCall": "types",
+    "ToolSpec": "types",
+    "Usage": "types",
+    "model_for": "factory",
+}
+"""The module under :mod:`squad.model` each name of :data:`__all__` lives in."""
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
