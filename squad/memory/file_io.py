@@ -39,6 +39,7 @@ __all__ = [
     "WRITE_ATTEMPTS",
     "AgentFile",
     "append_unclobbered",
+    "lock_file",
     "locked",
     "mkdir_lock",
     "not_utf8",
@@ -64,7 +65,12 @@ WRITE_ATTEMPTS = 20
 
 def locked(path: Path) -> FileLock:
     """The lock every writer of ``path`` holds (a ``.<name>.lock`` file beside it)."""
-    return FileLock(str(path.with_name(f".{path.name}.lock")), timeout=LOCK_TIMEOUT_S)
+    return FileLock(str(lock_file(path)), timeout=LOCK_TIMEOUT_S)
+
+
+def lock_file(path: Path) -> Path:
+    """The file of :func:`locked`'s lock of ``path``."""
+    return path.with_name(f".{path.name}.lock")
 
 
 class AgentFile:

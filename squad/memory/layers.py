@@ -22,7 +22,12 @@ from squad.memory.files import MemoryFile
 from squad.memory.recall import ChatterFilter
 from squad.memory.recall_reader import RecallReader
 from squad.memory.working import summary
-from squad.memory.working_file import WorkingMemoryFile, WorkingRecord, working_runs
+from squad.memory.working_file import (
+    WorkingCache,
+    WorkingMemoryFile,
+    WorkingRecord,
+    working_runs,
+)
 from squad.text.secrets import redact
 from squad.text.tokens import TokenCounter, counter_for_model
 
@@ -69,6 +74,9 @@ class MemoryLayers:
         self.same_as = same_as
         self.recall = RecallReader(store, chatter=chatter)
         self._namespace_ids: dict[tuple[str, str], int] = {}
+        self._working = WorkingCache()
+        """The working memory files' records as last read or written (a turn reads its
+        agent's three times)."""
 
     def namespace(self, ctx: AgentContext) -> NamespaceRecord:
         """The agent's Layer A namespace, created (disabled) on first use."""
@@ -113,7 +121,9 @@ class MemoryLayers:
         run = run_id or ctx.run_id
         if run is None:
             raise UsageError("working memory belongs to a run; this agent is not in one")
-        return WorkingMemoryFile(ctx.workspace, ctx.agent.id, run, clock=self._clock)
+        return WorkingMemoryFile(
+            ctx.workspace, ctx.agent.id, run, clock=self._clock, cache=self._working
+        )
 
     def working_runs(self, ctx: AgentContext) -> list[str]:
         """The runs that have a working memory file of the agent (not ended, or left behind)."""

@@ -32,6 +32,7 @@ tool's answer, and this block sits last in the prompt, where an instruction woul
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -289,20 +290,42 @@ def summary(state: WorkingMemory, *, run_id: str, ended: str | None) -> str:
 
 def _field(name: Field, values: Iterable[str]) -> tuple[str, ...]:
     """``values`` as the field keeps them: one bounded line each, no repeats (the last copy
-    kept), the newest :data:`LIMITS` of them."""
-    kept: tuple[str, ...] = ()
+    kept, where the last copy stands), the newest :data:`LIMITS` of them."""
+    kept: dict[str, str] = {}
     for value in values:
-        kept = _added(kept, value)
-    return kept[-LIMITS[name] :]
+        line = one_line(value)
+        if line:
+            key = _key(line)
+            kept.pop(key, None)  # what is there moves last, as _added does
+            kept[key] = line
+    return tuple(kept.values())[-LIMITS[name] :]
 
 
 def one_line(text: str) -> str:
     """``text`` as an item: one line, no list bullet, at most :data:`ITEM_CHARS` characters."""
-    line = _BULLET.sub("", " ".join(str(text).split()), count=1).strip()
+    if isinstance(text, str) and len(text) <= _KEPT_CHARS:
+        return _one_line(text)  # every state built again normalises the same items
+    return _one_line.__wrapped__(str(text))
+
+
+_KEPT_CHARS = 4 * ITEM_CHARS
+"""Texts at most this long have their line and key kept (:func:`functools.lru_cache`)."""
+
+
+@functools.lru_cache(maxsize=1024)
+def _one_line(text: str) -> str:
+    line = _BULLET.sub("", " ".join(text.split()), count=1).strip()
     return line if len(line) <= ITEM_CHARS else line[: ITEM_CHARS - 1].rstrip() + "…"
 
 
 def _key(text: str) -> str:
+    if len(text) <= _KEPT_CHARS:
+        return _kept_key(text)
+    return _kept_key.__wrapped__(text)
+
+
+@functools.lru_cache(maxsize=1024)
+def _kept_key(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 

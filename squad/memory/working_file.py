@@ -12,12 +12,32 @@ daily log when its run ends).
 
 A file that is not what squad writes (not JSON, hand-edited into another shape, another run's
 id inside) reads as no working memory; the next update replaces it.
+
+A turn reads the file three times and writes it twice (its task's start and end, the prompt
+between), so both are cheap:
+
+- a write moves the old file aside (``.<run-id>.json.prev``), renames the new one in and
+  removes the old: renames to free names, which ext4 does at once, where a rename over an
+  existing file makes it write the new file's data out first (about 2 ms a rename on a busy
+  disk). Atomic for squad all the same: a reader finding no file in the instant between the
+  renames (or after a kill there) reads the one aside, the state before the write;
+- a :class:`WorkingCache` (one per memory service) keeps the last record read or written of
+  each file with the file's bytes: a read that finds the same bytes parses nothing. It is the
+  bytes that are compared, not the file's size and time (an edit in place within one tick of
+  the filesystem's clock keeps both), so a change by anyone is always read.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import json
+import os
+import stat
+import threading
+import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,13 +46,13 @@ from filelock import Timeout
 
 from squad.clock import Clock, utc_now
 from squad.errors import MemoryError_
-from squad.fsutil import atomic_write
-from squad.memory.file_io import locked
+from squad.memory.file_io import LOCK_TIMEOUT_S, lock_file, locked
 from squad.memory.working import WorkingMemory, WorkingMemoryDict
 from squad.paths import check_name, contained
 
 __all__ = [
     "WORKING_MEMORY_FOLDER",
+    "WorkingCache",
     "WorkingMemoryFile",
     "WorkingRecord",
     "WorkingRecordDict",
@@ -40,6 +60,10 @@ __all__ = [
 ]
 
 WORKING_MEMORY_FOLDER = "working-memory"
+_ASIDE = ".prev"
+"""The suffix of the old file while a write swaps the new one in (``.<run-id>.json.prev``)."""
+CACHE_KEPT = 256
+"""Files a :class:`WorkingCache` keeps, the least recently used going first: a run's agents."""
 
 
 class WorkingRecordDict(WorkingMemoryDict):
@@ -77,29 +101,106 @@ def working_runs(workspace: Path, agent: str) -> list[str]:
         return []
     except OSError as exc:
         raise MemoryError_(f"cannot list {folder}: {exc.strerror}") from None
-    return sorted(n.removesuffix(".json") for n in names if n.endswith(".json") and n[0] != ".")
+    runs = {n.removesuffix(".json") for n in names if n.endswith(".json") and n[0] != "."}
+    # A file only aside: a write was killed between its renames (read() reads it there).
+    aside = f".json{_ASIDE}"
+    runs |= {n[1 : -len(aside)] for n in names if n.endswith(aside) and n[0] == "." and n[1:2]}
+    return sorted(runs)
+
+
+class WorkingCache:
+    """The last record read or written of each working memory file, with the bytes it was
+    read from; thread-safe. A record is handed out only for the same bytes, so what it
+    returns is always what the file holds."""
+
+    def __init__(self, kept: int = CACHE_KEPT) -> None:
+        self._kept = kept
+        self._records: OrderedDict[Path, tuple[bytes, WorkingRecord | None]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, path: Path, raw: bytes) -> tuple[bool, WorkingRecord | None]:
+        """``(True, record)`` when ``path`` last held ``raw`` (the record None: bytes squad
+        cannot read); ``(False, None)`` when they must be parsed."""
+        with self._lock:
+            kept = self._records.get(path)
+            if kept is None or kept[0] != raw:
+                return False, None
+            self._records.move_to_end(path)
+            return True, kept[1]
+
+    def put(self, path: Path, raw: bytes, record: WorkingRecord | None) -> None:
+        with self._lock:
+            self._records[path] = (raw, record)
+            self._records.move_to_end(path)
+            while len(self._records) > self._kept:
+                self._records.popitem(last=False)
+
+    def forget(self, path: Path) -> None:
+        with self._lock:
+            self._records.pop(path, None)
 
 
 class WorkingMemoryFile:
     """The working memory file of one agent in one run."""
 
-    def __init__(self, workspace: Path, agent: str, run_id: str, *, clock: Clock = utc_now) -> None:
+    def __init__(
+        self,
+        workspace: Path,
+        agent: str,
+        run_id: str,
+        *,
+        clock: Clock = utc_now,
+        cache: WorkingCache | None = None,
+    ) -> None:
+        """``cache``: records kept between reads (the memory service's); None reads the file
+        every time."""
         self.workspace = workspace
         self.agent = check_name(agent, what="agent id")
         self.run_id = check_name(run_id, what="run id")
         self._clock = clock
+        self._cache = cache
         name = f"{self.run_id}.json"
         self.path = contained(workspace, "agents", self.agent, WORKING_MEMORY_FOLDER, name)
+        self._aside = self.path.with_name(f".{name}{_ASIDE}")
         self.relative = f"agents/{self.agent}/{WORKING_MEMORY_FOLDER}/{name}"
 
     def read(self) -> WorkingRecord | None:
         """The record in the file; None when there is none (or none squad can read)."""
-        try:
-            raw = self.path.read_bytes()
-        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        # The file, else the old one a write moved aside, else the file that write put in.
+        for path in (self.path, self._aside, self.path):
+            try:
+                fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+                continue
+            except OSError as exc:
+                raise MemoryError_(f"cannot read {self.relative}: {exc.strerror}") from None
+            try:
+                return self._read_open(path, fd)
+            except OSError as exc:
+                raise MemoryError_(f"cannot read {self.relative}: {exc.strerror}") from None
+            finally:
+                os.close(fd)
+        return None
+
+    def _read_open(self, path: Path, fd: int) -> WorkingRecord | None:
+        """The record in the file open as ``fd``; parsed only when its bytes are not the
+        cache's."""
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None
-        except OSError as exc:
-            raise MemoryError_(f"cannot read {self.relative}: {exc.strerror}") from None
+        chunks = []
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+        raw = b"".join(chunks)
+        if self._cache is not None:
+            known, record = self._cache.get(path, raw)
+            if known:
+                return record
+        record = self._parse(raw)
+        if self._cache is not None:
+            self._cache.put(path, raw, record)
+        return record
+
+    def _parse(self, raw: bytes) -> WorkingRecord | None:
         try:
             data = json.loads(raw)
         except (ValueError, UnicodeDecodeError):
@@ -127,8 +228,11 @@ class WorkingMemoryFile:
         """Remove the file and return what it held."""
         with self._locked():
             record = self.read()
-            with contextlib.suppress(FileNotFoundError):
-                self.path.unlink()
+            for path in (self.path, self._aside):
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+                if self._cache is not None:
+                    self._cache.forget(path)
             with contextlib.suppress(OSError):  # not empty: other runs' files are there
                 self.path.parent.rmdir()
             return record
@@ -141,17 +245,91 @@ class WorkingMemoryFile:
         }
         try:
             # A view of the run's state: atomic, but not worth an fsync per file touched.
-            atomic_write(self.path, (json.dumps(data, indent=2) + "\n").encode(), durable=False)
+            raw = (json.dumps(data, indent=2) + "\n").encode()
+            self._swap_in(raw)
         except OSError as exc:
             raise MemoryError_(f"cannot write {self.relative}: {exc.strerror}") from None
+        if self._cache is not None:
+            self._cache.put(self.path, raw, record)
+
+    def _swap_in(self, data: bytes) -> None:
+        """Put ``data`` in the file (see the module: the old one aside, the new one renamed
+        in, the old one removed), keeping the old file's permission bits. The caller holds
+        the lock."""
+        mode: int | None = None  # a new file's: 0o644 less the umask
+        with contextlib.suppress(FileNotFoundError):
+            old = self.path.stat()
+            if stat.S_ISREG(old.st_mode):
+                mode = stat.S_IMODE(old.st_mode)
+        temp = self.path.with_name(f".{self.path.name}.{os.getpid()}-{threading.get_ident():x}.tmp")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(temp, flags, 0o644)
+        try:
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+                if mode is not None:
+                    os.fchmod(fd, mode)
+            finally:
+                os.close(fd)
+            with contextlib.suppress(FileNotFoundError):  # none yet, or aside since a kill
+                self.path.rename(self._aside)
+            temp.rename(self.path)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                temp.unlink()
+            if not self.path.exists():  # the old file back where it was
+                with contextlib.suppress(OSError):
+                    self._aside.rename(self.path)
+            raise
+        with contextlib.suppress(FileNotFoundError):
+            self._aside.unlink()
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with locked(self.path.parent):  # agents/<agent>/.working-memory.lock
+            with _flocked(self.path.parent):  # agents/<agent>/.working-memory.lock
                 yield
         except Timeout:
             raise MemoryError_(f"{self.relative} is locked; try again") from None
         except OSError as exc:
             raise MemoryError_(f"cannot write {self.relative}: {exc.strerror}") from None
+
+
+_POLL_S = 0.005
+"""How often a writer waiting for the agent's lock tries again."""
+_NO_FLOCK = frozenset({errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOLCK})
+
+
+@contextlib.contextmanager
+def _flocked(folder: Path) -> Iterator[None]:
+    """Hold :func:`~squad.memory.file_io.locked` of ``folder`` as that lock would (an
+    exclusive ``flock`` of its file, which it takes too: the two exclude each other),
+    without its bookkeeping (half a working memory update's time); that lock itself where
+    the filesystem has no ``flock``. A wait past :data:`LOCK_TIMEOUT_S` is its Timeout."""
+    path = lock_file(folder)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    try:
+        deadline = time.monotonic() + LOCK_TIMEOUT_S
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as exc:
+                if exc.errno in _NO_FLOCK:
+                    os.close(fd)
+                    fd = -1
+                    with locked(folder):
+                        yield
+                    return
+                if exc.errno not in (errno.EAGAIN, errno.EWOULDBLOCK, errno.EACCES):
+                    raise
+            if time.monotonic() >= deadline:
+                raise Timeout(str(path))
+            time.sleep(_POLL_S)
+        yield
+    finally:
+        if fd >= 0:
+            os.close(fd)  # lets the lock go

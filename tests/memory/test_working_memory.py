@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 
 import pytest
@@ -30,7 +30,7 @@ from squad.memory.working import (
     summary,
     touch_file,
 )
-from squad.memory.working_file import WorkingMemoryFile, working_runs
+from squad.memory.working_file import WorkingCache, WorkingMemoryFile, working_runs
 from squad.memory.working_tools import WorkingMemoryTools
 from squad.spec.loader import squad_from_text
 from squad.text.chatter import chatter_kind, substance
@@ -223,6 +223,66 @@ def test_tasks_updating_at_once_lose_nothing(tmp_path: Path) -> None:
 
     record = WorkingMemoryFile(tmp_path, "writer", "r1").read()
     assert record is not None and sorted(record.state.files) == sorted(paths)
+
+
+def test_a_cached_read_sees_every_change_to_the_file_even_in_place_and_same_sized(
+    tmp_path: Path,
+) -> None:
+    cache = WorkingCache()
+    file = WorkingMemoryFile(tmp_path, "writer", "r1", cache=cache)
+    file.update(lambda s: touch_file(s, "a.md"))
+    first = file.read()
+    assert first is not None and first.state.files == ("a.md",)
+    assert file.read() is first  # the same bytes: nothing parsed again
+
+    # A person's edit in place, the same size, at once (one tick of the file's clock).
+    raw = file.path.read_bytes()
+    with file.path.open("r+b") as edited:
+        edited.write(raw.replace(b'"a.md"', b'"b.md"'))
+    assert file.read() == replace(first, state=WorkingMemory(files=("b.md",)))
+
+    file.path.write_text('{"run_id": "r1", "state": {"notes": ["by hand"]}}')  # rewritten
+    after = file.read()
+    assert after is not None and after.state == WorkingMemory(notes=("by hand",))
+    assert file.update(lambda s: touch_file(s, "c.md")) == WorkingMemory(
+        files=("c.md",), notes=("by hand",)
+    )
+    file.path.write_text("{not json")
+    assert file.read() is None
+    file.take()
+    assert file.read() is None
+
+
+def test_a_write_killed_between_its_renames_leaves_the_state_before_it(tmp_path: Path) -> None:
+    file = WorkingMemoryFile(tmp_path, "writer", "r1", cache=WorkingCache())
+    file.update(lambda s: touch_file(s, "a.md"))
+    aside = file.path.with_name(".r1.json.prev")
+    file.path.rename(aside)  # where a kill after the first rename leaves it
+
+    for reader in (file, WorkingMemoryFile(tmp_path, "writer", "r1")):
+        record = reader.read()
+        assert record is not None and record.state.files == ("a.md",)
+    assert working_runs(tmp_path, "writer") == ["r1"]  # a run's next start finds it
+
+    assert file.update(lambda s: touch_file(s, "b.md")).files == ("a.md", "b.md")
+    assert not aside.exists() and json.loads(file.path.read_text())["state"]["files"] == [
+        "a.md",
+        "b.md",
+    ]
+    file.path.rename(aside)
+    file.take()
+    assert not file.path.parent.exists()
+
+
+def test_a_write_keeps_the_files_permissions_and_leaves_nothing_beside_it(tmp_path: Path) -> None:
+    file = WorkingMemoryFile(tmp_path, "writer", "r1")
+    file.update(lambda s: touch_file(s, "a.md"))
+    file.path.chmod(0o600)
+
+    file.update(lambda s: touch_file(s, "b.md"))
+
+    assert file.path.stat().st_mode & 0o777 == 0o600
+    assert [p.name for p in file.path.parent.iterdir()] == ["r1.json"]
 
 
 # -- the tool ------------------------------------------------------------------------------------
