@@ -19,15 +19,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime
 
-from sqlalchemy import Table, func, insert, select, update
+from sqlalchemy import Table, bindparam, func, insert, select, update
 from sqlalchemy.engine import Connection, Engine
 
 from squad.clock import Clock
 from squad.errors import UsageError
 from squad.store.engine import transaction
 from squad.store.memory_index import FACTS, chunks, grow_namespace, index_facts, scores
+from squad.store.memory_records import looked_up_terms
 from squad.store.memory_rows import (
-    QUERY_TERMS_LOOKED_UP,
     checked_fact,
     checked_limit,
     fact_values,
@@ -37,7 +37,7 @@ from squad.store.memory_rows import (
 )
 from squad.store.records import FactStatus, NewFact
 from squad.store.tables import metadata
-from squad.text.lexical import query_terms, term_counts
+from squad.text.lexical import term_counts
 
 __all__ = ["TURNS_KEPT", "ArchiveHit", "ArchiveStore", "ArchivedText", "Version", "text_key"]
 
@@ -126,21 +126,17 @@ class ArchiveStore:
         (bounded like every fact query: :mod:`squad.store.memory_index`); no hits (None) when
         the version is ``unless``, the one a caller's ranking was made at."""
         limit = checked_limit(limit)
-        wanted = query_terms(query)[:QUERY_TERMS_LOOKED_UP]
-        reach = select(func.max(TEXTS.c.last_seq)).where(TEXTS.c.namespace_id == namespace_id)
+        wanted = looked_up_terms(query)
         with transaction(self._engine, f"search archive {namespace_id!r}") as conn:
             n_docs, total_len = index_stats(conn, namespace_id)
-            version = (n_docs, total_len, int(conn.execute(reach).scalar() or 0))
+            reach = conn.execute(_REACH, {"ns": namespace_id}).scalar()
+            version = (n_docs, total_len, int(reach or 0))
             if version == unless:
                 return version, None
             found = scores(conn, namespace_id, wanted, n_docs, total_len, limit)
             turns: dict[int, tuple[int, ...]] = {}
             for chunk in chunks([fact_id for fact_id, _ in found]):
-                rows = conn.execute(
-                    select(FACTS.c.id, FACTS.c.turns).where(
-                        FACTS.c.id.in_(chunk), FACTS.c.status == FactStatus.ACTIVE.value
-                    )
-                )
+                rows = conn.execute(_ACTIVE_TURNS, {"ids": list(chunk)})
                 turns.update((int(i), tuple(t or ())) for i, t in rows)
         return version, [ArchiveHit(i, score, turns[i]) for i, score in found if i in turns]
 
@@ -160,9 +156,17 @@ class ArchiveStore:
 
     def reaches(self, namespace_id: int) -> int:
         """The newest seq the archive holds (0 when it holds none)."""
-        query = select(func.max(TEXTS.c.last_seq)).where(TEXTS.c.namespace_id == namespace_id)
         with transaction(self._engine, f"read how far archive {namespace_id!r} reaches") as conn:
-            return int(conn.execute(query).scalar() or 0)
+            return int(conn.execute(_REACH, {"ns": namespace_id}).scalar() or 0)
+
+
+_REACH = select(func.max(TEXTS.c.last_seq)).where(TEXTS.c.namespace_id == bindparam("ns"))
+"""The newest seq archive ``ns`` holds (NULL: none). Built once, as every statement a prompt
+runs (building one costs more than running it on a small archive)."""
+_ACTIVE_TURNS = select(FACTS.c.id, FACTS.c.turns).where(
+    FACTS.c.id.in_(bindparam("ids", expanding=True)), FACTS.c.status == FactStatus.ACTIVE.value
+)
+"""Each active fact's seqs among ``ids``."""
 
 
 def _known(conn: Connection, namespace_id: int, keys: set[str]) -> dict[str, tuple[int, int, int]]:

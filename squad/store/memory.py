@@ -39,8 +39,8 @@ from squad.store.memory_index import (
     scores,
 )
 from squad.store.memory_namespaces import NamespaceStore
+from squad.store.memory_records import looked_up_terms
 from squad.store.memory_rows import (
-    QUERY_TERMS_LOOKED_UP,
     checked_fact,
     checked_limit,
     fact_record,
@@ -56,7 +56,7 @@ from squad.store.memory_rows import (
 from squad.store.memory_vectors import missing_vectors, read_vectors, write_vectors
 from squad.store.records import FactRecord, FactStatus, NewFact
 from squad.store.tables import UTCDateTime
-from squad.text.lexical import query_terms, term_counts
+from squad.text.lexical import term_counts
 
 __all__ = ["MemoryStore"]
 
@@ -349,7 +349,7 @@ class MemoryStore(NamespaceStore):
         """
         limit = checked_limit(limit)
         now = self._now()
-        wanted = query_terms(query)[:QUERY_TERMS_LOOKED_UP]
+        wanted = looked_up_terms(query)
         with self._begin(f"retrieve facts of memory namespace {namespace_id!r}") as conn:
             n_docs, total_len = index_stats(conn, namespace_id)
             picked = ranked(conn, namespace_id, wanted, n_docs, total_len, limit, now)
@@ -370,7 +370,7 @@ class MemoryStore(NamespaceStore):
         agent's conversation archive). Bounded like :meth:`relevant_facts`.
         """
         limit = checked_limit(limit)
-        wanted = query_terms(query)[:QUERY_TERMS_LOOKED_UP]
+        wanted = looked_up_terms(query)
         with self._begin(f"score facts of memory namespace {namespace_id!r}") as conn:
             n_docs, total_len = index_stats(conn, namespace_id)
             hits = scores(conn, namespace_id, wanted, n_docs, total_len, limit)

@@ -118,7 +118,7 @@ def ranked(
         while len(picked) < limit and pos < len(page):
             wanted_ids = page[pos : pos + limit - len(picked)]
             pos += len(wanted_ids)
-            rows = conn.execute(select(FACTS).where(FACTS.c.id.in_(wanted_ids), live(now)))
+            rows = conn.execute(_LIVE_FACTS, {"ids": wanted_ids, "now": now})
             picked += sorted(rows, key=lambda row: rank[row.id])
         if len(picked) >= limit or len(page) < page_size:
             return picked
@@ -135,11 +135,7 @@ def _query(
     for chunk in chunks(wanted):
         dfs += [
             (term, df)
-            for term, df in conn.execute(
-                select(_TERMS.c.term, _TERMS.c.df).where(
-                    _TERMS.c.namespace_id == namespace_id, _TERMS.c.term.in_(chunk)
-                )
-            )
+            for term, df in conn.execute(_TERM_DFS, {"ns": namespace_id, "terms": list(chunk)})
         ]
     usable = sorted((df, term) for term, df in dfs if df > 0 and 2 * df <= n_docs)
     if not usable:
@@ -340,12 +336,26 @@ def deindex(conn: Connection, fact_ids: list[int]) -> None:
 # helpers
 
 
+_TERM_DFS = select(_TERMS.c.term, _TERMS.c.df).where(
+    _TERMS.c.namespace_id == bindparam("ns"), _TERMS.c.term.in_(bindparam("terms", expanding=True))
+)
+"""The df of each of some terms of a namespace (``ns``, ``terms``): built once, as every
+statement a prompt runs (building one costs more than running it on a small namespace)."""
+
+
 def live(now: datetime | BindParameter[datetime]) -> ColumnElement[bool]:
     """Active and not expired at ``now`` (a value, or a bound parameter of a prepared query)."""
     return and_(
         FACTS.c.status == _ACTIVE,
         or_(FACTS.c.expires_at.is_(None), FACTS.c.expires_at > now),
     )
+
+
+_LIVE_FACTS = select(FACTS).where(
+    FACTS.c.id.in_(bindparam("ids", expanding=True)),
+    live(bindparam("now", type_=FACTS.c.updated_at.type)),
+)
+"""The live facts at ``now`` among ``ids``."""
 
 
 def chunks(items: Sequence[T], size: int = CHUNK) -> Iterator[Sequence[T]]:

@@ -30,11 +30,11 @@ from typing import TYPE_CHECKING, Any
 from squad.clock import Clock
 from squad.errors import UsageError
 from squad.store.memory_records import (
-    QUERY_TERMS_LOOKED_UP,
     checked_identity,
     checked_limit,
     checked_name,
     fact_record,
+    looked_up_terms,
     namespace_record,
 )
 from squad.store.records import FactStatus, SpendTotals
@@ -337,10 +337,8 @@ class MemoryReader:
     ) -> list[FactRecord]:
         """The newest live facts when ``query`` has no search terms; a ranked search is the
         full store's."""
-        from squad.text.lexical import query_terms
-
         limit = checked_limit(limit)
-        if query_terms(query)[:QUERY_TERMS_LOOKED_UP]:
+        if looked_up_terms(query):
             return self._reader.full().memory.relevant_facts(namespace_id, query, limit=limit)
         now = _sql_time(self._now())
         with self._reader.snapshot() as conn:
