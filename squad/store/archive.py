@@ -15,6 +15,7 @@ as it was and ask for none then.
 from __future__ import annotations
 
 import hashlib
+import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime
@@ -25,9 +26,18 @@ from sqlalchemy.engine import Connection, Engine
 from squad.clock import Clock
 from squad.errors import UsageError
 from squad.store.engine import transaction
-from squad.store.memory_index import FACTS, chunks, grow_namespace, index_facts, scores
+from squad.store.memory_index import (
+    FACTS,
+    chunks,
+    grow_namespace,
+    index_facts,
+    scored_statement,
+    scores,
+    scoring_params,
+)
 from squad.store.memory_records import looked_up_terms
 from squad.store.memory_rows import (
+    NAMESPACE_STATS,
     checked_fact,
     checked_limit,
     fact_values,
@@ -36,6 +46,7 @@ from squad.store.memory_rows import (
     insert_facts,
 )
 from squad.store.records import FactStatus, NewFact
+from squad.store.sqlite_fast import FastReads, json_column
 from squad.store.tables import metadata
 from squad.text.lexical import term_counts
 
@@ -77,9 +88,12 @@ def text_key(text: str) -> str:
 class ArchiveStore:
     """Adds messages to conversation archives; safe to share between threads."""
 
-    def __init__(self, engine: Engine, *, now: Clock) -> None:
+    def __init__(self, engine: Engine, *, now: Clock, fast: FastReads | None = None) -> None:
+        """``fast``: the store's plain reads of a SQLite file (:mod:`.sqlite_fast`), which
+        a search uses when it can."""
         self._engine = engine
         self._now = now
+        self._fast = fast
 
     def add(self, namespace_id: int, entries: Sequence[NewFact]) -> tuple[int, int]:
         """Archive ``entries`` (one seq each in ``turns``, oldest first) in one transaction;
@@ -127,6 +141,11 @@ class ArchiveStore:
         the version is ``unless``, the one a caller's ranking was made at."""
         limit = checked_limit(limit)
         wanted = looked_up_terms(query)
+        if self._fast is not None and self._fast.usable():
+            try:
+                return self._search_fast(self._fast, namespace_id, wanted, limit, unless)
+            except sqlite3.Error:
+                pass  # read again below, where the error is told in the store's words
         with transaction(self._engine, f"search archive {namespace_id!r}") as conn:
             n_docs, total_len = index_stats(conn, namespace_id)
             reach = conn.execute(_REACH, {"ns": namespace_id}).scalar()
@@ -138,6 +157,51 @@ class ArchiveStore:
             for chunk in chunks([fact_id for fact_id, _ in found]):
                 rows = conn.execute(_ACTIVE_TURNS, {"ids": list(chunk)})
                 turns.update((int(i), tuple(t or ())) for i, t in rows)
+        return version, [ArchiveHit(i, score, turns[i]) for i, score in found if i in turns]
+
+    def _search_fast(
+        self,
+        fast: FastReads,
+        namespace_id: int,
+        wanted: list[str],
+        limit: int,
+        unless: Version | None,
+    ) -> tuple[Version, list[ArchiveHit] | None]:
+        """:meth:`search` in plain sqlite3, the same statements."""
+        with fast.snapshot() as conn:
+            stats = fast.rows(conn, NAMESPACE_STATS, {"ns": namespace_id})
+            if not stats:
+                raise UsageError(f"no memory namespace with id {namespace_id!r}")
+            n_docs, total_len = int(stats[0][0]), int(stats[0][1])
+            [(reach,)] = fast.rows(conn, _REACH, {"ns": namespace_id})
+            version = (n_docs, total_len, int(reach or 0))
+            if version == unless:
+                return version, None
+            found: list[tuple[int, float]] = []
+            if wanted and n_docs > 0:
+                dfs: list[tuple[str, int]] = []
+                for chunk in chunks(wanted):
+                    marks = ", ".join("?" * len(chunk))
+                    dfs += conn.execute(
+                        "SELECT term, df FROM memory_terms "
+                        f"WHERE namespace_id = ? AND term IN ({marks})",
+                        (namespace_id, *chunk),
+                    ).fetchall()
+                query = scoring_params(namespace_id, dfs, n_docs, total_len)
+                if query is not None:
+                    n_terms, params = query
+                    rows = fast.rows(
+                        conn, scored_statement(n_terms), {**params, "page": limit, "offset": 0}
+                    )
+                    found = [(int(fact_id), float(score)) for fact_id, score in rows]
+            turns: dict[int, tuple[int, ...]] = {}
+            for ids in chunks([fact_id for fact_id, _ in found]):
+                marks = ", ".join("?" * len(ids))
+                rows = conn.execute(
+                    f"SELECT id, turns FROM memory_facts WHERE id IN ({marks}) AND status = ?",
+                    (*ids, FactStatus.ACTIVE.value),
+                ).fetchall()
+                turns.update((int(i), tuple(json_column(t) or ())) for i, t in rows)
         return version, [ArchiveHit(i, score, turns[i]) for i, score in found if i in turns]
 
     def texts(self, fact_ids: Sequence[int]) -> dict[int, ArchivedText]:

@@ -33,6 +33,7 @@ claim protocol that keeps one extraction per agent at a time, coalescing trigger
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable, Collection, Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -58,6 +59,7 @@ from sqlalchemy.engine import Connection, Engine
 from squad.clock import Clock
 from squad.store.engine import transaction
 from squad.store.records import MessageRecord, MessageRole, WatermarkRecord, enum_value
+from squad.store.sqlite_fast import FastReads, sql_time
 from squad.store.tables import metadata
 from squad.store.upsert import upsert
 
@@ -74,11 +76,21 @@ class ConversationStore:
     Safe to share between threads, like the :class:`~squad.store.Store` that owns it.
     """
 
-    def __init__(self, engine: Engine, *, now: Clock, new_id: Callable[[], str]) -> None:
-        """Use ``engine`` (already migrated), time from ``now`` and message ids from ``new_id``."""
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        now: Clock,
+        new_id: Callable[[], str],
+        fast: FastReads | None = None,
+    ) -> None:
+        """Use ``engine`` (already migrated), time from ``now`` and message ids from ``new_id``;
+        ``fast``: the store's plain reads of a SQLite file (:mod:`.sqlite_fast`), which
+        recall's reads of messages use when they can."""
         self._engine = engine
         self._now = now
         self._new_id = new_id
+        self._fast = fast
 
     # messages
 
@@ -218,11 +230,33 @@ class ConversationStore:
     def messages_at(self, squad: str, agent: str, seqs: Sequence[int]) -> list[MessageRecord]:
         """The agent's messages with these ``seq``s (those that exist), oldest first."""
         wanted = sorted(set(seqs))
+        if self._fast is not None and self._fast.usable():
+            try:
+                return self._messages_at_fast(self._fast, squad, agent, wanted)
+            except sqlite3.Error:
+                pass  # read again below, where the error is told in the store's words
         out: list[MessageRecord] = []
         with transaction(self._engine, f"read messages of agent {agent!r}") as conn:
             for start in range(0, len(wanted), 500):
                 params = {"squad": squad, "agent": agent, "seqs": wanted[start : start + 500]}
                 out += [_message_record(row) for row in conn.execute(_MESSAGES_AT, params)]
+        return out
+
+    def _messages_at_fast(
+        self, fast: FastReads, squad: str, agent: str, wanted: list[int]
+    ) -> list[MessageRecord]:
+        """:meth:`messages_at` in plain sqlite3."""
+        out: list[MessageRecord] = []
+        with fast.snapshot() as conn:
+            for start in range(0, len(wanted), 500):
+                chunk = wanted[start : start + 500]
+                rows = conn.execute(
+                    f"SELECT {_MESSAGE_COLUMNS} FROM conversation_messages "
+                    f"WHERE squad = ? AND agent = ? AND seq IN ({', '.join('?' * len(chunk))}) "
+                    "ORDER BY seq",
+                    (squad, agent, *chunk),
+                ).fetchall()
+                out += [_message_from_values(row) for row in rows]
         return out
 
     def turn_count(self, squad: str, agent: str) -> int:
@@ -467,6 +501,33 @@ def _message_record(row: Row[Any]) -> MessageRecord:
         turn=row.turn,
         author=row.author,
     )
+
+
+_MESSAGE_FIELDS = (
+    "id",
+    "message_id",
+    "squad",
+    "agent",
+    "run_id",
+    "session_id",
+    "role",
+    "content",
+    "tool_name",
+    "created_at",
+    "seq",
+    "turn",
+    "author",
+)
+_MESSAGE_COLUMNS = ", ".join(_MESSAGE_FIELDS)
+
+
+def _message_from_values(values: tuple[Any, ...]) -> MessageRecord:
+    """A message from a plain sqlite3 row of :data:`_MESSAGE_COLUMNS`, as :func:`_message_record`
+    makes it from the full store's."""
+    row = dict(zip(_MESSAGE_FIELDS, values, strict=True))
+    row["role"] = MessageRole(row["role"])
+    row["created_at"] = sql_time(row["created_at"])
+    return MessageRecord(**row)
 
 
 def _watermark_record(row: Row[Any]) -> WatermarkRecord:

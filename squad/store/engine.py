@@ -38,6 +38,7 @@ __all__ = [
     "BUSY_TIMEOUT_MS",
     "batch",
     "database_exists",
+    "in_batch",
     "make_engine",
     "mask_url",
     "parse_url",
@@ -177,6 +178,12 @@ def _store_errors(
         raise StoreError(
             f"cannot {action} in the state database {mask_url(engine.url)!r}: {reason}"
         ) from exc
+
+
+def in_batch(engine: Engine) -> bool:
+    """Whether this context has a :func:`batch` open on ``engine``."""
+    open_batch = _BATCH.get()
+    return open_batch is not None and open_batch[0] is engine
 
 
 @contextmanager

@@ -65,7 +65,9 @@ __all__ = [
     "index_facts",
     "live",
     "ranked",
+    "scored_statement",
     "scores",
+    "scoring_params",
 ]
 
 POSTINGS_PER_TERM = 1000
@@ -137,6 +139,14 @@ def _query(
             (term, df)
             for term, df in conn.execute(_TERM_DFS, {"ns": namespace_id, "terms": list(chunk)})
         ]
+    return scoring_params(namespace_id, dfs, n_docs, total_len)
+
+
+def scoring_params(
+    namespace_id: int, dfs: Sequence[tuple[str, int]], n_docs: int, total_len: int
+) -> tuple[int, dict[str, Any]] | None:
+    """How many terms the scoring statement takes, and its parameters, from the df of each
+    term of a query the namespace holds; None if no term is usable."""
     usable = sorted((df, term) for term, df in dfs if df > 0 and 2 * df <= n_docs)
     if not usable:
         return None
@@ -149,6 +159,12 @@ def _query(
             n_docs, df, avg_len
         )
     return len(terms), params
+
+
+def scored_statement(n_terms: int) -> Select[Any]:
+    """The statement :func:`scores` runs for ``n_terms`` terms (fact id and score, best
+    first; parameters those of :func:`scoring_params` with ``page`` and ``offset``)."""
+    return _scored_statement(n_terms)
 
 
 def scores(

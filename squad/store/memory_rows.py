@@ -29,6 +29,7 @@ from squad.store.records import FactRecord, FactStatus, NewFact
 
 __all__ = [
     "MAX_ID",
+    "NAMESPACE_STATS",
     "QUERY_TERMS_LOOKED_UP",
     "checked_fact",
     "checked_identity",
@@ -48,7 +49,7 @@ __all__ = [
     "vector_values",
 ]
 
-_NAMESPACE_STATS = select(NAMESPACES.c.indexed_facts, NAMESPACES.c.indexed_terms).where(
+NAMESPACE_STATS = select(NAMESPACES.c.indexed_facts, NAMESPACES.c.indexed_terms).where(
     NAMESPACES.c.id == bindparam("ns")
 )
 """Prepared once: it runs on every prompt, so it builds no SQL per call."""
@@ -80,7 +81,7 @@ def vector_values(fact_id: int, model: str, data: bytes, dims: int) -> dict[str,
 
 def index_stats(conn: Connection, namespace_id: int) -> tuple[int, int]:
     """The namespace's indexed fact count and total length (BM25 needs them)."""
-    stats = conn.execute(_NAMESPACE_STATS, {"ns": namespace_id}).first()
+    stats = conn.execute(NAMESPACE_STATS, {"ns": namespace_id}).first()
     if stats is None:
         raise UsageError(f"no memory namespace with id {namespace_id!r}")
     return int(stats.indexed_facts), int(stats.indexed_terms)

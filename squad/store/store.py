@@ -51,6 +51,7 @@ from squad.store.retention import RetentionStore
 from squad.store.review import ReviewStore
 from squad.store.run_state import RunStateStore
 from squad.store.spend import SpendStore
+from squad.store.sqlite_fast import fast_reads
 from squad.store.tables import RunRow, SquadRow, UTCDateTime
 
 if TYPE_CHECKING:
@@ -85,9 +86,13 @@ class Store(RunReads):
         self._clock = clock or utc_now
         self._new_id = new_id or _uuid_hex
         self._where = mask_url(engine.url)
+        self._fast = fast_reads(engine)
+        """Recall's reads in plain sqlite3 on a SQLite file (:mod:`.sqlite_fast`)."""
         self.memory = MemoryStore(engine, now=self._now)
         """Experiential memory (Layer A): namespaces, facts and their retrieval."""
-        self.conversation = ConversationStore(engine, now=self._now, new_id=self._new_id)
+        self.conversation = ConversationStore(
+            engine, now=self._now, new_id=self._new_id, fast=self._fast
+        )
         """Agents' messages with their seq and turn, and the extractor's watermarks."""
         self.run_state = RunStateStore(engine, now=self._now)
         """Each run's claim (its fencing epoch) and its tasks' states."""
@@ -103,7 +108,7 @@ class Store(RunReads):
         """Cluster nodes (daemons and workers on one Postgres) and their heartbeats."""
         self.decisions = DecisionStore(engine, now=self._now)
         """Squads' decisions with their reasons, and which supersedes which."""
-        self.archive = ArchiveStore(engine, now=self._now)
+        self.archive = ArchiveStore(engine, now=self._now, fast=self._fast)
         """Agents' conversation archives, each distinct text once (recall searches them)."""
         self.review = ReviewStore(engine, now=self._now)
         """Facts the extractor proposed that wait for a person (the review queue)."""
@@ -147,6 +152,8 @@ class Store(RunReads):
 
     def close(self) -> None:
         """Close every pooled connection; calling it twice is harmless."""
+        if self._fast is not None:
+            self._fast.close()
         self._engine.dispose()
 
     def __enter__(self) -> Store:

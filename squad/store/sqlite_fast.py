@@ -1,0 +1,129 @@
+"""A prompt's recall reads on a SQLite store in plain ``sqlite3`` (issue 35).
+
+Every turn's prompt searches the agent's conversation archive and reads the messages it
+recalls: five statements in two transactions. Through SQLAlchemy each statement costs about
+four times what SQLite takes to run it (parameters, result processing, the pool's checkout),
+the largest part of a prompt's store time on an instant model. On a SQLite file the store
+runs them here instead, on one ``sqlite3`` connection per thread (opened as the store's
+engine opens its own), with the same SQL: the statements are SQLAlchemy's, compiled once for
+SQLite. Postgres, in-memory databases and ``file:`` URIs keep SQLAlchemy's path, and so does
+a read inside a :func:`~squad.store.engine.batch` (which must see the batch's writes).
+
+A read that meets any ``sqlite3`` error here gives up and is done again through SQLAlchemy,
+which says what went wrong in the store's words (a full disk, a locked database).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Executable
+from sqlalchemy.dialects.sqlite.pysqlite import SQLiteDialect_pysqlite
+from sqlalchemy.engine import Compiled, Engine
+
+from squad.store.engine import BUSY_TIMEOUT_MS, CACHE_KIB, in_batch, sqlite_file
+
+__all__ = ["FastReads", "compiled", "fast_reads", "sql_time"]
+
+_DIALECT = SQLiteDialect_pysqlite(paramstyle="named")
+_COMPILED: dict[int, tuple[Executable, Compiled]] = {}
+_COMPILED_LOCK = threading.Lock()
+
+
+def compiled(statement: Executable) -> Compiled:
+    """``statement`` compiled for SQLite with named parameters, once per statement object
+    (statements given here are module constants, built once)."""
+    key = id(statement)
+    kept = _COMPILED.get(key)
+    if kept is not None and kept[0] is statement:
+        return kept[1]
+    made: Compiled = statement.compile(dialect=_DIALECT)  # type: ignore[attr-defined]
+    with _COMPILED_LOCK:
+        _COMPILED[key] = (statement, made)
+    return made
+
+
+def sql_time(text: str | None) -> datetime | None:
+    """A SQLite ``UTCDateTime`` column's text as the full store hands it out: aware UTC."""
+    return None if text is None else datetime.fromisoformat(text).replace(tzinfo=UTC)
+
+
+def json_column(text: str | None) -> Any:
+    """A SQLite ``JSON`` column's text, decoded."""
+    return None if text is None else json.loads(text)
+
+
+class FastReads:
+    """``sqlite3`` connections to one SQLite file, one per thread that reads; thread-safe."""
+
+    def __init__(self, engine: Engine, path: Path) -> None:
+        self._engine = engine
+        self._path = path
+        self._local = threading.local()
+        self._opened: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def usable(self) -> bool:
+        """Whether a read may be made here now (not inside a batch of this thread)."""
+        return not self._closed and not in_batch(self._engine)
+
+    @contextmanager
+    def snapshot(self) -> Iterator[sqlite3.Connection]:
+        """This thread's connection inside one read transaction; ``sqlite3.Error`` escapes
+        (the caller reads through SQLAlchemy instead)."""
+        connection = self._connection()
+        connection.execute("BEGIN")
+        try:
+            yield connection
+        finally:
+            connection.execute("COMMIT")
+
+    def rows(
+        self, connection: sqlite3.Connection, statement: Executable, params: Mapping[str, Any]
+    ) -> list[tuple[Any, ...]]:
+        """The rows of a module-constant SQLAlchemy ``statement`` (no expanding parameters)
+        run with ``params``."""
+        made = compiled(statement)
+        values = made.construct_params(dict(params)) or {}
+        return connection.execute(made.string, dict(values)).fetchall()
+
+    def close(self) -> None:
+        """Close every connection opened here; reads go through SQLAlchemy after."""
+        with self._lock:
+            self._closed = True
+            opened, self._opened = self._opened, []
+        for connection in opened:
+            connection.close()
+
+    def _connection(self) -> sqlite3.Connection:
+        connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
+        if connection is not None:
+            return connection
+        connection = sqlite3.connect(
+            self._path,
+            timeout=BUSY_TIMEOUT_MS / 1000,
+            isolation_level=None,
+            check_same_thread=False,
+        )
+        connection.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
+        with self._lock:
+            if self._closed:
+                connection.close()
+                raise sqlite3.OperationalError("the store is closed")
+            self._opened.append(connection)
+        self._local.connection = connection
+        return connection
+
+
+def fast_reads(engine: Engine) -> FastReads | None:
+    """The plain reads of ``engine``'s database, None unless it is a SQLite file."""
+    path = sqlite_file(engine.url)
+    return None if path is None else FastReads(engine, path)

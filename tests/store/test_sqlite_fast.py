@@ -1,0 +1,86 @@
+"""Recall's reads in plain sqlite3 on a SQLite file answer exactly as the SQLAlchemy path
+does (the one Postgres keeps), see a batch's writes inside it, and give way to SQLAlchemy
+when they cannot read."""
+
+from __future__ import annotations
+
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
+
+from squad.clock import FrozenClock
+from squad.store import Store
+from squad.store.archive import ArchiveStore
+from squad.store.conversation import ConversationStore
+from squad.store.records import NewFact
+
+
+def _archive(store: Store, clock: FrozenClock) -> int:
+    """An archive of a few texts, one said twice; its namespace id."""
+    namespace = store.memory.ensure_namespace("archive:docs/writer", "docs/writer (archive)")
+    said = [
+        "We deploy the docs site with MkDocs on Fridays",
+        "The staging server runs Postgres 16",
+        "We deploy the docs site with MkDocs on Fridays",
+        "Nobody deploys on Mondays after the outage",
+        "The glossary lives in docs/glossary.md",
+    ]
+    store.archive.add(
+        namespace.id, [NewFact(t, "docs", "writer", turns=(i + 1,)) for i, t in enumerate(said)]
+    )
+    clock.advance()
+    store.conversation.record_messages(
+        "docs", "writer", [("user", t, None) for t in said] + [("assistant", "Done.", None)]
+    )
+    return namespace.id
+
+
+def _sqlalchemy_only(store: Store, clock: FrozenClock) -> tuple[ArchiveStore, ConversationStore]:
+    engine = store._engine
+    return ArchiveStore(engine, now=clock), ConversationStore(engine, now=clock, new_id=lambda: "x")
+
+
+def _statements(engine: Engine) -> list[str]:
+    seen: list[str] = []
+    event.listen(engine, "before_cursor_execute", lambda *args: seen.append(args[2]))
+    return seen
+
+
+def test_recall_reads_answer_as_sqlalchemys_and_run_no_statement_through_it(
+    store: Store, clock: FrozenClock
+) -> None:
+    namespace_id = _archive(store, clock)
+    archive, conversation = _sqlalchemy_only(store, clock)
+    through_sqlalchemy = _statements(store._engine)
+
+    for query in ("when do we deploy the docs", "postgres staging", "nothing matches", ""):
+        expected = archive.search(namespace_id, query, limit=3)
+        del through_sqlalchemy[:]
+        found = store.archive.search(namespace_id, query, limit=3)
+        assert found == expected, query
+        assert store.archive.search(namespace_id, query, limit=3, unless=found[0]) == (
+            found[0],
+            None,
+        )
+        assert store._engine.dialect.name != "sqlite" or through_sqlalchemy == []
+    assert [h.turns for h in store.archive.search(namespace_id, "deploy docs", limit=1)[1] or []]
+    expected_messages = conversation.messages_at("docs", "writer", [6, 2, 4, 99])
+    assert [m.seq for m in expected_messages] == [2, 4, 6]
+    assert store.conversation.messages_at("docs", "writer", [6, 2, 4, 99]) == expected_messages
+
+
+def test_inside_a_batch_recall_reads_see_its_writes(store: Store, clock: FrozenClock) -> None:
+    with store.batch("write and read"):
+        store.conversation.record_messages("docs", "writer", [("user", "in the batch", None)])
+        [message] = store.conversation.messages_at("docs", "writer", [1])
+        assert message.content == "in the batch"
+
+
+def test_a_closed_store_reads_through_sqlalchemy_and_says_so_in_its_words(
+    store: Store, clock: FrozenClock
+) -> None:
+    namespace_id = _archive(store, clock)
+    before = store.archive.search(namespace_id, "deploy", limit=2)
+    if store._fast is not None:
+        store._fast.close()  # what a failing plain read meets: sqlite3 refuses
+    assert store.archive.search(namespace_id, "deploy", limit=2) == before
+    assert [m.seq for m in store.conversation.messages_at("docs", "writer", [1])] == [1]
