@@ -13,8 +13,11 @@ deadlocking on Postgres.
 
 from __future__ import annotations
 
+import itertools
+import sqlite3
 from collections.abc import Iterable, Sequence
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import (
     ColumnElement,
@@ -30,6 +33,7 @@ from squad.errors import MemoryError_, UsageError
 from squad.store.memory_index import (
     CHUNK,
     FACTS,
+    best_facts_statement,
     chunks,
     deindex,
     grow_namespace,
@@ -37,10 +41,12 @@ from squad.store.memory_index import (
     live,
     ranked,
     scores,
+    scoring_params,
 )
 from squad.store.memory_namespaces import NamespaceStore
 from squad.store.memory_records import looked_up_terms
 from squad.store.memory_rows import (
+    NAMESPACE_STATS,
     checked_fact,
     checked_limit,
     fact_record,
@@ -55,6 +61,7 @@ from squad.store.memory_rows import (
 )
 from squad.store.memory_vectors import missing_vectors, read_vectors, write_vectors
 from squad.store.records import FactRecord, FactStatus, NewFact
+from squad.store.sqlite_fast import FastReads, bound_time
 from squad.store.tables import UTCDateTime
 from squad.text.lexical import term_counts
 
@@ -350,6 +357,11 @@ class MemoryStore(NamespaceStore):
         limit = checked_limit(limit)
         now = self._now()
         wanted = looked_up_terms(query)
+        if self._fast is not None and self._fast.usable():
+            try:
+                return self._relevant_fast(self._fast, namespace_id, wanted, limit, now)
+            except sqlite3.Error:
+                pass  # read again below, where the error is told in the store's words
         with self._begin(f"retrieve facts of memory namespace {namespace_id!r}") as conn:
             n_docs, total_len = index_stats(conn, namespace_id)
             picked = ranked(conn, namespace_id, wanted, n_docs, total_len, limit, now)
@@ -360,6 +372,66 @@ class MemoryStore(NamespaceStore):
                 ).all()
                 picked += [row for row in recent if row.id not in seen][: limit - len(picked)]
             return [fact_record(row) for row in picked]
+
+    def _relevant_fast(
+        self, fast: FastReads, namespace_id: int, wanted: list[str], limit: int, now: datetime
+    ) -> list[FactRecord]:
+        """:meth:`relevant_facts` in plain sqlite3: the same statements, the same pages."""
+        stamp = bound_time(now)
+        live = f"status = '{_ACTIVE}' AND (expires_at IS NULL OR expires_at > ?)"
+        with fast.snapshot() as conn:
+            stats = fast.rows(conn, NAMESPACE_STATS, {"ns": namespace_id})
+            if not stats:
+                raise UsageError(f"no memory namespace with id {namespace_id!r}")
+            n_docs, total_len = int(stats[0][0]), int(stats[0][1])
+            picked: list[Any] = []
+            query = None
+            if wanted and n_docs > 0:
+                dfs: list[tuple[str, int]] = []
+                for chunk in chunks(wanted):
+                    marks = ", ".join("?" * len(chunk))
+                    dfs += conn.execute(
+                        "SELECT term, df FROM memory_terms "
+                        f"WHERE namespace_id = ? AND term IN ({marks})",
+                        (namespace_id, *chunk),
+                    ).fetchall()
+                query = scoring_params(namespace_id, dfs, n_docs, total_len)
+            if query is not None:  # as memory_index.ranked
+                n_terms, params = query
+                page_size = 2 * limit
+                for offset in itertools.count(0, page_size):
+                    page = [
+                        int(fact_id)
+                        for (fact_id,) in fast.rows(
+                            conn,
+                            best_facts_statement(n_terms),
+                            {**params, "page": page_size, "offset": offset},
+                        )
+                    ]
+                    rank = {fact_id: i for i, fact_id in enumerate(page)}
+                    pos = 0
+                    while len(picked) < limit and pos < len(page):
+                        ids = page[pos : pos + limit - len(picked)]
+                        pos += len(ids)
+                        rows = fast.decoded(
+                            conn,
+                            f"SELECT * FROM memory_facts WHERE id IN ({', '.join('?' * len(ids))})"
+                            f" AND {live}",
+                            (*ids, stamp),
+                        )
+                        picked += sorted(rows, key=lambda row: rank[row.id])
+                    if len(picked) >= limit or len(page) < page_size:
+                        break
+            if len(picked) < limit:
+                seen = {row.id for row in picked}
+                recent = fast.decoded(
+                    conn,
+                    f"SELECT * FROM memory_facts WHERE namespace_id = ? AND {live} "
+                    "ORDER BY updated_at DESC, id DESC LIMIT ?",
+                    (namespace_id, stamp, limit),
+                )
+                picked += [row for row in recent if row.id not in seen][: limit - len(picked)]
+        return [fact_record(row) for row in picked]
 
     def scored_facts(
         self, namespace_id: int, query: str, *, limit: int = 200

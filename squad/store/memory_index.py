@@ -59,6 +59,7 @@ __all__ = [
     "MAX_QUERY_TERMS",
     "NAMESPACES",
     "POSTINGS_PER_TERM",
+    "best_facts_statement",
     "chunks",
     "deindex",
     "grow_namespace",
@@ -159,6 +160,12 @@ def scoring_params(
             n_docs, df, avg_len
         )
     return len(terms), params
+
+
+def best_facts_statement(n_terms: int) -> Select[Any]:
+    """The statement :func:`ranked` pages through for ``n_terms`` terms (fact ids, best
+    first; parameters those of :func:`scoring_params` with ``page`` and ``offset``)."""
+    return _best_facts_statement(n_terms)
 
 
 def scored_statement(n_terms: int) -> Select[Any]:

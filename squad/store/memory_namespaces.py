@@ -39,6 +39,7 @@ from squad.store.memory_rows import (
     resolve_namespace,
 )
 from squad.store.records import NamespaceRecord
+from squad.store.sqlite_fast import FastReads
 
 __all__ = ["ARCHIVE_PREFIX", "NamespaceStore"]
 
@@ -58,10 +59,13 @@ class NamespaceStore:
     Safe to share between threads, like the :class:`~squad.store.Store` that owns it.
     """
 
-    def __init__(self, engine: Engine, *, now: Clock) -> None:
-        """Use ``engine`` (already migrated) and take time from ``now`` (timezone-aware UTC)."""
+    def __init__(self, engine: Engine, *, now: Clock, fast: FastReads | None = None) -> None:
+        """Use ``engine`` (already migrated) and take time from ``now`` (timezone-aware UTC);
+        ``fast``: the store's plain reads of a SQLite file (:mod:`.sqlite_fast`), which a
+        prompt's searches use when they can."""
         self._engine = engine
         self._now = now
+        self._fast = fast
 
     def ensure_namespace(self, identity: str, name: str) -> NamespaceRecord:
         """The namespace of ``identity``, created disabled if missing, renamed if ``name`` moved.

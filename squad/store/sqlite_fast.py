@@ -1,13 +1,14 @@
-"""A prompt's recall reads on a SQLite store in plain ``sqlite3`` (issue 35).
+"""A prompt's memory reads on a SQLite store in plain ``sqlite3`` (issue 35).
 
-Every turn's prompt searches the agent's conversation archive and reads the messages it
-recalls: five statements in two transactions. Through SQLAlchemy each statement costs about
-four times what SQLite takes to run it (parameters, result processing, the pool's checkout),
-the largest part of a prompt's store time on an instant model. On a SQLite file the store
-runs them here instead, on one ``sqlite3`` connection per thread (opened as the store's
-engine opens its own), with the same SQL: the statements are SQLAlchemy's, compiled once for
-SQLite. Postgres, in-memory databases and ``file:`` URIs keep SQLAlchemy's path, and so does
-a read inside a :func:`~squad.store.engine.batch` (which must see the batch's writes).
+Every turn's prompt searches the agent's Layer A namespace and its conversation archive and
+reads the messages it recalls: eight statements in three transactions. Through SQLAlchemy
+each statement costs about four times what SQLite takes to run it (parameters, result
+processing, the pool's checkout), the largest part of a prompt's store time on an instant
+model. On a SQLite file the store runs them here instead, on one ``sqlite3`` connection per
+thread, with the same SQL: SQLAlchemy's statements compiled once for SQLite, or the same
+statement written out where it takes a list of ids. Postgres, in-memory databases and
+``file:`` URIs keep SQLAlchemy's path, and so does a read inside a
+:func:`~squad.store.engine.batch` (which must see the batch's writes).
 
 A read that meets any ``sqlite3`` error here gives up and is done again through SQLAlchemy,
 which says what went wrong in the store's words (a full disk, a locked database).
@@ -22,6 +23,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from sqlalchemy import Executable
@@ -30,7 +32,7 @@ from sqlalchemy.engine import Compiled, Engine
 
 from squad.store.engine import BUSY_TIMEOUT_MS, CACHE_KIB, in_batch, sqlite_file
 
-__all__ = ["FastReads", "compiled", "fast_reads", "sql_time"]
+__all__ = ["FastReads", "bound_time", "compiled", "decoded_row", "fast_reads", "sql_time"]
 
 _DIALECT = SQLiteDialect_pysqlite(paramstyle="named")
 _COMPILED: dict[int, tuple[Executable, Compiled]] = {}
@@ -53,6 +55,35 @@ def compiled(statement: Executable) -> Compiled:
 def sql_time(text: str | None) -> datetime | None:
     """A SQLite ``UTCDateTime`` column's text as the full store hands it out: aware UTC."""
     return None if text is None else datetime.fromisoformat(text).replace(tzinfo=UTC)
+
+
+def bound_time(moment: datetime) -> str:
+    """``moment`` as the full store binds a ``UTCDateTime`` on SQLite (naive UTC, always
+    with microseconds), so comparisons in SQL order as they do there."""
+    if moment.utcoffset() is None:
+        raise ValueError(f"naive datetime {moment!r} given; pass a timezone-aware one")
+    return moment.astimezone(UTC).replace(tzinfo=None).isoformat(" ", "microseconds")
+
+
+_TIMES = frozenset(
+    {"created_at", "updated_at", "expires_at", "last_accessed_at", "superseded_at", "forgotten_at"}
+)
+"""``UTCDateTime`` columns of the memory tables read here."""
+_JSONS = frozenset({"turns"})
+"""``JSON`` columns of the memory tables read here."""
+
+
+def decoded_row(cursor: sqlite3.Cursor, values: tuple[Any, ...]) -> SimpleNamespace:
+    """A memory row with attribute access, its columns decoded as the full store's types
+    do (a ``row_factory``)."""
+    row = {}
+    for (name, *_), value in zip(cursor.description, values, strict=True):
+        if value is not None and name in _TIMES:
+            value = sql_time(value)
+        elif value is not None and name in _JSONS:
+            value = json.loads(value)
+        row[name] = value
+    return SimpleNamespace(**row)
 
 
 def json_column(text: str | None) -> Any:
@@ -94,6 +125,14 @@ class FastReads:
         made = compiled(statement)
         values = made.construct_params(dict(params)) or {}
         return connection.execute(made.string, dict(values)).fetchall()
+
+    def decoded(
+        self, connection: sqlite3.Connection, sql: str, params: Any
+    ) -> list[SimpleNamespace]:
+        """The rows of ``sql`` as :func:`decoded_row` makes them."""
+        cursor = connection.cursor()
+        cursor.row_factory = decoded_row
+        return cursor.execute(sql, params).fetchall()
 
     def close(self) -> None:
         """Close every connection opened here; reads go through SQLAlchemy after."""

@@ -88,7 +88,7 @@ class Store(RunReads):
         self._where = mask_url(engine.url)
         self._fast = fast_reads(engine)
         """Recall's reads in plain sqlite3 on a SQLite file (:mod:`.sqlite_fast`)."""
-        self.memory = MemoryStore(engine, now=self._now)
+        self.memory = MemoryStore(engine, now=self._now, fast=self._fast)
         """Experiential memory (Layer A): namespaces, facts and their retrieval."""
         self.conversation = ConversationStore(
             engine, now=self._now, new_id=self._new_id, fast=self._fast

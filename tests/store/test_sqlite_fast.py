@@ -4,6 +4,8 @@ when they cannot read."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
@@ -11,6 +13,7 @@ from squad.clock import FrozenClock
 from squad.store import Store
 from squad.store.archive import ArchiveStore
 from squad.store.conversation import ConversationStore
+from squad.store.memory import MemoryStore
 from squad.store.records import NewFact
 
 
@@ -66,6 +69,29 @@ def test_recall_reads_answer_as_sqlalchemys_and_run_no_statement_through_it(
     expected_messages = conversation.messages_at("docs", "writer", [6, 2, 4, 99])
     assert [m.seq for m in expected_messages] == [2, 4, 6]
     assert store.conversation.messages_at("docs", "writer", [6, 2, 4, 99]) == expected_messages
+
+
+def test_layer_a_reads_answer_as_sqlalchemys_expired_facts_left_out(
+    store: Store, clock: FrozenClock
+) -> None:
+    namespace = store.memory.ensure_namespace("squad:docs/writer", "docs/writer")
+    texts = [f"Deploy step {n} of the docs site uses MkDocs" for n in range(12)]
+    texts += ["The staging server runs Postgres", "Release notes go out on Fridays"]
+    for n, text in enumerate(texts):
+        expires = clock() + timedelta(seconds=30 if n % 5 == 0 else 3600)
+        store.memory.add_fact(namespace.id, text, squad="docs", agent="writer", expires_at=expires)
+        clock.advance()
+    clock.advance(60)  # facts 0, 5 and 10 have expired
+    sqlalchemy_only = MemoryStore(store._engine, now=clock)
+    through_sqlalchemy = _statements(store._engine)
+
+    for query, limit in (("deploy the docs", 4), ("deploy the docs", 200), ("", 5), ("zzz", 3)):
+        expected = sqlalchemy_only.relevant_facts(namespace.id, query, limit=limit)
+        del through_sqlalchemy[:]
+        found = store.memory.relevant_facts(namespace.id, query, limit=limit)
+        assert found == expected, (query, limit)
+        assert store._engine.dialect.name != "sqlite" or through_sqlalchemy == []
+    assert len(found) == 3 and all("5" not in f.text for f in found)
 
 
 def test_inside_a_batch_recall_reads_see_its_writes(store: Store, clock: FrozenClock) -> None:
