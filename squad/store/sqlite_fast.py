@@ -4,8 +4,8 @@ Every turn's prompt searches the agent's Layer A namespace and its conversation 
 reads the messages it recalls: eight statements in three transactions. Through SQLAlchemy
 each statement costs about four times what SQLite takes to run it (parameters, result
 processing, the pool's checkout), the largest part of a prompt's store time on an instant
-model. On a SQLite file the store runs them here instead, on one ``sqlite3`` connection per
-thread, with the same SQL: SQLAlchemy's statements compiled once for SQLite, or the same
+model. On a SQLite file the store runs them here instead, on a few ``sqlite3`` connections kept
+open, with the same SQL: SQLAlchemy's statements compiled once for SQLite, or the same
 statement written out where it takes a list of ids. Postgres, in-memory databases and
 ``file:`` URIs keep SQLAlchemy's path, and so does a read inside a
 :func:`~squad.store.engine.batch` (which must see the batch's writes).
@@ -91,14 +91,19 @@ def json_column(text: str | None) -> Any:
     return None if text is None else json.loads(text)
 
 
+IDLE_KEPT = 4
+"""Connections kept open between reads (the rest are closed as they come back): a daemon's
+threads come and go, its connections do not pile up."""
+
+
 class FastReads:
-    """``sqlite3`` connections to one SQLite file, one per thread that reads; thread-safe."""
+    """``sqlite3`` connections to one SQLite file, each used by one read at a time and kept
+    for the next (at most :data:`IDLE_KEPT` of them); thread-safe."""
 
     def __init__(self, engine: Engine, path: Path) -> None:
         self._engine = engine
         self._path = path
-        self._local = threading.local()
-        self._opened: list[sqlite3.Connection] = []
+        self._idle: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         self._closed = False
 
@@ -108,14 +113,19 @@ class FastReads:
 
     @contextmanager
     def snapshot(self) -> Iterator[sqlite3.Connection]:
-        """This thread's connection inside one read transaction; ``sqlite3.Error`` escapes
-        (the caller reads through SQLAlchemy instead)."""
-        connection = self._connection()
-        connection.execute("BEGIN")
+        """A connection inside one read transaction; ``sqlite3.Error`` escapes (the caller
+        reads through SQLAlchemy instead)."""
+        connection = self._take()
         try:
-            yield connection
-        finally:
-            connection.execute("COMMIT")
+            connection.execute("BEGIN")
+            try:
+                yield connection
+            finally:
+                connection.execute("COMMIT")
+        except BaseException:
+            connection.close()  # in whatever state the error left it: not used again
+            raise
+        self._give_back(connection)
 
     def rows(
         self, connection: sqlite3.Connection, statement: Executable, params: Mapping[str, Any]
@@ -135,17 +145,19 @@ class FastReads:
         return cursor.execute(sql, params).fetchall()
 
     def close(self) -> None:
-        """Close every connection opened here; reads go through SQLAlchemy after."""
+        """Close the connections kept; reads go through SQLAlchemy after."""
         with self._lock:
             self._closed = True
-            opened, self._opened = self._opened, []
-        for connection in opened:
+            idle, self._idle = self._idle, []
+        for connection in idle:
             connection.close()
 
-    def _connection(self) -> sqlite3.Connection:
-        connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
-        if connection is not None:
-            return connection
+    def _take(self) -> sqlite3.Connection:
+        with self._lock:
+            if self._closed:
+                raise sqlite3.OperationalError("the store is closed")
+            if self._idle:
+                return self._idle.pop()
         connection = sqlite3.connect(
             self._path,
             timeout=BUSY_TIMEOUT_MS / 1000,
@@ -153,13 +165,14 @@ class FastReads:
             check_same_thread=False,
         )
         connection.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
-        with self._lock:
-            if self._closed:
-                connection.close()
-                raise sqlite3.OperationalError("the store is closed")
-            self._opened.append(connection)
-        self._local.connection = connection
         return connection
+
+    def _give_back(self, connection: sqlite3.Connection) -> None:
+        with self._lock:
+            if not self._closed and len(self._idle) < IDLE_KEPT:
+                self._idle.append(connection)
+                return
+        connection.close()
 
 
 def fast_reads(engine: Engine) -> FastReads | None:

@@ -4,6 +4,7 @@ when they cannot read."""
 
 from __future__ import annotations
 
+import threading
 from datetime import timedelta
 
 from sqlalchemy import event
@@ -15,6 +16,7 @@ from squad.store.archive import ArchiveStore
 from squad.store.conversation import ConversationStore
 from squad.store.memory import MemoryStore
 from squad.store.records import NewFact
+from squad.store.sqlite_fast import IDLE_KEPT
 
 
 def _archive(store: Store, clock: FrozenClock) -> int:
@@ -110,3 +112,27 @@ def test_a_closed_store_reads_through_sqlalchemy_and_says_so_in_its_words(
         store._fast.close()  # what a failing plain read meets: sqlite3 refuses
     assert store.archive.search(namespace_id, "deploy", limit=2) == before
     assert [m.seq for m in store.conversation.messages_at("docs", "writer", [1])] == [1]
+
+
+def test_threads_reading_at_once_leave_a_bounded_few_connections_open(
+    store: Store, clock: FrozenClock
+) -> None:
+    namespace_id = _archive(store, clock)
+    expected = store.archive.search(namespace_id, "deploy the docs", limit=3)
+    start = threading.Barrier(3 * IDLE_KEPT)
+    found = []
+
+    def read() -> None:
+        start.wait()
+        for _ in range(5):
+            found.append(store.archive.search(namespace_id, "deploy the docs", limit=3))
+
+    threads = [threading.Thread(target=read) for _ in range(3 * IDLE_KEPT)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert found == [expected] * (15 * IDLE_KEPT)
+    if store._fast is not None:
+        assert 1 <= len(store._fast._idle) <= IDLE_KEPT
