@@ -8,6 +8,7 @@ agents' chats. :class:`NamespaceStore` is the part of
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -116,6 +117,17 @@ class NamespaceStore:
         ``fact_count`` here is the index's count of active facts (expiry not re-checked), so
         no query ever counts a namespace's facts on the prompt path.
         """
+        if self._fast is not None and self._fast.usable():
+            try:
+                with self._fast.snapshot() as plain:
+                    found = self._fast.decoded(
+                        plain,
+                        "SELECT * FROM memory_namespaces WHERE enabled = 1 ORDER BY name, id",
+                        (),
+                    )
+                return [namespace_record(row, int(row.indexed_facts)) for row in found]
+            except sqlite3.Error:
+                pass  # read again below, where the error is told in the store's words
         with self._begin("list enabled memory namespaces") as conn:
             rows = conn.execute(_ENABLED).all()
             return [namespace_record(row, int(row.indexed_facts)) for row in rows]

@@ -96,6 +96,28 @@ def test_layer_a_reads_answer_as_sqlalchemys_expired_facts_left_out(
     assert len(found) == 3 and all("5" not in f.text for f in found)
 
 
+def test_the_enabled_namespaces_read_as_sqlalchemys(store: Store, clock: FrozenClock) -> None:
+    for identity in ("squad:docs/b", "squad:docs/a", "squad:docs/c"):
+        store.memory.ensure_namespace(identity, identity.removeprefix("squad:"))
+        clock.advance()
+    for ref in ("squad:docs/b", "squad:docs/a"):
+        store.memory.set_namespace_enabled(ref, True)
+    store.memory.add_fact(
+        store.memory.ensure_namespace("squad:docs/a", "docs/a").id,
+        "A fact",
+        squad="docs",
+        agent="a",
+    )
+    sqlalchemy_only = MemoryStore(store._engine, now=clock)
+    through_sqlalchemy = _statements(store._engine)
+
+    found = store.memory.enabled_namespaces()
+
+    assert [n.name for n in found] == ["docs/a", "docs/b"] and found[0].fact_count == 1
+    assert store._engine.dialect.name != "sqlite" or through_sqlalchemy == []
+    assert found == sqlalchemy_only.enabled_namespaces()
+
+
 def test_inside_a_batch_recall_reads_see_its_writes(store: Store, clock: FrozenClock) -> None:
     with store.batch("write and read"):
         store.conversation.record_messages("docs", "writer", [("user", "in the batch", None)])
