@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import asdict, replace
+from collections.abc import Sequence
 from typing import Annotated, Any, Protocol, TypedDict
 
 from squad.errors import LimitReached, ModelError, PlanError
@@ -142,15 +143,16 @@ def build_graph(
             return step_update((), [result for _, result in at_work.rest()])
         approvals = state.get("approvals") or {}
         waiting = [t for t in todo.ready if t.id not in at_work.running]
+        results: list[TaskResult] = []
         if not at_work.running:
             alone = batch(waiting, approvals, max_parallel)
-            if len(alone) <= 1:  # nothing can become ready meanwhile: run it right here
-                return step_update((), [run_task(alone[0], state)]) if alone else {}
-        free = [t for t in waiting if not needs_approval(t, approvals)]
-        for node in free[: max(max_parallel, 1) - len(at_work.running)]:
-            view = _task_input(node, state)["view"]
-            at_work.start(node.id, functools.partial(run_task, node, view))
-        results: list[TaskResult] = []
+            if not alone:
+                return {}
+            if len(alone) == 1:  # nothing can become ready meanwhile: run it right here
+                results.append(run_task(alone[0], state))
+                start_next(state, results)
+                return step_update((), results)
+        start(state, waiting)
         while True:
             results += [result for _, result in at_work.next()]
             if any(result.stop is not None for result in results):
@@ -158,7 +160,27 @@ def build_graph(
                 break
             if not keep_waiting(state, results):
                 break
+        start_next(state, results)
         return step_update((), results)
+
+    def start(state: RunState, ready: Sequence[TaskNode]) -> None:
+        """Start on the pool the ready tasks that need no person, up to ``max_parallel``."""
+        approvals = state.get("approvals") or {}
+        free = [t for t in ready if t.id not in at_work.running and not needs_approval(t, approvals)]
+        for node in free[: max(max_parallel, 1) - len(at_work.running)]:
+            view = _task_input(node, state)["view"]
+            at_work.start(node.id, functools.partial(run_task, node, view))
+
+    def start_next(state: RunState, ended: list[TaskResult]) -> None:
+        """Start what the tasks that just ended made ready, before their step checkpoints:
+        the next task's model call overlaps that write instead of waiting for it. Only when
+        every one ended done with nothing else for the state (no failure to block from, no
+        send-back, no stop, no decision): its ``done`` is in the store already, which is what
+        a resume takes (:meth:`Executor.finished`) if a kill comes before the checkpoint."""
+        if not ended or not all(settled(result) for result in ended):
+            return
+        now = {**raw_statuses(state), **{r.task.id: TaskStatus.DONE.value for r in ended}}
+        start(state, schedule(task_nodes(state), now).ready)
 
     def keep_waiting(state: RunState, ended: list[TaskResult]) -> bool:
         """Whether the step may wait for the next task to end before it checkpoints these:
