@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import asdict, replace
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Protocol, TypedDict
 
 from squad.errors import LimitReached, ModelError, PlanError
@@ -55,7 +55,7 @@ from squad.runtime.steps import (
 )
 from squad.runtime.tasks import TaskNode, TaskStatus
 
-__all__ = ["Executor", "build_graph", "channels"]
+__all__ = ["Executor", "HeadStart", "build_graph", "channels", "graph_and_head_start"]
 
 
 class Executor(Protocol):
@@ -103,6 +103,34 @@ def build_graph(
 
     ``pool`` holds the run's tasks at work between steps: whoever drives the graph closes it
     (:meth:`TaskPool.close`) when the graph stops by an error, so no task outlives the run."""
+    graph, _ = graph_and_head_start(
+        executor,
+        hierarchical=hierarchical,
+        max_rounds=max_rounds,
+        max_parallel=max_parallel,
+        pool=pool,
+    )
+    return graph
+
+
+HeadStart = Callable[[RunState], None]
+"""Starts the tasks a new run's state can run at once on the run's pool, before the graph
+writes its first checkpoints; its first step finds them at work and waits for them."""
+
+
+def graph_and_head_start(
+    executor: Executor,
+    *,
+    hierarchical: bool,
+    max_rounds: int,
+    max_parallel: int = 1,
+    pool: TaskPool[TaskResult] | None = None,
+) -> tuple[Any, HeadStart]:
+    """:func:`build_graph`, and its :data:`HeadStart`: a new run's first model calls need
+    not wait for the graph's first checkpoints (the input and the first step's), since a
+    task's ``done`` is the store's to tell until its step is checkpointed, as for any task at
+    work (:meth:`Executor.finished`); a run killed before its first checkpoint is started over
+    (``SquadRunner.start_over``), which takes the same record."""
     from langgraph.graph import END, START, StateGraph
     from langgraph.types import interrupt
 
@@ -258,7 +286,12 @@ def build_graph(
     # a lambda: LangGraph would read route's RunState annotation as channels of another kind
     graph.add_conditional_edges("dispatch", lambda s: route(s), ["dispatch", END])
     graph.add_edge("task", "dispatch")
-    return graph
+
+    def head_start(state: RunState) -> None:
+        if state.get("tasks") and not state.get("stopped"):
+            start(state, schedule(task_nodes(state), raw_statuses(state)).ready)
+
+    return graph, head_start
 
 
 @functools.cache

@@ -7,13 +7,14 @@ Postgres store's database), its writes fenced by the runner's claim of the run.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from squad.runtime.graph import build_graph
+from squad.runtime.graph import HeadStart, graph_and_head_start
 from squad.runtime.pool import TaskPool
 from squad.runtime.steps import RunState, TaskResult, nodes_of
 from squad.runtime.tasks import TaskNode
@@ -49,7 +50,7 @@ def run_graph(
     rounds = spec.limits.max_rounds if spec is not None else 1
     parallel = spec.limits.max_parallel if spec is not None else 1
     at_work: TaskPool[TaskResult] = TaskPool()
-    graph = build_graph(
+    graph, head_start = graph_and_head_start(
         executor or NoExecutor(),
         hierarchical=hierarchical,
         max_rounds=rounds,
@@ -58,6 +59,8 @@ def run_graph(
     )
     with checkpoints.saver(fence) as saver:
         app = graph.compile(checkpointer=saver)
+        if executor is not None:
+            _HEAD_STARTS[app] = head_start
         config = {
             "configurable": {"thread_id": run_id},
             "recursion_limit": 10_000,
@@ -126,10 +129,18 @@ def no_checkpoint(run_id: str, home: Path, checkpoints: Checkpoints) -> str:
     )
 
 
+_HEAD_STARTS: weakref.WeakKeyDictionary[Any, HeadStart] = weakref.WeakKeyDictionary()
+"""The head start of each graph :func:`run_graph` compiled to drive a run."""
+
+
 def invoke(app: Any, payload: Any, config: dict[str, Any], executor: RunExecutor) -> Any:
     """Drive the graph until it stops; a step that ends by an error still records the spend
-    of the model calls it made."""
+    of the model calls it made. A new run (``payload`` its first state) starts the tasks it
+    can run at once as the graph writes its first checkpoints (:data:`HeadStart`)."""
     try:
+        head_start = _HEAD_STARTS.pop(app, None)
+        if head_start is not None and isinstance(payload, dict):
+            head_start(cast(RunState, payload))
         return app.invoke(payload, config, durability="sync")
     except BaseException:
         executor.flush("record the spend of an unfinished step", aborted=True)
