@@ -17,7 +17,7 @@ from squad.runtime.tasks import RunOutcome
 
 if TYPE_CHECKING:
     from squad.spec.models import SquadSpec
-    from squad.store import Store
+    from squad.store import SpendTotals, Store
     from squad.store.records import RunRecord, RunStatus
 
 __all__ = ["RunEnd", "RunResult", "RunResultDict", "result_of", "run_end", "turns_so_far"]
@@ -136,12 +136,17 @@ def result_of(
     tasks: dict[str, str] | None = None,
     error: str | None = None,
     awaiting: str | None = None,
+    totals: SpendTotals | None = None,
+    record: RunRecord | None = None,
 ) -> RunResult:
-    """The run's result; ``tasks`` default to their states in the store."""
-    totals = store.spend.of_run(run_id)
+    """The run's result; ``tasks`` default to their states in the store, ``totals`` to its
+    spend there and ``record`` to its record (a run that has just ended has both at hand)."""
+    if totals is None:
+        totals = store.spend.of_run(run_id)
     if tasks is None:
         tasks = {t.task_id: str(t.status) for t in store.run_state.tasks(run_id)}
-    record = store.get_run(run_id)
+    if record is None:
+        record = store.get_run(run_id)
     return RunResult(
         run_id,
         spec.name,

@@ -488,7 +488,7 @@ class SquadRunner:
             tasks=tasks,
             ended_at=ended,
         )
-        self.store.update_run(
+        record = self.store.update_run(
             run_id,
             status=status,
             ended_at=ended,
@@ -519,4 +519,6 @@ class SquadRunner:
             tasks=tasks,
             error=error,
             awaiting=awaiting,
+            totals=totals,
+            record=record,
         )
