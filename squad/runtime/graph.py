@@ -21,8 +21,8 @@ decides what each outcome means for the task, the run and the state.
 from __future__ import annotations
 
 import functools
-from dataclasses import asdict, replace
 from collections.abc import Callable, Sequence
+from dataclasses import asdict, replace
 from typing import Annotated, Any, Protocol, TypedDict
 
 from squad.errors import LimitReached, ModelError, PlanError
@@ -194,7 +194,9 @@ def graph_and_head_start(
     def start(state: RunState, ready: Sequence[TaskNode]) -> None:
         """Start on the pool the ready tasks that need no person, up to ``max_parallel``."""
         approvals = state.get("approvals") or {}
-        free = [t for t in ready if t.id not in at_work.running and not needs_approval(t, approvals)]
+        free = [
+            t for t in ready if t.id not in at_work.running and not needs_approval(t, approvals)
+        ]
         for node in free[: max(max_parallel, 1) - len(at_work.running)]:
             view = _task_input(node, state)["view"]
             at_work.start(node.id, functools.partial(run_task, node, view))

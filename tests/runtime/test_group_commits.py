@@ -46,7 +46,7 @@ def writer(name: str) -> Any:
 def queued(commits: GroupCommits, count: int) -> None:
     """Wait until ``count`` writers wait for the commit under way."""
     deadline = time.monotonic() + 10
-    while len(commits._waiting) < count:  # noqa: SLF001
+    while len(commits._waiting) < count:
         assert time.monotonic() < deadline, "the writers never came"
         time.sleep(0.001)
 
@@ -70,7 +70,7 @@ def run_group(ledger: Ledger, followers: list[str]) -> dict[str, BaseException |
 
     first = threading.Thread(target=write, args=("first", [held]))
     first.start()
-    while not ledger._open:  # noqa: SLF001  # the first commit is under way
+    while not ledger._open:  # the first commit is under way
         time.sleep(0.001)
     threads = [threading.Thread(target=write, args=(n, [writer(n)])) for n in followers]
     for thread in threads:
