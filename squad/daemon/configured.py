@@ -8,10 +8,11 @@ when it changed.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from squad.cache_file import read_cache, write_cache
 
 __all__ = ["VALIDATED_FILE", "configured_squads"]
 
@@ -58,7 +59,7 @@ def configured_squads(
     from squad.daemon.definitions import list_definition_files
     from squad.errors import Problem
 
-    known = _read_validated(cache)
+    known = read_cache(cache, _VALIDATED_VERSION, "files")
     seen: dict[str, Any] = {}
     files: dict[Path, dict[str, Any]] = {}
     for path in list_definition_files(folder):
@@ -68,7 +69,7 @@ def configured_squads(
             entry = {**_validated(path), "mark": mark}
         seen[str(path)] = files[path] = entry
     if cache is not None and seen != known:
-        _write_validated(cache, seen)
+        write_cache(cache, _VALIDATED_VERSION, "files", seen)
     valid = {path: str(e["name"]) for path, e in files.items() if e.get("name") is not None}
     squads = {name: path for name, path in owners.items() if valid.get(path) == name}
     refused: dict[Path, dict[str, Any]] = {}
@@ -99,30 +100,3 @@ def configured_squads(
     failed = {path: e["failed"] for path, e in files.items() if e.get("name") is None}
     failed.update(refused)
     return configured, [failed[path] for path in sorted(failed)]
-
-
-def _read_validated(cache: Path | None) -> dict[str, Any]:
-    if cache is None:
-        return {}
-    try:
-        data = json.loads(cache.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(data, dict) or data.get("version") != _VALIDATED_VERSION:
-        return {}
-    files = data.get("files")
-    return files if isinstance(files, dict) else {}
-
-
-def _write_validated(cache: Path, files: Mapping[str, Any]) -> None:
-    """Keep the validations for next time; a home that is not there is not made for it."""
-    from squad.fsutil import atomic_write
-
-    if not cache.parent.is_dir():
-        return
-    text = json.dumps({"version": _VALIDATED_VERSION, "files": files}, sort_keys=True)
-    try:
-        atomic_write(cache, text.encode(), durable=False)
-        cache.chmod(0o600)
-    except OSError:
-        pass  # only a cache: the next status validates again

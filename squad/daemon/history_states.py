@@ -22,13 +22,14 @@ only costs a check.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import time
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from squad.cache_file import read_cache, write_cache
 
 __all__ = ["HISTORIES_FILE", "SETTLED_NS", "paused_histories"]
 
@@ -111,7 +112,7 @@ def paused_histories(
     workspace without ``.git`` has no history to pause; one ``cache`` found writable and
     unchanged since is not checked again; any other is checked with ``check``. A verdict is
     kept only if its files last changed ``settled_ns`` before the check began."""
-    known = _read(cache)
+    known = read_cache(cache, _VERSION, "workspaces")
     kept: dict[str, Any] = {}
     paused = []
     for squad, path in workspaces:
@@ -141,32 +142,5 @@ def paused_histories(
             if _settled(marks, began - settled_ns):
                 kept[key] = {"squad": squad, "marks": marks}
     if cache is not None and kept != known:
-        _write(cache, kept)
+        write_cache(cache, _VERSION, "workspaces", kept)
     return paused
-
-
-def _read(cache: Path | None) -> dict[str, Any]:
-    if cache is None:
-        return {}
-    try:
-        data = json.loads(cache.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(data, dict) or data.get("version") != _VERSION:
-        return {}
-    found = data.get("workspaces")
-    return found if isinstance(found, dict) else {}
-
-
-def _write(cache: Path, workspaces: Mapping[str, Any]) -> None:
-    """Keep the verdicts for next time; a home that is not there is not made for it."""
-    from squad.fsutil import atomic_write
-
-    if not cache.parent.is_dir():
-        return
-    text = json.dumps({"version": _VERSION, "workspaces": workspaces}, sort_keys=True)
-    try:
-        atomic_write(cache, text.encode(), durable=False)
-        cache.chmod(0o600)
-    except OSError:
-        pass  # only a cache: the next status checks again

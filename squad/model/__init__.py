@@ -12,8 +12,9 @@ submodule (the context windows, the types) does not import the seam and the fact
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from squad.lazy import lazy_names
 
 if TYPE_CHECKING:
     from squad.model.factory import ModelFactory, model_for
@@ -61,10 +62,4 @@ _HOMES = {
 """The module under :mod:`squad.model` each name of :data:`__all__` lives in."""
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _HOMES, globals())

@@ -31,6 +31,7 @@ from squad.store.memory_index import (
     chunks,
     grow_namespace,
     index_facts,
+    plain_term_dfs,
     scored_statement,
     scores,
     scoring_params,
@@ -179,14 +180,7 @@ class ArchiveStore:
                 return version, None
             found: list[tuple[int, float]] = []
             if wanted and n_docs > 0:
-                dfs: list[tuple[str, int]] = []
-                for chunk in chunks(wanted):
-                    marks = ", ".join("?" * len(chunk))
-                    dfs += conn.execute(
-                        "SELECT term, df FROM memory_terms "
-                        f"WHERE namespace_id = ? AND term IN ({marks})",
-                        (namespace_id, *chunk),
-                    ).fetchall()
+                dfs = plain_term_dfs(conn, namespace_id, wanted)
                 query = scoring_params(namespace_id, dfs, n_docs, total_len)
                 if query is not None:
                     n_terms, params = query

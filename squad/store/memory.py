@@ -39,6 +39,7 @@ from squad.store.memory_index import (
     grow_namespace,
     index_facts,
     live,
+    plain_term_dfs,
     ranked,
     scores,
     scoring_params,
@@ -387,14 +388,7 @@ class MemoryStore(NamespaceStore):
             picked: list[Any] = []
             query = None
             if wanted and n_docs > 0:
-                dfs: list[tuple[str, int]] = []
-                for chunk in chunks(wanted):
-                    marks = ", ".join("?" * len(chunk))
-                    dfs += conn.execute(
-                        "SELECT term, df FROM memory_terms "
-                        f"WHERE namespace_id = ? AND term IN ({marks})",
-                        (namespace_id, *chunk),
-                    ).fetchall()
+                dfs = plain_term_dfs(conn, namespace_id, wanted)
                 query = scoring_params(namespace_id, dfs, n_docs, total_len)
             if query is not None:  # as memory_index.ranked
                 n_terms, params = query

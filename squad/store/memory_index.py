@@ -384,3 +384,16 @@ _LIVE_FACTS = select(FACTS).where(
 def chunks(items: Sequence[T], size: int = CHUNK) -> Iterator[Sequence[T]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
+
+
+def plain_term_dfs(conn: Any, namespace_id: int, wanted: Sequence[str]) -> list[tuple[str, int]]:
+    """The document frequency of each of ``wanted`` in a namespace, read on a plain sqlite3
+    connection (the fast read path's; terms the namespace never saw are left out)."""
+    dfs: list[tuple[str, int]] = []
+    for chunk in chunks(wanted):
+        marks = ", ".join("?" * len(chunk))
+        dfs += conn.execute(
+            f"SELECT term, df FROM memory_terms WHERE namespace_id = ? AND term IN ({marks})",
+            (namespace_id, *chunk),
+        ).fetchall()
+    return dfs

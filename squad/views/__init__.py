@@ -11,8 +11,9 @@ every other.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from squad.lazy import lazy_names
 
 if TYPE_CHECKING:
     from squad.views._base import View
@@ -284,10 +285,4 @@ _HOMES = {
 """The module under :mod:`squad.views` each name of :data:`__all__` lives in."""
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _HOMES, globals())
