@@ -72,6 +72,7 @@ from squad.text.secrets import SeenSecrets, redact
 from squad.workspace.plans import PLANS_FOLDER, next_plan
 
 if TYPE_CHECKING:
+    from squad.runtime.graph import HeadStart
     from squad.store import Store
 
 __all__ = ["RunExecutor", "RunInterrupted"]
@@ -170,6 +171,9 @@ class RunExecutor:
         self.tasks: list[TaskNode] = []
         """The run's tasks, as far as known: the runner's (from the state it starts or resumes
         from), else the plan's once written. What remains of an agent's work comes from it."""
+        self.head_start: HeadStart | None = None
+        """Set by :func:`~squad.runtime.run_graph.run_graph`: starts a new run's first tasks
+        as its graph writes its first checkpoints; taken by the first invoke."""
         self.working = RunWorkingMemory(
             memory,
             spec,

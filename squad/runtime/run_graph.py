@@ -7,14 +7,13 @@ Postgres store's database), its writes fenced by the runner's claim of the run.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from squad.runtime.graph import HeadStart, graph_and_head_start
+from squad.runtime.graph import graph_and_head_start
 from squad.runtime.pool import TaskPool
 from squad.runtime.steps import RunState, TaskResult, nodes_of
 from squad.runtime.tasks import TaskNode
@@ -60,7 +59,7 @@ def run_graph(
     with checkpoints.saver(fence) as saver:
         app = graph.compile(checkpointer=saver)
         if executor is not None:
-            _HEAD_STARTS[app] = head_start
+            executor.head_start = head_start
         config = {
             "configurable": {"thread_id": run_id},
             "recursion_limit": 10_000,
@@ -129,16 +128,12 @@ def no_checkpoint(run_id: str, home: Path, checkpoints: Checkpoints) -> str:
     )
 
 
-_HEAD_STARTS: weakref.WeakKeyDictionary[Any, HeadStart] = weakref.WeakKeyDictionary()
-"""The head start of each graph :func:`run_graph` compiled to drive a run."""
-
-
 def invoke(app: Any, payload: Any, config: dict[str, Any], executor: RunExecutor) -> Any:
     """Drive the graph until it stops; a step that ends by an error still records the spend
     of the model calls it made. A new run (``payload`` its first state) starts the tasks it
     can run at once as the graph writes its first checkpoints (:data:`HeadStart`)."""
     try:
-        head_start = _HEAD_STARTS.pop(app, None)
+        head_start, executor.head_start = executor.head_start, None  # a new run's, once
         if head_start is not None and isinstance(payload, dict):
             head_start(cast(RunState, payload))
         return app.invoke(payload, config, durability="sync")
