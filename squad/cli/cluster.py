@@ -46,11 +46,13 @@ def worker(
     from squad.cli.daemon import _echo
     from squad.cluster.node import ClusterNode
     from squad.daemon.eventlog import DaemonLog
+    from squad.daemon.fatal import report_fatal_signals
     from squad.daemon.malloc import limit_arenas
     from squad.errors import UsageError
     from squad.settings import Settings
 
     limit_arenas()  # as `squad daemon`: a node runs for weeks
+    report_fatal_signals()  # a crash says where, in the node's own stderr
     err = Output(stream=sys.stderr)
     settings = Settings.load()
     if not settings.clustered:

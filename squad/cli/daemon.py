@@ -136,11 +136,13 @@ def daemon(
     the login link.
     """
     from squad.app import App
+    from squad.daemon.fatal import report_fatal_signals
     from squad.daemon.malloc import limit_arenas
     from squad.daemon.service import Daemon
     from squad.settings import Settings
 
     limit_arenas()  # before any thread: weeks of runs must not fragment a dozen arenas
+    report_fatal_signals()  # a crash says where, in the node's own stderr
     err = Output(stream=sys.stderr)
     settings = Settings.load()
     web = settings.daemon.http

@@ -308,3 +308,17 @@ def test_stop_says_so_when_the_process_outlives_its_lock_past_the_timeout(cli: C
             assert lingerer.poll() is None
         finally:
             lingerer.kill()
+
+
+def test_a_daemon_killed_by_a_fatal_signal_leaves_every_threads_stack_in_its_stderr(
+    daemon: Daemon,
+) -> None:
+    write(daemon, "alpha.yaml", "alpha", "{interval: 1d}")
+    process = daemon.start()
+    daemon.wait_event("ready")
+    process.send_signal(signal.SIGABRT)  # as a C extension's failed assertion would
+    assert process.wait(timeout=WAIT) == -signal.SIGABRT
+    err = (daemon.cli.tmp / "daemon.err").read_text()
+    assert "Fatal Python error: Aborted" in err
+    assert "Current thread" in err and "Thread 0x" in err  # the others' stacks too
+    assert 'File "' in err  # Python frames, not just the signal's name
