@@ -13,9 +13,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent / "squad"
 
 LAYERS: list[set[str]] = [
-    {"errors"},
+    {"errors", "lazy"},
     {"fsutil"},
-    {"clock", "paths", "flock", "eventlines", "prompts", "diskfull"},
+    {"clock", "paths", "flock", "eventlines", "prompts", "diskfull", "cache_file"},
     {"text", "spec", "views"},
     {"settings", "classifier", "telemetry"},
     {"model", "store", "workspace", "history", "scaffold"},
