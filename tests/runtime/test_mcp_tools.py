@@ -36,6 +36,7 @@ from squad.settings import Settings
 from squad.spec.loader import squad_from_text
 from squad.spec.models import ModelSpec, SquadSpec
 from squad.store import RunStatus
+from tests.support.child_env import child_env
 from tests.support.waiting import wait_for
 
 BIN = Path(sys.executable).parent
@@ -475,13 +476,7 @@ with App.open(Settings.load()) as app:
 
 
 def start_child(settings: Settings, squad: str, cwd: Path) -> subprocess.Popen[bytes]:
-    env = {
-        **os.environ,
-        "SQUAD_HOME": str(settings.home),
-        "SQUAD_WORKSPACES": str(settings.workspaces),
-        "SQUAD_CONFIGS": str(settings.configs),
-        "STUB_KEY": "stub-key",
-    }
+    env = child_env(settings)
     return subprocess.Popen(
         [sys.executable, "-c", RUN_CHILD, squad],
         cwd=cwd,

@@ -10,7 +10,6 @@ same way.
 
 from __future__ import annotations
 
-import os
 import re
 import signal
 import subprocess
@@ -33,6 +32,7 @@ from squad.runtime.runlog import read_events, run_log_path
 from squad.settings import Settings
 from squad.spec.loader import squad_from_text
 from squad.spec.models import ModelSpec, SquadSpec
+from tests.support.child_env import child_env
 
 FAST_RETRY = RetryPolicy(max_attempts=1, base_delay_s=0, jitter=0)
 MIDDLE = ("b1", "b2", "b3", "b4")
@@ -256,13 +256,7 @@ def kill_when(
     """Run ``squad`` in a child process on ``stub``, SIGKILL it once ``ready`` holds for the
     calls asked so far (and a moment after, for what has ended to be recorded), then let the
     held calls go; the calls the child asked."""
-    env = {
-        **os.environ,
-        "SQUAD_HOME": str(settings.home),
-        "SQUAD_WORKSPACES": str(settings.workspaces),
-        "SQUAD_CONFIGS": str(settings.configs),
-        "STUB_KEY": "stub-key",
-    }
+    env = child_env(settings)
     child = subprocess.Popen(
         [sys.executable, "-c", CHILD, squad],
         cwd=cwd,

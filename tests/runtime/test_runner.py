@@ -8,7 +8,6 @@ test needs a model that dies mid-call.
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
 import subprocess
@@ -43,6 +42,7 @@ from squad.settings import Settings
 from squad.spec.models import ModelSpec, SquadSpec
 from squad.store import RunStatus
 from tests.conftest import BASIC_YAML
+from tests.support.child_env import child_env
 
 MakeSpec = Callable[..., SquadSpec]
 FAST_RETRY = RetryPolicy(max_attempts=2, base_delay_s=0, jitter=0)
@@ -552,13 +552,7 @@ def test_hard_kill_mid_task_resumes_without_redoing_the_finished_task(
     with OpenAIStubServer() as first_stub:
         _, workspace = create(manager, make_spec, on_stub(BASIC_YAML, first_stub.url))
         first_stub.script(answer("The outline."), slow(60, answer("too late")))
-        env = {
-            **os.environ,
-            "SQUAD_HOME": str(settings.home),
-            "SQUAD_WORKSPACES": str(settings.workspaces),
-            "SQUAD_CONFIGS": str(settings.configs),
-            "STUB_KEY": "stub-key",
-        }
+        env = child_env(settings)
         child = subprocess.Popen(
             [sys.executable, "-c", HARD_KILL_CHILD, "demo"],
             cwd=tmp_path,
