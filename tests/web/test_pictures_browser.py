@@ -26,7 +26,7 @@ from tests.web.test_browser import (  # noqa: F401 - fixtures, shared with this 
 )
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, BrowserContext, Page
+    from playwright.sync_api import Browser, BrowserContext, FloatRect, Locator, Page
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("pictures-browser")]
 
@@ -47,6 +47,17 @@ OVERFLOW = """() => {
 }"""
 """The page's width against the window's, and the first elements that stick out (those
 inside a table, a code block or the log scroll in their own box)."""
+
+
+def steady_box(tab: Page, picture: Locator) -> FloatRect:
+    """The picture's box, asked again while a redraw has swapped the element out (Playwright
+    answers None for an element detached between finding and measuring it)."""
+    for _ in range(int(TIMEOUT_MS / 100)):
+        box = picture.bounding_box()
+        if box is not None:
+            return box
+        tab.wait_for_timeout(100)
+    raise AssertionError(f"{picture} had no box for {TIMEOUT_MS} ms")
 
 
 @pytest.fixture(scope="module")
@@ -75,8 +86,8 @@ def test_the_run_page_draws_its_timeline_and_the_approval_redraws_it_live(
     expect(bars).to_have_count(3)  # publish waits for its approval: a shaded wait, no bar
     expect(picture.locator("rect.wait title")).to_contain_text("publish waited for approval")
     expect(picture.locator("rect.bar.critical[data-task]")).to_have_count(3)
-    box = picture.bounding_box()
-    assert box is not None and 600 < box["width"] <= 760  # drawn at its own size on a desktop
+    box = steady_box(page, picture)
+    assert 600 < box["width"] <= 760  # drawn at its own size on a desktop
     shot(page, "run-timeline.png")
     # by the box, not the element: a redraw may swap the element out while it is taken
     page.screenshot(path=str(SHOTS / "run-timeline-picture.png"), clip=box)
@@ -207,7 +218,7 @@ def test_no_page_is_wider_than_a_phone(
         # desktop's shrunk
         tab.goto(f"{dashboard.url}runs/{run['id']}")
         expect(tab.locator("#run-picture .wide-only svg")).to_be_hidden()
-        box = tab.locator("#run-picture .narrow-only svg").bounding_box()
-        assert box is not None and 340 <= box["width"] <= PHONE["width"]
+        box = steady_box(tab, tab.locator("#run-picture .narrow-only svg"))
+        assert 340 <= box["width"] <= PHONE["width"]
     finally:
         tab.close()
