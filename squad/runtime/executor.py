@@ -28,13 +28,12 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from squad.clock import Clock, utc_now
-from squad.errors import LimitReached, ModelError, PlanError, SquadError
-from squad.fsutil import atomic_write, durable_later, new_file_over
+from squad.errors import LimitReached, ModelError, SquadError
+from squad.fsutil import durable_later, new_file_over
 from squad.memory.agent import AgentContext
 from squad.memory.decisions.log import DecisionLog
 from squad.memory.service import MemoryService
@@ -44,17 +43,10 @@ from squad.paths import contained
 from squad.runtime.agent import run_turn
 from squad.runtime.builtin_tools import builtin_tools
 from squad.runtime.files_tool import WorkspaceFiles
+from squad.runtime.lead_plan import LeadPlanner
 from squad.runtime.limits import RunBudget
 from squad.runtime.mcp_client.journal import turn_identity
 from squad.runtime.mcp_client.tools import McpTools
-from squad.runtime.plan import (
-    PlanFallback,
-    fallback_plan,
-    parse_plan,
-    plan_request,
-    plan_response_formats,
-    render_plan,
-)
 from squad.runtime.recorder import TurnRecorder
 from squad.runtime.runlog import RunLog
 from squad.runtime.running_notice import RunningNotices, StoreWrite
@@ -69,7 +61,6 @@ from squad.store.records import RunStatus as StoreRunStatus
 from squad.store.records import TaskStatus as StoreTaskStatus
 from squad.telemetry import NO_TELEMETRY, Span, Telemetry
 from squad.text.secrets import SeenSecrets, redact
-from squad.workspace.plans import PLANS_FOLDER, next_plan
 
 if TYPE_CHECKING:
     from squad.runtime.graph import HeadStart
@@ -166,8 +157,16 @@ class RunExecutor:
         self._telemetry = telemetry
         self._trace_parent = trace_parent
         """The run's span: every turn's span is its child, on whichever thread it runs."""
-        self._plan_format = 0
-        """Which of the plan's response formats to ask for next (past the end: none)."""
+        self._planner = LeadPlanner(
+            spec=spec,
+            goal=goal,
+            workspace=workspace,
+            log=log,
+            turn=self._turn,
+            redacted=self.redacted,
+            progress=self._progress,
+        )
+        """The plan of a hierarchical run, asked of the lead (:mod:`squad.runtime.lead_plan`)."""
         self.tasks: list[TaskNode] = []
         """The run's tasks, as far as known: the runner's (from the state it starts or resumes
         from), else the plan's once written. What remains of an agent's work comes from it."""
@@ -204,88 +203,10 @@ class RunExecutor:
     def plan(self) -> list[TaskNode]:
         self._check_running()
         try:
-            return self._plan()
+            self.tasks = self._planner.plan()
+            return list(self.tasks)
         finally:
             self.flush("record the plan")
-
-    def _plan(self) -> list[TaskNode]:
-        lead = self.spec.lead
-        self._progress(f"planning: {lead.id} writes the plan")
-        request = plan_request(self.spec, self.goal)
-        answer = self._plan_turn(lead.id, request)
-        fallback: PlanFallback | None = None
-        try:
-            tasks = parse_plan(answer, self.spec)
-        except PlanError as first:
-            self.log.emit("plan_invalid", agent=lead.id, error=str(first), attempt=1)
-            answer = self._plan_turn(
-                lead.id,
-                f"{request}\n\nYour previous plan was invalid: {first}. "
-                "Answer again with only the corrected JSON.",
-            )
-            try:
-                tasks = parse_plan(answer, self.spec)
-            except PlanError as second:
-                self.log.emit("plan_invalid", agent=lead.id, error=str(second), attempt=2)
-                fallback = self._fall_back(first, second)
-                tasks = list(fallback.tasks)
-        tasks = [self._redacted_task(t) for t in tasks]  # the checkpoint keeps them
-        self.tasks = list(tasks)
-        number, path = self._next_plan()
-        by = lead.id if fallback is None else fallback.author(lead.id)
-        plan = self.redacted(render_plan(number, self.goal, tasks, by))
-        atomic_write(path, plan.encode())
-        relative = path.relative_to(self.workspace.resolve()).as_posix()
-        graph = [{"id": t.id, "agent": t.agent, "depends_on": list(t.depends_on)} for t in tasks]
-        marked = {} if fallback is None else {"fallback": fallback.kind}
-        self.log.emit(
-            "plan_written",
-            agent=lead.id,
-            path=relative,
-            tasks=[t.id for t in tasks],
-            graph=graph,
-            **marked,
-        )
-        self._progress(f"plan: {relative} ({len(tasks)} tasks)")
-        return tasks
-
-    def _fall_back(self, first: PlanError, second: PlanError) -> PlanFallback:
-        """The plan squad makes for the goal when the lead's is invalid twice (or the run's
-        failure, with ``process.strict_plan``). It is checkpointed as the lead's would be."""
-        if self.spec.process.strict_plan:
-            raise PlanError(f"the lead's plan is invalid twice: {second}") from None
-        fallback = fallback_plan(self.spec, self.goal)
-        self.log.emit(
-            "plan_fallback",
-            agent=self.spec.lead.id,
-            kind=fallback.kind,
-            errors=[str(first), str(second)],
-            tasks=[t.id for t in fallback.tasks],
-        )
-        self._progress(f"plan: {fallback.describe()}; process.strict_plan: true fails it instead")
-        return fallback
-
-    def _plan_turn(self, lead: str, prompt: str) -> str:
-        """The lead's plan, asked for as structured output in the forms providers take:
-        OpenAI's ``json_schema`` (OpenAI, vLLM, llama.cpp's own server), then llama-cpp-python's
-        ``json_object`` with a ``schema`` (a grammar the weakest model cannot break), then no
-        format. A form the provider refuses is not asked for again in this run; the plan is
-        validated whatever form it came in. Refusals differ: OpenAI answers 400 or 422,
-        llama-cpp-python 500, so any answered error but a rate limit or a credential problem
-        counts as one."""
-        formats = plan_response_formats(self.spec)
-        while self._plan_format < len(formats):
-            wanted = formats[self._plan_format]
-            try:
-                return self._turn(lead, prompt, tools=False, response_format=wanted)
-            except ModelError as exc:
-                if exc.status is None or exc.status in (401, 403, 429):
-                    raise
-                self._plan_format += 1
-                self.log.emit(
-                    "plan_format_refused", agent=lead, format=str(wanted["type"]), error=str(exc)
-                )
-        return self._turn(lead, prompt, tools=False)
 
     def execute(self, task: TaskNode, feedback: str | None) -> str:
         with self._slot(), self._aborting(f"task {task.id!r}", task):
@@ -465,15 +386,6 @@ class RunExecutor:
         """``text`` with credentials redacted, and every value the run has found so far."""
         return redact(text, known=self.seen)[0]
 
-    def _redacted_task(self, task: TaskNode) -> TaskNode:
-        """A planned task with credentials redacted from what the lead wrote of it."""
-        expected = task.expected_output
-        return replace(
-            task,
-            description=self.redacted(task.description),
-            expected_output=None if expected is None else self.redacted(expected),
-        )
-
     def _waiting_for_approval(self, run_id: str) -> bool:
         run = self.store.get_run(run_id)
         return run is not None and run.status is StoreRunStatus.AWAITING_APPROVAL
@@ -625,6 +537,3 @@ class RunExecutor:
 
     def _task_file(self, task_id: str, name: str) -> Path:
         return contained(self.workspace, *self.outputs.split("/"), task_id, name)
-
-    def _next_plan(self) -> tuple[int, Path]:
-        return next_plan(contained(self.workspace, PLANS_FOLDER))
