@@ -147,6 +147,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from squad.errors import SecretInMemoryError
+from squad.text.bounded_cache import BoundedCache, text_key
 from squad.text.secrets import _echo, _values
 from squad.text.secrets._echo import SeenSecrets
 from squad.text.secrets._scan import Scan as _Scan
@@ -323,11 +324,14 @@ def find_secrets(
     messages before it: a turn's reply is asked about by the recorder, the redaction of its
     output, the conversation's store write, working memory and the extractor, 3.7 scans a
     text in a run of the runtime bench. The cache returns what the scan returned (the
-    scanner reads nothing but its arguments and the detector's data, fixed for the process).
+    scanner reads nothing but its arguments and the detector's data, fixed for the process),
+    and keeps a digest of the texts, not the texts.
     """
     if len(text) > _CACHED_MESSAGE:
         return _scanned(text, previous, learned)
-    return list(_cached_finds(text, tuple(previous[-CUE_MESSAGES:]), learned))
+    cues = tuple(previous[-CUE_MESSAGES:])
+    key = text_key("learned" if learned else "rules", text, *cues)
+    return list(_FINDS.get(key, lambda: tuple(_scanned(text, cues, learned))))
 
 
 def _scanned(text: str, previous: Sequence[str], learned: bool) -> list[SecretMatch]:
@@ -553,9 +557,9 @@ _CACHED_MESSAGE = 8192
 """The longest text whose finds are kept (:func:`find_secrets`)."""
 
 
-@functools.lru_cache(maxsize=2048)
-def _cached_finds(text: str, previous: tuple[str, ...], learned: bool) -> tuple[SecretMatch, ...]:
-    return tuple(_scanned(text, previous, learned))
+_FINDS: BoundedCache[tuple[SecretMatch, ...]] = BoundedCache(2048)
+"""The finds of the texts last scanned, by a digest of the text and its cue messages (the
+texts are not kept: :mod:`squad.text.bounded_cache`)."""
 
 
 def redact_fields(value: Any, *, known: Collection[str] = ()) -> Any:

@@ -325,9 +325,9 @@ def features(unit: Unit, before: list[str], after: list[str]) -> list[str]:
     return [*unit_features(unit.text, unit.composite), *context_features(unit.text, before, after)]
 
 
-@functools.lru_cache(maxsize=16384)
 def unit_features(t: str, composite: bool) -> tuple[str, ...]:
-    """The features of a unit's own text (the same words come back: remembered)."""
+    """The features of a unit's own text. Not kept: a unit's own score is
+    (:meth:`Model.unit_probability`), a float where its features are a hundred strings."""
     low = t.lower()
     n = len(t)
     classes = sum(
