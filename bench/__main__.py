@@ -260,12 +260,12 @@ def bench_redaction(notes: list[str]) -> list[Result]:
         "redaction CPU s/MB at 2 MB: "
         + ", ".join(f"{name} {row['s_per_mb@2']:.2f}" for name, row in figures.items())
     )
-    from bench.redaction_kept import TARGET_MB
+    from bench.text_kept import TARGET_MB
 
-    kept = next(iter(run_json("bench.redaction_kept", "--messages", "1000").values()))
+    kept = next(iter(run_json("bench.text_kept", "--messages", "1000").values()))
     notes.append(
-        f"credential scanner: {kept:.1f} MB kept after 1,000 distinct 2 KB messages "
-        f"(bench.redaction_kept; target {TARGET_MB:g} MB)"
+        f"text caches (credentials, chatter, echoes): {kept:.1f} MB kept after 1,000 distinct "
+        f"2 KB messages (bench.text_kept; target {TARGET_MB:g} MB)"
     )
     return results
 

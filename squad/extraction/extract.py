@@ -25,7 +25,7 @@ from squad.errors import AnswerError
 from squad.extraction.candidates import Candidate, ConversationMessage, Existing
 from squad.extraction.model_answer import parse_answer
 from squad.extraction.prompt import extraction_messages
-from squad.extraction.quality import containment
+from squad.extraction.quality import contained, shingles
 from squad.model.types import ChatModel, Message, ModelReply
 from squad.text.chatter import (
     ChatterKind,
@@ -67,9 +67,10 @@ ECHO = 0.8
 """An assistant message holding this much of an earlier user message restates it."""
 
 
-def _echoes(fact: str, earlier: str) -> bool:
-    """``fact`` restates ``earlier``: it holds most of it, or most of it comes from it."""
-    return containment(earlier, fact) >= ECHO or containment(fact, earlier) >= ECHO
+def _echoes(fact: frozenset[str], earlier: frozenset[str]) -> bool:
+    """A fact restates an earlier message (both as their :func:`shingles`): it holds most of
+    it, or most of it comes from it."""
+    return contained(earlier, fact) >= ECHO or contained(fact, earlier) >= ECHO
 
 
 def _context_of(message: ConversationMessage, batch: Sequence[ConversationMessage]) -> list[str]:
@@ -89,19 +90,22 @@ def extract_offline(batch: Sequence[ConversationMessage], today: date) -> list[C
     """
     out = []
     said = Said()  # what the user and the task said so far: a reply's context
+    heard: list[tuple[int, frozenset[str]]] = []  # and their words, for the echo check
     for message in batch:
         if message.role != "assistant":
             said.add(message.content)
+            heard.append((message.index, shingles(message.content)))
         if message.role == "task":
             continue
         context = said if message.role == "assistant" else Said()
         fact = classify(message.content, role=message.role, today=today, context=context)
         if fact is None:
             continue
-        echo = message.role == "assistant" and any(
-            m.role != "assistant" and m.index < message.index and _echoes(fact.text, m.content)
-            for m in batch
-        )
+        if message.role == "assistant":
+            words = shingles(fact.text)
+            echo = any(i < message.index and _echoes(words, h) for i, h in heard)
+        else:
+            echo = False
         source = (
             substance(message.content, context=context)
             if message.role == "assistant"

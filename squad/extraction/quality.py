@@ -30,11 +30,11 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Literal
 
 from squad.classifier.cues import has_secret
 from squad.extraction.candidates import Candidate, Existing
+from squad.text.bounded_cache import BoundedCache, text_key
 from squad.text.secrets import contains_redaction
 
 __all__ = [
@@ -42,6 +42,7 @@ __all__ = [
     "NEAR_DUPLICATE",
     "Decision",
     "changes",
+    "contained",
     "containment",
     "decide",
     "drop_reason",
@@ -115,10 +116,18 @@ def normalise(text: str) -> str:
     return " ".join(_WORD.findall(text.casefold()))
 
 
-@lru_cache(maxsize=4096)
+_SHINGLES: BoundedCache[frozenset[str]] = BoundedCache(4096, max_weight=500_000)
+"""Texts' words by the text, up to 500,000 characters of texts (a text's words weigh about
+five bytes a character of it): a memory's lines, and the messages of a batch or two."""
+
+
 def _shingles(text: str) -> frozenset[str]:
-    """A text's words and Korean bigrams, cached: an echo check compares each assistant fact
-    with every earlier message of its batch."""
+    """A text's words and Korean bigrams, kept: an echo check compares each assistant fact
+    with every earlier message of its batch, and each candidate with the memory's lines."""
+    return _SHINGLES.get(text_key(text), lambda: _shingles_of(text), len(text))
+
+
+def _shingles_of(text: str) -> frozenset[str]:
     words = normalise(text).split()
     grams = {w for w in words if len(w) > 2 or not w.isascii()}
     for word in words:  # Korean words change shape with particles: compare their bigrams too
@@ -129,7 +138,16 @@ def _shingles(text: str) -> frozenset[str]:
 
 def containment(part: str, whole: str) -> float:
     """How much of ``part``'s words (and Korean bigrams) ``whole`` contains, 0 to 1."""
-    inner, outer = _shingles(part), _shingles(whole)
+    return contained(_shingles(part), _shingles(whole))
+
+
+def shingles(text: str) -> frozenset[str]:
+    """``text``'s words and Korean bigrams, as :func:`containment` compares them."""
+    return _shingles(text)
+
+
+def contained(inner: frozenset[str], outer: frozenset[str]) -> float:
+    """:func:`containment` of two texts' :func:`shingles`."""
     if not inner:
         return 0.0
     return len(inner & outer) / len(inner)

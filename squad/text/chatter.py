@@ -40,10 +40,11 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import cache, lru_cache
+from functools import cache
 from typing import Any, Literal
 
 from squad import prompts
+from squad.text.bounded_cache import BoundedCache, text_key
 from squad.text.lexical import stem, term_counts
 
 __all__ = [
@@ -223,10 +224,22 @@ def _only(words: list[str], vocabulary: frozenset[str]) -> bool:
     return bool(words) and all(w in vocabulary for w in words)
 
 
-@lru_cache(maxsize=2048)
+_CACHED_CHARS = 250_000
+"""The characters of the texts whose words are kept (:data:`_TERMS`, :data:`_STATED`): a
+text's words weigh about five bytes a character of it, so each cache stays near a megabyte."""
+_TERMS: BoundedCache[frozenset[str]] = BoundedCache(2048, max_weight=_CACHED_CHARS)
+_STATED: BoundedCache[tuple[frozenset[str], frozenset[str]]] = BoundedCache(
+    2048, max_weight=_CACHED_CHARS
+)
+
+
 def _terms(text: str) -> frozenset[str]:
-    """The words that could carry news: stemmed, words about answering left out (cached: a
+    """The words that could carry news: stemmed, words about answering left out (kept: a
     batch's context is read again for each sentence of each reply)."""
+    return _TERMS.get(text_key(text), lambda: _terms_of(text), len(text))
+
+
+def _terms_of(text: str) -> frozenset[str]:
     return frozenset(
         {
             stem(t)
@@ -236,10 +249,13 @@ def _terms(text: str) -> frozenset[str]:
     )
 
 
-@lru_cache(maxsize=2048)
 def _stated(text: str) -> tuple[frozenset[str], frozenset[str]]:
     """The words and numbers of ``text``'s sentences that state something: a question's words
-    restated are its answer, not a restatement."""
+    restated are its answer, not a restatement (kept, as :func:`_terms`)."""
+    return _STATED.get(text_key(text), lambda: _stated_of(text), len(text))
+
+
+def _stated_of(text: str) -> tuple[frozenset[str], frozenset[str]]:
     kept = [
         sentence
         for line in text.splitlines()

@@ -74,3 +74,14 @@ def test_the_scanner_keeps_digests_of_the_texts_it_scanned_not_the_texts() -> No
     assert text not in kept
     assert all(len(key) <= KEY_CHARS for key in kept)
     assert text_key("learned", text, "what is the db password?") in kept
+
+
+def test_a_weighted_cache_keeps_no_more_than_its_weight() -> None:
+    cache: BoundedCache[str] = BoundedCache(100, max_weight=10)
+    for key in ("aaaa", "bbbb", "cc"):
+        cache.get(key, lambda key=key: key.upper(), weight=len(key))
+    assert cache.weight() == 10 and cache.keys() == ["aaaa", "bbbb", "cc"]
+    cache.get("dddd", lambda: "DDDD", weight=4)  # aaaa goes; the rest fits
+    assert cache.keys() == ["bbbb", "cc", "dddd"] and cache.weight() == 10
+    assert cache.get("e" * 11, lambda: "big", weight=11) == "big"  # answered, not kept
+    assert "e" * 11 not in cache.keys() and cache.weight() == 10

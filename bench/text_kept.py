@@ -1,15 +1,18 @@
-"""What the credential scanner keeps in memory after many messages nobody chose.
+"""What squad's text caches keep in memory after many messages nobody chose.
 
-``python -m bench.redaction_kept [--messages 1000] [--tree DIR ...]`` scans ``--messages``
+``python -m bench.text_kept [--messages 1000] [--tree DIR ...]`` reads ``--messages``
 distinct messages of about 2 KB (cut from :mod:`bench.redaction_texts`' shapes: logs,
-JSON, chat in English and Korean, ``.env`` dumps, tables), each with the two before it as
-its cue messages, as a daemon's turns, stores and extractor do, and reports the memory the
-scanner's caches still hold afterwards (``tracemalloc``, after a collection), for this
-checkout and each ``--tree`` (each in a process of its own, ``PYTHONPATH`` set to it).
+JSON, chat in English and Korean, ``.env`` dumps, tables) as a daemon's turns, stores and
+extractor do: each is redacted and scanned for credentials with the two before it as its cue
+messages, asked whether it restates them (the chatter filter) and how much of them it holds
+(the extractor's echo check). It reports the memory the caches still hold afterwards
+(``tracemalloc``, after a collection), for this checkout and each ``--tree`` (each in a
+process of its own, ``PYTHONPATH`` set to it).
 
-A daemon scans every reply a few times within moments and then never again, for weeks: what
+A daemon reads every reply a few times within moments and then never again, for weeks: what
 its caches keep must stay bounded and small whatever the texts. Target: at most
-:data:`TARGET_MB` after 1,000 messages (each cache holds digests and answers, not texts).
+:data:`TARGET_MB` after 1,000 messages (the caches hold digests and answers, not texts, and
+those whose answers grow with the text are bounded by the characters they answered for).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from bench.redaction_texts import TEXTS
 from bench.support import REPO, tree_args
 
 MESSAGE_CHARS = 2000
-TARGET_MB = 10.0
+TARGET_MB = 15.0
 
 
 def messages(count: int) -> list[str]:
@@ -44,6 +47,8 @@ def messages(count: int) -> list[str]:
 
 CHILD = """
 import gc, json, sys, tracemalloc
+from squad.extraction.quality import containment
+from squad.text.chatter import restates
 from squad.text.secrets import find_secrets, redact
 texts = json.load(open(sys.argv[1], encoding="utf-8"))
 redact("warm up: the detector's tables load here", known=())
@@ -52,7 +57,11 @@ tracemalloc.start()
 base = tracemalloc.get_traced_memory()[0]
 for i, text in enumerate(texts):
     redact(text, known=())
-    find_secrets(text, previous=texts[max(0, i - 2) : i])
+    before = texts[max(0, i - 2) : i]
+    find_secrets(text, previous=before)
+    restates(text, before)
+    for earlier in before:
+        containment(earlier, text)
 del texts
 gc.collect()
 print(tracemalloc.get_traced_memory()[0] - base)
