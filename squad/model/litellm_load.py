@@ -192,15 +192,23 @@ def quiet_litellm() -> None:
 
 
 def isolated(fn: Callable[[], _T]) -> _T:
-    """Run ``fn`` on a short-lived worker thread and hand back its result or exception.
+    """Run ``fn`` where litellm's event-loop look-up leaves no loop behind, in a copy of the
+    caller's context, and hand back its result or exception.
 
     litellm's sync path times each request with a service hook that calls
-    ``asyncio.get_event_loop()``; on the main thread that creates and installs an event loop
-    nobody closes, which later surfaces as an "unclosed event loop" ResourceWarning wherever it
-    happens to be collected. On any other thread the hook uses ``asyncio.run`` and cleans up.
+    ``asyncio.get_event_loop()``. On the main thread with no loop that creates and installs
+    one nobody closes, which later surfaces as an "unclosed event loop" ResourceWarning
+    wherever it happens to be collected; on a thread running a loop the hook would schedule
+    work onto that loop. So a call from the main thread, or from a thread running an event
+    loop, runs on a short-lived worker thread. Any other thread (a run's task threads, where
+    a parallel run's calls come from) gets no loop from the look-up (the hook then uses
+    ``asyncio.run`` and cleans up) and runs ``fn`` itself: no thread started and joined per
+    call, which a fan-out of calls would pay on the shared interpreter lock.
     """
-    outcome: list[tuple[bool, Any]] = []
     context = contextvars.copy_context()
+    if threading.current_thread() is not threading.main_thread() and not _runs_a_loop():
+        return context.run(fn)
+    outcome: list[tuple[bool, Any]] = []
 
     def run() -> None:
         try:
@@ -215,3 +223,14 @@ def isolated(fn: Callable[[], _T]) -> _T:
     if ok:
         return value  # type: ignore[no-any-return]
     raise value
+
+
+def _runs_a_loop() -> bool:
+    """Whether this thread is running an asyncio event loop."""
+    import asyncio  # loaded already by then: litellm imports it
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
