@@ -21,9 +21,18 @@ import time
 import warnings
 from collections.abc import Callable
 from concurrent.futures import Future
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Protocol, TypeVar
 
-__all__ = ["CLIENT", "ClientLoader", "WaitListener", "isolated", "load_litellm", "quiet_litellm"]
+__all__ = [
+    "CLIENT",
+    "ClientLoader",
+    "WaitListener",
+    "isolated",
+    "load_litellm",
+    "quiet_litellm",
+    "unlogged",
+]
 
 _T = TypeVar("_T")
 BACKGROUND_SWITCH_S = 0.0005
@@ -189,6 +198,35 @@ def quiet_litellm() -> None:
         )
         if not present:
             warnings.filterwarnings("ignore", message=message, category=category, module=module)
+
+
+_SUCCESS_LISTENERS = ("success_callback", "_async_success_callback", "callbacks")
+"""litellm's process-wide lists whose entries hear of a successful call."""
+
+
+def unlogged(litellm: Any) -> AbstractContextManager[object]:
+    """A call's success left unlogged by litellm when nothing would hear of it.
+
+    After each sync call litellm hands its logging object's success handler to a thread pool,
+    which prices the response again, builds a standard logging payload (model info, metadata,
+    redaction) and passes it to the registered callbacks. squad registers none: it records
+    spend, events and traces itself. With no callback registered (and litellm's debug print
+    of that payload off) the handler is CPU for nothing on the interpreter lock a parallel
+    run's calls share. litellm skips it for a call made inside ``internal_sub_call``, its
+    mark for a sub-call whose caller logs and bills it, which is what squad is. When an
+    application embedding squad registers a callback, or litellm has no such mark, calls
+    are logged as before.
+    """
+    try:
+        from litellm._internal_context import internal_sub_call
+    except ImportError:  # another litellm: log as it does
+        return nullcontext()
+    if os.environ.get("LITELLM_PRINT_STANDARD_LOGGING_PAYLOAD"):
+        return nullcontext()
+    if any(getattr(litellm, name, None) for name in _SUCCESS_LISTENERS):
+        return nullcontext()
+    context: AbstractContextManager[object] = internal_sub_call()
+    return context
 
 
 def isolated(fn: Callable[[], _T]) -> _T:

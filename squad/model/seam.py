@@ -37,6 +37,7 @@ from squad.model.litellm_load import (
     isolated,
     load_litellm,
     quiet_litellm,
+    unlogged,
 )
 from squad.model.providers import listed_price
 from squad.model.retry import (
@@ -448,7 +449,8 @@ def _again(state: tenacity.RetryCallState) -> _Again:
 
 def _call(litellm: Any, request: Mapping[str, Any], stream: _StreamState) -> Any:
     """One attempt: the response, with a stream drained into one aggregate response."""
-    response = litellm.completion(**request)
+    with unlogged(litellm):
+        response = litellm.completion(**request)
     if not request.get("stream"):
         return response
     chunks: list[Any] = []

@@ -1,16 +1,24 @@
-"""How the seam runs litellm's call: on which thread, in which context."""
+"""How the seam runs litellm's call: on which thread, in which context, and what litellm logs
+of it, against the stub server on 127.0.0.1."""
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
 import threading
-from collections.abc import Callable
-from typing import TypeVar
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
-from squad.model.litellm_load import isolated
+import pytest
+
+from squad.model.litellm_load import isolated, load_litellm
+from squad.model.stub_answers import answer
+from squad.model.testing import OpenAIStubServer
+from squad.model.types import Message
+from tests.model.conftest import MakeModel
 
 T = TypeVar("T")
+HELLO = [Message.user("Say hello.")]
 MARK: contextvars.ContextVar[str] = contextvars.ContextVar("mark", default="unset")
 
 
@@ -73,3 +81,76 @@ def test_an_error_in_a_call_from_a_task_thread_reaches_the_caller() -> None:
         return "no error"
 
     assert on_a_thread(task) == "'from the call'"
+
+
+# -- litellm's own success logging --------------------------------------------------------------
+
+
+@pytest.fixture
+def logging_pool(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of what litellm hands its logging thread pool."""
+    import litellm.utils
+
+    handed: list[str] = []
+    pool = litellm.utils.executor
+    submit = pool.submit
+
+    def recording(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+        target = args[0] if args and fn.__name__ == "run" else fn  # contextvars' ctx.run(f, ...)
+        handed.append(getattr(target, "__name__", repr(target)))
+        return submit(fn, *args, **kwargs)
+
+    monkeypatch.setattr(pool, "submit", recording)
+    return handed
+
+
+def test_litellm_prepares_no_success_log_when_no_callback_would_hear_it(
+    server: OpenAIStubServer, make_model: MakeModel, logging_pool: list[str]
+) -> None:
+    server.script(answer("hi", prompt_tokens=10, completion_tokens=2))
+    reply = on_a_thread(lambda: make_model().complete(HELLO))
+
+    assert reply.content == "hi"
+    assert reply.usage.cost_usd > 0  # spend is squad's own, still priced
+    assert "success_handler" not in logging_pool
+
+
+class HeardCalls:
+    """A litellm callback, as an application embedding squad might register one."""
+
+    def __init__(self) -> None:
+        from litellm.integrations.custom_logger import CustomLogger
+
+        heard = self.heard = threading.Event()
+        self.models: list[str] = []
+        models = self.models
+
+        class Logger(CustomLogger):  # type: ignore[misc]
+            def log_success_event(
+                self, kwargs: Any, response_obj: Any, start_time: Any, end_time: Any
+            ) -> None:
+                models.append(str(kwargs.get("model")))
+                heard.set()
+
+        self.logger = Logger()
+
+
+@pytest.fixture
+def registered_callback() -> Iterator[HeardCalls]:
+    litellm = load_litellm()
+    calls = HeardCalls()
+    litellm.callbacks.append(calls.logger)
+    try:
+        yield calls
+    finally:
+        litellm.callbacks.remove(calls.logger)
+
+
+def test_a_callback_registered_with_litellm_still_hears_of_every_call(
+    server: OpenAIStubServer, make_model: MakeModel, registered_callback: HeardCalls
+) -> None:
+    server.script(answer("hi"))
+    on_a_thread(lambda: make_model().complete(HELLO))
+
+    assert registered_callback.heard.wait(10), "litellm's callback never heard of the call"
+    assert registered_callback.models == ["gpt-4o-mini"]
