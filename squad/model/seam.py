@@ -23,6 +23,7 @@ request without one. A call the client refuses to send fails at once, naming wha
 from __future__ import annotations
 
 import json
+import math
 import os
 import random
 import time
@@ -336,8 +337,10 @@ class LiteLLMModel:
         prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
         completion = int(getattr(usage, "completion_tokens", 0) or 0)
         price = self.price() if self.spec.cost_per_1k_input is not None else None
-        cost = price.cost(prompt, completion) if price else _cost(litellm, response)
-        return Usage(prompt, completion, cost)
+        if price:
+            return Usage(prompt, completion, price.cost(prompt, completion))
+        stated = _priced_in_the_call(response)
+        return Usage(prompt, completion, _cost(litellm, response) if stated is None else stated)
 
     def _emit(
         self,
@@ -526,6 +529,22 @@ def _empty_answer(response: Any) -> Failure:
     reason = getattr(choices[0], "finish_reason", None)
     detail = "the first choice had no content and no tool call"
     return Failure("empty answer", None, True, None, f"{detail} (finish_reason {reason!r})")
+
+
+def _priced_in_the_call(response: Any) -> float | None:
+    """The cost litellm put on the response while making the call (``response_cost``, priced
+    from its map with what it knew of the request), or None when it put none (a stream's
+    aggregate, a model it could not price). Reading it spares pricing the response twice."""
+    hidden = getattr(response, "_hidden_params", None)
+    if isinstance(hidden, Mapping):
+        cost = hidden.get("response_cost")
+    else:
+        cost = getattr(hidden, "response_cost", None)
+    if isinstance(cost, bool) or not isinstance(cost, int | float):
+        return None
+    if not math.isfinite(cost) or cost < 0:
+        return None
+    return float(cost)
 
 
 def _cost(litellm: Any, response: Any) -> float:

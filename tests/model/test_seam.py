@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 
 from squad.errors import ModelError, SquadError
 from squad.model import LiteLLMModel, Message, RetryPolicy, ToolCall, ToolSpec
+from squad.model.litellm_load import load_litellm
+from squad.model.providers import listed_price
 from squad.model.seam import NO_KEY
 from squad.model.stub_answers import (
     answer,
@@ -24,6 +26,7 @@ from squad.model.stub_answers import (
     tool_call,
 )
 from squad.model.testing import OpenAIStubServer
+from squad.model.types import Price
 from squad.spec.models import ModelSpec
 from tests.model.conftest import MakeModel, Recorder
 
@@ -80,6 +83,42 @@ def test_spec_parameters_key_and_response_format_reach_the_server(
     assert request.body["temperature"] == 0.3
     assert request.body["max_tokens"] == 77
     assert request.body["response_format"] == {"type": "json_object"}
+
+
+def test_a_mapped_models_call_costs_its_listed_prices_priced_once(
+    server: OpenAIStubServer, make_model: MakeModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # litellm prices the response while making the call; pricing it again would be wrong here
+    monkeypatch.setattr(load_litellm(), "completion_cost", lambda **_: 99.0)
+    server.script(answer("Hello!", prompt_tokens=1200, completion_tokens=300))
+    reply = make_model().complete(HELLO)
+
+    listed = listed_price("openai/gpt-4o-mini")
+    assert listed is not None and Price(*listed).cost(1200, 300) > 0
+    assert reply.usage.cost_usd == pytest.approx(Price(*listed).cost(1200, 300))
+
+
+def test_a_streamed_answer_costs_its_listed_prices(
+    server: OpenAIStubServer, make_model: MakeModel
+) -> None:
+    server.script(stream("Hel", "lo, ", "world!"))
+    reply = make_model().complete(HELLO, on_token=lambda _: None)
+
+    listed = listed_price("openai/gpt-4o-mini")
+    assert listed is not None
+    usage = reply.usage
+    assert usage.cost_usd > 0
+    assert usage.cost_usd == pytest.approx(
+        Price(*listed).cost(usage.prompt_tokens, usage.completion_tokens)
+    )
+
+
+def test_spec_prices_win_over_the_listed_ones(
+    server: OpenAIStubServer, make_model: MakeModel
+) -> None:
+    server.script(answer("Hello!", prompt_tokens=1000, completion_tokens=1000))
+    reply = make_model(cost_per_1k_input=1.0, cost_per_1k_output=2.0).complete(HELLO)
+    assert reply.usage.cost_usd == pytest.approx(3.0)
 
 
 def test_unpriced_model_costs_zero_instead_of_failing(
