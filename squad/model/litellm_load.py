@@ -55,7 +55,35 @@ def import_litellm() -> Any:
     os.environ.update(_LITELLM_ENV)  # read at import: local cost map, no downloads
     module: Any = importlib.import_module("litellm")
     module.suppress_debug_info = True
+    _hush_service_hooks(module)
     return module
+
+
+def _hush_service_hooks(litellm: Any) -> None:
+    """Skip litellm's per-request service hook while no service callback is registered.
+
+    litellm times each sync request and hands the duration to its process-wide service
+    logger, whose hook, on a thread with no event loop (a run's task threads), runs a
+    coroutine through ``asyncio.run``: a new event loop, its selector and self-pipe made and
+    closed per call, to tell the callbacks of ``litellm.service_callback``. squad registers
+    none, so the logger litellm would create on first use is created here, one whose hook
+    returns at once while that list is empty and does what litellm's does otherwise. With
+    another litellm (no such logger), nothing changes.
+    """
+    try:
+        from litellm._service_logger import ServiceLogging
+        from litellm.litellm_core_utils import logging_utils
+    except ImportError:
+        return
+    if getattr(logging_utils, "_service_logger", ...) is not None:
+        return  # not litellm's lazily created logger: leave it
+
+    class QuietServiceLogging(ServiceLogging):
+        def service_success_hook(self, *args: Any, **kwargs: Any) -> None:
+            if litellm.service_callback:
+                super().service_success_hook(*args, **kwargs)
+
+    logging_utils._service_logger = QuietServiceLogging()  # type: ignore[assignment]
 
 
 class ClientLoader:

@@ -154,3 +154,45 @@ def test_a_callback_registered_with_litellm_still_hears_of_every_call(
 
     assert registered_callback.heard.wait(10), "litellm's callback never heard of the call"
     assert registered_callback.models == ["gpt-4o-mini"]
+
+
+# -- litellm's service hook ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def new_loops(monkeypatch: pytest.MonkeyPatch) -> list[asyncio.AbstractEventLoop]:
+    """The event loops asyncio makes from now on (``asyncio.run`` makes one each time)."""
+    made: list[asyncio.AbstractEventLoop] = []
+    real = asyncio.events.new_event_loop
+
+    def counting() -> asyncio.AbstractEventLoop:
+        loop = real()
+        made.append(loop)
+        return loop
+
+    monkeypatch.setattr(asyncio.events, "new_event_loop", counting)
+    return made
+
+
+def test_a_call_from_a_task_thread_makes_no_event_loop_when_no_service_callback_listens(
+    server: OpenAIStubServer, make_model: MakeModel, new_loops: list[asyncio.AbstractEventLoop]
+) -> None:
+    server.script(answer("hi"))
+    reply = on_a_thread(lambda: make_model().complete(HELLO))
+
+    assert reply.content == "hi"
+    assert new_loops == []
+
+
+def test_a_service_callback_registered_with_litellm_still_gets_litellms_hook(
+    server: OpenAIStubServer,
+    make_model: MakeModel,
+    new_loops: list[asyncio.AbstractEventLoop],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(load_litellm(), "service_callback", ["an-application's"])
+    server.script(answer("hi"))
+    on_a_thread(lambda: make_model().complete(HELLO))
+
+    assert new_loops  # litellm ran its hook's coroutine on a loop of its own, as it does
+    assert all(loop.is_closed() for loop in new_loops)
