@@ -267,9 +267,10 @@ def isolated(fn: Callable[[], _T]) -> _T:
     wherever it happens to be collected; on a thread running a loop the hook would schedule
     work onto that loop. So a call from the main thread, or from a thread running an event
     loop, runs on a short-lived worker thread. Any other thread (a run's task threads, where
-    a parallel run's calls come from) gets no loop from the look-up (the hook then uses
-    ``asyncio.run`` and cleans up) and runs ``fn`` itself: no thread started and joined per
-    call, which a fan-out of calls would pay on the shared interpreter lock.
+    a parallel run's calls come from) gets no loop from the look-up (the hook, when it runs
+    at all, uses ``asyncio.run`` and cleans up: :func:`_hush_service_hooks`) and runs ``fn``
+    itself: no thread started and joined per call, which a fan-out of calls would pay on the
+    shared interpreter lock.
     """
     context = contextvars.copy_context()
     if threading.current_thread() is not threading.main_thread() and not _runs_a_loop():
