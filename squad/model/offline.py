@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from squad.model import prompt_text as pt
+from squad.model.offline_name import CONTEXT_WINDOW, MODEL_NAME, is_offline
 from squad.model.types import (
     FREE,
     Message,
@@ -67,20 +68,7 @@ __all__ = [
     "plan_tasks",
 ]
 
-MODEL_NAME = "offline"
-"""The model string that names the built-in offline model (the default of every squad)."""
-
-CONTEXT_WINDOW = 8192
-"""The context window the offline model declares. It reads a prompt of any length, but its
-prompts are planned as an ordinary small model's are, so an offline squad's regions are the
-ones a real 8,192-token model gets (memory 2,000, recall 1,000, ...)."""
-
 Kind = Literal["tool_result", "plan", "review", "tool_call", "work", "chat"]
-
-
-def is_offline(name: str) -> bool:
-    """Whether a spec's model ``name`` is the built-in offline model."""
-    return name == MODEL_NAME
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from squad.model.offline import CONTEXT_WINDOW as OFFLINE_CONTEXT_WINDOW
-from squad.model.offline import is_offline
+from squad.model.offline_name import CONTEXT_WINDOW as OFFLINE_CONTEXT_WINDOW
+from squad.model.offline_name import is_offline
 from squad.spec.window import MAX_CONTEXT_WINDOW, MIN_CONTEXT_WINDOW
 
 if TYPE_CHECKING:
