@@ -25,10 +25,10 @@ import contextlib
 import json
 import os
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from squad.clock import Clock, utc_now
 from squad.errors import HistoryUnavailable, WorkspaceError
@@ -39,6 +39,8 @@ from squad.history.change import Change, active, opened
 from squad.history.describe import memory_message
 from squad.history.engine import blob_at, git
 from squad.history.health import HistoryHealth
+from squad.history.hooks import NO_HISTORY, WriteHook, Wrote
+from squad.history.hooks import ignore_write as _ignore
 from squad.history.merge import carry_over
 from squad.history.message import Kind, RunNote, compose, run_message
 from squad.history.pack import (
@@ -66,31 +68,8 @@ __all__ = [
 
 HistoryEvents = Callable[[str, dict[str, Any]], None]
 """``(event, fields)``: ``history_paused`` with the squad, workspace and reason."""
-Wrote = Callable[[str, "bytes | None", "bytes | None"], None]
-"""``(path relative to the workspace, bytes before, bytes after)``."""
 RUN_MARKER = "squad/run.json"
 T = TypeVar("T")
-
-
-class WriteHook(Protocol):
-    """What a writer of a workspace file holds around its write (see :mod:`squad.memory`)."""
-
-    def writing(self, actor: str) -> AbstractContextManager[Wrote]: ...
-
-
-class _NoHistory:
-    """No history: writes are neither locked for it nor recorded."""
-
-    @contextmanager
-    def writing(self, actor: str) -> Iterator[Wrote]:
-        yield _ignore
-
-
-def _ignore(path: str, before: bytes | None, after: bytes | None) -> None:
-    return None
-
-
-NO_HISTORY: WriteHook = _NoHistory()
 
 
 class RunWrites:

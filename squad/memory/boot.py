@@ -19,13 +19,12 @@ from typing import Literal
 from squad.clock import Clock, utc_now
 from squad.errors import MemoryError_, MemoryFullError, StaleWriteError, UsageError
 from squad.fsutil import atomic_write, create_new, private_dir
-from squad.history.history import NO_HISTORY, WriteHook
+from squad.history.hooks import NO_HISTORY, WriteHook
 from squad.memory.assembly import BootFile
 from squad.memory.audit import AuditLog, AuditRecord, sha256_text
 from squad.memory.document import BOM, line_ending
 from squad.memory.file_io import locked, read_file_bytes, refuse_read_only, refuse_unencodable
 from squad.paths import contained
-from squad.text.secrets import refuse_secrets
 
 __all__ = [
     "BOOT_FILES",
@@ -161,6 +160,8 @@ def _write_locked(
             f"{path.name} would be {len(data):,} bytes, over the {cap_bytes:,}-byte cap; "
             "nothing was written. Shorten it"
         )
+    from squad.text.secrets import refuse_secrets
+
     refuse_secrets(text, what=path.name)
     try:
         atomic_write(path, data)

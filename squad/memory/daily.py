@@ -10,10 +10,8 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
-from filelock import Timeout
-
 from squad.errors import MemoryError_, MemoryFullError
-from squad.history.history import Wrote
+from squad.history.hooks import Wrote
 from squad.memory.audit import AuditRecord
 from squad.memory.document import (
     BOM,
@@ -31,7 +29,6 @@ from squad.memory.file_io import (
     write_failed,
 )
 from squad.paths import contained
-from squad.text.secrets import refuse_secrets
 
 __all__ = ["DailyLog"]
 
@@ -47,6 +44,8 @@ class DailyLog(AgentFile):
 
     def append(self, text: str, *, actor: str, day: date | None = None) -> str:
         """Add a timestamped entry to the day's log; returns the log's workspace path."""
+        from filelock import Timeout
+
         try:
             with self._history.writing(actor) as wrote:
                 return self.append_within(text, actor=actor, day=day, wrote=wrote)
@@ -58,12 +57,16 @@ class DailyLog(AgentFile):
     def append_within(self, text: str, *, actor: str, day: date | None, wrote: Wrote) -> str:
         """:meth:`append` inside a history hook its caller holds already (a fold of
         ``memory.md`` writes its lines here within its own write)."""
+        from squad.text.secrets import refuse_secrets
+
         refuse_secrets(text, what="text for the daily log")
         refuse_unencodable(actor + text, what="text for the daily log")
         now = self._clock()
         day = day or now.date()
         path = self.path_for(day)
         relative = self.relative(day)
+        from filelock import Timeout
+
         try:
             with mkdir_lock(path):
 

@@ -21,17 +21,19 @@ import stat
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-
-from filelock import FileLock, Timeout
+from typing import TYPE_CHECKING
 
 from squad.clock import Clock, utc_now
 from squad.diskfull import as_disk_full
 from squad.errors import MemoryError_, MemoryFileError, StaleWriteError
 from squad.fsutil import append, atomic_write, read_all, read_when_no_writer, replace_if_unchanged
-from squad.history.history import NO_HISTORY, WriteHook
+from squad.history.hooks import NO_HISTORY, WriteHook
 from squad.history.merge import carry_over
 from squad.memory.audit import AuditLog, sha256_text
 from squad.paths import check_name
+
+if TYPE_CHECKING:
+    from filelock import FileLock
 
 __all__ = [
     "DEFAULT_CAP_BYTES",
@@ -64,7 +66,12 @@ WRITE_ATTEMPTS = 20
 
 
 def locked(path: Path) -> FileLock:
-    """The lock every writer of ``path`` holds (a ``.<name>.lock`` file beside it)."""
+    """The lock every writer of ``path`` holds (a ``.<name>.lock`` file beside it).
+
+    filelock (and the logging it imports) loads here, on the first write: a command that
+    only reads memory (``squad memory context``) never locks."""
+    from filelock import FileLock
+
     return FileLock(str(lock_file(path)), timeout=LOCK_TIMEOUT_S)
 
 
@@ -118,6 +125,8 @@ def rewrite(
             raise _NoFile
         refuse_read_only(path, relative)
         return make(raw)
+
+    from filelock import Timeout
 
     try:
         with locked(lock or path):

@@ -17,11 +17,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from filelock import Timeout
-
 from squad.clock import Clock, utc_now
 from squad.errors import MemoryError_, MemoryFileError, MemoryFullError, StaleWriteError
-from squad.history.history import NO_HISTORY, WriteHook, Wrote
+from squad.history.hooks import NO_HISTORY, WriteHook, Wrote
 from squad.memory.audit import AuditRecord
 from squad.memory.daily import DailyLog
 from squad.memory.dedupe import Known, SameAs, fresh_lines, same_key
@@ -49,7 +47,6 @@ from squad.memory.fold import (
 )
 from squad.memory.fold_out import fold_out, fold_record, plan_within
 from squad.paths import contained
-from squad.text.secrets import refuse_secrets
 from squad.workspace.layout import MEMORY_FILE
 
 __all__ = ["MemoryFile", "Snapshot", "WriteResult"]
@@ -177,7 +174,11 @@ class MemoryFile(AgentFile):
         from squad.history.describe import line_changes
 
         removed, added = line_changes(before, after)
+        from squad.text.secrets import refuse_secrets
+
         refuse_secrets("\n".join(removed), what=f"text restored to {self.relative}")
+        from filelock import Timeout
+
         try:
             with self._history.writing(actor) as wrote, locked(self.path):
 
@@ -220,8 +221,12 @@ class MemoryFile(AgentFile):
         expected: str | None,
         dedupe: bool = False,
     ) -> WriteResult:
+        from squad.text.secrets import refuse_secrets
+
         refuse_secrets(text, what=f"text for {self.relative}")
         refuse_unencodable(section + text, what=f"text for {self.relative}")
+        from filelock import Timeout
+
         try:
             with self._history.writing(actor) as wrote, locked(self.path):
                 known: tuple[Known, ...] = ()
@@ -304,6 +309,8 @@ class MemoryFile(AgentFile):
             if seen.problem is None and seen.size > over * self.cap_bytes:
                 ahead = self._plan_fold(seen, seen.size, actor, summarise)
                 asked = None if ahead is None else (seen.version, ahead)
+        from filelock import Timeout
+
         try:
             with self._history.writing(actor) as wrote, locked(self.path):
                 first = self.snapshot()

@@ -27,10 +27,8 @@ from dataclasses import dataclass
 from datetime import date
 from functools import lru_cache
 
-from squad.classifier.subjects import subject_for
 from squad.memory.dedupe import SameAs, fact_of, same_key
 from squad.memory.document import MemoryDocument, split_lines, superseded
-from squad.text.secrets import contains_secret
 
 __all__ = [
     "FOLD_SECTION",
@@ -152,6 +150,8 @@ def plan_fold(
 
     The items are chosen with the extractive summary; ``summarise`` is then asked once for
     the chosen items' lines, which are used when they free at least as much."""
+    from squad.text.secrets import contains_secret
+
     section = document.find(FOLD_SECTION)
     if section is None or need <= 0:
         return None
@@ -273,6 +273,8 @@ def _topics(facts: Sequence[str]) -> list[str]:
 
 @lru_cache(maxsize=8192)
 def _subject(fact: str) -> str | None:
+    from squad.classifier.subjects import subject_for  # its rule tables: only when folding
+
     return subject_for(fact, "project")
 
 

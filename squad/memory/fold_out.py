@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import date, datetime
 
 from squad.errors import MemoryError_
-from squad.history.history import Wrote
+from squad.history.hooks import Wrote
 from squad.memory.audit import AuditRecord
 from squad.memory.daily import DailyLog
 from squad.memory.dedupe import SameAs

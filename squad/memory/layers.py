@@ -9,12 +9,13 @@ builds prompts on these, :class:`~squad.memory.service.MemoryService` writes and
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from squad.clock import Clock, utc_now
 from squad.errors import UsageError
-from squad.history.history import NO_HISTORY, History, RunWrites, WriteHook
+from squad.history.hooks import NO_HISTORY, WriteHook, Wrote
 from squad.memory.agent import AgentContext
 from squad.memory.daily import DailyLog
 from squad.memory.dedupe import SameAs, same_key
@@ -28,10 +29,10 @@ from squad.memory.working_file import (
     WorkingRecord,
     working_runs,
 )
-from squad.text.secrets import redact
 from squad.text.tokens import TokenCounter, counter_for_model
 
 if TYPE_CHECKING:
+    from squad.history.history import History
     from squad.memory.embeddings import Embedder
     from squad.settings import Settings
     from squad.store import Store
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
 
 __all__ = ["HistoryFactory", "MemoryLayers"]
 
-HistoryFactory = Callable[[Path, str], History]
+HistoryFactory = Callable[[Path, str], "History"]
 """A workspace's history by folder and squad name (``App.history``)."""
 
 WORKING_MEMORY_ACTOR = "working-memory"
@@ -150,6 +151,8 @@ class MemoryLayers:
         if record.state.empty:
             return None
         text = summary(record.state, run_id=record.run_id, ended=ended)
+        from squad.text.secrets import redact
+
         return self.daily_log(ctx).append(redact(text)[0], actor=WORKING_MEMORY_ACTOR)
 
     def history(self, workspace: Path, squad: str) -> History | None:
@@ -160,10 +163,33 @@ class MemoryLayers:
         return history if history.enabled else None
 
     def _hook(self, ctx: AgentContext) -> WriteHook:
+        """What a write of ``ctx``'s files holds (:meth:`write_hook`), looked up at the first
+        write: reading the files (a prompt, ``squad memory context``) builds no history."""
+        return _HookAtWrite(self, ctx)
+
+    def write_hook(self, ctx: AgentContext) -> WriteHook:
+        """The workspace's history outside a run, the run's writes inside one, no history
+        when it is off."""
         history = self.history(ctx.workspace, ctx.squad.name)
         if history is None:
             return NO_HISTORY
+        from squad.history.history import RunWrites
+
         return RunWrites(ctx.workspace) if ctx.run_id is not None else history
 
     def counter(self, ctx: AgentContext) -> TokenCounter:
         return counter_for_model(ctx.model)
+
+
+class _HookAtWrite:
+    """:meth:`MemoryLayers.write_hook` of one agent, looked up when a write begins."""
+
+    def __init__(self, layers: MemoryLayers, ctx: AgentContext) -> None:
+        self._layers = layers
+        self._ctx = ctx
+        self._found: WriteHook | None = None
+
+    def writing(self, actor: str) -> AbstractContextManager[Wrote]:
+        if self._found is None:
+            self._found = self._layers.write_hook(self._ctx)
+        return self._found.writing(actor)

@@ -19,7 +19,6 @@ from squad.memory.agent import AgentContext
 from squad.memory.audit import AuditLog, AuditRecord
 from squad.memory.prompting import PromptMemory
 from squad.memory.recall import RecalledLine
-from squad.memory.search import ARCHIVE_SOURCE
 from squad.store.records import MessageRecord, MessageRole, NewFact
 
 if TYPE_CHECKING:
@@ -278,6 +277,7 @@ class MemoryService(PromptMemory):
         is left out of the archive (stored messages are already redacted; this is the last
         gate, as for every fact).
         """
+        from squad.memory.search import ARCHIVE_SOURCE
         from squad.text.secrets import contains_secret
 
         namespace = self.archive_id(ctx)

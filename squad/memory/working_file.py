@@ -42,8 +42,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from filelock import Timeout
-
 from squad.clock import Clock, utc_now
 from squad.errors import MemoryError_
 from squad.memory.file_io import LOCK_TIMEOUT_S, lock_file, locked
@@ -288,6 +286,8 @@ class WorkingMemoryFile:
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
+        from filelock import Timeout
+
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with _flocked(self.path.parent):  # agents/<agent>/.working-memory.lock
@@ -327,6 +327,8 @@ def _flocked(folder: Path) -> Iterator[None]:
                 if exc.errno not in (errno.EAGAIN, errno.EWOULDBLOCK, errno.EACCES):
                     raise
             if time.monotonic() >= deadline:
+                from filelock import Timeout
+
                 raise Timeout(str(path))
             time.sleep(_POLL_S)
         yield

@@ -13,9 +13,7 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
-
-from filelock import FileLock, Timeout
+from typing import TYPE_CHECKING, Literal
 
 from squad.clock import Clock, utc_now
 from squad.errors import ConfigError, Problem, SquadError, WorkspaceError
@@ -29,6 +27,9 @@ from squad.workspace.manifest import (
     definition_sha256,
     manifest_too_large,
 )
+
+if TYPE_CHECKING:
+    from squad.workspace.timed_lock import TimedLock
 
 __all__ = ["CreateReport", "WorkspaceFolders", "WorkspaceInfo"]
 
@@ -155,7 +156,9 @@ class WorkspaceFolders:
                 f"cannot create workspace root {self.root}: {exc.strerror}"
             ) from None
 
-    def _lock(self, squad: str) -> FileLock:
+    def _lock(self, squad: str) -> TimedLock:
+        from squad.workspace.timed_lock import TimedLock
+
         check_name(squad, what="squad name")
         try:
             self._locks.mkdir(parents=True, exist_ok=True)
@@ -163,7 +166,7 @@ class WorkspaceFolders:
             raise WorkspaceError(
                 f"cannot create lock folder {self._locks}: {exc.strerror}"
             ) from None
-        return _TimedLock(str(self._locks / f"workspace-{squad}.lock"), timeout=LOCK_TIMEOUT_S)
+        return TimedLock(str(self._locks / f"workspace-{squad}.lock"), timeout=LOCK_TIMEOUT_S)
 
     def _create_locked(self, path: Path, spec: SquadSpec, source: Path | None) -> CreateReport:
         created: list[str] = []
@@ -303,16 +306,3 @@ def _check_manifest_mode(mode: int, path: Path) -> None:
             )
         ]
     )
-
-
-class _TimedLock(FileLock):
-    """A FileLock whose timeout becomes a WorkspaceError naming the lock file."""
-
-    def acquire(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-        try:
-            return super().acquire(*args, **kwargs)
-        except Timeout:
-            raise WorkspaceError(
-                f"another squad process holds {self.lock_file} (waited {self.timeout:.0f}s); "
-                "try again when it finishes"
-            ) from None
