@@ -15,7 +15,16 @@ ROOT = Path(__file__).resolve().parent.parent / "squad"
 LAYERS: list[set[str]] = [
     {"errors", "lazy"},
     {"fsutil"},
-    {"clock", "paths", "flock", "eventlines", "prompts", "diskfull", "cache_file"},
+    {
+        "clock",
+        "paths",
+        "flock",
+        "eventlines",
+        "prompts",
+        "diskfull",
+        "cache_file",
+        "pydantic_plugins",
+    },
     {"text", "spec", "views"},
     {"settings", "classifier", "telemetry"},
     {"model", "store", "workspace", "history", "scaffold"},
