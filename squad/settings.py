@@ -18,7 +18,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
 from squad.errors import ConfigError, Problem
-from squad.pydantic_plugins import settle_plugin_scan
+from squad.pydantic_plugins import answer_plugin_lookup
 
 if TYPE_CHECKING:
     from squad.spec.yaml_source import Positions
@@ -35,7 +35,7 @@ __all__ = [
     "configs_dir",
 ]
 
-settle_plugin_scan()  # before the first model below is built: it makes pydantic look for plugins
+answer_plugin_lookup()  # before the first model below is built: it makes pydantic look for plugins
 
 DEFAULT_MEMORY_FILE_CAP_KB = 50
 MemoryRanking = Literal["lexical", "hashing", "minilm", "auto"]

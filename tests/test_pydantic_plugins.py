@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from pydantic.plugin import _loader
 
-from squad.pydantic_plugins import plugins_declared, settle_plugin_scan
+from squad.pydantic_plugins import LOADER, PluginLookup, plugins_declared, settle_plugin_scan
 
 FINDERS = [importlib.machinery.PathFinder]
 
@@ -66,3 +66,27 @@ def test_pydantic_is_told_there_are_none_only_when_none_is_declared(
     monkeypatch.setattr(sys, "path", [str(tmp_path / "without")])
     settle_plugin_scan()
     assert _loader._plugins == {}
+
+
+def test_the_stand_in_answers_none_until_a_plugin_is_installed_then_pydantic_loads_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("PYDANTIC_DISABLE_PLUGINS", raising=False)
+    lookup = PluginLookup()
+    monkeypatch.setitem(sys.modules, LOADER, lookup)
+    (tmp_path / "without").mkdir()
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "without")])
+    assert list(lookup.get_plugins()) == []
+    assert sys.modules[LOADER] is lookup  # nothing declared: pydantic's loader never imported
+
+    lookup = PluginLookup()
+    sys.modules[LOADER] = lookup
+    plugins = tmp_path / "with"
+    _distribution(plugins, "plug", "[pydantic]\nplug = squad_test_plug:plugin\n")
+    (plugins / "squad_test_plug.py").write_text("plugin = object()\n")
+    monkeypatch.setattr(sys, "path", [str(plugins), *sys.path])
+    monkeypatch.delitem(sys.modules, "squad_test_plug", raising=False)
+    found = list(lookup.get_plugins())
+    assert [type(p).__name__ for p in found] == ["object"]
+    assert sys.modules[LOADER] is not lookup  # pydantic's own loader took its place
+    assert list(sys.modules[LOADER].get_plugins()) == found

@@ -13,7 +13,9 @@ __all__ = ["app", "main"]
 def main() -> None:
     """Console-script entry point: exit codes 0 ok, 1 failed, 2 bad usage or input."""
     from squad.cli.help import command
+    from squad.pydantic_plugins import answer_plugin_lookup
 
+    answer_plugin_lookup()  # before typer coerces the first parameter with pydantic
     try:
         command(app)(prog_name="squad")
     except SquadError as error:
