@@ -157,3 +157,32 @@ def test_short_texts_are_counted_as_the_whole_encoder_counts_them(encoding: str)
         whole.encode(COUNTED_TEXTS[1], disallowed_special=())
     )
     assert counter.count("") == 0
+
+
+def test_short_texts_read_the_split_table_kept_beside_the_whole_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first short count splits the kept table by byte pairs and keeps the split beside
+    it; later counters read only the parts their texts name, and count as the whole encoder;
+    a torn split is made again."""
+    from squad.text import tokens
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    folder = tokens._bundled_tokenizers()
+    whole = tokens._load_tiktoken("cl100k_base", folder)  # keeps the whole table only
+    (kept,) = tokens._rank_cache().iterdir()
+    first = tokens._TiktokenCounter("cl100k_base", folder)
+    assert first.count(COUNTED_TEXTS[3]) == len(whole.encode(COUNTED_TEXTS[3]))
+    split = kept.with_name(kept.name.replace(".marshal", ".small.marshal"))
+    assert sorted(tokens._rank_cache().iterdir()) == sorted([kept, split])
+    for text in COUNTED_TEXTS[:5]:
+        counter = tokens._TiktokenCounter("cl100k_base", folder)
+        assert counter.count(text) == len(whole.encode(text, disallowed_special=())), text[:40]
+        assert not whole_encoder_built(counter)
+        assert len(counter._ranks) < whole.n_vocab // 4  # the parts its text names
+    split.write_bytes(b"torn")
+    again = tokens._TiktokenCounter("cl100k_base", folder)
+    assert again.count(COUNTED_TEXTS[1]) == len(
+        whole.encode(COUNTED_TEXTS[1], disallowed_special=())
+    )
+    assert tokens._read_ranks(kept) is not None and split.read_bytes() != b"torn"
