@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 
 from squad.clock import Clock, utc_now
 from squad.errors import NotFound, SquadError
-from squad.history.message import Kind, compose
 from squad.settings import Settings
 from squad.spec.loader import squad_from_file
 from squad.spec.models import SquadSpec
@@ -112,6 +111,8 @@ class SquadManager:
         history.start()
         if not paths:
             return
+        from squad.history.message import Kind, compose  # only when a create commits
+
         what = "definition updated" if report.manifest == "updated" else "workspace updated"
         history.record_paths(
             "squad",
