@@ -14,7 +14,6 @@ pruning of the store. Runs that have no commit say so from where they are:
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -24,7 +23,7 @@ from typing import TYPE_CHECKING, Literal, TypedDict
 from squad import flock
 from squad.errors import HistoryUnavailable, NotFound, UsageError
 from squad.paths import run_lock
-from squad.workspace.layout import MANIFEST_NAME
+from squad.workspace.refs import WorkspaceRef, workspace_refs
 
 if TYPE_CHECKING:
     import pygit2
@@ -46,9 +45,6 @@ __all__ = [
 ]
 
 Source = Literal["history", "store", "live", "marker"]
-OWNER_KEY = ("squad", "workspace")
-"""The git config key naming a workspace's squad (:data:`squad.history.repository.OWNER_KEY`,
-split: read here without importing the history's writer)."""
 
 
 class TaskEntry(TypedDict):
@@ -185,12 +181,6 @@ class RunView:
 
 
 @dataclass(frozen=True)
-class WorkspaceRef:
-    squad: str
-    path: Path
-
-
-@dataclass(frozen=True)
 class RunChanges:
     """A run with what changed in its workspace since the squad's previous run."""
 
@@ -250,22 +240,8 @@ class Runs:
     # -- finding workspaces --------------------------------------------------------------
 
     def workspaces(self, squad: str | None = None) -> list[WorkspaceRef]:
-        """Workspaces under the root, by squad (their git config or manifest says which),
-        without validating any manifest: a quick look that scales with the squads."""
-        root = self.settings.workspaces
-        found: list[WorkspaceRef] = []
-        try:
-            entries = sorted(os.scandir(root), key=lambda e: e.name)
-        except OSError:
-            return []
-        for entry in entries:
-            if not entry.is_dir(follow_symlinks=False) or entry.name.startswith("."):
-                continue
-            path = Path(entry.path)
-            name = _owner(path) or _manifest_squad(path)
-            if name is not None and (squad is None or name == squad):
-                found.append(WorkspaceRef(name, path))
-        return found
+        """Workspaces under the root, by squad (:func:`~squad.workspace.refs.workspace_refs`)."""
+        return workspace_refs(self.settings.workspaces, squad)
 
     def workspace(self, squad: str) -> WorkspaceRef:
         found = self.workspaces(squad)
@@ -460,35 +436,6 @@ def _root_commit(repo: pygit2.Repository, sha: str) -> str | None:
     for commit in commits(repo, start=sha):
         last = str(commit.id)
     return None if last == sha else last
-
-
-def _owner(path: Path) -> str | None:
-    """The squad a workspace's history belongs to, from its ``.git/config`` (a quick read)."""
-    config = path / ".git" / "config"
-    try:
-        text = config.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    section, key = OWNER_KEY
-    current = None
-    for line in text.splitlines():
-        stripped = line.strip()
-        if stripped.startswith("["):
-            current = stripped.strip("[]").strip().lower()
-        elif current == section and "=" in stripped:
-            name, _, value = stripped.partition("=")
-            if name.strip().lower() == key:
-                return value.strip().strip('"') or None
-    return None
-
-
-def _manifest_squad(path: Path) -> str | None:
-    try:
-        data = json.loads((path / MANIFEST_NAME).read_bytes())
-    except (OSError, ValueError):
-        return None
-    squad = data.get("squad") if isinstance(data, dict) else None
-    return squad if isinstance(squad, str) else None
 
 
 def _marker(path: Path) -> str | None:

@@ -442,12 +442,13 @@ def _paused_histories(app: App) -> list[dict[str, Any]]:
     go on uncommitted until a person fixes it. A workspace found writable before and not
     changed since is not opened again (:mod:`squad.daemon.history_states`)."""
     from squad.daemon.history_states import HISTORIES_FILE, paused_histories
+    from squad.workspace.refs import workspace_refs
 
     settings = app.settings
     if not settings.history.enabled:
         return []  # history is off: nothing is paused
     return paused_histories(
-        [(ref.squad, ref.path) for ref in app.runs.workspaces()],
+        [(ref.squad, ref.path) for ref in workspace_refs(settings.workspaces)],
         lambda path, squad: app.history(path, squad).state(),
         cache=settings.home / HISTORIES_FILE,
     )
