@@ -25,7 +25,6 @@ from squad.fsutil import read_up_to
 if TYPE_CHECKING:  # the loader and the models load with the first file read (not for status)
     from squad.spec.models import SquadSpec
     from squad.spec.yaml_source import Positions
-from squad.spec.yaml_source import MAX_FILE_BYTES
 
 __all__ = [
     "Definition",
@@ -120,12 +119,15 @@ _OPEN_FLAGS = (
 def file_digest(path: Path) -> str:
     """SHA-256 of the file's bytes, or a mark of why they are not read.
 
-    Never blocks and never reads more than :data:`MAX_FILE_BYTES` and one byte: what is not
+    Never blocks and never reads more than
+    :data:`~squad.spec.yaml_source.MAX_FILE_BYTES` and one byte: what is not
     a regular file (a FIFO or socket, a device such as /dev/zero linked in) and a file over
     the limit are marked by their kind and size, unread, and one that cannot be read (gone,
     not permitted) by the error; :func:`load_definition` then says what is wrong. A mark
     changes when the file does (size, time, kind), so a fixed file is read again.
     """
+    from squad.spec.yaml_source import MAX_FILE_BYTES  # not for a status of unchanged files
+
     try:
         info = path.stat()
     except (OSError, ValueError) as exc:
