@@ -14,8 +14,10 @@ four tasks on the offline model, without its approval gate so that the run ends)
 run`` of it (target <= 8x, issue 35) and ``squad memory context docs-site planner`` after
 it (target <= 2.5x).
 
-``--tree DIR`` (repeatable) also times the store-opening commands of another checkout (say
-``main`` before a change) in the same rounds, interleaved, on its own small home; ``--repeats
+``--tree DIR`` (repeatable) also times the commands of another checkout (say ``main``
+before a change) in the same rounds, interleaved: its ``squad --help``, ``squad status`` with
+the daemon down and up (``--json`` too) on the same big home, and its memory context and run
+on its own small home, each reported against its own ``squad --help``; ``--repeats
 N`` takes N rounds (default 7: more where other work shares the machine); ``--json`` prints
 the figures. Each checkout's ``squad`` package is compiled to bytecode first
 (:func:`bench.support.compile_trees`), as an installed tool is: the environment may set
@@ -92,22 +94,6 @@ def build_home(root: Path) -> dict[str, str]:
     return env
 
 
-def median_run(
-    args: list[str],
-    env: dict[str, str],
-    cwd: Path,
-    *,
-    codes: tuple[int, ...] = (0,),
-    repeats: int = REPEAT,
-) -> tuple[float, str]:
-    """Median wall time of ``args`` over ``repeats`` runs, and the last one's stdout."""
-    samples, out = [], ""
-    for _ in range(repeats):
-        seconds, out = timed(args, env, cwd, codes=codes)
-        samples.append(seconds)
-    return statistics.median(samples), out
-
-
 def timed(
     args: list[str], env: dict[str, str], cwd: Path, *, codes: tuple[int, ...] = (0,)
 ) -> tuple[float, str]:
@@ -160,17 +146,17 @@ def measure(trees: list[Path], repeats: int = REPEAT) -> dict[str, Any]:
             str(tree): example_home(root / f"example{i}", tree) for i, tree in enumerate(every)
         }
         context = [squad, "memory", "context", "docs-site", "planner"]
+        names = ("help_s", "status_down_s", "context_s", "run_s", "status_up_s", "status_up_json_s")
         samples: dict[str, dict[str, list[float]]] = {
-            str(tree): {"status_down_s": [], "context_s": [], "run_s": []} for tree in every
+            str(tree): {name: [] for name in names} for tree in every
         }
-        helps: list[float] = []
-        down_out = ""
+        down_out = up_out = ""
         for _ in range(repeats):
-            helps.append(timed([squad, "--help"], env, root)[0])
             for tree in every:
                 key = str(tree)
-                row, home = samples[key], homes[key]
-                seconds, out = timed([squad, "status"], {**env, "PYTHONPATH": key}, root)
+                row, home, own = samples[key], homes[key], {**env, "PYTHONPATH": key}
+                row["help_s"].append(timed([squad, "--help"], own, root)[0])
+                seconds, out = timed([squad, "status"], own, root)
                 row["status_down_s"].append(seconds)
                 down_out = out if tree == REPO else down_out
                 row["context_s"].append(timed(context, home, root)[0])
@@ -180,8 +166,15 @@ def measure(trees: list[Path], repeats: int = REPEAT) -> dict[str, Any]:
         _, daemon = _start(env, root, Path(env["SQUAD_HOME"]) / "daemon.jsonl", 1, "--no-http")
         try:
             time.sleep(1.0)  # its first heartbeat after ready: the published status
-            up_s, up_out = median_run([squad, "status"], env, root, repeats=repeats)
-            up_json_s, _ = median_run([squad, "status", "--json"], env, root, repeats=repeats)
+            for _ in range(repeats):
+                for tree in every:
+                    key = str(tree)
+                    row, own = samples[key], {**env, "PYTHONPATH": key}
+                    row["help_s"].append(timed([squad, "--help"], own, root)[0])
+                    seconds, out = timed([squad, "status"], own, root)
+                    row["status_up_s"].append(seconds)
+                    up_out = out if tree == REPO else up_out
+                    row["status_up_json_s"].append(timed([squad, "status", "--json"], own, root)[0])
         finally:
             _stop(daemon)
     medians = {
@@ -192,10 +185,7 @@ def measure(trees: list[Path], repeats: int = REPEAT) -> dict[str, Any]:
         "squads": SQUADS,
         "runs": RUNS,
         "build_s": built,
-        "help_s": statistics.median(helps),
         **medians[str(REPO)],
-        "status_up_s": up_s,
-        "status_up_json_s": up_json_s,
         "lines_down": len(down_out.splitlines()),
         "lines_up": len(up_out.splitlines()),
         "trees": {tree: row for tree, row in medians.items() if tree != str(REPO)},
@@ -225,15 +215,27 @@ def notes(figures: dict[str, Any]) -> list[str]:
         f"{figures['build_s']:.1f}s); output {figures['lines_down']} lines with the daemon "
         f"down, {figures['lines_up']} up",
     ]
-    help_s = figures["help_s"]
     for tree, row in figures.get("trees", {}).items():
-        lines.append(
-            f"from {tree}: status (down) {row['status_down_s'] / help_s:.2f}x, memory context "
-            f"{row['context_s'] / help_s:.2f}x, 4-task run {row['run_s'] / help_s:.2f}x "
-            f"squad --help (this tree: {figures['status_down_s'] / help_s:.2f}x, "
-            f"{figures['context_s'] / help_s:.2f}x, {figures['run_s'] / help_s:.2f}x)"
-        )
+        lines.append(f"from {tree} (this tree's figures in brackets): {_ratios(row, figures)}")
     return lines
+
+
+def _ratios(row: dict[str, float], this: dict[str, float]) -> str:
+    """Each command of ``row`` over its own ``squad --help``, and of ``this`` over its own."""
+    shown = (
+        ("status_down_s", "status (down)"),
+        ("status_up_s", "status (up)"),
+        ("status_up_json_s", "status --json (up)"),
+        ("context_s", "memory context"),
+        ("run_s", "4-task run"),
+    )
+    return (
+        ", ".join(
+            f"{label} {row[key] / row['help_s']:.2f}x [{this[key] / this['help_s']:.2f}x]"
+            for key, label in shown
+        )
+        + f" squad --help ({row['help_s'] * 1000:.0f} ms [{this['help_s'] * 1000:.0f} ms])"
+    )
 
 
 def main() -> int:
