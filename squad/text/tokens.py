@@ -71,8 +71,8 @@ class _TiktokenCounter:
     encoding looks up nothing but substrings of the text's pieces, which are substrings of the
     text, so the count is the same (the tests compare both on many texts). Those ranks come
     from :func:`_small_tables`: the table split by each token's first two bytes, so that only
-    the parts a text's byte pairs name are read (a tenth of the table for a memory block),
-    not the whole table (10 ms)."""
+    the parts a text's byte pairs name are read (a fifth of the table or less for a memory
+    block), not the whole table (10 ms)."""
 
     SMALL_CHARS = 2_048
     """About what ``squad memory context`` counts on a young memory (1,200 characters); a run
