@@ -28,6 +28,7 @@ with ``python -m bench.status_bench``.
 from __future__ import annotations
 
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -98,12 +99,24 @@ def timed(
     args: list[str], env: dict[str, str], cwd: Path, *, codes: tuple[int, ...] = (0,)
 ) -> tuple[float, str]:
     """Wall time of one run of ``args``, and its stdout; it must exit with one of ``codes``."""
+    seconds, _, out = timed_cpu(args, env, cwd, codes=codes)
+    return seconds, out
+
+
+def timed_cpu(
+    args: list[str], env: dict[str, str], cwd: Path, *, codes: tuple[int, ...] = (0,)
+) -> tuple[float, float, str]:
+    """Wall and CPU time (user and system, its children included) of one run of ``args``,
+    and its stdout: on a machine other work shares, CPU time moves less than wall time."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     begin = time.perf_counter()
     done = subprocess.run(args, env=env, cwd=cwd, capture_output=True, text=True, check=False)
     seconds = time.perf_counter() - begin
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode not in codes:
         raise RuntimeError(f"{' '.join(args)} exited {done.returncode}: {done.stderr}")
-    return seconds, done.stdout
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return seconds, cpu, done.stdout
 
 
 def example_home(root: Path, tree: Path) -> dict[str, str]:
@@ -148,33 +161,34 @@ def measure(trees: list[Path], repeats: int = REPEAT) -> dict[str, Any]:
         context = [squad, "memory", "context", "docs-site", "planner"]
         names = ("help_s", "status_down_s", "context_s", "run_s", "status_up_s", "status_up_json_s")
         samples: dict[str, dict[str, list[float]]] = {
-            str(tree): {name: [] for name in names} for tree in every
+            str(tree): {key: [] for name in names for key in (name, _cpu(name))} for tree in every
         }
+
+        def take(tree: Path, name: str, args: list[str], env: dict[str, str]) -> str:
+            seconds, cpu, out = timed_cpu(args, env, root)
+            samples[str(tree)][name].append(seconds)
+            samples[str(tree)][_cpu(name)].append(cpu)
+            return out
+
         down_out = up_out = ""
         for _ in range(repeats):
             for tree in every:
-                key = str(tree)
-                row, home, own = samples[key], homes[key], {**env, "PYTHONPATH": key}
-                row["help_s"].append(timed([squad, "--help"], own, root)[0])
-                seconds, out = timed([squad, "status"], own, root)
-                row["status_down_s"].append(seconds)
+                home, own = homes[str(tree)], {**env, "PYTHONPATH": str(tree)}
+                take(tree, "help_s", [squad, "--help"], own)
+                out = take(tree, "status_down_s", [squad, "status"], own)
                 down_out = out if tree == REPO else down_out
-                row["context_s"].append(timed(context, home, root)[0])
-                row["run_s"].append(
-                    timed(example_run(Path(home["SQUAD_HOME"]).parent), home, root)[0]
-                )
+                take(tree, "context_s", context, home)
+                take(tree, "run_s", example_run(Path(home["SQUAD_HOME"]).parent), home)
         _, daemon = _start(env, root, Path(env["SQUAD_HOME"]) / "daemon.jsonl", 1, "--no-http")
         try:
             time.sleep(1.0)  # its first heartbeat after ready: the published status
             for _ in range(repeats):
                 for tree in every:
-                    key = str(tree)
-                    row, own = samples[key], {**env, "PYTHONPATH": key}
-                    row["help_s"].append(timed([squad, "--help"], own, root)[0])
-                    seconds, out = timed([squad, "status"], own, root)
-                    row["status_up_s"].append(seconds)
+                    own = {**env, "PYTHONPATH": str(tree)}
+                    take(tree, "help_s", [squad, "--help"], own)
+                    out = take(tree, "status_up_s", [squad, "status"], own)
                     up_out = out if tree == REPO else up_out
-                    row["status_up_json_s"].append(timed([squad, "status", "--json"], own, root)[0])
+                    take(tree, "status_up_json_s", [squad, "status", "--json"], own)
         finally:
             _stop(daemon)
     medians = {
@@ -215,13 +229,21 @@ def notes(figures: dict[str, Any]) -> list[str]:
         f"{figures['build_s']:.1f}s); output {figures['lines_down']} lines with the daemon "
         f"down, {figures['lines_up']} up",
     ]
+    lines.append(f"CPU time, each over --help's: {_ratios(figures, figures, cpu=True)}")
     for tree, row in figures.get("trees", {}).items():
         lines.append(f"from {tree} (this tree's figures in brackets): {_ratios(row, figures)}")
+        lines.append(f"  CPU time: {_ratios(row, figures, cpu=True)}")
     return lines
 
 
-def _ratios(row: dict[str, float], this: dict[str, float]) -> str:
-    """Each command of ``row`` over its own ``squad --help``, and of ``this`` over its own."""
+def _cpu(name: str) -> str:
+    """The key of the CPU time of what ``name`` (``status_down_s``) times the wall time of."""
+    return name.removesuffix("_s") + "_cpu_s"
+
+
+def _ratios(row: dict[str, float], this: dict[str, float], *, cpu: bool = False) -> str:
+    """Each command of ``row`` over its own ``squad --help``, and of ``this`` over its own
+    (their CPU times with ``cpu``)."""
     shown = (
         ("status_down_s", "status (down)"),
         ("status_up_s", "status (up)"),
@@ -229,13 +251,13 @@ def _ratios(row: dict[str, float], this: dict[str, float]) -> str:
         ("context_s", "memory context"),
         ("run_s", "4-task run"),
     )
-    return (
-        ", ".join(
-            f"{label} {row[key] / row['help_s']:.2f}x [{this[key] / this['help_s']:.2f}x]"
-            for key, label in shown
-        )
-        + f" squad --help ({row['help_s'] * 1000:.0f} ms [{this['help_s'] * 1000:.0f} ms])"
+    pick = _cpu if cpu else str
+    helps = row[pick("help_s")], this[pick("help_s")]
+    ratios = ", ".join(
+        f"{label} {row[pick(key)] / helps[0]:.2f}x [{this[pick(key)] / helps[1]:.2f}x]"
+        for key, label in shown
     )
+    return f"{ratios} squad --help ({helps[0] * 1000:.0f} ms [{helps[1] * 1000:.0f} ms])"
 
 
 def main() -> int:
