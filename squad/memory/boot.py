@@ -145,6 +145,8 @@ def _write_locked(
     clock: Clock,
     expected_version: str | None,
 ) -> Path:
+    from squad.text.secrets import refuse_secrets  # the credential scanner: only for a write
+
     old = read_file_bytes(path, str(path))
     if expected_version is not None and boot_version(old) != expected_version:
         raise StaleWriteError(
@@ -160,8 +162,6 @@ def _write_locked(
             f"{path.name} would be {len(data):,} bytes, over the {cap_bytes:,}-byte cap; "
             "nothing was written. Shorten it"
         )
-    from squad.text.secrets import refuse_secrets
-
     refuse_secrets(text, what=path.name)
     try:
         atomic_write(path, data)

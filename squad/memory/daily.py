@@ -57,6 +57,8 @@ class DailyLog(AgentFile):
     def append_within(self, text: str, *, actor: str, day: date | None, wrote: Wrote) -> str:
         """:meth:`append` inside a history hook its caller holds already (a fold of
         ``memory.md`` writes its lines here within its own write)."""
+        from filelock import Timeout
+
         from squad.text.secrets import refuse_secrets
 
         refuse_secrets(text, what="text for the daily log")
@@ -65,8 +67,6 @@ class DailyLog(AgentFile):
         day = day or now.date()
         path = self.path_for(day)
         relative = self.relative(day)
-        from filelock import Timeout
-
         try:
             with mkdir_lock(path):
 

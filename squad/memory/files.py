@@ -170,15 +170,14 @@ class MemoryFile(AgentFile):
         the file still has are removed, lines it removed that the file lacks are put back
         after the line above them (a revert, itself a change). Undoing twice changes
         nothing the second time: UsageError, nothing to undo."""
-        from squad.errors import UsageError
-        from squad.history.describe import line_changes
-
-        removed, added = line_changes(before, after)
-        from squad.text.secrets import refuse_secrets
-
-        refuse_secrets("\n".join(removed), what=f"text restored to {self.relative}")
         from filelock import Timeout
 
+        from squad.errors import UsageError
+        from squad.history.describe import line_changes
+        from squad.text.secrets import refuse_secrets
+
+        removed, added = line_changes(before, after)
+        refuse_secrets("\n".join(removed), what=f"text restored to {self.relative}")
         try:
             with self._history.writing(actor) as wrote, locked(self.path):
 
@@ -221,12 +220,12 @@ class MemoryFile(AgentFile):
         expected: str | None,
         dedupe: bool = False,
     ) -> WriteResult:
+        from filelock import Timeout
+
         from squad.text.secrets import refuse_secrets
 
         refuse_secrets(text, what=f"text for {self.relative}")
         refuse_unencodable(section + text, what=f"text for {self.relative}")
-        from filelock import Timeout
-
         try:
             with self._history.writing(actor) as wrote, locked(self.path):
                 known: tuple[Known, ...] = ()
@@ -303,14 +302,14 @@ class MemoryFile(AgentFile):
 
         ``summarise`` (a model) is asked before the file is locked, so writers never wait on
         it; its lines are used only when the file is still the version it summarised."""
+        from filelock import Timeout
+
         asked: tuple[str, FoldPlan] | None = None
         if summarise is not None:
             seen = self.snapshot()
             if seen.problem is None and seen.size > over * self.cap_bytes:
                 ahead = self._plan_fold(seen, seen.size, actor, summarise)
                 asked = None if ahead is None else (seen.version, ahead)
-        from filelock import Timeout
-
         try:
             with self._history.writing(actor) as wrote, locked(self.path):
                 first = self.snapshot()

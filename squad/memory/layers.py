@@ -148,11 +148,11 @@ class MemoryLayers:
         """Keep ``record`` in the agent's daily log as its run ends with status ``ended``
         (None: found left behind by a run that never ended it); the log's path, None when
         there was nothing to keep."""
+        from squad.text.secrets import redact  # the credential scanner: only for a write
+
         if record.state.empty:
             return None
         text = summary(record.state, run_id=record.run_id, ended=ended)
-        from squad.text.secrets import redact
-
         return self.daily_log(ctx).append(redact(text)[0], actor=WORKING_MEMORY_ACTOR)
 
     def history(self, workspace: Path, squad: str) -> History | None:
