@@ -13,7 +13,6 @@ no hyphen, readable, and found by nothing here again (defusing twice changes not
 
 from __future__ import annotations
 
-import html
 import re
 import unicodedata
 
@@ -149,6 +148,8 @@ def _decode(escape: str) -> str | None:
         return chr(number) if 0 < number <= 0x10FFFF else None
     if escape[1:].lower() in ("lt", "gt"):
         return "<" if escape[1:].lower() == "lt" else ">"
+    import html  # its entity table: only for a named escape near a frame tag
+
     decoded = html.unescape(escape)
     if decoded == escape:
         decoded = html.unescape(escape.lower())  # &LT; as a model reads it
