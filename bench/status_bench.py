@@ -171,8 +171,8 @@ def measure(trees: list[Path], repeats: int = REPEAT) -> dict[str, Any]:
             return out
 
         down_out = up_out = ""
-        for _ in range(repeats):
-            for tree in every:
+        for round_ in range(repeats):
+            for tree in _turns(every, round_):
                 home, own = homes[str(tree)], {**env, "PYTHONPATH": str(tree)}
                 take(tree, "help_s", [squad, "--help"], own)
                 out = take(tree, "status_down_s", [squad, "status"], own)
@@ -182,8 +182,8 @@ def measure(trees: list[Path], repeats: int = REPEAT) -> dict[str, Any]:
         _, daemon = _start(env, root, Path(env["SQUAD_HOME"]) / "daemon.jsonl", 1, "--no-http")
         try:
             time.sleep(1.0)  # its first heartbeat after ready: the published status
-            for _ in range(repeats):
-                for tree in every:
+            for round_ in range(repeats):
+                for tree in _turns(every, round_):
                     own = {**env, "PYTHONPATH": str(tree)}
                     take(tree, "help_s", [squad, "--help"], own)
                     out = take(tree, "status_up_s", [squad, "status"], own)
@@ -234,6 +234,12 @@ def notes(figures: dict[str, Any]) -> list[str]:
         lines.append(f"from {tree} (this tree's figures in brackets): {_ratios(row, figures)}")
         lines.append(f"  CPU time: {_ratios(row, figures, cpu=True)}")
     return lines
+
+
+def _turns(trees: list[Path], round_: int) -> list[Path]:
+    """The order the trees take their turns in round ``round_``: reversed every other round,
+    so that no tree always follows the same command (a 4-task run's disk writes linger)."""
+    return trees if round_ % 2 == 0 else trees[::-1]
 
 
 def _cpu(name: str) -> str:
