@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import importlib.machinery
+import os
+import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
 import pytest
-from pydantic.plugin import _loader
 
-from squad.pydantic_plugins import LOADER, PluginLookup, plugins_declared, settle_plugin_scan
+from squad.pydantic_plugins import (
+    LOADER,
+    PluginLookup,
+    _pydantic_loader,
+    plugins_declared,
+    settle_plugin_scan,
+)
 
 FINDERS = [importlib.machinery.PathFinder]
 
@@ -56,22 +63,26 @@ def test_pydantic_is_told_there_are_none_only_when_none_is_declared(
 ) -> None:
     monkeypatch.delenv("PYDANTIC_DISABLE_PLUGINS", raising=False)
     monkeypatch.setattr(sys, "meta_path", FINDERS)
-    monkeypatch.setattr(_loader, "_plugins", None)
+    monkeypatch.setitem(sys.modules, LOADER, PluginLookup())  # put back after the test
+    loader = _pydantic_loader()  # pydantic's own, fresh: it has not looked yet
+    assert sys.modules[LOADER] is loader and loader._plugins is None
     _distribution(tmp_path / "with", "plug", "[pydantic]\nplug = plug:p\n")
     monkeypatch.setattr(sys, "path", [str(tmp_path / "with")])
     settle_plugin_scan()
-    assert _loader._plugins is None  # pydantic looks, and loads the plugin itself
+    assert loader._plugins is None  # pydantic looks, and loads the plugin itself
 
     (tmp_path / "without").mkdir()
     monkeypatch.setattr(sys, "path", [str(tmp_path / "without")])
     settle_plugin_scan()
-    assert _loader._plugins == {}
+    assert loader._plugins == {}
 
 
-def test_the_stand_in_answers_none_until_a_plugin_is_installed_then_pydantic_loads_it(
+def test_the_stand_in_answers_none_until_a_plugin_is_declared_then_hands_over(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("PYDANTIC_DISABLE_PLUGINS", raising=False)
+    others = [f for f in sys.meta_path if not hasattr(f, "find_distributions")]
+    monkeypatch.setattr(sys, "meta_path", [*others, *FINDERS])  # no other finder of metadata
     lookup = PluginLookup()
     monkeypatch.setitem(sys.modules, LOADER, lookup)
     (tmp_path / "without").mkdir()
@@ -81,12 +92,39 @@ def test_the_stand_in_answers_none_until_a_plugin_is_installed_then_pydantic_loa
 
     lookup = PluginLookup()
     sys.modules[LOADER] = lookup
-    plugins = tmp_path / "with"
-    _distribution(plugins, "plug", "[pydantic]\nplug = squad_test_plug:plugin\n")
-    (plugins / "squad_test_plug.py").write_text("plugin = object()\n")
-    monkeypatch.setattr(sys, "path", [str(plugins), *sys.path])
+    _distribution(tmp_path / "with", "plug", "[pydantic]\nplug = squad_test_plug:plugin\n")
+    (tmp_path / "with" / "squad_test_plug.py").write_text("plugin = object()\n")
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "with"), *sys.path])
     monkeypatch.delitem(sys.modules, "squad_test_plug", raising=False)
-    found = list(lookup.get_plugins())
-    assert [type(p).__name__ for p in found] == ["object"]
-    assert sys.modules[LOADER] is not lookup  # pydantic's own loader took its place
-    assert list(sys.modules[LOADER].get_plugins()) == found
+    lookup.get_plugins()  # what pydantic's loader finds: the next test, in its own process
+    handed = sys.modules[LOADER]
+    assert handed is not lookup and Path(str(handed.__file__)).name == "_loader.py"
+
+
+def test_an_installed_plugin_still_sees_squad_s_models(tmp_path: Path) -> None:
+    """In a process of its own (no other test's threads toggling pydantic's switch): a
+    plugin declared by an installed distribution is loaded and told of squad's models."""
+    _distribution(tmp_path, "plug", "[pydantic]\nplug = squad_test_plug:plugin\n")
+    (tmp_path / "squad_test_plug.py").write_text(
+        "seen = []\n"
+        "class Plugin:\n"
+        "    def new_schema_validator(self, schema, schema_type, schema_type_path, *rest):\n"
+        "        seen.append(schema_type_path.name)\n"
+        "        return None, None, None\n"
+        "plugin = Plugin()\n"
+    )
+    script = (
+        "import sys; sys.path.insert(0, sys.argv[1])\n"
+        "import squad.settings, squad_test_plug\n"
+        "print(' '.join(squad_test_plug.seen))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert "SettingsFile" in done.stdout.split(), done.stderr
