@@ -64,6 +64,13 @@ class PluginLookup(types.ModuleType):
             self._plugins = {}
         return self._plugins.values()
 
+    def __getattr__(self, name: str) -> Any:
+        """Any other name pydantic asks its loader for (a later pydantic's): pydantic's own
+        loader answers, imported in this module's place."""
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(_pydantic_loader(), name)
+
 
 def answer_plugin_lookup() -> None:
     """Put :class:`PluginLookup` in pydantic's loader's place, before pydantic imports it;

@@ -128,3 +128,16 @@ def test_an_installed_plugin_still_sees_squad_s_models(tmp_path: Path) -> None:
         timeout=60,
     )
     assert "SettingsFile" in done.stdout.split(), done.stderr
+
+
+def test_a_name_the_stand_in_does_not_know_is_pydantic_s_loader_s(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    lookup = PluginLookup()
+    monkeypatch.setitem(sys.modules, LOADER, lookup)
+    # a name a later pydantic might import from its loader besides get_plugins
+    # (``from pydantic.plugin._loader import entry_points`` asks the module so)
+    assert callable(getattr(sys.modules[LOADER], "entry_points"))  # noqa: B009
+    assert sys.modules[LOADER] is not lookup  # pydantic's own loader answered, in its place
+    with pytest.raises(AttributeError):
+        lookup.__getattr__("__wrapped__")
