@@ -62,8 +62,12 @@ def _definition(url: str) -> str:
 
 
 def _timed(cmd: list[str], env: dict[str, str], code: int = 0) -> float:
+    """Wall seconds of ``cmd``, run in its tree (``python -c`` puts the working folder first
+    on the import path, ahead of ``PYTHONPATH``: from elsewhere, another tree's squad runs)."""
     started = time.perf_counter()
-    done = subprocess.run(cmd, check=False, capture_output=True, env=env)
+    done = subprocess.run(
+        cmd, check=False, capture_output=True, env=env, cwd=env.get("PYTHONPATH") or None
+    )
     elapsed = time.perf_counter() - started
     if done.returncode != code:
         raise RuntimeError(f"{cmd[3:]} exited {done.returncode}: {done.stderr.decode()[-500:]}")
