@@ -305,6 +305,13 @@ def bench_model_client(notes: list[str]) -> list[Result]:
     )
 
 
+def bench_seam(notes: list[str]) -> list[Result]:
+    """CPU per model call through the seam against a bare ``litellm.completion``."""
+    import bench.seam_bench as seam
+
+    return in_fresh_process("bench.seam_bench", seam.results, seam.notes, notes)
+
+
 def main() -> int:
     notes: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -328,6 +335,7 @@ def main() -> int:
             *bench_daemon_growth(notes),
             *bench_recall_history(notes),
             *bench_model_client(notes),
+            *bench_seam(notes),
         ]
     print(f"{'benchmark':28} {'measured':>10} {'baseline':>29} {'ratio':>7} {'target':>7}")
     failed = 0
