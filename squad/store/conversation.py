@@ -60,6 +60,7 @@ from squad.clock import Clock
 from squad.store.engine import transaction
 from squad.store.records import MessageRecord, MessageRole, WatermarkRecord, enum_value
 from squad.store.sqlite_fast import FastReads, sql_time
+from squad.store.sqlite_writes import PlainStatement
 from squad.store.tables import metadata
 from squad.store.upsert import upsert
 
@@ -83,14 +84,18 @@ class ConversationStore:
         now: Clock,
         new_id: Callable[[], str],
         fast: FastReads | None = None,
+        plain: bool = False,
     ) -> None:
         """Use ``engine`` (already migrated), time from ``now`` and message ids from ``new_id``;
         ``fast``: the store's plain reads of a SQLite file (:mod:`.sqlite_fast`), which
-        recall's reads of messages use when they can."""
+        recall's reads of messages use when they can; ``plain``: write messages in plain
+        ``sqlite3`` on the transaction's own connection (:mod:`.sqlite_writes`), for a SQLite
+        file."""
         self._engine = engine
         self._now = now
         self._new_id = new_id
         self._fast = fast
+        self._plain = plain
 
     # messages
 
@@ -152,7 +157,7 @@ class ConversationStore:
         stored = redact_conversation(contents, known=known)
         cued = [i for i, text in enumerate(contents[:CUE_MESSAGES]) if needs_previous(text)]
         with transaction(self._engine, action) as conn:
-            last_seq, turns = _take_seqs(conn, squad, agent, len(items), replies)
+            last_seq, turns = _take_seqs(conn, squad, agent, len(items), replies, self._plain)
             seq, turn = last_seq - len(items), turns - replies
             if cued:  # a bare value whose cue may be in the messages already stored
                 before = _last_contents(conn, squad, agent, seq, run_id, session_id)
@@ -182,7 +187,7 @@ class ConversationStore:
                         "turn": turn,
                     }
                 )
-            ids = conn.execute(_INSERT_MESSAGES, rows).scalars()
+            ids = _insert_messages(conn, rows, self._plain)
             return [
                 MessageRecord(id=int(key), **{**row, "role": role})
                 for key, row, role in zip(ids, rows, roles, strict=True)
@@ -382,14 +387,17 @@ class ConversationStore:
 
 
 def _take_seqs(
-    conn: Connection, squad: str, agent: str, count: int, replies: int
+    conn: Connection, squad: str, agent: str, count: int, replies: int, plain: bool
 ) -> tuple[int, int]:
     """Take the agent's next ``count`` seqs, ``replies`` of them assistant replies; return the
-    last seq and the turn count after them.
+    last seq and the turn count after them (``plain``: in plain ``sqlite3`` if it can).
 
     Must be the transaction's first statement: it takes the lock that orders the writers.
     """
     params = {"squad": squad, "agent": agent, "count": count, "replies": replies}
+    found = _TAKE_SEQS_PLAIN.rows(conn, params) if plain else None
+    if found is not None:
+        return int(found[0].last_seq), int(found[0].turns)
     prepared = _TAKE_SEQS.get(conn.dialect.name)
     if prepared is not None:
         row = conn.execute(prepared, params).one()
@@ -426,6 +434,41 @@ _TAKE_SEQS = {
 }
 """Prepared per dialect: a message write builds no SQL (others take the portable path)."""
 _INSERT_MESSAGES = insert(MESSAGES).returning(MESSAGES.c.id, sort_by_parameter_order=True)
+_TAKE_SEQS_PLAIN = PlainStatement(_TAKE_SEQS["sqlite"], COUNTERS)
+_INSERTED_COLUMNS = (
+    "message_id",
+    "squad",
+    "agent",
+    "run_id",
+    "session_id",
+    "role",
+    "content",
+    "tool_name",
+    "author",
+    "created_at",
+    "seq",
+    "turn",
+)
+"""What :meth:`ConversationStore.record_messages` gives each row."""
+_INSERT_MESSAGE_PLAIN = PlainStatement(
+    insert(MESSAGES).returning(MESSAGES.c.id), MESSAGES, keys=_INSERTED_COLUMNS
+)
+
+
+def _insert_messages(conn: Connection, rows: list[dict[str, Any]], plain: bool) -> list[int]:
+    """Insert the message ``rows`` in order; their ids (``plain``: in plain ``sqlite3``, one
+    statement a row, as far as it can: the rest through SQLAlchemy, in the same transaction)."""
+    ids: list[int] = []
+    while plain and len(ids) < len(rows):
+        found = _INSERT_MESSAGE_PLAIN.rows(conn, rows[len(ids)])
+        if found is None:
+            break
+        ids.append(int(found[0].id))
+    if len(ids) < len(rows):
+        ids += [int(key) for key in conn.execute(_INSERT_MESSAGES, rows[len(ids) :]).scalars()]
+    return ids
+
+
 _MESSAGES_AT = (
     select(MESSAGES)
     .where(

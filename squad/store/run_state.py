@@ -42,6 +42,7 @@ from squad.errors import RunFenced, StoreError
 from squad.store.engine import reading, transaction
 from squad.store.records import TaskRecord, TaskStatus, enum_value
 from squad.store.row_records import task_record
+from squad.store.sqlite_writes import PlainStatement
 from squad.store.tables import UTCDateTime, metadata
 from squad.store.upsert import upsert
 
@@ -57,10 +58,13 @@ class RunStateStore:
     Safe to share between threads, like the :class:`~squad.store.Store` that owns it.
     """
 
-    def __init__(self, engine: Engine, *, now: Clock) -> None:
-        """Use ``engine`` (already migrated) and take time from ``now`` (timezone-aware UTC)."""
+    def __init__(self, engine: Engine, *, now: Clock, plain: bool = False) -> None:
+        """Use ``engine`` (already migrated) and take time from ``now`` (timezone-aware UTC);
+        ``plain``: set tasks and check claims in plain ``sqlite3`` on the transaction's own
+        connection (:mod:`.sqlite_writes`), for a SQLite file."""
         self._engine = engine
         self._now = now
+        self._plain = plain
 
     # claims of runs (fencing)
 
@@ -92,7 +96,7 @@ class RunStateStore:
         if epoch is None:
             return
         with transaction(self._engine, f"check the claim of run {run_id!r}") as conn:
-            fence(conn, run_id, epoch)
+            fence(conn, run_id, epoch, plain=self._plain)
 
     # task states
 
@@ -130,7 +134,29 @@ class RunStateStore:
         try:
             with transaction(self._engine, action) as conn:
                 if epoch is not None:
-                    fence(conn, run_id, epoch)
+                    fence(conn, run_id, epoch, plain=self._plain)
+                params = {
+                    "run_id": run_id,
+                    "task_id": task_id,
+                    "squad": squad,
+                    "agent": agent,
+                    "status": status.value,
+                    "error": error,
+                    "now": now,
+                    "first_output": output,
+                    "first_attempts": attempts or 0,
+                    "first_rounds": rounds or 0,
+                    "first_started_at": now if status is TaskStatus.RUNNING else None,
+                    "first_ended_at": now if status.finished else None,
+                    "new_output": output,
+                    "new_attempts": attempts,
+                    "new_rounds": rounds,
+                    "running": status is TaskStatus.RUNNING,
+                    "finished": status.finished,
+                }
+                found = _TASK_UPSERT_PLAIN.rows(conn, params) if self._plain else None
+                if found is not None:
+                    return task_record(found[0])
                 statement = _TASK_UPSERTS.get(conn.dialect.name)
                 if statement is None:
                     return self._set_task_portably(
@@ -146,29 +172,7 @@ class RunStateStore:
                         rounds,
                         now,
                     )
-                row = conn.execute(
-                    statement,
-                    {
-                        "run_id": run_id,
-                        "task_id": task_id,
-                        "squad": squad,
-                        "agent": agent,
-                        "status": status.value,
-                        "error": error,
-                        "now": now,
-                        "first_output": output,
-                        "first_attempts": attempts or 0,
-                        "first_rounds": rounds or 0,
-                        "first_started_at": now if status is TaskStatus.RUNNING else None,
-                        "first_ended_at": now if status.finished else None,
-                        "new_output": output,
-                        "new_attempts": attempts,
-                        "new_rounds": rounds,
-                        "running": status is TaskStatus.RUNNING,
-                        "finished": status.finished,
-                    },
-                ).one()
-                return task_record(row)
+                return task_record(conn.execute(statement, params).one())
         except StoreError as exc:
             if isinstance(exc.__cause__, IntegrityError):
                 raise StoreError(
@@ -249,12 +253,15 @@ class RunStateStore:
 # helpers
 
 
-def fence(conn: Connection, run_id: str, epoch: int) -> None:
+def fence(conn: Connection, run_id: str, epoch: int, *, plain: bool = False) -> None:
     """RunFenced unless run ``run_id`` is still at ``epoch``; on Postgres the run's row is
-    share-locked until the transaction ends, so a claim waits for the writes it fences."""
-    found = conn.execute(
-        select(RUNS.c.epoch).where(RUNS.c.id == run_id).with_for_update(read=True)
-    ).scalar()
+    share-locked until the transaction ends, so a claim waits for the writes it fences
+    (``plain``: read in plain ``sqlite3`` if it can, :mod:`.sqlite_writes`)."""
+    rows = _FENCE_PLAIN.rows(conn, {"run_id": run_id}) if plain else None
+    if rows is not None:
+        found = rows[0].epoch if rows else None
+    else:
+        found = conn.execute(_FENCE, {"run_id": run_id}).scalar()
     if found is None:
         raise StoreError(f"no run with id {run_id!r} in the state database")
     if int(found) != epoch:
@@ -324,6 +331,9 @@ _TASK_UPSERTS = {
     "sqlite": _task_upsert(sqlite.insert),
     "postgresql": _task_upsert(postgresql.insert),
 }
+_TASK_UPSERT_PLAIN = PlainStatement(_TASK_UPSERTS["sqlite"], TASKS)
+_FENCE = select(RUNS.c.epoch).where(RUNS.c.id == bindparam("run_id")).with_for_update(read=True)
+_FENCE_PLAIN = PlainStatement(_FENCE, RUNS)
 
 
 def _task_key(run_id: str, task_id: str) -> ColumnElement[bool]:

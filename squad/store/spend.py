@@ -19,6 +19,7 @@ from sqlalchemy.engine import Engine
 from squad.clock import Clock
 from squad.store.engine import reading, transaction
 from squad.store.records import SpendRecord, SpendTotals
+from squad.store.sqlite_writes import PlainStatement
 from squad.store.tables import metadata
 
 __all__ = ["SpendStore"]
@@ -34,10 +35,13 @@ class SpendStore:
     Safe to share between threads, like the :class:`~squad.store.Store` that owns it.
     """
 
-    def __init__(self, engine: Engine, *, now: Clock) -> None:
-        """Use ``engine`` (already migrated) and take time from ``now`` (timezone-aware UTC)."""
+    def __init__(self, engine: Engine, *, now: Clock, plain: bool = False) -> None:
+        """Use ``engine`` (already migrated) and take time from ``now`` (timezone-aware UTC);
+        ``plain``: record calls in plain ``sqlite3`` on the transaction's own connection
+        (:mod:`.sqlite_writes`), for a SQLite file."""
         self._engine = engine
         self._now = now
+        self._plain = plain
 
     def record(
         self,
@@ -74,7 +78,8 @@ class SpendStore:
             "at": self._now(),
         }
         with transaction(self._engine, f"record spend of squad {squad!r}") as conn:
-            key = conn.execute(_INSERT_SPEND, values).scalar_one()
+            found = _INSERT_SPEND_PLAIN.rows(conn, values) if self._plain else None
+            key = found[0].id if found else conn.execute(_INSERT_SPEND, values).scalar_one()
         return SpendRecord(id=int(key), **values)
 
     def of_squad(self, squad: str, *, since: datetime | None = None) -> SpendTotals:
@@ -184,3 +189,18 @@ _NONE = SpendTotals(0.0, 0, 0, 0)
 
 _INSERT_SPEND = insert(LEDGER).returning(LEDGER.c.id)
 """Prepared once: a model call's ledger row builds no SQL."""
+_INSERT_SPEND_PLAIN = PlainStatement(
+    _INSERT_SPEND,
+    LEDGER,
+    keys=(
+        "squad",
+        "run_id",
+        "agent",
+        "model",
+        "prompt_tokens",
+        "completion_tokens",
+        "cost_usd",
+        "latency_s",
+        "at",
+    ),
+)

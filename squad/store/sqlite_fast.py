@@ -32,11 +32,24 @@ from sqlalchemy.engine import Compiled, Engine
 
 from squad.store.engine import BUSY_TIMEOUT_MS, CACHE_KIB, in_batch, sqlite_file
 
-__all__ = ["FastReads", "bound_time", "compiled", "decoded_row", "fast_reads", "sql_time"]
+__all__ = [
+    "FastReads",
+    "bound_time",
+    "compiled",
+    "decoded_row",
+    "dialect",
+    "fast_reads",
+    "sql_time",
+]
 
 _DIALECT = SQLiteDialect_pysqlite(paramstyle="named")
 _COMPILED: dict[int, tuple[Executable, Compiled]] = {}
 _COMPILED_LOCK = threading.Lock()
+
+
+def dialect() -> SQLiteDialect_pysqlite:
+    """The SQLite dialect statements are compiled for here (named parameters)."""
+    return _DIALECT
 
 
 def compiled(statement: Executable) -> Compiled:

@@ -90,13 +90,14 @@ class Store(RunReads):
         """Recall's reads in plain sqlite3 on a SQLite file (:mod:`.sqlite_fast`)."""
         self.memory = MemoryStore(engine, now=self._now, fast=self._fast)
         """Experiential memory (Layer A): namespaces, facts and their retrieval."""
+        plain = self._fast is not None  # a SQLite file: a step's writes in plain sqlite3
         self.conversation = ConversationStore(
-            engine, now=self._now, new_id=self._new_id, fast=self._fast
+            engine, now=self._now, new_id=self._new_id, fast=self._fast, plain=plain
         )
         """Agents' messages with their seq and turn, and the extractor's watermarks."""
-        self.run_state = RunStateStore(engine, now=self._now)
+        self.run_state = RunStateStore(engine, now=self._now, plain=plain)
         """Each run's claim (its fencing epoch) and its tasks' states."""
-        self.spend = SpendStore(engine, now=self._now)
+        self.spend = SpendStore(engine, now=self._now, plain=plain)
         """What model calls cost: the spend ledger."""
         self.extraction = ExtractionStore(engine, now=self._now)
         """The background extractor's passes: what it read, wrote and dropped."""
