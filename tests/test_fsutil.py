@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import stat
@@ -11,7 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from squad.fsutil import atomic_write, create_new, durable_later, new_file_over
+from squad.fsutil import (
+    IN_PLACE_MAX,
+    atomic_write,
+    create_new,
+    durable_later,
+    new_file_over,
+    rewrite_in_place,
+)
 
 
 def leftovers(folder: Path) -> list[str]:
@@ -196,6 +204,55 @@ def test_a_new_file_over_an_old_one_holds_the_new_bytes_with_the_old_permissions
     assert target.read_bytes() == b"second, longer than the first"
     assert (target.stat().st_mode & 0o777) == 0o600
     assert leftovers(tmp_path) == []
+
+
+def test_a_rewrite_in_place_keeps_the_file_and_pads_a_shorter_text_to_whole_json(
+    tmp_path: Path,
+) -> None:
+    target = tmp_path / "tasks" / "t1" / "status.json"
+    first, shorter = b'{"status": "running", "output": null}\n', b'{"status": "done"}\n'
+    rewrite_in_place(target, first)  # its folder made too
+    made = target.stat()
+    rewrite_in_place(target, shorter)
+    text = target.read_bytes()
+    assert json.loads(text) == {"status": "done"}
+    assert text == shorter[:-1] + b" " * (len(first) - len(shorter)) + b"\n"
+    rewrite_in_place(target, b'{"status": "done", "output": "tasks/t1/output.md"}\n')
+    assert json.loads(target.read_bytes())["output"] == "tasks/t1/output.md"
+    assert target.stat().st_ino == made.st_ino  # the same file, written over
+    assert sorted(p.name for p in target.parent.iterdir()) == ["status.json"]
+
+
+def test_a_text_past_a_page_is_written_as_a_new_file_of_its_own_length(tmp_path: Path) -> None:
+    target = tmp_path / "status.json"
+    long = b'{"error": "' + b"x" * IN_PLACE_MAX + b'"}\n'
+    rewrite_in_place(target, b'{"status": "running"}\n')
+    rewrite_in_place(target, long)
+    assert target.read_bytes() == long
+    rewrite_in_place(target, b'{"status": "failed"}\n')  # from a long text: a new file too
+    assert target.read_bytes() == b'{"status": "failed"}\n'
+
+
+def test_a_reader_of_a_file_rewritten_in_place_always_finds_it_whole_in_size(
+    tmp_path: Path,
+) -> None:
+    target = tmp_path / "status.json"
+    texts = [b'{"status": "running"}\n', b'{"status": "done", "rounds": 1}\n']
+    rewrite_in_place(target, texts[0])
+    stop = threading.Event()
+    sizes: list[int] = []
+
+    def read() -> None:
+        while not stop.is_set():
+            sizes.append(len(target.read_bytes()))  # raises if the file is ever missing
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    for i in range(2000):
+        rewrite_in_place(target, texts[i % 2])
+    stop.set()
+    reader.join()
+    assert sizes and min(sizes) >= len(texts[0])
 
 
 def test_a_file_made_durable_later_waits_for_its_fsync_and_says_when_it_failed(

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from squad.clock import Clock, utc_now
 from squad.errors import LimitReached, ModelError, SquadError
-from squad.fsutil import durable_later, new_file_over
+from squad.fsutil import durable_later, new_file_over, rewrite_in_place
 from squad.memory.agent import AgentContext
 from squad.memory.decisions.log import DecisionLog
 from squad.memory.service import MemoryService
@@ -361,10 +361,9 @@ class RunExecutor:
 
     def _write_status_file(self, task_id: str, record: dict[str, Any]) -> None:
         path = self._task_file(task_id, "status.json")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # A view of the store's task state, rewritten at every change: not worth an fsync
-        # nor a rename over the last one (fsutil.new_file_over).
-        new_file_over(path, (json.dumps(record, indent=2) + "\n").encode())
+        # A view of the store's task state, rewritten at every change: not worth an fsync,
+        # a rename or even a new file (fsutil.rewrite_in_place).
+        rewrite_in_place(path, (json.dumps(record, indent=2) + "\n").encode())
 
     # -- internals -------------------------------------------------------------------------
 
