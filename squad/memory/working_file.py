@@ -25,6 +25,10 @@ between), so both are cheap:
   each file with the file's bytes: a read that finds the same bytes parses nothing. It is the
   bytes that are compared, not the file's size and time (an edit in place within one tick of
   the filesystem's clock keeps both), so a change by anyone is always read.
+- a change may be held back (:meth:`WorkingMemoryFile.defer`): the runtime holds a task's
+  start so that a turn that ends soon writes its start and its end at once. A held change is
+  the memory service's (its :class:`WorkingCache`): every read in this process sees it (the
+  prompt, the dashboard of a daemon) and the next update of the file writes it first.
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from squad.clock import Clock, utc_now
@@ -62,6 +66,8 @@ _ASIDE = ".prev"
 """The suffix of the old file while a write swaps the new one in (``.<run-id>.json.prev``)."""
 CACHE_KEPT = 256
 """Files a :class:`WorkingCache` keeps, the least recently used going first: a run's agents."""
+
+Change = Callable[[WorkingMemory], WorkingMemory]
 
 
 class WorkingRecordDict(WorkingMemoryDict):
@@ -114,6 +120,8 @@ class WorkingCache:
     def __init__(self, kept: int = CACHE_KEPT) -> None:
         self._kept = kept
         self._records: OrderedDict[Path, tuple[bytes, WorkingRecord | None]] = OrderedDict()
+        self._held: dict[Path, list[Change]] = {}
+        """Changes held back from each file (:meth:`WorkingMemoryFile.defer`)."""
         self._lock = threading.Lock()
 
     def get(self, path: Path, raw: bytes) -> tuple[bool, WorkingRecord | None]:
@@ -136,6 +144,28 @@ class WorkingCache:
     def forget(self, path: Path) -> None:
         with self._lock:
             self._records.pop(path, None)
+
+    def defer(self, path: Path, change: Change) -> None:
+        """Hold ``change`` of ``path`` for its next update (never dropped to keep the cache
+        small: a run's held changes are written by the end of its turns)."""
+        with self._lock:
+            self._held.setdefault(path, []).append(change)
+
+    def held(self, path: Path) -> tuple[Change, ...]:
+        """The changes of ``path`` held, oldest first."""
+        with self._lock:
+            return tuple(self._held.get(path, ()))
+
+    def take_held(self, path: Path) -> tuple[Change, ...]:
+        """:meth:`held`, no longer held (the caller writes them, or gives them back)."""
+        with self._lock:
+            return tuple(self._held.pop(path, ()))
+
+    def give_back(self, path: Path, changes: tuple[Change, ...]) -> None:
+        """Hold again ``changes`` taken that could not be written, before any held since."""
+        if changes:
+            with self._lock:
+                self._held[path] = [*changes, *self._held.get(path, ())]
 
 
 class WorkingMemoryFile:
@@ -163,7 +193,33 @@ class WorkingMemoryFile:
         self.relative = f"agents/{self.agent}/{WORKING_MEMORY_FOLDER}/{name}"
 
     def read(self) -> WorkingRecord | None:
-        """The record in the file; None when there is none (or none squad can read)."""
+        """The record in the file, with the changes held back applied (:meth:`defer`); None
+        when there is none (or none squad can read)."""
+        record = self._read_file()
+        held = self._cache.held(self.path) if self._cache is not None else ()
+        return self._with(record, held) if held else record
+
+    def _with(
+        self, record: WorkingRecord | None, changes: tuple[Change, ...]
+    ) -> WorkingRecord | None:
+        """``record`` with ``changes`` applied (None if that leaves nothing)."""
+        state = record.state if record is not None else WorkingMemory()
+        for change in changes:
+            state = change(state)
+        if record is not None:
+            return replace(record, state=state)
+        return None if state.empty else WorkingRecord(self.run_id, self._clock().isoformat(), state)
+
+    def defer(self, change: Change) -> None:
+        """Hold ``change`` back: reads in this process see it at once, the next
+        :meth:`update` writes it (or writes it now, without a cache to hold it)."""
+        if self._cache is None:
+            self.update(change)
+        else:
+            self._cache.defer(self.path, change)
+
+    def _read_file(self) -> WorkingRecord | None:
+        """The record the file holds."""
         # The file, else the old one a write moved aside, else the file that write put in.
         for path in (self.path, self._aside, self.path):
             try:
@@ -212,20 +268,30 @@ class WorkingMemoryFile:
             WorkingMemory.from_dict(state if isinstance(state, dict) else {}),
         )
 
-    def update(self, change: Callable[[WorkingMemory], WorkingMemory]) -> WorkingMemory:
-        """Apply ``change`` to the run's state and write it when it changed; the state after."""
+    def update(self, change: Change) -> WorkingMemory:
+        """Apply the changes held back, then ``change``, to the run's state and write it when
+        it changed; the state after."""
         with self._locked():
-            record = self.read()
-            before = record.state if record is not None else None
-            after = change(before or WorkingMemory())
-            if after != before and not (before is None and after.empty):
-                self._write(WorkingRecord(self.run_id, self._clock().isoformat(), after))
+            record = self._read_file()
+            held = self._cache.take_held(self.path) if self._cache is not None else ()
+            try:
+                before = record.state if record is not None else None
+                after = before or WorkingMemory()
+                for each in (*held, change):
+                    after = each(after)
+                if after != before and not (before is None and after.empty):
+                    self._write(WorkingRecord(self.run_id, self._clock().isoformat(), after))
+            except BaseException:
+                if self._cache is not None:
+                    self._cache.give_back(self.path, held)
+                raise
             return after
 
     def take(self) -> WorkingRecord | None:
-        """Remove the file and return what it held."""
+        """Remove the file and return what it held, with the changes held back."""
         with self._locked():
-            record = self.read()
+            held = self._cache.take_held(self.path) if self._cache is not None else ()
+            record = self._with(self._read_file(), held)
             for path in (self.path, self._aside):
                 with contextlib.suppress(FileNotFoundError):
                     path.unlink()

@@ -134,7 +134,7 @@ class RunExecutor:
         executor records (the run's only writer while it holds the run)."""
         self._outputs: dict[str, str] = {}
         """The output the store records for each task, read and kept with ``_statuses``."""
-        self._running = RunningNotices()
+        self._running = RunningNotices[StoreWrite]()
         """Each working task's ``running`` record until it is written."""
         self._syncing: dict[str, Callable[[], None]] = {}
         """The wait for each task's ``output.md`` fsync, under way while its outcome commits."""
@@ -238,6 +238,7 @@ class RunExecutor:
                 started = self._running.take(task.id)
                 if started is not None:
                     self._show_running(task.id, started)
+                self.working.settle(task)
                 raise
 
     def _review(self, task: TaskNode, output: str) -> tuple[bool, str]:
@@ -413,6 +414,7 @@ class RunExecutor:
         except (ModelError, LimitReached):
             raise  # the graph turns these into the task's status, messages and all
         except BaseException:
+            self.working.settle(task)  # the file says it was at work, as it did before
             started = self._running.take(task.id)
             if started is not None:  # the store says it was running, as it did before
                 self.journal(started, keep_on_abort=True)

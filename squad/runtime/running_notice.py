@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 if TYPE_CHECKING:
     from squad.store import Store
@@ -26,10 +26,12 @@ SHOW_AFTER_S = 0.2
 """How long a turn works before its ``running`` status is written on its own."""
 
 StoreWrite = Callable[["Store"], object]
+T = TypeVar("T")
 
 
-class RunningNotices:
-    """The ``running`` records of a run's tasks not written yet, one per task.
+class RunningNotices(Generic[T]):
+    """The ``running`` records of a run's tasks not written yet, one per task (or whatever
+    else a turn holds back until it lasts: ``T``, what :meth:`take` gives back).
 
     A notice whose turn lasts is shown by its ``show`` (the store write in a transaction of
     its own) under this object's lock, so a turn's outcome, which
@@ -41,10 +43,10 @@ class RunningNotices:
     def __init__(self, *, delay: float = SHOW_AFTER_S) -> None:
         self._delay = delay
         self._due = threading.Condition(threading.Lock())
-        self._waiting: dict[str, tuple[StoreWrite, Callable[[], None], float]] = {}
+        self._waiting: dict[str, tuple[T, Callable[[], None], float]] = {}
         self._showing = False
 
-    def wait(self, task_id: str, write: StoreWrite, show: Callable[[], None]) -> None:
+    def wait(self, task_id: str, write: T, show: Callable[[], None]) -> None:
         """Hold ``task_id``'s ``running`` record (``write``): ``show`` writes it in
         :data:`SHOW_AFTER_S` unless :meth:`take` comes first."""
         with self._due:
@@ -53,7 +55,7 @@ class RunningNotices:
                 self._showing = True
                 threading.Thread(target=self._show, name="running notices", daemon=True).start()
 
-    def take(self, task_id: str) -> StoreWrite | None:
+    def take(self, task_id: str) -> T | None:
         """The task's ``running`` write if it was not written yet (the caller writes it with
         the outcome, in one transaction); None if it was, or there was none."""
         with self._due:

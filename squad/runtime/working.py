@@ -7,7 +7,13 @@ For every agent of the run whose memory is on (:mod:`squad.memory.working` says 
   log, marked as left behind, and removed; the run's own (a resume's) is kept, and so is that
   of a run waiting for approval (it has not ended);
 - a task starts: it is the agent's task in progress, and the agent's other tasks of the run
-  not done yet are what remains;
+  not done yet are what remains. The start is held back (the turn's prompt, and every read
+  in this process, see it at once): written when the turn has lasted
+  :data:`~squad.runtime.running_notice.SHOW_AFTER_S`, or when anything else changes the
+  file first, or with the task's end in one write when the turn ends sooner, or on the way
+  out of a turn that ends by an error (a stop). A hard kill in a turn's first moment loses
+  it from the file (the run's resume starts the task again, which makes it again), as it
+  loses the store's ``running`` record (:mod:`squad.runtime.running_notice`);
 - the files tool reads or writes a file: it is the newest file touched;
 - a task ends: done, or (failed, blocked) out of what remains, a failure as a blocker;
 - the run ends (succeeded, failed, stopped): the working memory is summarised into the daily
@@ -36,6 +42,7 @@ from squad.memory.working import (
     touch_file,
 )
 from squad.runtime.runlog import RunLog
+from squad.runtime.running_notice import SHOW_AFTER_S, RunningNotices
 from squad.runtime.tasks import TaskNode, TaskStatus
 from squad.spec.models import SquadSpec
 from squad.text.secrets import redact
@@ -69,9 +76,11 @@ class RunWorkingMemory:
         *,
         waiting: Callable[[str], bool],
         known: Collection[str] = (),
+        hold_s: float = SHOW_AFTER_S,
     ) -> None:
         """``waiting`` says whether a run (by id) waits for approval: its files are kept;
-        ``known``: credential values found in the run so far, redacted wherever they occur."""
+        ``known``: credential values found in the run so far, redacted wherever they occur;
+        ``hold_s``: how long a task's start is held back (see the module docstring)."""
         self._waiting = waiting
         self._known = known
         self._memory = memory
@@ -82,6 +91,8 @@ class RunWorkingMemory:
         self._items: dict[str, tuple[str, int, str]] = {}
         """Each task's item, with the description and the number of ``known`` values it was
         made from (they only grow): redacted once, not at every start of another task."""
+        self._starts = RunningNotices[str](delay=hold_s)
+        """Each working task's start held back, by task id: its agent until it is written."""
 
     def context(self, agent: str) -> AgentContext | None:
         """The agent in this run, None when its memory is off (it keeps no working memory)."""
@@ -129,7 +140,19 @@ class RunWorkingMemory:
                 remaining.append(self._item(other))
         remaining.reverse()
         item = self._item(task)
-        self._update(task.agent, lambda state: start_task(state, item, remaining))
+        ctx = self.context(task.agent)
+        if ctx is None:
+            return
+        file = self._memory.working_file(ctx)
+        file.defer(lambda state: start_task(state, item, remaining))
+        self._starts.wait(task.id, task.agent, lambda: self._update(task.agent, _unchanged))
+
+    def settle(self, task: TaskNode) -> None:
+        """Write ``task``'s start now if it is still held back: its turn ends by an error,
+        and the run may be resumed from what the file says."""
+        agent = self._starts.take(task.id)
+        if agent is not None:
+            self._update(agent, _unchanged)
 
     def _item(self, task: TaskNode) -> str:
         """:func:`task_item` of ``task``, made again only when its description or the values
@@ -146,7 +169,10 @@ class RunWorkingMemory:
         self._update(agent, lambda state: touch_file(state, path))
 
     def task_ended(self, task: TaskNode, status: TaskStatus, error: str | None = None) -> None:
-        """``task`` reached ``status``: done, failed or blocked change what the agent is on."""
+        """``task`` reached ``status``: done, failed or blocked change what the agent is on
+        (written with the task's start if that is still held back)."""
+        if status in _NOT_REMAINING:
+            self._starts.take(task.id)  # the start is written with this change, at once
         item = self._item(task)
         if status is TaskStatus.DONE:
             self._update(task.agent, lambda state: finish_task(state, item))
@@ -188,3 +214,8 @@ class RunWorkingMemory:
             action(*args)
         except (SquadError, OSError) as exc:
             self._log.emit("working_memory_failed", agent=agent, action=what, error=str(exc))
+
+
+def _unchanged(state: WorkingMemory) -> WorkingMemory:
+    """No change of its own: an update that writes what is held back."""
+    return state

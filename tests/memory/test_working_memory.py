@@ -285,6 +285,42 @@ def test_a_write_keeps_the_files_permissions_and_leaves_nothing_beside_it(tmp_pa
     assert [p.name for p in file.path.parent.iterdir()] == ["r1.json"]
 
 
+def test_a_change_held_back_is_read_at_once_and_written_with_the_next_update(
+    tmp_path: Path, clock: FrozenClock
+) -> None:
+    file = WorkingMemoryFile(tmp_path, "writer", "r1", clock=clock, cache=WorkingCache())
+    on_disk = WorkingMemoryFile(tmp_path, "writer", "r1")  # no cache: the file alone
+    started = start_task(WorkingMemory(), "t1: Draft.", ["t2: Publish."])
+
+    file.defer(lambda s: start_task(s, "t1: Draft.", ["t2: Publish."]))
+
+    assert not file.path.exists() and on_disk.read() is None  # nothing written yet
+    record = file.read()
+    assert record is not None and record.state == started and record.run_id == "r1"
+    after = file.update(lambda s: finish_task(s, "t1: Draft."))
+    assert after == finish_task(started, "t1: Draft.")
+    written = on_disk.read()
+    assert written is not None and written.state == after  # the start and the end, in one
+
+    def refused(state: WorkingMemory) -> WorkingMemory:
+        raise ValueError("no")
+
+    file.defer(lambda s: touch_file(s, "a.md"))
+    with pytest.raises(ValueError):
+        file.update(refused)
+    held = file.read()
+    assert held is not None and held.state.files == ("a.md",)  # kept for the next write
+    assert on_disk.read() == written
+    file.defer(lambda s: touch_file(s, "b.md"))
+    taken = file.take()
+    assert taken is not None and taken.state.files == ("a.md", "b.md")
+    assert file.read() is None and not file.path.exists()
+
+    uncached = WorkingMemoryFile(tmp_path, "writer", "r2")
+    uncached.defer(lambda s: touch_file(s, "c.md"))  # nowhere to hold it: written at once
+    assert json.loads(uncached.path.read_text())["state"]["files"] == ["c.md"]
+
+
 # -- the tool ------------------------------------------------------------------------------------
 
 
