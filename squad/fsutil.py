@@ -283,17 +283,18 @@ which one ``write`` fills whole or not at all, a kill notwithstanding."""
 
 def rewrite_in_place(path: Path, data: bytes) -> None:
     """Put ``data`` in the file ``path`` by writing over its start, in one write, padded with
-    spaces (before a final newline) to the old text's length; the file (and its folder) made
-    when missing. Not fsynced.
+    spaces to the old text's length, then cut to its own length; the file (and its folder)
+    made when missing. Not fsynced.
 
-    No new file, no rename, no truncation: the file system's journal has no name or inode to
-    change, and ext4 does not force the data out first as it does for a rename over a file
-    or a truncation to nothing (:func:`new_file_over` still unlinks one and makes another).
-    Only for a small text a reader takes whole and in which trailing spaces mean nothing
-    (JSON), with one writer at a time: a task's ``status.json``. A text of one page is
-    written whole or not at all, so a kill leaves the old text or the new one, never a mix
-    and never nothing (after the first write); a reader in the instant of the write may see
-    a mix. Past :data:`IN_PLACE_MAX` (the old text or the new) it is :func:`new_file_over`.
+    No new file, no rename, no truncation to nothing: the file system's journal has no name
+    or inode to change, and ext4 does not force the data out first as it does for a rename
+    over a file or a truncation to nothing (:func:`new_file_over` still unlinks one and
+    makes another). Only for a small text a reader takes whole and in which trailing spaces
+    mean nothing (JSON), with one writer at a time: a task's ``status.json``. A text of one
+    page is written whole or not at all, so a kill leaves the old text, the new one padded,
+    or the new one, never a mix and never nothing (after the first write); a reader in the
+    instant of the write may see a mix. Past :data:`IN_PLACE_MAX` (the old text or the new)
+    it is :func:`new_file_over`.
     """
     flags = os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
     try:
@@ -309,8 +310,10 @@ def rewrite_in_place(path: Path, data: bytes) -> None:
         info = os.fstat(fd)
         if stat.S_ISREG(info.st_mode) and max(info.st_size, len(data)) <= IN_PLACE_MAX:
             pad = b" " * (info.st_size - len(data))
-            text = data[:-1] + pad + b"\n" if data.endswith(b"\n") else data + pad
+            text = data + pad
             if os.pwrite(fd, text, 0) == len(text):
+                if pad:
+                    os.ftruncate(fd, len(data))
                 return
     finally:
         os.close(fd)
