@@ -71,7 +71,8 @@ class PlainStatement:
         except (SQLAlchemyError, ValueError, TypeError):
             return None  # nothing ran: SQLAlchemy says what is wrong with them
         raw = conn.connection.driver_connection
-        assert isinstance(raw, sqlite3.Connection), raw
+        if not isinstance(raw, sqlite3.Connection):
+            return None  # another driver's connection: SQLAlchemy knows it
         began = raw.in_transaction
         try:
             cursor = raw.execute(sql, values)
