@@ -546,21 +546,8 @@ def _message_record(row: Row[Any]) -> MessageRecord:
     )
 
 
-_MESSAGE_FIELDS = (
-    "id",
-    "message_id",
-    "squad",
-    "agent",
-    "run_id",
-    "session_id",
-    "role",
-    "content",
-    "tool_name",
-    "created_at",
-    "seq",
-    "turn",
-    "author",
-)
+_MESSAGE_FIELDS = ("id", *_INSERTED_COLUMNS)
+"""A stored message's columns, as a plain read selects them."""
 _MESSAGE_COLUMNS = ", ".join(_MESSAGE_FIELDS)
 
 
