@@ -18,11 +18,12 @@ import marshal
 import os
 import sys
 import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
+
+from squad.text.bounded_cache import BoundedCache, text_key
 
 __all__ = ["CachedCounter", "TokenCounter", "counter_for_model", "encoding_for_model"]
 
@@ -164,36 +165,19 @@ class _HuggingFaceCounter:
 
 class CachedCounter:
     """Remembers counts: a prompt re-counts the same memory lines every turn, and a 50 KB
-    memory.md costs milliseconds to tokenize. Short texts are their own key; longer ones are
-    keyed by a BLAKE2 digest, so the cache holds at most ``maxsize`` short strings."""
-
-    KEY_CHARS = 512
+    memory.md costs milliseconds to tokenize. Kept in a :class:`BoundedCache` (a long text
+    by its digest, so the cache holds at most ``maxsize`` short strings)."""
 
     def __init__(self, inner: TokenCounter, maxsize: int = 8192) -> None:
         self._inner = inner
-        self._maxsize = maxsize
-        self._counts: OrderedDict[str | bytes, int] = OrderedDict()
-        self._lock = threading.Lock()
+        self._counts: BoundedCache[int] = BoundedCache(maxsize)
 
     @property
     def name(self) -> str:
         return self._inner.name
 
     def count(self, text: str) -> int:
-        key: str | bytes = text
-        if len(text) > self.KEY_CHARS:
-            key = hashlib.blake2b(text.encode(), digest_size=16).digest()
-        with self._lock:
-            found = self._counts.get(key)
-            if found is not None:
-                self._counts.move_to_end(key)
-                return found
-        counted = self._inner.count(text)
-        with self._lock:
-            self._counts[key] = counted
-            if len(self._counts) > self._maxsize:
-                self._counts.popitem(last=False)
-        return counted
+        return self._counts.get(text_key(text), lambda: self._inner.count(text))
 
 
 @lru_cache(maxsize=8)
