@@ -338,14 +338,20 @@ class ClusterQueue:
         return {str(row["name"]): int(row.get("todo", 0)) for row in rows}
 
 
-_STILL_OURS = """
-SELECT 1 FROM procrastinate_jobs
- WHERE id = %(id)s AND status = 'doing' AND worker_id = %(worker_id)s AND attempts = %(attempts)s
-   FOR UPDATE
+_IF_STILL_OURS = """
+WITH ours AS MATERIALIZED (
+  SELECT 1 FROM procrastinate_jobs
+   WHERE id = %(id)s AND status = 'doing' AND worker_id = %(worker_id)s
+     AND attempts = %(attempts)s
+     FOR UPDATE
+)
+SELECT ({end}) FROM ours
 """
-"""Whether a worker's attempt of a job still has it: not put back by a sweep (a new attempt),
-taken by another worker, rescheduled or ended meanwhile. The row stays locked until the
-attempt's end is written in the same transaction."""
+"""A worker's end of a job (``{end}``, procrastinate's call), written only if its attempt
+still has the job: not put back by a sweep (a new attempt), taken by another worker,
+rescheduled or ended meanwhile. One statement, so one round trip and one transaction: the
+row is locked (its conditions checked again on the newest version, as ``FOR UPDATE`` does)
+before the end is written, and the outer ``SELECT`` returns no row when it is not ours."""
 _RESCHEDULE = """
 UPDATE procrastinate_jobs SET status = 'todo', scheduled_at = %(at)s
  WHERE id = %(id)s AND status = 'doing' AND worker_id = %(worker_id)s AND attempts = %(attempts)s
@@ -390,13 +396,15 @@ def _owned_jobs(connector: Any) -> Any:
 
         async def _if_ours(self, job: Any, query: str, params: dict[str, Any]) -> bool:
             mine = {"id": job.id, "worker_id": job.worker_id, "attempts": job.attempts}
+            end = query.strip().removeprefix("SELECT").strip().removesuffix(";")
             pool = self.connector.pool  # type: ignore[attr-defined]
-            async with pool.connection() as connection, connection.transaction():
-                cursor = await connection.execute(_STILL_OURS, mine)
+            async with pool.connection() as connection:
+                cursor = await connection.execute(
+                    _IF_STILL_OURS.format(end=end), {**params, **mine}
+                )
                 if await cursor.fetchone() is None:
                     logger.info("job %s moved on since this attempt; left as it is", job.id)
                     return False
-                await connection.execute(query, params)
             return True
 
     return OwnedJobs(connector=connector)
