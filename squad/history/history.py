@@ -187,11 +187,13 @@ class History:
         with self._held() as held:
 
             def commit() -> CommitResult:
+                repo = self.repository.ensure()
                 result = self.repository.commit_all(
                     Author("run"),
                     lambda left_out: run_message(_with_left_out(note, left_out)),
+                    repo=repo,
                 )
-                self.repository.mark_run(note.run_id, result.sha)
+                self.repository.mark_run(note.run_id, result.sha, repo)
                 self._drop_marker()
                 return result
 
@@ -353,7 +355,7 @@ class History:
                 " interrupted: ", " interrupted (partial: what it wrote before it died): ", 1
             )
             result = self.repository.commit_all(Author("run"), message, repo=repo)
-            self.repository.mark_run(marker, result.sha)
+            self.repository.mark_run(marker, result.sha, repo)
             self._drop_marker()
             return result.sha
         shown = dirty[:20] + ([f"... and {len(dirty) - 20} more"] if len(dirty) > 20 else [])
