@@ -29,9 +29,6 @@ if TYPE_CHECKING:
 
 __all__ = ["SquadManager", "SquadWorkspace"]
 
-REGISTERED_KEPT = 256
-"""Registered definitions a manager keeps validated (a cluster worker's squads)."""
-
 
 @dataclass(frozen=True)
 class SquadWorkspace:
@@ -61,8 +58,6 @@ class SquadManager:
         self.workspaces = WorkspaceFolders(
             settings.workspaces, locks=settings.locks_dir, clock=clock
         )
-        self._registered: dict[tuple[str, str], SquadSpec] = {}
-        """Definitions read from the store, by squad and fingerprint (see :meth:`registered`)."""
 
     @property
     def store(self) -> Store:
@@ -148,16 +143,7 @@ class SquadManager:
             )
         if record.definition is None:
             return self.definition(squad)
-        key = (squad, record.definition_sha256 or "")
-        spec = self._registered.get(key) if key[1] else None
-        if spec is None:
-            # Validated once per definition: a worker runs the same squads over and over,
-            # and a spec is frozen, so the one built is shared by its runs.
-            spec = squad_from_dict(record.definition, source=f"squad {squad!r} in the store")
-            if key[1] and definition_sha256(spec) == key[1]:
-                if len(self._registered) >= REGISTERED_KEPT:
-                    self._registered.clear()
-                self._registered[key] = spec
+        spec = squad_from_dict(record.definition, source=f"squad {squad!r} in the store")
         return spec, Path(record.workspace)
 
     def locate(self, squad_or_path: str) -> SquadWorkspace:
