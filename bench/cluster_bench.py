@@ -352,12 +352,15 @@ def compare_throughput(trees: list[Path], runs: int, repeats: int) -> int:
         print("cluster benchmark skipped: no Postgres at SQUAD_TEST_POSTGRES_URL")
         return 0
     ratios: dict[Path, list[float]] = {tree: [] for tree in trees}
+    cpus: dict[Path, list[float]] = {tree: [] for tree in trees}
     try:
         for round_ in range(repeats):
-            for tree in trees:
+            # Every other round in reverse: on a shared machine no tree always goes first.
+            for tree in trees if round_ % 2 == 0 else trees[::-1]:
                 one, one_cpu = throughput(admin, 1, runs=runs, tree=tree)
                 three, three_cpu = throughput(admin, 3, runs=runs, tree=tree)
                 ratios[tree].append(one / three)
+                cpus[tree].append(three_cpu / runs * 1000)
                 print(
                     f"round {round_} {tree}: 1 worker {one:.2f}s ({one_cpu / runs * 1000:.0f} ms "
                     f"CPU a run), 3 workers {three:.2f}s ({three_cpu / runs * 1000:.0f} ms "
@@ -367,7 +370,12 @@ def compare_throughput(trees: list[Path], runs: int, repeats: int) -> int:
     finally:
         admin.dispose()
     for tree, found in ratios.items():
-        print(f"{tree}: median {statistics.median(found):.2f}x of {len(found)}")
+        cpu = cpus[tree]
+        print(
+            f"{tree}: median {statistics.median(found):.2f}x of {len(found)} "
+            f"({min(found):.2f}-{max(found):.2f}x); 3 workers' CPU a run median "
+            f"{statistics.median(cpu):.0f} ms ({min(cpu):.0f}-{max(cpu):.0f})"
+        )
     return 0
 
 
