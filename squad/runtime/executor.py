@@ -103,8 +103,12 @@ class RunExecutor:
         outputs: str = "tasks",
         epoch: int | None = None,
         seen: SeenSecrets | None = None,
+        ahead: Callable[[Path], None] | None = None,
     ) -> None:
         self.spec = spec
+        self._ahead = ahead
+        """Given a task's folder once it holds the task's outcome: the run's commit's work
+        on it done ahead, in the background (:meth:`RunCommits.ahead`); None: no history."""
         self.seen = seen if seen is not None else SeenSecrets()
         """The credential values the run's messages (and goal) carried, in memory only:
         redacted wherever the run writes them again (see the module docstring)."""
@@ -365,6 +369,8 @@ class RunExecutor:
         # A view of the store's task state, rewritten at every change: not worth an fsync,
         # a rename or even a new file (fsutil.rewrite_in_place).
         rewrite_in_place(path, (json.dumps(record, indent=2) + "\n").encode())
+        if self._ahead is not None and record["status"] != TaskStatus.RUNNING.value:
+            self._ahead(path.parent)
 
     # -- internals -------------------------------------------------------------------------
 

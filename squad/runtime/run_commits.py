@@ -55,6 +55,31 @@ class RunCommits:
         if history is not None:
             history.begin_run(run_id)
 
+    def ahead(self, squad: str, workspace: Path) -> Callable[[Path], None] | None:
+        """What a task's end hands over for the run's commit: its folder, whose tree and
+        ``status.json`` blob are written into the history's objects in the background
+        (:mod:`squad.history.loose`), so the commit finds them there; None when there is
+        no history to commit to."""
+        history = self.history(squad, workspace)
+        if history is None:
+            return None
+        from squad.fsutil import in_background
+        from squad.history.loose import write_ahead, writes_ahead
+
+        git_dir = history.repository.git_dir
+        usable: list[bool] = []
+
+        def write(folder: Path) -> None:
+            if not usable:  # asked once a run, on the background thread
+                usable.append(writes_ahead(git_dir))
+            if usable[0]:
+                write_ahead(git_dir, folder)
+
+        def ahead(folder: Path) -> None:
+            in_background(lambda: write(folder))  # nothing waits: the commit redoes a miss
+
+        return ahead
+
     def commit(
         self,
         spec: SquadSpec,

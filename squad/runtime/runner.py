@@ -366,6 +366,7 @@ class SquadRunner:
             outputs=outputs,
             epoch=self._epoch(run_id),
             seen=seen,
+            ahead=self.commits.ahead(spec.name, workspace),
         )
         self.store.update_run(run_id, status=RunStatus.RUNNING, epoch=self._epoch(run_id))
         with self._graph_for(run_id, executor, spec) as (app, config):
