@@ -103,7 +103,9 @@ def _regular_file(path: str) -> tuple[bytes, os.stat_result] | None:
     """The bytes and status of the regular file at ``path``, never through a link (one put
     there since the folder was listed is not followed); None for anything else."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK)
+        fd = os.open(
+            path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+        )
     except OSError:
         return None
     try:
