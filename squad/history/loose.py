@@ -20,8 +20,10 @@ anything else is left to the commit.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import secrets
 import stat
 import zlib
 from pathlib import Path
@@ -60,16 +62,19 @@ def write_object(git_dir: Path, kind: str, data: bytes) -> str:
     if os.path.lexists(final):
         return oid
     folder.mkdir(exist_ok=True)
-    temp = folder / f"tmp_obj_squad_{os.getpid()}_{oid[2:12]}"  # git's prune clears tmp_obj_*
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o444)
+    # git's prune clears tmp_obj_*; a name of this writer's own, made new (O_EXCL), so no
+    # other writer of the same object truncates a file already linked to its name.
+    temp = folder / f"tmp_obj_squad_{os.getpid()}_{secrets.token_hex(6)}"
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o444)
     try:
-        os.write(fd, zlib.compress(raw))
-    finally:
-        os.close(fd)
-    try:
-        os.link(temp, final)
-    except FileExistsError:
-        pass  # another writer put it there meanwhile: the same bytes
+        try:
+            view = memoryview(zlib.compress(raw))
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+        with contextlib.suppress(FileExistsError):  # another writer's: the same bytes
+            os.link(temp, final)
     finally:
         temp.unlink()
     return oid

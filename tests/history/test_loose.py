@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import threading
 from pathlib import Path
 
 import pygit2
@@ -83,3 +84,32 @@ def test_objects_are_written_ahead_only_into_a_plain_sha1_repository(
         with (tmp_path / ".git" / "config").open("a", encoding="utf-8") as config:
             config.write("[extensions]\n\tobjectFormat = sha256\n")
     assert not writes_ahead(tmp_path / ".git")
+
+
+def test_writers_of_the_same_object_at_once_leave_it_whole(tmp_path: Path) -> None:
+    repo = pygit2.init_repository(str(tmp_path))
+    git_dir = tmp_path / ".git"
+    for round_ in range(30):
+        data = f'{{"status": "done", "round": {round_}}}\n'.encode() * 200
+        start = threading.Barrier(4)
+        errors: list[BaseException] = []
+
+        def write(
+            data: bytes = data,
+            start: threading.Barrier = start,
+            errors: list[BaseException] = errors,
+        ) -> None:
+            start.wait()
+            try:
+                write_object(git_dir, "blob", data)
+            except BaseException as exc:  # noqa: BLE001  # reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=write) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert not errors
+        assert repo[object_id("blob", data)[0]].data == data
+    assert not [p for p in (git_dir / "objects").rglob("tmp_obj_*")]
