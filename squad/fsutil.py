@@ -69,10 +69,10 @@ def durable_later(path: Path) -> Callable[[], None]:
 
 
 def in_background(work: Callable[[], object]) -> Callable[[], None]:
-    """Run ``work`` (a file system call or two: an fsync, an unlink) on one of this
-    process's few background threads; the returned call waits for it and raises what it
-    raised. The threads live as long as the process: starting one per file cost a turn
-    0.2-0.7 ms, more than the fsync it waited for on a quiet disk."""
+    """Run ``work`` (a few file system calls: an fsync, a history object written ahead) on
+    one of this process's few background threads; the returned call waits for it and raises
+    what it raised (nothing need wait). The threads live as long as the process: starting one
+    per file cost a turn 0.2-0.7 ms, more than the fsync it waited for on a quiet disk."""
     return _BACKGROUND.submit(work)
 
 
