@@ -24,6 +24,7 @@ LAYERS: list[set[str]] = [
         "diskfull",
         "cache_file",
         "pydantic_plugins",
+        "deferred_init",
     },
     {"text", "spec", "views"},
     {"settings", "classifier", "telemetry"},

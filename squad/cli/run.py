@@ -29,6 +29,15 @@ __all__ = ["register"]
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
 
 
+def _defer_library_inits() -> None:
+    """Import LangGraph's graph without the package ``__init__`` files it runs for one small
+    submodule each (langsmith's generated types, the LangGraph SDK's HTTP client: about 0.3 s
+    of a run's start; :mod:`squad.deferred_init`)."""
+    from squad.deferred_init import defer_package_inits
+
+    defer_package_inits()
+
+
 def _progress(err: Output) -> Any:
     def show(text: str) -> None:
         stamp = datetime.now().strftime("%H:%M:%S")
@@ -42,6 +51,7 @@ def _runner(err: Output, *, run_id: str | None = None) -> Iterator[tuple[App, Sq
     """This command's app and a runner on it; on the way out, queued fact extractions finish
     (closing the app drains them). For a ``run_id``, litellm's import starts first when that
     run's squad calls a real model."""
+    _defer_library_inits()
     with open_app() as app:
         if run_id is not None:
             _preload_run(app, run_id, err)
@@ -155,6 +165,7 @@ def run(
 ) -> None:
     """Run a squad once, with live progress and a summary; exit 0 only when it succeeded."""
     out, err = Output(json_mode=json_output), Output(stream=sys.stderr)
+    _defer_library_inits()
     with open_app() as app:
         spec, workspace = _spec_for(app, target, err, model)
         runner = app.runner(progress=_progress(err))
