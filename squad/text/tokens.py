@@ -21,9 +21,12 @@ import threading
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from squad.text.bounded_cache import BoundedCache, text_key
+
+if TYPE_CHECKING:
+    from squad.text.kept_counts import KeptCounts
 
 __all__ = ["CachedCounter", "TokenCounter", "counter_for_model", "encoding_for_model"]
 
@@ -168,21 +171,38 @@ class CachedCounter:
     memory.md costs milliseconds to tokenize. Kept in a :class:`BoundedCache` (a long text
     by its digest, so the cache holds at most ``maxsize`` short strings)."""
 
-    def __init__(self, inner: TokenCounter, maxsize: int = 8192) -> None:
+    def __init__(
+        self, inner: TokenCounter, maxsize: int = 8192, kept: KeptCounts | None = None
+    ) -> None:
         self._inner = inner
         self._counts: BoundedCache[int] = BoundedCache(maxsize)
+        self._kept = kept
 
     @property
     def name(self) -> str:
         return self._inner.name
 
     def count(self, text: str) -> int:
-        return self._counts.get(text_key(text), lambda: self._inner.count(text))
+        return self._counts.get(text_key(text), lambda: self._count(text))
+
+    def _count(self, text: str) -> int:
+        if self._kept is None:
+            return self._inner.count(text)
+        return self._kept.count(text, self._inner.count)
 
 
 @lru_cache(maxsize=8)
 def _counter(name: str) -> TokenCounter:
-    return CachedCounter(_uncached_counter(name))
+    """The shared counter of encoding ``name``: counts remembered in the process, and a
+    tiktoken encoding's short counts kept between processes (:mod:`squad.text.kept_counts`:
+    ``squad memory context`` on an unchanged memory imports no tokenizer)."""
+    kept = None
+    if name not in _HF_FILES:
+        from squad.text.kept_counts import KeptCounts, counts_path
+
+        path = counts_path(name, _bundled_tokenizers(), _rank_cache().parent / "token-counts")
+        kept = None if path is None else KeptCounts(path)
+    return CachedCounter(_uncached_counter(name), kept=kept)
 
 
 @lru_cache(maxsize=8)
