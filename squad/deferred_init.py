@@ -159,13 +159,14 @@ def _next_spec(
     finder: object, fullname: str, path: Sequence[str] | None, target: types.ModuleType | None
 ) -> importlib.machinery.ModuleSpec | None:
     """The spec the finders after ``finder`` give ``fullname``, as the import system asks
-    them."""
+    them; None (the import system then asks them itself) when one of them answers only the
+    older ``find_module``, which this does not ask."""
     for other in list(sys.meta_path):
         if other is finder:
             continue
         find = getattr(other, "find_spec", None)
         if find is None:
-            continue
+            return None
         spec: importlib.machinery.ModuleSpec | None = find(fullname, path, target)
         if spec is not None:
             return spec

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import types
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -123,6 +124,24 @@ def test_an_init_that_is_not_the_reviewed_one_runs_at_import(
 
     assert type(sys.modules["pkg_c"]) is types.ModuleType
     assert probe.runs == ["pkg_c"] and "pkg_c.heavy" in sys.modules
+
+
+def test_a_package_not_loaded_from_a_source_file_imports_as_usual(
+    on_path: Path, probe: types.ModuleType
+) -> None:
+    digest = _package(on_path, "pkg_z")
+    archive = on_path / "bundle.zip"
+    with zipfile.ZipFile(archive, "w") as bundle:
+        for path in sorted((on_path / "pkg_z").iterdir()):
+            bundle.write(path, f"pkg_zip/{path.name}")
+    sys.path.insert(0, str(archive))
+    try:
+        _deferring({"pkg_zip": digest})
+        importlib.import_module("pkg_zip.light")
+    finally:
+        sys.path.remove(str(archive))
+    assert type(sys.modules["pkg_zip"]) is types.ModuleType
+    assert probe.runs == ["pkg_zip"] and "pkg_zip.heavy" in sys.modules
 
 
 def test_an_init_that_fails_fails_at_the_read_and_again_at_the_next(
