@@ -15,6 +15,7 @@ count again.
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import importlib.util
 import marshal
@@ -36,13 +37,15 @@ KEPT = 4_096
 
 class KeptCounts:
     """The kept counts of one encoding: read from :func:`counts_path` at the first look-up,
-    written back (atomically, not durably: it is a cache) when this process adds one."""
+    written back once (atomically, not durably: it is a cache) as the process exits, when it
+    added any (:meth:`flush`). A process killed first keeps none: the next one counts again."""
 
     def __init__(self, path: Path) -> None:
         self._path = path
         self._lock = threading.Lock()
         self._counts: dict[bytes, int] | None = None
         self._budget = BUDGET_CHARS
+        self._added = False
 
     def count(self, text: str, count: Callable[[str], int]) -> int:
         """``text``'s kept count, else ``count(text)`` (kept while this process's budget
@@ -63,8 +66,19 @@ class KeptCounts:
                 self._counts[key] = counted
                 while len(self._counts) > KEPT:
                     del self._counts[next(iter(self._counts))]
-                _write(self._path, self._counts)
+                if not self._added:
+                    self._added = True
+                    atexit.register(self.flush)
         return counted
+
+    def flush(self) -> None:
+        """Write the counts back if this process added any since the last flush (one write a
+        process, not one a count: the file is rewritten whole)."""
+        with self._lock:
+            if not self._added or self._counts is None:
+                return
+            self._added = False
+            _write(self._path, self._counts)
 
 
 def counts_path(name: str, rank_files: Path, cache: Path) -> Path | None:

@@ -30,6 +30,8 @@ def test_a_kept_count_is_the_whole_encoders_count_and_is_read_back(tmp_path: Pat
     first = KeptCounts(path)
     for text in short:
         assert first.count(text, lambda t: len(whole.encode(t, disallowed_special=()))) >= 0
+    assert not path.exists()  # written once, as the process exits
+    first.flush()
     again = KeptCounts(path)
     for text in short:
         assert again.count(text, _never) == len(whole.encode(text, disallowed_special=()))
@@ -45,6 +47,7 @@ def test_a_process_keeps_only_its_budget_and_no_long_text(
     assert not path.exists()  # a long text is neither looked up nor kept
     for text in ("abcdef", "ghij", "k"):
         counts.count(text, len)
+    counts.flush()
     again = KeptCounts(path)
     assert again.count("abcdef", _never) == 6 and again.count("ghij", _never) == 4
     assert again.count("k", lambda text: 99) == 99  # past the budget: counted, not kept
@@ -58,6 +61,7 @@ def test_the_file_keeps_the_newest_counts_and_survives_a_torn_one(
     counts = KeptCounts(path)
     for text in ("a", "bb", "ccc", "dddd"):
         counts.count(text, len)
+    counts.flush()
     again = KeptCounts(path)
     assert [again.count(text, lambda text: -1) for text in ("bb", "ccc", "dddd", "a")] == [
         2,
@@ -66,7 +70,9 @@ def test_the_file_keeps_the_newest_counts_and_survives_a_torn_one(
         -1,
     ]
     path.write_bytes(b"torn")
-    assert KeptCounts(path).count("bb", lambda text: 7) == 7
+    torn = KeptCounts(path)
+    assert torn.count("bb", lambda text: 7) == 7
+    torn.flush()
     assert KeptCounts(path).count("bb", _never) == 7
 
 
