@@ -23,10 +23,23 @@ class Gate:
         self.order: list[str] = []
         self.release: dict[str, threading.Event] = {}
         self.started = threading.Condition(self.lock)
+        self.opened = False
+        """Set at a test's end: every run, however late it starts, goes through."""
 
     def event(self, squad: str) -> threading.Event:
         with self.lock:
-            return self.release.setdefault(squad, threading.Event())
+            event = self.release.setdefault(squad, threading.Event())
+            if self.opened:
+                event.set()
+            return event
+
+    def open(self) -> None:
+        """Let every run through from now on: one a worker took before the queue closed
+        (the next of a squad, started as its gated run ends) must not wait for a release."""
+        with self.lock:
+            self.opened = True
+            for event in self.release.values():
+                event.set()
 
     def __call__(self, request: RunRequest) -> None:
         gate = self.event(request.squad)
@@ -39,7 +52,8 @@ class Gate:
         assert gate.wait(WAIT)
         with self.lock:
             self.running.discard(request.squad)
-            gate.clear()
+            if not self.opened:
+                gate.clear()
 
     def wait_started(self, count: int) -> None:
         with self.started:
@@ -56,8 +70,7 @@ def queue(gate: Gate) -> Iterator[RunQueue]:
     runs = RunQueue(2, gate)
     runs.start()
     yield runs
-    for event in list(gate.release.values()):
-        event.set()
+    gate.open()
     runs.close()
     assert runs.join(WAIT)
 
