@@ -28,6 +28,8 @@ import stat
 import zlib
 from pathlib import Path
 
+from squad.fsutil import read_all
+
 __all__ = ["folder_tree", "object_id", "write_ahead", "write_object", "writes_ahead"]
 
 _SKIPPED_SUFFIXES = (".tmp", ".lock")
@@ -117,10 +119,7 @@ def _regular_file(path: str) -> tuple[bytes, os.stat_result] | None:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             return None
-        chunks = []
-        while chunk := os.read(fd, 1 << 16):
-            chunks.append(chunk)
-        return b"".join(chunks), info
+        return read_all(fd), info
     finally:
         os.close(fd)
 

@@ -19,7 +19,6 @@ import atexit
 import hashlib
 import importlib.util
 import marshal
-import os
 import sys
 import threading
 from collections.abc import Callable
@@ -87,13 +86,12 @@ def counts_path(name: str, rank_files: Path, cache: Path) -> Path | None:
     spec = importlib.util.find_spec("tiktoken")
     if spec is None or not spec.submodule_search_locations:
         return None
+    from squad.text.tokens import digest_folder
+
     digest = hashlib.blake2b(f"{name} {sys.version_info[:2]}".encode(), digest_size=8)
     for folder in (rank_files, Path(next(iter(spec.submodule_search_locations)))):
         try:
-            entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
-            for entry in entries:
-                info = entry.stat()
-                digest.update(f"{entry.name} {info.st_size} {info.st_mtime_ns}\n".encode())
+            digest_folder(digest, folder)
         except OSError:
             return None
         digest.update(b"\0")

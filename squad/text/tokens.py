@@ -12,6 +12,7 @@ what they counted (:class:`CachedCounter`): memory is mostly the same from turn 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import marshal
@@ -327,13 +328,17 @@ def _rank_cache() -> Path:
 def _fingerprint(folder: Path, version: str) -> str:
     """What a kept table depends on: tiktoken's version, Python's, and litellm's files."""
     digest = hashlib.blake2b(f"{version} {sys.version_info[:2]}".encode(), digest_size=8)
-    try:
-        for entry in sorted(os.scandir(folder), key=lambda e: e.name):
-            info = entry.stat()
-            digest.update(f"{entry.name} {info.st_size} {info.st_mtime_ns}\n".encode())
-    except OSError:
-        pass  # no files to tell apart: the version alone names it
+    with contextlib.suppress(OSError):  # no files to tell apart: the version alone names it
+        digest_folder(digest, folder)
     return digest.hexdigest()
+
+
+def digest_folder(digest: Any, folder: Path) -> None:
+    """Add ``folder``'s entries (name, size, modification time) to ``digest``, in name order:
+    what names a cache kept for the files in it. Raises OSError when it cannot be listed."""
+    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        info = entry.stat()
+        digest.update(f"{entry.name} {info.st_size} {info.st_mtime_ns}\n".encode())
 
 
 def _read_ranks(path: Path) -> dict[str, Any] | None:
