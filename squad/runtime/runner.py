@@ -97,7 +97,8 @@ class SquadRunner:
         self._progress = progress or (lambda _: None)
         self._clock = clock
         self.stop = threading.Event()
-        """Set it (from a signal handler) to stop after the current step's checkpoint."""
+        """Set it (from a signal handler) to stop after the current step's checkpoint: the
+        run going on, or the one about to start; cleared as that run returns."""
         self.telemetry = telemetry
         """Where the spans of runs and their turns go (the app's; off by default)."""
         self.owner: str | None = None
@@ -110,6 +111,9 @@ class SquadRunner:
         self.fence: Fence | None = None
         """This runner's claim of a run: the store and checkpoint writes of that run carry
         its epoch and are refused once another node claims the run."""
+        self.on_run: Callable[[str], None] | None = None
+        """Told a new run's id as the run starts (a daemon passes it to whoever handed the
+        run over: :mod:`squad.daemon.handoff`)."""
 
     def run(
         self,
@@ -184,6 +188,8 @@ class SquadRunner:
         model: str | None,
         trigger: str,
     ) -> RunResult:
+        if self.on_run is not None:
+            self.on_run(run_id)
         self.commits.begin(spec.name, workspace, run_id)
         state = initial_state(spec)
         seen = SeenSecrets()
@@ -315,6 +321,9 @@ class SquadRunner:
                     spec, workspace, run_id, goal, model, log, payload, mcp, span, outputs, seen
                 )
             finally:
+                # The stop belonged to this run: asked at any moment before or during it,
+                # it stopped it; the runner's next run (an approval's) starts clean.
+                self.stop.clear()
                 if mcp is not None:
                     mcp.close()
             usage = Usage(result.prompt_tokens, result.completion_tokens, result.cost_usd)
@@ -337,7 +346,6 @@ class SquadRunner:
     ) -> RunResult:
         from squad.store.records import RunStatus
 
-        self.stop.clear()
         spent = self.store.spend.of_squad(spec.name).cost_usd
         record = self.store.get_run(run_id)
         budget = RunBudget(

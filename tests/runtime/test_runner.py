@@ -466,6 +466,23 @@ def assert_each_task_ran_once(result: RunResult, manager: SquadManager) -> None:
     assert [m.role.value for m in planner] == ["user", "assistant"]
 
 
+def test_a_stop_asked_before_the_run_starts_stops_it_and_the_runners_next_run_starts_clean(
+    manager: SquadManager, make_spec: MakeSpec, app: App
+) -> None:
+    spec, workspace = create(manager, make_spec, BASIC_YAML)
+    runner = app.runner()
+    runner.stop.set()  # Ctrl-C while the command was still starting
+
+    stopped = runner.run(spec, workspace)
+
+    assert stopped.status == "interrupted"
+    assert stopped.tasks.get("draft") != "done"
+    assert not runner.stop.is_set()
+    resumed = runner.resume(stopped.run_id)
+    assert resumed.succeeded and resumed.tasks == {"outline": "done", "draft": "done"}
+    assert_each_task_ran_once(resumed, manager)
+
+
 def test_ctrl_c_mid_run_leaves_it_interrupted_and_resume_does_not_redo_finished_tasks(
     settings: Settings,
     manager: SquadManager,
