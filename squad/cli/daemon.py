@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import sys
 from contextlib import AbstractContextManager
@@ -141,6 +142,7 @@ def daemon(
     from squad.daemon.service import Daemon
     from squad.settings import Settings
 
+    environ = dict(os.environ)  # as the shell gave it: what `squad run` compares its own to
     limit_arenas()  # before any thread: weeks of runs must not fragment a dozen arenas
     report_fatal_signals()  # a crash says where, in the node's own stderr
     err = Output(stream=sys.stderr)
@@ -172,6 +174,7 @@ def daemon(
             reload_settings=Settings.load,
             attachments=attachments,
             layout=_cluster_layout() if settings.clustered else None,
+            environ=environ,
         )
         with _stop_on_signal(service, err):
             code = service.run()

@@ -162,9 +162,27 @@ def run(
         str,
         typer.Option("--trigger", hidden=True, help="What asked for the run (mcp:HOST)."),
     ] = "manual",
+    no_daemon: Annotated[
+        bool,
+        typer.Option(
+            "--no-daemon", help="Run in this process even when a daemon serves this home."
+        ),
+    ] = False,
 ) -> None:
-    """Run a squad once, with live progress and a summary; exit 0 only when it succeeded."""
+    """Run a squad once, with live progress and a summary; exit 0 only when it succeeded.
+
+    With a daemon up for this home (``squad up``), the daemon runs it when it would run it
+    exactly as this process would (the same settings, environment and definition, the squad
+    idle, a run slot free): the run starts without this process's start-up, and Ctrl-C
+    still stops it at its next checkpoint.
+    """
     out, err = Output(json_mode=json_output), Output(stream=sys.stderr)
+    if not (no_daemon or model or resume_latest or auto_approve or trigger != "manual"):
+        handed = _hand_over(target, goal, err)
+        if handed is not None:
+            _summary(out, handed)
+            _exit(handed)
+            return
     _defer_library_inits()
     with open_app() as app:
         spec, workspace = _spec_for(app, target, err, model)
@@ -192,6 +210,17 @@ def run(
                 result = runner.approve(result.run_id, result.awaiting, approved=True)
     _summary(out, result)
     _exit(result)
+
+
+def _hand_over(target: str, goal: str | None, err: Output) -> RunResult | None:
+    """The run, as the home's daemon ran it for this command; None: run it here."""
+    from squad.cli.handoff import hand_over
+    from squad.settings import Settings
+
+    def say(text: str) -> None:
+        err.line(text, style="yellow")
+
+    return hand_over(Settings.load(), target, goal, progress=_progress(err), say=say)
 
 
 def _ask_resume(run_id: str) -> bool:

@@ -98,6 +98,11 @@ class ClusterDispatcher:
 
         return log_asked(self._log, request, self.submit(request))
 
+    def hand_off(self, request: RunRequest) -> bool:
+        """``squad run`` runs in its own process on a cluster node: a run here is a job
+        any node may take, not one that starts at once."""
+        return False
+
     def fire(self, name: str, *, at: datetime | None = None) -> bool:
         """A scheduled fire of ``name`` (now, or the missed one ``at``): one job across every
         scheduling daemon; False when another daemon queued this fire first."""

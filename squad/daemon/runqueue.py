@@ -11,7 +11,11 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from squad.daemon.handoff import Ticket
 
 __all__ = ["RunQueue", "RunRequest"]
 
@@ -28,6 +32,8 @@ class RunRequest:
     """For a new run: the goal it is given (None: the squad's own)."""
     decision: tuple[str, bool, str] | None = None
     """For a paused run: (task, approved, reason), the answer to its approval gate."""
+    ticket: Ticket | None = field(default=None, compare=False, repr=False)
+    """For a run handed over by ``squad run``: who waits on it (:mod:`squad.daemon.handoff`)."""
 
 
 class RunQueue:
@@ -101,6 +107,23 @@ class RunQueue:
                 self._queued.insert(0, request)
             else:
                 self._queued.append(request)
+            self._cond.notify_all()
+        self._on_change()
+        return True
+
+    def submit_now(self, request: RunRequest) -> bool:
+        """Queue ``request`` only if it starts at once: a run slot is free and its squad has
+        no run going or waiting; False (nothing queued) otherwise."""
+        with self._cond:
+            if (
+                self._closed
+                or not self._started
+                or len(self._running) >= self._limit
+                or request.squad in self._running
+                or any(q.squad == request.squad for q in self._queued)
+            ):
+                return False
+            self._queued.insert(0, request)
             self._cond.notify_all()
         self._on_change()
         return True

@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, TypedDict
 
 from squad.daemon.runqueue import RunQueue, RunRequest
-from squad.errors import SquadBusy, SquadError, UsageError
+from squad.errors import NotFound, SquadBusy, SquadError, UsageError
 
 if TYPE_CHECKING:
     from squad.app import App
@@ -134,6 +134,18 @@ class RunDispatcher:
         logged ``run_coalesced`` when it was merged into one already waiting."""
         return log_asked(self._log, request, self.queue.submit(request))
 
+    def hand_off(self, request: RunRequest) -> bool:
+        """A run ``squad run`` hands over (``request.ticket`` set): queued, and logged
+        ``run_requested``, only if it starts at once (a free slot, its squad idle) and this
+        daemon would run it as the command would (it approves no gate by itself); False,
+        nothing queued and nothing logged, otherwise."""
+        with self._lock:
+            if self._stopping or self._auto_approve:
+                return False
+        if not self.queue.submit_now(request):
+            return False
+        return log_asked(self._log, request, True)
+
     def running_since(self) -> dict[str, datetime]:
         with self._lock:
             return {squad: active.since for squad, active in self._active.items()}
@@ -150,7 +162,7 @@ class RunDispatcher:
         """After :meth:`stop_all`, wait up to ``grace`` seconds; True if every run ended."""
         deadline = time.monotonic() + grace
         while True:
-            # Again each round: a run that was just starting cleared its flag.
+            # Again each round: a run started since has a runner of its own.
             self.stop_all()
             remaining = deadline - time.monotonic()
             if self.queue.join(timeout=max(0.0, min(0.5, remaining))):
@@ -180,7 +192,15 @@ class RunDispatcher:
     # -- a worker's side -------------------------------------------------------------------
 
     def _execute(self, request: RunRequest) -> None:
-        """One run from the queue, on a worker thread; never raises."""
+        """One run from the queue, on a worker thread; never raises. A handed-over run's
+        ticket always hears how it ended."""
+        try:
+            self._execute_request(request)
+        finally:
+            if request.ticket is not None:
+                request.ticket.close("the daemon is stopping: the run did not start")
+
+    def _execute_request(self, request: RunRequest) -> None:
         squad = self._lookup(request.squad)
         with self._lock:
             if self._stopping:
@@ -189,12 +209,12 @@ class RunDispatcher:
             self._active[request.squad] = active
         try:
             if squad is None:
+                reason = "the squad is no longer in the squads folder"
                 self._log.emit(
-                    "run_dropped",
-                    squad=request.squad,
-                    trigger=request.trigger,
-                    reason="the squad is no longer in the squads folder",
+                    "run_dropped", squad=request.squad, trigger=request.trigger, reason=reason
                 )
+                if request.ticket is not None:
+                    request.ticket.failed(NotFound(f"{request.squad}: {reason}"))
                 return
             self._run(request, squad, active)
         finally:
@@ -215,14 +235,35 @@ class RunDispatcher:
         self._log.emit(
             "run_start", squad=request.squad, trigger=request.trigger, run_id=request.run_id
         )
+        ticket = request.ticket
         try:
-            runner = self._app.runner()
+            if ticket is None:
+                runner = self._app.runner()
+            else:
+                runner = self._app.runner(progress=ticket.progress)
+                runner.on_run = ticket.started
+                ticket.bind(runner)
             with self._lock:
                 active.runner = runner
                 if self._stopping:
                     runner.stop.set()
             result = self._drive(runner, request, squad)
-        except SquadBusy as exc:  # a `squad run` in another process has the squad
+        except BaseException as exc:  # noqa: BLE001 - the ticket hears it; _report re-raises
+            if ticket is not None:
+                ticket.failed(exc)
+            self._report(request, exc)
+            return
+        if ticket is not None:
+            ticket.ended(result)
+        if result.status in ("failed", "stopped"):
+            self._count_failure()
+        self._log.emit("run_end", squad=request.squad, **run_end_fields(result))
+
+    def _report(self, request: RunRequest, exc: BaseException) -> None:
+        """Log (and count) what a run raised; anything but an Exception is raised again."""
+        if not isinstance(exc, Exception):
+            raise exc
+        if isinstance(exc, SquadBusy):  # a `squad run` in another process has the squad
             self._log.emit(
                 "run_skipped",
                 squad=request.squad,
@@ -232,8 +273,8 @@ class RunDispatcher:
                 running=exc.run_id,
             )
             return
-        except SquadError as exc:
-            self._count_failure()
+        self._count_failure()
+        if isinstance(exc, SquadError):
             self._log.emit("run_error", squad=request.squad, run_id=request.run_id, error=str(exc))
             if (
                 request.run_id is not None
@@ -242,18 +283,13 @@ class RunDispatcher:
             ):
                 self._give_up_resume(request.run_id, str(exc))
             return
-        except Exception as exc:  # noqa: BLE001 - logged, and the daemon must go on
-            self._count_failure()
-            self._log.emit(
-                "run_error",
-                squad=request.squad,
-                run_id=request.run_id,
-                error=f"{type(exc).__name__}: {exc}",
-            )
-            return
-        if result.status in ("failed", "stopped"):
-            self._count_failure()
-        self._log.emit("run_end", squad=request.squad, **run_end_fields(result))
+        # Logged, and the daemon goes on.
+        self._log.emit(
+            "run_error",
+            squad=request.squad,
+            run_id=request.run_id,
+            error=f"{type(exc).__name__}: {exc}",
+        )
 
     def _drive(self, runner: SquadRunner, request: RunRequest, squad: LoadedSquad) -> RunResult:
         if request.run_id is not None and request.decision is not None:
@@ -265,7 +301,7 @@ class RunDispatcher:
             result = runner.run(
                 squad.spec, squad.workspace, trigger=request.trigger, goal=request.goal
             )
-        while self._auto_approve and result.awaiting and not runner.stop.is_set():
+        while self._auto_approve and result.awaiting and not self._stopping:
             self._log.emit(
                 "auto_approve", squad=request.squad, run_id=result.run_id, task=result.awaiting
             )

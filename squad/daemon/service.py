@@ -22,7 +22,8 @@ next start resumes interrupted runs from their checkpoints; runs paused for appr
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import os
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,12 +31,15 @@ from squad.daemon.components.attached import Attached, Attachment
 from squad.daemon.components.lifecycle import Lifecycle
 from squad.daemon.context import DaemonContext
 from squad.daemon.eventlog import DAEMON_LOG, DaemonLog
+from squad.daemon.handoff import environment_digest
 from squad.daemon.runqueue import RunRequest
 from squad.errors import UsageError
 
 if TYPE_CHECKING:
     from squad.app import App
+    from squad.daemon.catalog import LoadedSquad
     from squad.daemon.components.lifecycle import Component
+    from squad.daemon.handoff import HandOver, Ticket
     from squad.daemon.layout import Layout
     from squad.settings import Settings
     from squad.store import Store
@@ -62,6 +66,7 @@ class Daemon:
         reload_settings: Callable[[], Settings] | None = None,
         attachments: Sequence[Attachment] = (),
         layout: Layout | None = None,
+        environ: Mapping[str, str] | None = None,
     ) -> None:
         """The daemon of ``app``'s home, on its services (the caller closes the app).
 
@@ -70,7 +75,9 @@ class Daemon:
         :mod:`squad.daemon.reload`). ``attachments`` start once the daemon holds the home
         and is ready (the HTTP server) and stop first when it stops. ``layout`` builds the
         components (default :func:`~squad.daemon.layout.local_components`; a cluster node's
-        is :func:`~squad.cluster.daemon.cluster_components`)."""
+        is :func:`~squad.cluster.daemon.cluster_components`). ``environ`` is the environment
+        its runs see (default: this process's), which a run handed over by ``squad run``
+        must share."""
         settings = app.settings
         retention = settings.daemon.retention
         log = DaemonLog(
@@ -92,6 +99,8 @@ class Daemon:
         )
         self.app = app
         self.log = log
+        self._environment = environment_digest(os.environ if environ is None else environ)
+        """This process's environment as it started (:mod:`squad.daemon.handoff`)."""
         self._heartbeat_s = heartbeat_s
         self._layout = layout
         self._attachments = tuple(attachments)
@@ -143,6 +152,41 @@ class Daemon:
         accepted = ctx.runs.dispatcher.ask(request)
         ctx.wake.set()
         return accepted
+
+    def hand_off(self, check: HandOver, ticket: Ticket) -> str | None:
+        """Start the run ``squad run`` hands over (``check`` says what it is and what the
+        command runs with) at once, if it would run here as in the command's process
+        (:mod:`squad.daemon.handoff`); None when it started (``ticket`` hears the rest), else
+        why not (nothing is queued then)."""
+        from squad.daemon.handoff import settings_digest
+        from squad.store.records import RunStatus
+
+        ctx = self.ctx
+        if not ctx.ready.is_set() or ctx.runs is None or ctx.catalog is None:
+            return "the daemon is not ready"
+        if ctx.stopping.is_set():
+            return "the daemon is stopping"
+        if ctx.settings.clustered:
+            return "a cluster node runs a squad's runs as jobs"
+        if check.settings != settings_digest(ctx.settings):
+            return "the daemon's settings differ from this command's"
+        if check.environment != self._environment:
+            return "the daemon's environment differs from this command's"
+        loaded = _loaded(ctx.catalog.squads(), check)
+        if loaded is None:
+            return "the daemon runs no such squad"
+        if check.file is None:
+            manifest = self.app.squads.workspaces.read_manifest(loaded.workspace)
+            if manifest.definition != loaded.spec:
+                return "the squad's workspace holds another definition than the daemon's"
+        name = loaded.spec.name
+        if any(run.status is RunStatus.INTERRUPTED for run in self.store.interrupted_runs(name)):
+            return "the squad has an interrupted run (squad run offers to resume it)"
+        request = RunRequest(name, "manual", goal=check.goal, ticket=ticket)
+        if not ctx.runs.dispatcher.hand_off(request):
+            return "the squad is running or queued, or every run slot is taken"
+        ctx.wake.set()
+        return None
 
     def state(self) -> dict[str, Any]:
         """What the heartbeat reports: squads, next fire times, runs, queue, failed files."""
@@ -215,3 +259,14 @@ class Daemon:
     def _tick(self, life: Lifecycle, *, woken: bool) -> None:
         for component in life.ticking():
             component.tick(self.ctx, woken=woken)
+
+
+def _loaded(squads: dict[str, LoadedSquad], check: HandOver) -> LoadedSquad | None:
+    """The loaded squad ``check`` names: by name, or by its file as the command read it."""
+    if check.file is None:
+        return squads.get(check.squad or "")
+    for loaded in squads.values():
+        definition = loaded.definition
+        if definition.path.resolve() == Path(check.file) and definition.digest == check.digest:
+            return loaded
+    return None

@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from squad.daemon.lock import LockState, pid_alive, probe_lock
+from squad.daemon.published import PUBLISHED_FILE, STALE_AFTER
 from squad.views import (
     ClusterUnreachable,
     ClusterView,
@@ -75,12 +76,6 @@ __all__ = [
     "run_summary",
     "store_view",
 ]
-
-PUBLISHED_FILE = "daemon-status.json"
-"""What the running daemon publishes for ``squad status`` (in the home, beside daemon.pid)."""
-
-STALE_AFTER = timedelta(seconds=30)
-"""A heartbeat older than this (six missed beats) means the daemon is down or stuck."""
 
 
 class Beat(Protocol):

@@ -24,6 +24,7 @@ from squad.errors import UsageError
 
 if TYPE_CHECKING:
     from squad.app import App
+    from squad.daemon.handoff import HandOver, Ticket
     from squad.daemon.runqueue import RunRequest
 
 __all__ = ["LOG_NAME", "Launched", "ProcessControl"]
@@ -61,6 +62,10 @@ class ProcessControl:
     def submit(self, request: RunRequest) -> bool:
         self.launch(request)
         return True
+
+    def hand_off(self, check: HandOver, ticket: Ticket) -> str | None:
+        """``squad run`` hands runs to a daemon only."""
+        return "this server is not the home's daemon"
 
     def launch(self, request: RunRequest) -> Launched:
         """Start ``request``'s process and wait until its run shows (see the module docstring);

@@ -1,5 +1,8 @@
 """How a run ended: its result, as the runner returns it and the CLI and API show it.
 
+:class:`RunResult` imports nothing of the runtime: ``squad run`` builds one from what a
+daemon that ran the run for it sent (:mod:`squad.cli.handoff`).
+
 :func:`run_end` reads the end from the graph's final state (pure); :func:`result_of` adds the
 spend the store holds.
 """
@@ -11,11 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
-from squad.runtime.limits import RunBudget
-from squad.runtime.steps import RunState, state_outcome
-from squad.runtime.tasks import RunOutcome
-
 if TYPE_CHECKING:
+    from squad.runtime.limits import RunBudget
     from squad.spec.models import SquadSpec
     from squad.store import SpendTotals, Store
     from squad.store.records import RunRecord, RunStatus
@@ -99,6 +99,8 @@ class RunEnd:
 
 def run_end(result: Mapping[str, Any]) -> RunEnd:
     """The end of a run whose graph returned ``result`` (its final state, or an interrupt)."""
+    from squad.runtime.steps import RunState, state_outcome
+    from squad.runtime.tasks import RunOutcome
     from squad.store.records import RunStatus
 
     awaiting = None

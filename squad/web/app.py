@@ -21,6 +21,7 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from squad.daemon.handoff import Tickets
 from squad.errors import (
     ConfigError,
     HistoryUnavailable,
@@ -59,6 +60,8 @@ class WebContext:
     tokens: Tokens
     started_at: datetime
     extra: dict[str, Any] = field(default_factory=dict)
+    tickets: Tickets = field(default_factory=Tickets)
+    """The runs ``squad run`` handed over and still follows (:mod:`squad.web.handoff`)."""
 
     @property
     def mode(self) -> str:
@@ -100,7 +103,16 @@ def create_app(
     the same guard."""
     from importlib.metadata import version
 
-    from squad.web import actions, api, files_api, history_pages, pages, review_pages, stream
+    from squad.web import (
+        actions,
+        api,
+        files_api,
+        handoff,
+        history_pages,
+        pages,
+        review_pages,
+        stream,
+    )
 
     web = FastAPI(
         title="squad",
@@ -115,6 +127,7 @@ def create_app(
     web.include_router(api.router)
     web.include_router(files_api.router)
     web.include_router(actions.router)
+    web.include_router(handoff.router)
     web.include_router(stream.router)
     web.include_router(pages.router)
     web.include_router(history_pages.router)

@@ -16,6 +16,7 @@ from squad.daemon.runqueue import RunRequest
 if TYPE_CHECKING:
     from squad.app import App
     from squad.daemon.catalog import LoadedSquad
+    from squad.daemon.handoff import HandOver, Ticket
     from squad.daemon.runs import RunDispatcher
     from squad.daemon.service import Daemon
     from squad.store.records import RunRecord
@@ -50,6 +51,11 @@ class RunControl(Protocol):
         """Queue ``request``; False when it was merged into one already waiting."""
         ...
 
+    def hand_off(self, check: HandOver, ticket: Ticket) -> str | None:
+        """Start a run ``squad run`` hands over, at once: None when it started, else why
+        not (:mod:`squad.daemon.handoff`)."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -63,6 +69,9 @@ class DaemonControl:
 
     def submit(self, request: RunRequest) -> bool:
         return self._daemon.submit(request)
+
+    def hand_off(self, check: HandOver, ticket: Ticket) -> str | None:
+        return self._daemon.hand_off(check, ticket)
 
     def close(self) -> None:
         """The daemon stops its own runs."""
@@ -104,6 +113,10 @@ class LocalControl:
     def submit(self, request: RunRequest) -> bool:
         self._app.squads.locate(request.squad)  # NotFound for a squad with no workspace
         return self._runs.ask(request)
+
+    def hand_off(self, check: HandOver, ticket: Ticket) -> str | None:
+        """``squad run`` hands runs to a daemon only."""
+        return "this server is not the home's daemon"
 
     def close(self, grace: float = 30.0) -> None:
         """Stop running runs at their next checkpoint (interrupted runs stay resumable)."""

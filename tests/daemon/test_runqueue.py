@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from squad.daemon.runqueue import RunQueue, RunRequest
+from tests.support.waiting import wait_for
 
 WAIT = 30.0
 
@@ -160,3 +161,33 @@ def test_closing_drops_waiting_requests_and_lets_running_ones_finish(
 def test_zero_workers_is_refused() -> None:
     with pytest.raises(ValueError, match="at least 1"):
         RunQueue(0, lambda _: None)
+
+
+def test_a_run_asked_to_start_now_is_queued_only_when_it_starts_at_once(
+    queue: RunQueue, gate: Gate
+) -> None:
+    assert queue.submit_now(RunRequest("a", "manual"))
+    gate.wait_started(1)
+    assert not queue.submit_now(RunRequest("a", "manual"))  # its squad is running
+    assert queue.submit(RunRequest("b", "schedule"))
+    gate.wait_started(2)
+    assert not queue.submit_now(RunRequest("c", "manual"))  # both slots are taken
+    gate.event("b").set()
+    assert queue.submit(RunRequest("a", "schedule"))  # waits behind a's run
+    # b's slot frees once its work has returned.
+    wait_for(lambda: len(queue.snapshot()[0]) == 1, "b's run to end", timeout=WAIT)
+    assert not queue.submit_now(RunRequest("a", "manual"))  # a request of a waits
+    _, waiting = queue.snapshot()
+    assert [r.squad for r in waiting] == ["a"]
+    assert queue.submit_now(RunRequest("c", "manual"))
+    gate.wait_started(3)
+    assert gate.order[2] == "c:manual"
+
+
+def test_a_queue_not_started_or_closed_starts_nothing_now(gate: Gate) -> None:
+    runs = RunQueue(1, gate)
+    assert not runs.submit_now(RunRequest("a", "manual"))
+    runs.start()
+    runs.close()
+    assert not runs.submit_now(RunRequest("a", "manual"))
+    assert runs.join(WAIT)

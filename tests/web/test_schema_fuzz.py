@@ -22,7 +22,7 @@ from schemathesis import GenerationMode
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 from schemathesis.specs.openapi.schemas import OpenApiSchema
 
-from squad.web import actions, api, files_api, stream
+from squad.web import actions, api, files_api, handoff, stream
 from tests.web.conftest import Served
 
 MAX_EXAMPLES = int(os.environ.get("SQUAD_FUZZ_EXAMPLES", "25"))
@@ -36,7 +36,7 @@ SKIPPED = frozenset(
 def _operations() -> list[tuple[str, str, bool]]:
     """Each (method, path, whether it takes any input) of the JSON API's routers."""
     found = set()
-    for router in (api.router, files_api.router, actions.router, stream.router):
+    for router in (api.router, files_api.router, actions.router, handoff.router, stream.router):
         for route in router.routes:
             dependant = getattr(route, "dependant", None)
             takes = dependant is not None and bool(

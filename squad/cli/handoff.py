@@ -1,0 +1,243 @@
+"""``squad run`` through the home's running daemon: the daemon has LangGraph, the store and
+the rest loaded, so the run starts at once instead of after the command's own start-up
+(:mod:`squad.daemon.handoff` says when the daemon takes a run; ``squad.web.handoff`` is its
+endpoint).
+
+:func:`hand_over` asks, and follows the run to its end, printing what a run of the command's
+own prints; it returns None, having printed nothing, whenever the command should run the
+squad itself: no daemon up for this home and squads folder, no dashboard to reach, a refusal,
+or a daemon that does not answer before the run starts. Only stdlib HTTP here: nothing of
+the store, the graph or the web stack is imported.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import json
+import os
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from squad.runtime.run_result import RunResult
+    from squad.settings import Settings
+
+__all__ = ["Daemon", "hand_over", "reachable_daemon"]
+
+CONNECT_TIMEOUT_S = 10.0
+"""How long the daemon has to accept or refuse a run; past it the command runs it itself."""
+_SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
+
+
+class Daemon:
+    """The home's daemon as the command reaches it: its API's address and token."""
+
+    def __init__(self, host: str, port: int, token: str) -> None:
+        self.host = host
+        self.port = port
+        self.token = token
+
+    def connect(self, timeout: float | None) -> http.client.HTTPConnection:
+        return http.client.HTTPConnection(self.host, self.port, timeout=timeout)
+
+    def post(
+        self, path: str, body: dict[str, Any], *, timeout: float | None
+    ) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
+        connection = self.connect(timeout)
+        connection.request(
+            "POST",
+            path,
+            body=json.dumps(body),
+            headers={"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"},
+        )
+        return connection, connection.getresponse()
+
+
+def reachable_daemon(settings: Settings) -> Daemon | None:
+    """The daemon holding ``settings``' home, on its squads folder, beating and serving its
+    API (as it published itself), with the API's token; None otherwise."""
+    from squad.daemon.published import served_at
+    from squad.web.tokens import TOKEN_FILE
+
+    served = served_at(settings.home, settings.squads_dir)
+    if served is None:
+        return None
+    try:
+        token = (settings.home / TOKEN_FILE).read_text(encoding="utf-8").strip()
+    except (OSError, ValueError):
+        return None
+    return Daemon(*served, token) if token else None
+
+
+def _what(target: str) -> dict[str, Any] | None:
+    """The request's squad or file as ``squad run`` reads ``target``; None for a target only
+    the command's own process resolves (a workspace folder, say)."""
+    path = Path(target)
+    if path.suffix in (".yaml", ".yml") or path.is_file():
+        try:
+            raw = path.read_bytes()
+        except OSError:
+            return None  # the command's own reading says what is wrong
+        return {"file": str(path.resolve()), "digest": hashlib.sha256(raw).hexdigest()}
+    if _SLUG.match(target):
+        return {"squad": target}
+    return None
+
+
+def hand_over(
+    settings: Settings,
+    target: str,
+    goal: str | None,
+    *,
+    progress: Callable[[str], None],
+    say: Callable[[str], None],
+) -> RunResult | None:
+    """Run ``target`` in the home's daemon and follow it to its end (its result), or None
+    when the command should run it itself (nothing printed then). ``progress`` gets the
+    run's lines, ``say`` what the command itself has to say (a stop asked). Errors the run
+    meets are raised as the command's own would be."""
+    from squad.daemon.handoff import environment_digest, settings_digest
+
+    daemon = reachable_daemon(settings)
+    what = _what(target)
+    if daemon is None or what is None:
+        return None
+    body = {
+        **what,
+        "goal": goal,
+        "settings": settings_digest(settings),
+        "environment": environment_digest(os.environ),
+    }
+    try:
+        connection, response = daemon.post("/api/v1/handed-runs", body, timeout=CONNECT_TIMEOUT_S)
+    except (OSError, http.client.HTTPException):
+        return None
+    if response.status != 200:
+        connection.close()
+        return None
+    try:
+        if connection.sock is not None:
+            connection.sock.settimeout(None)  # a model call may take minutes
+        return _follow(daemon, response, progress=progress, say=say)
+    finally:
+        connection.close()
+
+
+def _lines(response: http.client.HTTPResponse) -> Iterator[dict[str, Any]]:
+    while True:
+        raw = response.readline()
+        if not raw:
+            return
+        item = json.loads(raw)
+        if isinstance(item, dict):
+            yield item
+
+
+def _follow(
+    daemon: Daemon,
+    response: http.client.HTTPResponse,
+    *,
+    progress: Callable[[str], None],
+    say: Callable[[str], None],
+) -> RunResult:
+    from squad.cli.signals import on_stop_signals
+    from squad.errors import SquadError
+
+    run: dict[str, str | None] = {"ticket": None, "run_id": None}
+    stopping = False
+
+    def stop(_: object) -> None:
+        nonlocal stopping
+        if stopping:
+            raise KeyboardInterrupt
+        stopping = True
+        say("stopping after the current step (again to leave it to the daemon)")
+        ticket = run["ticket"]
+        if ticket is not None:
+            _ask_stop(daemon, ticket)
+
+    try:
+        with on_stop_signals(stop):
+            for item in _lines(response):
+                if "ticket" in item:
+                    run["ticket"] = ticket = str(item["ticket"])
+                    if stopping:
+                        _ask_stop(daemon, ticket)
+                elif "run_id" in item:
+                    run["run_id"] = str(item["run_id"])
+                elif "progress" in item:
+                    progress(str(item["progress"]))
+                elif "result" in item:
+                    return _result(item["result"])
+                elif "error" in item:
+                    raise _raised(item["error"])
+    except KeyboardInterrupt:
+        say(_left(run["run_id"]))
+        raise
+    except (OSError, http.client.HTTPException, ValueError):
+        pass
+    raise SquadError(_lost(run["run_id"]))
+
+
+def _ask_stop(daemon: Daemon, ticket: str) -> None:
+    try:
+        connection, _ = daemon.post(f"/api/v1/handed-runs/{ticket}/stop", {}, timeout=5.0)
+        connection.close()
+    except (OSError, http.client.HTTPException):
+        pass  # the run's stream says how it ends either way
+
+
+def _left(run_id: str | None) -> str:
+    named = f"run {run_id}" if run_id else "the run"
+    return (
+        f"{named} goes on in the daemon until its next checkpoint, then stops; "
+        "`squad status` shows it"
+    )
+
+
+def _lost(run_id: str | None) -> str:
+    if run_id is None:
+        return "the daemon stopped answering before the run started; `squad status` says why"
+    return (
+        f"the daemon stopped answering while run {run_id} went on: the daemon resumes it at "
+        f"its next start, or `squad resume {run_id}` continues it"
+    )
+
+
+def _result(data: dict[str, Any]) -> RunResult:
+    from squad.runtime.run_result import RunResult
+
+    return RunResult(
+        run_id=str(data["run_id"]),
+        squad=str(data["squad"]),
+        status=str(data["status"]),
+        workspace=Path(str(data["workspace"])),
+        tasks={str(k): str(v) for k, v in dict(data["tasks"]).items()},
+        turns=int(data["turns"]),
+        model_calls=int(data["model_calls"]),
+        prompt_tokens=int(data["prompt_tokens"]),
+        completion_tokens=int(data["completion_tokens"]),
+        cost_usd=float(data["cost_usd"]),
+        error=data.get("error"),
+        awaiting=data.get("awaiting"),
+        duration_s=data.get("duration_s"),
+    )
+
+
+def _raised(data: dict[str, Any]) -> Exception:
+    """The error the run met in the daemon, as the command's own run would have raised it."""
+    from squad import errors
+
+    kind = getattr(errors, str(data.get("kind")), None)
+    message = str(data.get("message"))
+    if not (isinstance(kind, type) and issubclass(kind, errors.SquadError)):
+        kind = errors.SquadError
+    error: errors.SquadError = kind.__new__(kind)
+    Exception.__init__(error, message)
+    error.exit_code = int(data.get("exit_code") or 1)
+    if issubclass(kind, errors.SquadBusy):
+        error.run_id = data.get("run_id")  # type: ignore[attr-defined]
+    return error

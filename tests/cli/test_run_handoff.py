@@ -1,0 +1,218 @@
+"""``squad run`` with a daemon up for the home: the installed command in a subprocess hands the
+run to a real ``squad daemon`` (its HTTP API on 127.0.0.1) and follows it; or runs it itself
+when the daemon would run it differently. Waits poll with a generous timeout; nothing asserts
+on speed (``bench.status_bench`` measures the hand-off)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from squad.model.stub_answers import answer, slow
+from squad.model.testing import FREE_PRICES as FREE
+from squad.model.testing import OpenAIStubServer
+from tests.cli.test_cli import SQUAD, Cli
+from tests.daemon.test_daemon_cli import Daemon
+
+pytestmark = pytest.mark.slow
+WAIT = 60.0
+
+DEMO = """\
+name: demo
+agents: [{id: writer, role: Writes}, {id: editor, role: Edits}]
+tasks:
+  - {id: draft, description: Draft it., agent: writer}
+  - {id: edit, description: Edit it., agent: editor, depends_on: [draft]}
+schedule: {interval: 1d}
+"""
+
+
+@pytest.fixture
+def cli(tmp_path: Path) -> Cli:
+    return Cli(tmp_path)
+
+
+@pytest.fixture
+def daemon(cli: Cli) -> Iterator[Daemon]:
+    running = Daemon(cli)
+    (running.squads / "demo.yaml").write_text(DEMO)
+    yield running
+    if running.process is not None and running.process.poll() is None:
+        running.process.kill()
+        running.process.wait()
+
+
+def up(daemon: Daemon, *args: str) -> None:
+    daemon.start(*args)
+    daemon.wait_for(
+        lambda: (s := daemon.status())["daemon"]["state"] == "up" and s.get("http"),
+        "the daemon up and serving",
+    )
+
+
+def ran_in_daemon(daemon: Daemon, run_id: str) -> bool:
+    return any(e.get("run_id") == run_id for e in daemon.events("run_end"))
+
+
+def run_id_of(stdout: str) -> str:
+    first = stdout.splitlines()[0]  # "run <id>: succeeded"
+    return first.split()[1].rstrip(":")
+
+
+def test_run_with_the_daemon_up_is_run_by_it_and_reads_as_a_run_of_the_commands_own(
+    daemon: Daemon, cli: Cli
+) -> None:
+    up(daemon)
+    handed = cli("run", "demo", "--goal", "Ship the handed run.")
+    assert handed.returncode == 0, handed.stderr
+    run_id = run_id_of(handed.stdout)
+    assert ran_in_daemon(daemon, run_id)
+    assert "draft: writer working" in handed.stderr and "edit: done" in handed.stderr
+    assert "tasks: 2 done" in handed.stdout
+
+    here = cli("run", "demo", "--no-daemon")
+    assert here.returncode == 0, here.stderr
+    assert not ran_in_daemon(daemon, run_id_of(here.stdout))
+    for line in ("tasks: 2 done", "workspace: "):
+        assert line in here.stdout and line in handed.stdout
+
+    as_json = cli("run", daemon.squads / "demo.yaml", "--json")
+    assert as_json.returncode == 0, as_json.stderr
+    result = json.loads(as_json.stdout)
+    assert ran_in_daemon(daemon, result["run_id"])
+    local = json.loads(cli("run", "demo", "--no-daemon", "--json").stdout)
+    assert set(result) == set(local)
+    assert (result["status"], result["tasks"]) == ("succeeded", local["tasks"])
+    runs = cli.json("runs", "list", "demo")
+    assert isinstance(runs, list) and {r["trigger"] for r in runs} == {"manual"}
+
+
+def test_the_command_imports_no_graph_or_store_when_the_daemon_runs_it(
+    daemon: Daemon, cli: Cli
+) -> None:
+    up(daemon)
+    code = (
+        "import sys\n"
+        "from squad.cli import main\n"
+        "sys.argv = ['squad', 'run', 'demo']\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit as end:\n"
+        "    code = end.code\n"
+        "heavy = sorted(m for m in ('langgraph', 'sqlalchemy', 'litellm') if m in sys.modules)\n"
+        "print(code, heavy, file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env=cli.env,
+        cwd=cli.tmp,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.stderr.splitlines()[-1] == "0 []", done.stderr
+    assert ran_in_daemon(daemon, run_id_of(done.stdout))
+
+
+def test_what_the_daemon_would_run_differently_runs_in_the_command(
+    daemon: Daemon, cli: Cli
+) -> None:
+    up(daemon)
+    other_key = {**cli.env, "OPENAI_API_KEY": "sk-exported-since"}
+    done = subprocess.run(
+        [str(SQUAD), "run", "demo"], env=other_key, cwd=cli.tmp, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert not ran_in_daemon(daemon, run_id_of(done.stdout))
+
+    copy = cli.tmp / "demo-copy.yaml"
+    copy.write_text(DEMO)
+    done = cli("run", copy)
+    assert done.returncode == 0, done.stderr
+    assert not ran_in_daemon(daemon, run_id_of(done.stdout))
+
+    with_model = cli("run", "demo", "--model", "offline")
+    assert with_model.returncode == 0, with_model.stderr
+    assert not ran_in_daemon(daemon, run_id_of(with_model.stdout))
+    assert daemon.events("run_requested") == []
+
+
+def slow_squad(daemon: Daemon, stub: OpenAIStubServer) -> None:
+    (daemon.squads / "slow.yaml").write_text(
+        "name: slow\n"
+        f"model: {{name: openai/stub-model, api_base: '{stub.url}', api_key_env: STUB_KEY,"
+        f" {FREE}}}\n"
+        "agents: [{id: writer, role: Writes}]\n"
+        "tasks:\n"
+        "  - {id: outline, description: Outline it., agent: writer}\n"
+        "  - {id: draft, description: Draft it., agent: writer, depends_on: [outline]}\n"
+        "schedule: {interval: 1d}\n"
+    )
+    daemon.cli.env["STUB_KEY"] = "test-key"
+
+
+def test_ctrl_c_stops_a_handed_run_at_its_next_checkpoint_and_resume_finishes_it(
+    daemon: Daemon, cli: Cli
+) -> None:
+    with OpenAIStubServer() as stub:
+        stub.script(slow(2.0, answer("The outline.")), answer("The draft."))
+        slow_squad(daemon, stub)
+        up(daemon)
+        command = subprocess.Popen(
+            [str(SQUAD), "run", "slow"],
+            env=cli.env,
+            cwd=cli.tmp,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        daemon.wait_for(lambda: stub.requests, "the first model call")
+        command.send_signal(signal.SIGINT)
+        stdout, stderr = command.communicate(timeout=WAIT)
+        assert command.returncode == 1, stderr
+        assert "stopping after the current step" in stderr
+        run_id = run_id_of(stdout)
+        assert stdout.splitlines()[0] == f"run {run_id}: interrupted"
+        (end,) = daemon.events("run_end")
+        assert (end["run_id"], end["status"]) == (run_id, "interrupted")
+        workspace = cli.workspaces / "slow"
+        assert (workspace / "tasks" / "outline" / "output.md").read_text().strip() == "The outline."
+
+        resumed = cli("resume", run_id)
+        assert resumed.returncode == 0, resumed.stderr
+        assert len(stub.requests) == 2  # the outline was not asked for again
+
+
+def test_a_daemon_killed_under_a_handed_run_ends_the_command_with_what_to_do(
+    daemon: Daemon, cli: Cli
+) -> None:
+    with OpenAIStubServer() as stub:
+        stub.script(slow(8.0, answer("The outline.")), answer("The draft."))
+        slow_squad(daemon, stub)
+        up(daemon)
+        command = subprocess.Popen(
+            [str(SQUAD), "run", "slow"],
+            env=cli.env,
+            cwd=cli.tmp,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        daemon.wait_for(lambda: stub.requests, "the first model call")
+        assert daemon.process is not None
+        os.kill(daemon.process.pid, signal.SIGKILL)
+        daemon.process.wait()
+        stdout, stderr = command.communicate(timeout=WAIT)
+        assert command.returncode == 1 and stdout == ""
+        assert "the daemon stopped answering while run " in stderr
+        assert "squad resume " in stderr and "Traceback" not in stderr
+        run_id = stderr.split("while run ", 1)[1].split()[0]
+        listed = cli.json("runs", "list", "slow")
+        assert isinstance(listed, list) and [r["run_id"] for r in listed] == [run_id]
