@@ -25,11 +25,12 @@ if TYPE_CHECKING:
     from squad.runtime.run_result import RunResult
     from squad.settings import Settings
 
-__all__ = ["Daemon", "hand_over", "reachable_daemon"]
+__all__ = ["Daemon", "going_on", "hand_over", "new_run", "reachable_daemon"]
 
 CONNECT_TIMEOUT_S = 10.0
 """How long the daemon has to accept or refuse a run; past it the command runs it itself."""
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
+_RUN_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
 class Daemon:
@@ -72,42 +73,57 @@ def reachable_daemon(settings: Settings) -> Daemon | None:
     return Daemon(*served, token) if token else None
 
 
-def _what(target: str) -> dict[str, Any] | None:
-    """The request's squad or file as ``squad run`` reads ``target``; None for a target only
-    the command's own process resolves (a workspace folder, say)."""
+def new_run(target: str, goal: str | None) -> dict[str, Any] | None:
+    """``squad run TARGET``'s request: the squad or file as the command reads ``target``;
+    None for a target only the command's own process resolves (a workspace folder, say)."""
     path = Path(target)
     if path.suffix in (".yaml", ".yml") or path.is_file():
         try:
             raw = path.read_bytes()
         except OSError:
             return None  # the command's own reading says what is wrong
-        return {"file": str(path.resolve()), "digest": hashlib.sha256(raw).hexdigest()}
-    if _SLUG.match(target):
-        return {"squad": target}
-    return None
+        found: dict[str, Any] = {"file": str(path.resolve())}
+        found["digest"] = hashlib.sha256(raw).hexdigest()
+    elif _SLUG.match(target):
+        found = {"squad": target}
+    else:
+        return None
+    return {**found, "goal": goal}
+
+
+def going_on(run_id: str, answer: tuple[str, bool, str] | None = None) -> dict[str, Any]:
+    """``squad resume RUN``'s request, or ``squad approve RUN TASK``'s with its ``answer``
+    (task, approved, reason)."""
+    if answer is None:
+        return {"run_id": run_id}
+    task, approved, reason = answer
+    return {"run_id": run_id, "task": task, "approved": approved, "reason": reason}
 
 
 def hand_over(
     settings: Settings,
-    target: str,
-    goal: str | None,
+    request: dict[str, Any] | None,
     *,
     progress: Callable[[str], None],
     say: Callable[[str], None],
 ) -> RunResult | None:
-    """Run ``target`` in the home's daemon and follow it to its end (its result), or None
-    when the command should run it itself (nothing printed then). ``progress`` gets the
-    run's lines, ``say`` what the command itself has to say (a stop asked). Errors the run
-    meets are raised as the command's own would be."""
+    """Have the home's daemon carry out ``request`` (:func:`new_run`, :func:`going_on`) and
+    follow the run to its end (its result), or None when the command should run it itself
+    (nothing printed then). ``progress`` gets the run's lines, ``say`` what the command
+    itself has to say (a stop asked). Errors the run meets are raised as the command's own
+    would be."""
     from squad.daemon.handoff import environment_digest, settings_digest
 
+    if request is None:
+        return None
+    known = request.get("run_id")
+    if known is not None and not _RUN_ID.match(known):
+        return None  # the command's own look-up says there is no such run
     daemon = reachable_daemon(settings)
-    what = _what(target)
-    if daemon is None or what is None:
+    if daemon is None:
         return None
     body = {
-        **what,
-        "goal": goal,
+        **request,
         "settings": settings_digest(settings),
         "environment": environment_digest(os.environ),
     }
@@ -121,7 +137,7 @@ def hand_over(
     try:
         if connection.sock is not None:
             connection.sock.settimeout(None)  # a model call may take minutes
-        return _follow(daemon, response, progress=progress, say=say)
+        return _follow(daemon, response, known, progress=progress, say=say)
     finally:
         connection.close()
 
@@ -139,6 +155,7 @@ def _lines(response: http.client.HTTPResponse) -> Iterator[dict[str, Any]]:
 def _follow(
     daemon: Daemon,
     response: http.client.HTTPResponse,
+    run_id: str | None,
     *,
     progress: Callable[[str], None],
     say: Callable[[str], None],
@@ -146,7 +163,7 @@ def _follow(
     from squad.cli.signals import on_stop_signals
     from squad.errors import SquadError
 
-    run: dict[str, str | None] = {"ticket": None, "run_id": None}
+    run: dict[str, str | None] = {"ticket": None, "run_id": run_id}
     stopping = False
 
     def stop(_: object) -> None:

@@ -27,6 +27,10 @@ if TYPE_CHECKING:
 __all__ = ["register"]
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+NoDaemon = Annotated[
+    bool,
+    typer.Option("--no-daemon", help="Run in this process even when a daemon serves this home."),
+]
 
 
 def _defer_library_inits() -> None:
@@ -162,12 +166,7 @@ def run(
         str,
         typer.Option("--trigger", hidden=True, help="What asked for the run (mcp:HOST)."),
     ] = "manual",
-    no_daemon: Annotated[
-        bool,
-        typer.Option(
-            "--no-daemon", help="Run in this process even when a daemon serves this home."
-        ),
-    ] = False,
+    no_daemon: NoDaemon = False,
 ) -> None:
     """Run a squad once, with live progress and a summary; exit 0 only when it succeeded.
 
@@ -178,7 +177,9 @@ def run(
     """
     out, err = Output(json_mode=json_output), Output(stream=sys.stderr)
     if not (no_daemon or model or resume_latest or auto_approve or trigger != "manual"):
-        handed = _hand_over(target, goal, err)
+        from squad.cli.handoff import new_run
+
+        handed = _hand_over(new_run(target, goal), err)
         if handed is not None:
             _summary(out, handed)
             _exit(handed)
@@ -212,15 +213,16 @@ def run(
     _exit(result)
 
 
-def _hand_over(target: str, goal: str | None, err: Output) -> RunResult | None:
-    """The run, as the home's daemon ran it for this command; None: run it here."""
+def _hand_over(request: dict[str, Any] | None, err: Output) -> RunResult | None:
+    """The run, as the home's daemon carried ``request`` out for this command
+    (:mod:`squad.cli.handoff`); None: carry it out here."""
     from squad.cli.handoff import hand_over
     from squad.settings import Settings
 
     def say(text: str) -> None:
         err.line(text, style="yellow")
 
-    return hand_over(Settings.load(), target, goal, progress=_progress(err), say=say)
+    return hand_over(Settings.load(), request, progress=_progress(err), say=say)
 
 
 def _ask_resume(run_id: str) -> bool:
@@ -232,9 +234,19 @@ def _ask_resume(run_id: str) -> bool:
 def resume(
     run_id: Annotated[str, typer.Argument(help="The run to continue.")],
     json_output: JsonFlag = False,
+    no_daemon: NoDaemon = False,
 ) -> None:
-    """Continue an interrupted run from its last completed step."""
+    """Continue an interrupted run from its last completed step (in the home's daemon when
+    it is up and would run it as this process would: see ``squad run``)."""
     out, err = Output(json_mode=json_output), Output(stream=sys.stderr)
+    if not no_daemon:
+        from squad.cli.handoff import going_on
+
+        handed = _hand_over(going_on(run_id), err)
+        if handed is not None:
+            _summary(out, handed)
+            _exit(handed)
+            return
     with _runner(err, run_id=run_id) as (_, runner), _graceful_stop(runner, err):
         result = runner.resume(run_id)
     _summary(out, result)
@@ -247,9 +259,19 @@ def approve(
     reject: Annotated[bool, typer.Option("--reject", help="Reject instead of approving.")] = False,
     reason: Annotated[str, typer.Option("--reason", help="Why (kept in the run log).")] = "",
     json_output: JsonFlag = False,
+    no_daemon: NoDaemon = False,
 ) -> None:
-    """Approve (or reject) a task waiting for a person; the run then goes on."""
+    """Approve (or reject) a task waiting for a person; the run then goes on (in the home's
+    daemon when it is up and would run it as this process would: see ``squad run``)."""
     out, err = Output(json_mode=json_output), Output(stream=sys.stderr)
+    if not no_daemon:
+        from squad.cli.handoff import going_on
+
+        handed = _hand_over(going_on(run_id, (task, not reject, reason)), err)
+        if handed is not None:
+            _summary(out, handed)
+            _exit(handed)
+            return
     with _runner(err, run_id=run_id) as (_, runner), _graceful_stop(runner, err):
         result = runner.approve(run_id, task, approved=not reject, reason=reason)
     _summary(out, result)

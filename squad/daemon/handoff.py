@@ -10,9 +10,12 @@ the run, when doing so changes nothing the run would see:
   (:func:`environment_digest`: every variable but the shell's own bookkeeping, so a provider
   key exported since the daemon started keeps the run in the command's process);
 - the same definition: the squad file's bytes, or for a squad named, its workspace manifest
-  agreeing with the file the daemon loaded;
-- the squad idle (no run of it going, waiting or interrupted) and a run slot free now, so the
-  run starts at once as it would in the command's process.
+  agreeing with the file the daemon loaded (``squad resume`` and ``squad approve`` go on with
+  the definition the workspace holds either way, as the dashboard's resume and answers do:
+  the daemon only has to run the squad);
+- the squad idle (no run of it going, waiting or interrupted, for a new run) and a run slot
+  free now, so the run starts at once as it would in the command's process;
+- for a resume, a run interrupted; for an answer, a run waiting on that task.
 
 Anything else (a refusal, a daemon that does not answer) runs the squad in the command's own
 process as before. A run handed over is the daemon's run like any other: it is in its log and
@@ -128,13 +131,17 @@ class HandOver:
     environment: str
     """:func:`environment_digest` of the command's environment."""
     squad: str | None = None
-    """The squad named, or None for a squad file."""
+    """``squad run NAME``: the squad named."""
     file: str | None = None
-    """The squad file the command was given (absolute), or None for a squad named."""
+    """``squad run FILE``: the squad file the command was given (absolute)."""
     digest: str | None = None
     """SHA-256 of that file's bytes, as the command read them."""
     goal: str | None = None
     """The run's goal (None: the squad's own)."""
+    run_id: str | None = None
+    """``squad resume RUN`` and ``squad approve RUN TASK``: the run to go on with."""
+    decision: tuple[str, bool, str] | None = None
+    """``squad approve``: (task, approved, reason), the answer to the run's gate."""
 
 
 class Ticket:

@@ -249,15 +249,17 @@ class RunDispatcher:
                     runner.stop.set()
             result = self._drive(runner, request, squad)
         except BaseException as exc:  # noqa: BLE001 - the ticket hears it; _report re-raises
-            if ticket is not None:
-                ticket.failed(exc)
-            self._report(request, exc)
+            try:
+                self._report(request, exc)
+            finally:
+                if ticket is not None:  # once logged: whoever waits finds it in the log
+                    ticket.failed(exc)
             return
-        if ticket is not None:
-            ticket.ended(result)
         if result.status in ("failed", "stopped"):
             self._count_failure()
         self._log.emit("run_end", squad=request.squad, **run_end_fields(result))
+        if ticket is not None:
+            ticket.ended(result)
 
     def _report(self, request: RunRequest, exc: BaseException) -> None:
         """Log (and count) what a run raised; anything but an Exception is raised again."""

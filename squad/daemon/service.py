@@ -159,7 +159,6 @@ class Daemon:
         (:mod:`squad.daemon.handoff`); None when it started (``ticket`` hears the rest), else
         why not (nothing is queued then)."""
         from squad.daemon.handoff import settings_digest
-        from squad.store.records import RunStatus
 
         ctx = self.ctx
         if not ctx.ready.is_set() or ctx.runs is None or ctx.catalog is None:
@@ -172,21 +171,58 @@ class Daemon:
             return "the daemon's settings differ from this command's"
         if check.environment != self._environment:
             return "the daemon's environment differs from this command's"
-        loaded = _loaded(ctx.catalog.squads(), check)
-        if loaded is None:
-            return "the daemon runs no such squad"
-        if check.file is None:
-            manifest = self.app.squads.workspaces.read_manifest(loaded.workspace)
-            if manifest.definition != loaded.spec:
-                return "the squad's workspace holds another definition than the daemon's"
-        name = loaded.spec.name
-        if any(run.status is RunStatus.INTERRUPTED for run in self.store.interrupted_runs(name)):
-            return "the squad has an interrupted run (squad run offers to resume it)"
-        request = RunRequest(name, "manual", goal=check.goal, ticket=ticket)
+        if check.run_id is not None:
+            request, refused = self._going_on(check, ticket)
+        else:
+            request, refused = self._new_run(check, ticket)
+        if request is None:
+            return refused
         if not ctx.runs.dispatcher.hand_off(request):
             return "the squad is running or queued, or every run slot is taken"
         ctx.wake.set()
         return None
+
+    def _new_run(self, check: HandOver, ticket: Ticket) -> tuple[RunRequest | None, str]:
+        """``squad run``'s request, or why the daemon would not run it as the command would."""
+        from squad.store.records import RunStatus
+
+        assert self.ctx.catalog is not None
+        loaded = _loaded(self.ctx.catalog.squads(), check)
+        if loaded is None:
+            return None, "the daemon runs no such squad"
+        if check.file is None:
+            manifest = self.app.squads.workspaces.read_manifest(loaded.workspace)
+            if manifest.definition != loaded.spec:
+                return None, "the squad's workspace holds another definition than the daemon's"
+        name = loaded.spec.name
+        if any(run.status is RunStatus.INTERRUPTED for run in self.store.interrupted_runs(name)):
+            return None, "the squad has an interrupted run (squad run offers to resume it)"
+        return RunRequest(name, "manual", goal=check.goal, ticket=ticket), ""
+
+    def _going_on(self, check: HandOver, ticket: Ticket) -> tuple[RunRequest | None, str]:
+        """``squad resume``'s or ``squad approve``'s request, or why not (the command's own
+        process then says what is wrong with the run, if anything)."""
+        from squad.store.records import RunStatus, TaskStatus
+
+        assert check.run_id is not None and self.ctx.catalog is not None
+        run = self.store.get_run(check.run_id)
+        if run is None or self.ctx.catalog.get(run.squad) is None:
+            return None, "the daemon runs no such run's squad"
+        if check.decision is None:
+            if run.status is not RunStatus.INTERRUPTED:
+                return None, f"the run is {run.status.value}, not interrupted"
+            return RunRequest(run.squad, "resume", run_id=run.id, ticket=ticket), ""
+        task = self.store.run_state.get_task(run.id, check.decision[0])
+        if run.status is not RunStatus.AWAITING_APPROVAL or task is None:
+            return None, "the run does not wait on that task"
+        if task.status is not TaskStatus.AWAITING_APPROVAL:
+            return None, "the run does not wait on that task"
+        return (
+            RunRequest(
+                run.squad, "approval", run_id=run.id, decision=check.decision, ticket=ticket
+            ),
+            "",
+        )
 
     def state(self) -> dict[str, Any]:
         """What the heartbeat reports: squads, next fire times, runs, queue, failed files."""

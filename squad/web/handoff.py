@@ -1,5 +1,6 @@
-"""``squad run`` handing its run to the daemon: ``POST /api/v1/handed-runs`` starts it and
-streams it back, ``POST /api/v1/handed-runs/{ticket}/stop`` is Ctrl-C's first press.
+"""``squad run`` (and ``resume``, ``approve``) handing its run to the daemon: ``POST
+/api/v1/handed-runs`` starts it and streams it back, ``POST /api/v1/handed-runs/{ticket}/stop``
+is Ctrl-C's first press.
 
 The start is refused (HTTP 409, ``{"detail": why}``, nothing queued) unless the run would
 start at once as in the command's own process (:mod:`squad.daemon.handoff`); the command
@@ -30,7 +31,7 @@ from starlette.concurrency import run_in_threadpool
 
 from squad.daemon.handoff import HandOver, Ticket
 from squad.paths import SLUG_PATTERN
-from squad.web.api import ERRORS, _web
+from squad.web.api import ERRORS, RUN_ID, _web
 
 __all__ = ["HandedRun", "router"]
 
@@ -50,6 +51,34 @@ class HandedRun(BaseModel):
     file: Annotated[str | None, Field(min_length=1, max_length=4096)] = None
     digest: Annotated[str | None, Field(pattern=r"^[0-9a-f]{64}$")] = None
     goal: Annotated[str | None, Field(max_length=20_000)] = None
+    run_id: Annotated[str | None, Field(pattern=RUN_ID)] = None
+    task: Annotated[str | None, Field(pattern=SLUG_PATTERN)] = None
+    """With ``run_id``: the task whose gate ``approved`` answers (``squad approve``)."""
+    approved: bool | None = None
+    reason: Annotated[str, Field(max_length=5_000)] = ""
+
+    def hand_over(self) -> HandOver | None:
+        """What the daemon checks; None for a body that names no one thing to run."""
+        named = [self.squad is not None, self.file is not None, self.run_id is not None]
+        if sum(named) != 1 or (self.file is None) != (self.digest is None):
+            return None
+        if (self.task is None) != (self.approved is None) or (
+            self.run_id is None and self.task is not None
+        ):
+            return None
+        decision = None
+        if self.task is not None and self.approved is not None:
+            decision = (self.task, self.approved, self.reason.strip())
+        return HandOver(
+            settings=self.settings,
+            environment=self.environment,
+            squad=self.squad,
+            file=self.file,
+            digest=self.digest,
+            goal=self.goal,
+            run_id=self.run_id,
+            decision=decision,
+        )
 
 
 def _line(item: dict[str, Any]) -> bytes:
@@ -92,8 +121,10 @@ def _framed(kind: str, value: Any) -> dict[str, Any]:
 )
 async def hand_over(request: Request, body: HandedRun) -> StreamingResponse | JSONResponse:
     """Run a squad for ``squad run`` now, and stream it back (the module docstring)."""
-    if (body.squad is None) == (body.file is None) or (body.file is None) != (body.digest is None):
-        return JSONResponse({"detail": "name a squad, or a file with its digest"}, 409)
+    check = body.hand_over()
+    if check is None:
+        detail = "name a squad, a file with its digest, or a run (with a task and an answer)"
+        return JSONResponse({"detail": detail}, 409)
     web = _web(request)
     loop = asyncio.get_running_loop()
     items: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
@@ -103,7 +134,6 @@ async def hand_over(request: Request, body: HandedRun) -> StreamingResponse | JS
             loop.call_soon_threadsafe(items.put_nowait, item)
 
     ticket = Ticket(deliver)
-    check = HandOver(**body.model_dump())
     refused = await run_in_threadpool(web.control.hand_off, check, ticket)
     if refused is not None:
         return JSONResponse({"detail": refused}, 409)

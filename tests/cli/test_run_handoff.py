@@ -188,6 +188,31 @@ def test_ctrl_c_stops_a_handed_run_at_its_next_checkpoint_and_resume_finishes_it
         resumed = cli("resume", run_id)
         assert resumed.returncode == 0, resumed.stderr
         assert len(stub.requests) == 2  # the outline was not asked for again
+        ends = [e["status"] for e in daemon.events("run_end") if e["run_id"] == run_id]
+        assert ends == ["interrupted", "succeeded"]  # the daemon resumed it too
+        assert [e["trigger"] for e in daemon.events("run_requested")] == ["manual", "resume"]
+
+
+def test_an_answer_to_a_gate_is_carried_out_by_the_daemon_or_refused_as_the_command_would(
+    daemon: Daemon, cli: Cli
+) -> None:
+    gated = DEMO.replace("depends_on: [draft]}", "depends_on: [draft], approval: true}")
+    (daemon.squads / "demo.yaml").write_text(gated)
+    up(daemon)
+    paused = cli("run", "demo")
+    assert paused.returncode == 1, paused.stderr
+    run_id = run_id_of(paused.stdout)
+    assert f"squad approve {run_id} edit" in paused.stdout
+
+    wrong = cli("approve", run_id, "draft")  # not the task it waits on: the command says so
+    assert wrong.returncode == 2 and "draft" in wrong.stderr, wrong.stderr
+    approved = cli("approve", run_id, "edit", "--reason", "reads well")
+    assert approved.returncode == 0, approved.stderr
+    assert approved.stdout.splitlines()[0] == f"run {run_id}: succeeded"
+    asked = [(e["trigger"], e.get("run_id")) for e in daemon.events("run_requested")]
+    assert asked == [("manual", None), ("approval", run_id)]
+    ends = [e["status"] for e in daemon.events("run_end") if e["run_id"] == run_id]
+    assert ends == ["awaiting_approval", "succeeded"]
 
 
 def test_a_daemon_killed_under_a_handed_run_ends_the_command_with_what_to_do(

@@ -217,3 +217,27 @@ def test_the_settings_digest_ignores_the_daemons_own_section(settings: Settings)
     port = replace(settings, daemon=DaemonSettings.model_validate({"http": {"port": 0}}))
     assert settings_digest(port) == settings_digest(settings)
     assert settings_digest(replace(settings, home=Path("/elsewhere"))) != settings_digest(settings)
+
+
+def test_a_resume_or_an_answer_is_taken_only_for_a_run_in_that_state(
+    daemon: Daemon, settings: Settings, store: Store
+) -> None:
+    follower = Follower()
+    assert daemon.hand_off(check(settings), follower.ticket) is None
+    done = follower.until_final()[-1][1]
+    resume = check(settings, squad=None, run_id=done.run_id)
+    assert daemon.hand_off(resume, Follower().ticket) == "the run is succeeded, not interrupted"
+    answer = check(settings, squad=None, run_id=done.run_id, decision=("draft", True, ""))
+    assert daemon.hand_off(answer, Follower().ticket) == "the run does not wait on that task"
+    unknown = check(settings, squad=None, run_id="nosuchrun")
+    assert daemon.hand_off(unknown, Follower().ticket) == "the daemon runs no such run's squad"
+
+    store.update_run(done.run_id, status=RunStatus.INTERRUPTED)
+    follower = Follower()
+    assert daemon.hand_off(resume, follower.ticket) is None
+    kind, resumed = follower.until_final()[-1]
+    # Every task had ended: the resume finds nothing left to do and calls no model again.
+    assert kind == "result" and resumed.status == "succeeded"
+    assert (resumed.run_id, resumed.model_calls) == (done.run_id, done.model_calls)
+    asked = [(e["trigger"], e.get("run_id")) for e in events(settings, "run_requested")]
+    assert asked == [("manual", None), ("resume", done.run_id)]
