@@ -158,6 +158,17 @@ def slow_squad(daemon: Daemon, stub: OpenAIStubServer) -> None:
     daemon.cli.env["STUB_KEY"] = "test-key"
 
 
+def run_in_background(cli: Cli, squad: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [str(SQUAD), "run", squad],
+        env=cli.env,
+        cwd=cli.tmp,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
 def test_ctrl_c_stops_a_handed_run_at_its_next_checkpoint_and_resume_finishes_it(
     daemon: Daemon, cli: Cli
 ) -> None:
@@ -165,14 +176,7 @@ def test_ctrl_c_stops_a_handed_run_at_its_next_checkpoint_and_resume_finishes_it
         stub.script(slow(2.0, answer("The outline.")), answer("The draft."))
         slow_squad(daemon, stub)
         up(daemon)
-        command = subprocess.Popen(
-            [str(SQUAD), "run", "slow"],
-            env=cli.env,
-            cwd=cli.tmp,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        command = run_in_background(cli, "slow")
         daemon.wait_for(lambda: stub.requests, "the first model call")
         command.send_signal(signal.SIGINT)
         stdout, stderr = command.communicate(timeout=WAIT)
@@ -222,14 +226,7 @@ def test_a_daemon_killed_under_a_handed_run_ends_the_command_with_what_to_do(
         stub.script(slow(8.0, answer("The outline.")), answer("The draft."))
         slow_squad(daemon, stub)
         up(daemon)
-        command = subprocess.Popen(
-            [str(SQUAD), "run", "slow"],
-            env=cli.env,
-            cwd=cli.tmp,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        command = run_in_background(cli, "slow")
         daemon.wait_for(lambda: stub.requests, "the first model call")
         assert daemon.process is not None
         os.kill(daemon.process.pid, signal.SIGKILL)
