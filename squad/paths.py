@@ -16,6 +16,7 @@ from pathlib import Path, PurePosixPath
 from squad.errors import PathEscapeError
 
 __all__ = [
+    "RUN_ID_PATTERN",
     "SLUG",
     "SLUG_PATTERN",
     "check_name",
@@ -32,6 +33,9 @@ lowercase letters, digits and '-', starting with a letter or digit. Each names a
 (``workspaces/<squad>``, ``agents/<agent>``, ``tasks/<task>``), so no id can climb or hide."""
 SLUG_PATTERN = rf"^{SLUG}$"
 """:data:`SLUG`, whole: what every front end and file format validates an id against."""
+
+RUN_ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
+"""What the API and the command line accept as a run id (the store's are 32 hex digits)."""
 
 
 def refuse_nul(path: str, *, what: str = "path") -> str:

@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from squad.paths import RUN_ID_PATTERN, SLUG_PATTERN
+
 if TYPE_CHECKING:
     from squad.runtime.run_result import RunResult
     from squad.settings import Settings
@@ -29,8 +31,8 @@ __all__ = ["Daemon", "going_on", "hand_over", "new_run", "reachable_daemon"]
 
 CONNECT_TIMEOUT_S = 10.0
 """How long the daemon has to accept or refuse a run; past it the command runs it itself."""
-_SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
-_RUN_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_SLUG = re.compile(SLUG_PATTERN)
+_RUN_ID = re.compile(RUN_ID_PATTERN)
 
 
 class Daemon:
@@ -41,13 +43,10 @@ class Daemon:
         self.port = port
         self.token = token
 
-    def connect(self, timeout: float | None) -> http.client.HTTPConnection:
-        return http.client.HTTPConnection(self.host, self.port, timeout=timeout)
-
     def post(
         self, path: str, body: dict[str, Any], *, timeout: float | None
     ) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
-        connection = self.connect(timeout)
+        connection = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
         connection.request(
             "POST",
             path,
@@ -188,14 +187,16 @@ def _follow(
                 elif "progress" in item:
                     progress(str(item["progress"]))
                 elif "result" in item:
-                    return _result(item["result"])
+                    from squad.runtime.run_result import RunResult
+
+                    return RunResult.from_dict(item["result"])
                 elif "error" in item:
                     raise _raised(item["error"])
     except KeyboardInterrupt:
         say(_left(run["run_id"]))
         raise
-    except (OSError, http.client.HTTPException, ValueError):
-        pass
+    except (OSError, http.client.HTTPException, ValueError, KeyError, TypeError):
+        pass  # the stream broke off, or was torn
     raise SquadError(_lost(run["run_id"]))
 
 
@@ -221,26 +222,6 @@ def _lost(run_id: str | None) -> str:
     return (
         f"the daemon stopped answering while run {run_id} went on: the daemon resumes it at "
         f"its next start, or `squad resume {run_id}` continues it"
-    )
-
-
-def _result(data: dict[str, Any]) -> RunResult:
-    from squad.runtime.run_result import RunResult
-
-    return RunResult(
-        run_id=str(data["run_id"]),
-        squad=str(data["squad"]),
-        status=str(data["status"]),
-        workspace=Path(str(data["workspace"])),
-        tasks={str(k): str(v) for k, v in dict(data["tasks"]).items()},
-        turns=int(data["turns"]),
-        model_calls=int(data["model_calls"]),
-        prompt_tokens=int(data["prompt_tokens"]),
-        completion_tokens=int(data["completion_tokens"]),
-        cost_usd=float(data["cost_usd"]),
-        error=data.get("error"),
-        awaiting=data.get("awaiting"),
-        duration_s=data.get("duration_s"),
     )
 
 

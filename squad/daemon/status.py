@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from squad.daemon.lock import LockState, pid_alive, probe_lock
-from squad.daemon.published import PUBLISHED_FILE, STALE_AFTER
+from squad.daemon.published import PUBLISHED_FILE, STALE_AFTER, read_published
 from squad.views import (
     ClusterUnreachable,
     ClusterView,
@@ -398,29 +398,15 @@ def published_status(
     when that cannot be trusted (no daemon holds the home, the file is another process's or
     unreadable, the beat is stale, the daemon is not running yet, or ``squads_dir`` is not
     its folder): :func:`collect_status` then says why."""
-    lock = probe_lock(home)
-    if not lock.held or lock.pid is None:
+    found = read_published(home, squads_dir)
+    if found is None:
         return None
-    path = home / PUBLISHED_FILE
-    try:
-        info = path.stat()
-        data = json.loads(path.read_text(encoding="utf-8"))
-        beat = _PublishedBeat(
-            pid=int(data["pid"]),
-            host=str(data["host"]),
-            started_at=datetime.fromisoformat(str(data["started_at"])),
-            beat_at=datetime.fromtimestamp(info.st_mtime, UTC),
-        )
-        state, view = data["state"], data["store"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    if beat.pid != lock.pid or not isinstance(state, dict) or state.get("phase") != "running":
-        return None
-    configs = Path(str(state.get("configs")))
-    if squads_dir is not None and squads_dir.resolve() != configs:
-        return None
+    state, view, configs = found.state, found.store, found.configs
+    beat = _PublishedBeat(
+        pid=found.pid, host=found.host, started_at=found.started_at, beat_at=found.beat_at
+    )
     # The file's time and this clock are the same machine's wall clock, read after the stat.
-    daemon = daemon_status(now=now or datetime.now(UTC), lock=lock, heartbeat=beat)
+    daemon = daemon_status(now=now or datetime.now(UTC), lock=found.lock, heartbeat=beat)
     if daemon.state != "up":
         return None
     daemon = daemon.model_copy(

@@ -67,6 +67,27 @@ class RunResult:
     def succeeded(self) -> bool:
         return self.status == "succeeded"
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RunResult:
+        """The result :meth:`to_dict` gave (a daemon sends it to the ``squad run`` that
+        handed it the run); a KeyError, TypeError or ValueError for anything else."""
+        duration = data["duration_s"]
+        return cls(
+            run_id=str(data["run_id"]),
+            squad=str(data["squad"]),
+            status=str(data["status"]),
+            workspace=Path(str(data["workspace"])),
+            tasks={str(k): str(v) for k, v in dict(data["tasks"]).items()},
+            turns=int(data["turns"]),
+            model_calls=int(data["model_calls"]),
+            prompt_tokens=int(data["prompt_tokens"]),
+            completion_tokens=int(data["completion_tokens"]),
+            cost_usd=float(data["cost_usd"]),
+            error=None if data["error"] is None else str(data["error"]),
+            awaiting=None if data["awaiting"] is None else str(data["awaiting"]),
+            duration_s=None if duration is None else float(duration),
+        )
+
     def to_dict(self) -> RunResultDict:
         """What ``squad run --json`` prints."""
         return {

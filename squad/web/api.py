@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Path, Query, Request
 from pydantic import BaseModel, ConfigDict
 
-from squad.paths import SLUG_PATTERN
+from squad.paths import RUN_ID_PATTERN, SLUG_PATTERN
 from squad.spec.window import MAX_CONTEXT_WINDOW, MIN_CONTEXT_WINDOW
 from squad.views import (
     AgentMemory,
@@ -39,7 +39,7 @@ from squad.views import (
 
 __all__ = ["ERRORS", "Problem", "router"]
 
-RUN_ID = r"^[A-Za-z0-9_-]{1,64}$"
+RUN_ID = RUN_ID_PATTERN
 
 
 class FieldProblem(BaseModel):

@@ -11,15 +11,15 @@ import signal
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from squad.model.stub_answers import answer, slow
-from squad.model.testing import FREE_PRICES as FREE
 from squad.model.testing import OpenAIStubServer
 from tests.cli.test_cli import SQUAD, Cli
-from tests.daemon.test_daemon_cli import Daemon
+from tests.daemon.test_daemon_cli import Daemon, slow_squad_yaml
 
 pytestmark = pytest.mark.slow
 WAIT = 60.0
@@ -144,40 +144,33 @@ def test_what_the_daemon_would_run_differently_runs_in_the_command(
     assert daemon.events("run_requested") == []
 
 
-def slow_squad(daemon: Daemon, stub: OpenAIStubServer) -> None:
-    (daemon.squads / "slow.yaml").write_text(
-        "name: slow\n"
-        f"model: {{name: openai/stub-model, api_base: '{stub.url}', api_key_env: STUB_KEY,"
-        f" {FREE}}}\n"
-        "agents: [{id: writer, role: Writes}]\n"
-        "tasks:\n"
-        "  - {id: outline, description: Outline it., agent: writer}\n"
-        "  - {id: draft, description: Draft it., agent: writer, depends_on: [outline]}\n"
-        "schedule: {interval: 1d}\n"
-    )
-    daemon.cli.env["STUB_KEY"] = "test-key"
-
-
-def run_in_background(cli: Cli, squad: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [str(SQUAD), "run", squad],
-        env=cli.env,
-        cwd=cli.tmp,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+@contextmanager
+def handed_slow_run(
+    daemon: Daemon, cli: Cli, first_call_s: float
+) -> Iterator[tuple[OpenAIStubServer, subprocess.Popen[str]]]:
+    """``squad run slow`` in the background, handed to the daemon, once the daemon's run
+    makes its first model call (which the stub answers after ``first_call_s``)."""
+    with OpenAIStubServer() as stub:
+        stub.script(slow(first_call_s, answer("The outline.")), answer("The draft."))
+        (daemon.squads / "slow.yaml").write_text(slow_squad_yaml(stub.url, "{interval: 1d}"))
+        daemon.cli.env["STUB_KEY"] = "test-key"
+        up(daemon)
+        command = subprocess.Popen(
+            [str(SQUAD), "run", "slow"],
+            env=cli.env,
+            cwd=cli.tmp,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        daemon.wait_for(lambda: stub.requests, "the first model call")
+        yield stub, command
 
 
 def test_ctrl_c_stops_a_handed_run_at_its_next_checkpoint_and_resume_finishes_it(
     daemon: Daemon, cli: Cli
 ) -> None:
-    with OpenAIStubServer() as stub:
-        stub.script(slow(2.0, answer("The outline.")), answer("The draft."))
-        slow_squad(daemon, stub)
-        up(daemon)
-        command = run_in_background(cli, "slow")
-        daemon.wait_for(lambda: stub.requests, "the first model call")
+    with handed_slow_run(daemon, cli, 2.0) as (stub, command):
         command.send_signal(signal.SIGINT)
         stdout, stderr = command.communicate(timeout=WAIT)
         assert command.returncode == 1, stderr
@@ -222,12 +215,7 @@ def test_an_answer_to_a_gate_is_carried_out_by_the_daemon_or_refused_as_the_comm
 def test_a_daemon_killed_under_a_handed_run_ends_the_command_with_what_to_do(
     daemon: Daemon, cli: Cli
 ) -> None:
-    with OpenAIStubServer() as stub:
-        stub.script(slow(8.0, answer("The outline.")), answer("The draft."))
-        slow_squad(daemon, stub)
-        up(daemon)
-        command = run_in_background(cli, "slow")
-        daemon.wait_for(lambda: stub.requests, "the first model call")
+    with handed_slow_run(daemon, cli, 8.0) as (_, command):
         assert daemon.process is not None
         os.kill(daemon.process.pid, signal.SIGKILL)
         daemon.process.wait()

@@ -142,3 +142,22 @@ def test_max_turns_counts_the_turns_before_an_approval_too(cli: Cli, docs: Path)
     result = json.loads(stopped.stdout)
     assert (result["status"], result["turns"], result["model_calls"]) == ("stopped", 3, 3)
     assert "the run used its 3 agent turns" in result["error"]
+
+
+def test_a_result_sent_as_its_json_object_reads_back_as_the_same_result() -> None:
+    paused = RunResult(
+        "a" * 32,
+        "demo",
+        "awaiting_approval",
+        Path("/w/demo"),
+        tasks={"draft": "done", "edit": "awaiting_approval"},
+        turns=3,
+        model_calls=4,
+        prompt_tokens=900,
+        completion_tokens=120,
+        cost_usd=0.0125,
+        awaiting="edit",
+    )
+    failed = RunResult("b" * 32, "demo", "failed", Path("/w/demo"), error="x", duration_s=2.5)
+    for result in (paused, failed):
+        assert RunResult.from_dict(json.loads(json.dumps(result.to_dict()))) == result

@@ -89,6 +89,21 @@ class Daemon:
         return self.process.wait(timeout=WAIT)
 
 
+def slow_squad_yaml(api_base: str, schedule: str) -> str:
+    """Squad ``slow``: an outline, then a draft, each a call to the stub server at
+    ``api_base`` (its key in ``STUB_KEY``), on ``schedule``."""
+    return (
+        "name: slow\n"
+        f"model: {{name: openai/stub-model, api_base: '{api_base}', api_key_env: STUB_KEY,"
+        f" {FREE}}}\n"
+        "agents: [{id: writer, role: Writes}]\n"
+        "tasks:\n"
+        "  - {id: outline, description: Outline it., agent: writer}\n"
+        "  - {id: draft, description: Draft it., agent: writer, depends_on: [outline]}\n"
+        f"schedule: {schedule}\n"
+    )
+
+
 @pytest.fixture
 def daemon(cli: Cli) -> Iterator[Daemon]:
     running = Daemon(cli)
@@ -216,14 +231,7 @@ def test_sigterm_lets_the_step_finish_and_the_next_start_resumes_the_run(
     with OpenAIStubServer() as stub:
         stub.script(slow(2.0, answer("The outline.")), answer("The draft."))
         (daemon.squads / "slow.yaml").write_text(
-            "name: slow\n"
-            f"model: {{name: openai/stub-model, api_base: '{stub.url}', api_key_env: STUB_KEY,"
-            f" {FREE}}}\n"
-            "agents: [{id: writer, role: Writes}]\n"
-            "tasks:\n"
-            "  - {id: outline, description: Outline it., agent: writer}\n"
-            "  - {id: draft, description: Draft it., agent: writer, depends_on: [outline]}\n"
-            "schedule: {interval: 1d, run_on_start: true}\n"
+            slow_squad_yaml(stub.url, "{interval: 1d, run_on_start: true}")
         )
         daemon.cli.env["STUB_KEY"] = "test-key"
         daemon.start()
