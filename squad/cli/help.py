@@ -7,7 +7,8 @@ Typer app and walks it once: a value gets a word as a person reads it (``TEXT``,
 ``N``, an argument its name in capitals; a flag none), every command is laid out by click's
 plain formatter, which rewraps each paragraph to the terminal (one starting with ``\\b`` keeps
 its lines), and a group lists each command with its first sentence, whole. A command added
-anywhere under the app gets the same, with nothing to remember.
+anywhere under the app gets the same, with nothing to remember. The same classes coerce a
+value without pydantic where pydantic would hand it back unchanged (:mod:`squad.cli.params`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ import inspect
 import re
 from typing import TYPE_CHECKING, Any
 
-from typer.core import TyperArgument, TyperOption
+from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
+
+from squad.cli.params import runtime_param
 
 if TYPE_CHECKING:
     import typer
@@ -62,6 +65,9 @@ class _Argument(TyperArgument):
     def display_type_rich(self, ctx: Any) -> str | None:
         return None
 
+    def get_runtime_param(self) -> Any:
+        return runtime_param(self)
+
     def _rich_display_name(self) -> str:
         return self.display_name_raw + ("..." if self.nargs != 1 else "")
 
@@ -73,11 +79,34 @@ class _Argument(TyperArgument):
 class _Option(TyperOption):
     """An option shown with the word for its value; a flag with none."""
 
+    def get_runtime_param(self) -> Any:
+        return runtime_param(self)
+
     def display_type_rich(self, ctx: Any) -> str | None:
         if self.is_flag or self.count:
             return None
         word = self.metavar or "TEXT"
         return word + ("..." if self.nargs != 1 else "")
+
+
+class _Command(TyperCommand):
+    """A command whose ``--help`` option coerces its value as :class:`_Option` does."""
+
+    def get_help_option(self, ctx: Any) -> Any:
+        return _as_option(super().get_help_option(ctx))
+
+
+class _Group(TyperGroup):
+    """A group whose ``--help`` option coerces its value as :class:`_Option` does."""
+
+    def get_help_option(self, ctx: Any) -> Any:
+        return _as_option(super().get_help_option(ctx))
+
+
+def _as_option(option: Any) -> Any:
+    if type(option) is TyperOption:
+        option.__class__ = _Option
+    return option
 
 
 def first_sentence(text: str) -> str:
@@ -100,6 +129,9 @@ def walk(root: Any) -> list[tuple[str, Any]]:
     return sorted(found, key=lambda item: item[0])
 
 
+_OURS: dict[type, type] = {TyperCommand: _Command, TyperGroup: _Group}
+
+
 def command(app: typer.Typer, name: str = "squad") -> Any:
     """The click command of ``app``, its help in plain words (see the module docstring)."""
     from typer.main import get_command
@@ -107,6 +139,8 @@ def command(app: typer.Typer, name: str = "squad") -> Any:
     root = get_command(app)
     root.name = name
     for _, cmd in walk(root):
+        if type(cmd) in _OURS:
+            cmd.__class__ = _OURS[type(cmd)]
         if hasattr(cmd, "rich_markup_mode"):
             cmd.rich_markup_mode = None  # click's formatter: paragraphs rewrapped, no boxes
         if cmd.help and not cmd.short_help:

@@ -370,6 +370,7 @@ unwanted = (
     "squad.text.secrets._named",
     "squad.text.chatter",
     "markdown_it",
+    "typer._adapters",
 )
 print(sorted(name for name in unwanted if name in sys.modules), file=sys.stderr)
 """
@@ -384,8 +385,9 @@ def test_memory_context_and_status_on_a_current_database_import_no_graph_orm_or_
     migration, SQLAlchemy and SQLModel not at all on a current SQLite database (plain
     sqlite3 reads it, once the agent's namespace exists: the first look makes it), the
     credential detector's rule tables on its first search, the chatter filter's cue tables
-    on the first message recall asks about, and markdown-it only for a memory.md that is not
-    plain (this one, squad's seed, is)."""
+    on the first message recall asks about, markdown-it only for a memory.md that is not
+    plain (this one, squad's seed, is), and no pydantic adapter for a parameter left at its
+    default (:mod:`squad.cli.params`)."""
     import sys
 
     assert docs("memory", "context", "docs-site", "writer").returncode == 0  # its namespace

@@ -267,7 +267,24 @@ class Cluster:
         return node
 
     def wait_for(self, check: Callable[[], Any], what: str, timeout: float = WAIT_S) -> Any:
-        return wait_for(check, what, timeout=timeout, interval=0.2, gone=self._node_failed)
+        try:
+            return wait_for(check, what, timeout=timeout, interval=0.2, gone=self._node_failed)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}\n{self.digest()}") from None
+
+    def digest(self) -> str:
+        """What each node logged last and printed to stderr: a failed wait's context."""
+        parts = []
+        for node in self.nodes:
+            events = node.events()
+            kinds = Counter(e["event"] for e in events)
+            tail = "\n    ".join(str(e) for e in events[-12:])
+            err = (self.root / f"{node.name}.err").read_text()[-1500:]
+            parts.append(
+                f"{node.name} ({node.kind}, returncode {node.process.poll()}): {dict(kinds)}"
+                f"\n    {tail}\n  stderr: {err or '(empty)'}"
+            )
+        return "\n".join(parts)
 
     def _node_failed(self) -> str | None:
         for node in self.nodes:
