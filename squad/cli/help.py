@@ -3,12 +3,13 @@
 Typer's own help names each value by its Python type (``<str>``, ``<bool>``, ``{target}``) and,
 in its rich layout, keeps a docstring's line breaks inside the paragraphs after the first, so a
 sentence breaks where its source line did. :func:`command` builds the click command of the
-Typer app and walks it once: a value gets a word as a person reads it (``TEXT``, ``PATH``,
-``N``, an argument its name in capitals; a flag none), every command is laid out by click's
-plain formatter, which rewraps each paragraph to the terminal (one starting with ``\\b`` keeps
-its lines), and a group lists each command with its first sentence, whole. A command added
-anywhere under the app gets the same, with nothing to remember. The same classes coerce a
-value without pydantic where pydantic would hand it back unchanged (:mod:`squad.cli.params`).
+Typer app, and fixes each command as it is made: a value gets a word as a person reads it
+(``TEXT``, ``PATH``, ``N``, an argument its name in capitals; a flag none), every command is
+laid out by click's plain formatter, which rewraps each paragraph to the terminal (one
+starting with ``\\b`` keeps its lines), and a group lists each command with its first
+sentence, whole. A command added anywhere under the app gets the same, with nothing to
+remember. The same classes coerce a value without pydantic where pydantic would hand it back
+unchanged (:mod:`squad.cli.params`).
 """
 
 from __future__ import annotations
@@ -133,23 +134,28 @@ _OURS: dict[type, type] = {TyperCommand: _Command, TyperGroup: _Group}
 
 
 def command(app: typer.Typer, name: str = "squad") -> Any:
-    """The click command of ``app``, its help in plain words (see the module docstring)."""
-    from typer.main import get_command
+    """The click command of ``app``, its help in plain words (see the module docstring); each
+    command built when first asked for (:mod:`squad.cli.tree`)."""
+    from squad.cli.tree import lazy_tree
 
-    root = get_command(app)
+    root = lazy_tree(app, _in_plain_words)
     root.name = name
-    for _, cmd in walk(root):
-        if type(cmd) in _OURS:
-            cmd.__class__ = _OURS[type(cmd)]
-        if hasattr(cmd, "rich_markup_mode"):
-            cmd.rich_markup_mode = None  # click's formatter: paragraphs rewrapped, no boxes
-        if cmd.help and not cmd.short_help:
-            cmd.short_help = first_sentence(cmd.help)
-        for param in cmd.params:
-            if isinstance(param, TyperArgument):
-                param.metavar = value_word(param)
-                param.__class__ = _Argument
-            elif isinstance(param, TyperOption):
-                param.metavar = value_word(param)
-                param.__class__ = _Option
     return root
+
+
+def _in_plain_words(cmd: Any) -> Any:
+    """``cmd`` (one command or group, not its children) laid out and coerced as above."""
+    if type(cmd) in _OURS:
+        cmd.__class__ = _OURS[type(cmd)]
+    if hasattr(cmd, "rich_markup_mode"):
+        cmd.rich_markup_mode = None  # click's formatter: paragraphs rewrapped, no boxes
+    if cmd.help and not cmd.short_help:
+        cmd.short_help = first_sentence(cmd.help)
+    for param in cmd.params:
+        if isinstance(param, TyperArgument):
+            param.metavar = value_word(param)
+            param.__class__ = _Argument
+        elif isinstance(param, TyperOption):
+            param.metavar = value_word(param)
+            param.__class__ = _Option
+    return cmd

@@ -8,6 +8,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from squad.cli import app
 from squad.cli.help import command, first_sentence, walk
 from tests.cli.test_cli import Cli
@@ -103,3 +105,31 @@ def test_the_console_script_prints_the_same_help(tmp_path: Path) -> None:
     assert "<bool>" not in shown.stdout and "<str>" not in shown.stdout
     top = cli("--help").stdout
     assert "<bool>" not in top and re.search(r"^  status +A summary, then", top, re.M)
+
+
+def test_the_tree_has_typers_commands_in_typers_order_with_the_same_parameters() -> None:
+    from typer.main import get_command
+
+    def shape(root: Any) -> list[tuple[str, list[str], list[str | None]]]:
+        return [
+            (path, list(getattr(cmd, "commands", {})), [p.name for p in cmd.params])
+            for path, cmd in walk(root)
+        ]
+
+    ours, typers = command(app), get_command(app)
+    typers.name = "squad"
+    assert shape(ours) == shape(typers)
+    assert len(shape(ours)) > 50
+
+
+def test_a_command_line_builds_only_the_commands_on_its_path() -> None:
+    root = command(app)
+    with pytest.raises(SystemExit) as done:
+        root.main(["memory", "context", "-h"], prog_name="squad")
+    assert done.value.code == 0
+    built = {
+        path
+        for path, cmd in [("squad", root), ("squad memory", root.commands["memory"])]
+        for path in [f"{path} {name}" for name in cmd.commands._made]
+    }
+    assert built == {"squad memory", "squad memory context"}

@@ -60,8 +60,8 @@ def _outcome(cmd: Any, args: list[str], seen: list[dict[str, Any]]) -> Any:
     seen.clear()
     try:
         cmd.main(args, prog_name="probe", standalone_mode=False)
-    except Exception as error:  # click's usage errors: the words a person reads
-        return type(error).__name__, getattr(error, "format_message", lambda: str(error))()
+    except typer.TyperException as error:  # a usage error: the words a person reads
+        return type(error).__name__, error.format_message()
     return {key: (type(value).__name__, repr(value)) for key, value in seen[0].items()}
 
 
