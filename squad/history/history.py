@@ -359,16 +359,20 @@ class History:
             self._drop_marker()
             return result.sha
         shown = dirty[:20] + ([f"... and {len(dirty) - 20} more"] if len(dirty) > 20 else [])
-        message = compose(
-            f"changes made by hand: {len(dirty)} file{'s' if len(dirty) != 1 else ''}",
-            [
-                "Found in the working tree before squad's next run or memory pass, not made "
-                "by squad:",
-                *(f"  {path}" for path in shown),
-            ],
-            [("Squad-Kind", Kind.HAND.value), ("Squad-Actor", UNATTRIBUTED.name)],
-        )
-        return self.repository.commit_all(UNATTRIBUTED, message, repo=repo).sha
+
+        def hand_message(left_out: tuple[str, ...]) -> str:
+            return compose(
+                f"changes made by hand: {len(dirty)} file{'s' if len(dirty) != 1 else ''}",
+                [
+                    "Found in the working tree before squad's next run or memory pass, not "
+                    "made by squad:",
+                    *(f"  {path}" for path in shown),
+                    *(f"left out: {path}" for path in left_out),
+                ],
+                [("Squad-Kind", Kind.HAND.value), ("Squad-Actor", UNATTRIBUTED.name)],
+            )
+
+        return self.repository.commit_all(UNATTRIBUTED, hand_message, repo=repo).sha
 
     def _marker_path(self) -> Path:
         return self.repository.git_dir / RUN_MARKER

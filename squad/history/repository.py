@@ -297,8 +297,8 @@ class Repository:
             oid = repo.create_blob(data)
             changes[tuple(path.split("/"))] = oid
             if self._working_bytes(path) == data:
-                index.add(path)
-            else:
+                index.add(path)  # its stat too: the file shows as unchanged
+            if path not in index or index[path].id != oid:  # differs, or was written again
                 index.add(pygit2.IndexEntry(path, oid, FileMode.BLOB))
         tree = _tree_with(repo, head.tree if head is not None else None, changes)
         sha = self._commit(repo, author, message, tree)
@@ -352,8 +352,13 @@ class Repository:
                 why = self._filter(path, before, data)
             if why is not None:
                 left_out.append(f"{path} ({why})")
+                _as_committed(index, head_tree, path)  # whatever else the index held for it
                 continue
             index.add(path)
+            if self._filter is not None and index[path].id != git().hash(data):
+                # Written again since it was checked: the commit takes what was checked, and
+                # the file shows as changed, so the next commit checks what it holds now.
+                index.add(git().IndexEntry(path, repo.create_blob(data), index[path].mode))
         return left_out
 
     def _working_bytes(self, path: str) -> bytes | None:
@@ -459,6 +464,20 @@ def _signature(pygit2: Any, author: Author, when: datetime) -> Any:
 def _reason(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _as_committed(index: Any, head_tree: Any, path: str) -> None:
+    """``path``'s index entry as ``head_tree`` holds it (none when it holds none): a file
+    kept out of a commit adds nothing to it, whatever was staged for it before."""
+    try:
+        entry = head_tree[path] if head_tree is not None else None
+    except KeyError:
+        entry = None
+    if entry is None:
+        with contextlib.suppress(KeyError, OSError):
+            index.remove(path)
+    else:
+        index.add(git().IndexEntry(path, entry.id, entry.filemode))
 
 
 def _tree_with(repo: Any, tree: Any, changes: dict[tuple[str, ...], Any]) -> Any:

@@ -241,6 +241,93 @@ def _blobs(repo: pygit2.Repository, tree: Any) -> list[bytes]:
     return out
 
 
+def test_a_file_written_again_between_its_check_and_its_staging_commits_what_was_checked(
+    workspace: Path,
+) -> None:
+    """The credential check reads a file, then the commit stages it: a writer in between
+    (a person saving, a late tool write) must not put unchecked text into the history."""
+    from squad.history.staging import StagingPolicy
+
+    secret = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
+    late = f"second draft\ndeploy with token {secret}\n"
+
+    class WriterBetween(StagingPolicy):
+        def refusal(self, path: str, before: bytes | None, after: bytes) -> str | None:
+            why = super().refusal(path, before, after)
+            if path == "tasks/draft/output.md" and secret.encode() not in after:
+                write(workspace, path, late)  # after the check read it, before it is staged
+            return why
+
+    history = History(workspace, "docs-site", clock=FrozenClock(), staging=WriterBetween())
+    history.start()
+    history.begin_run("r1")
+    write(workspace, "tasks/draft/output.md", "second draft\n")
+    assert history.commit_run(note()) is not None
+    repo = repo_of(workspace)
+    head = repo[repo.head.target]
+    assert repo[head.tree["tasks/draft/output.md"].id].data == b"second draft\n"
+    assert (workspace / "tasks/draft/output.md").read_text() == late  # left as it is on disk
+    assert repo.status().get("tasks/draft/output.md") == pygit2.enums.FileStatus.WT_MODIFIED
+
+    history.begin_run("r2")  # the next commit checks what the file holds now, and refuses it
+    second = history.commit_run(note("r2"))
+    assert second is not None and second.left_out[0].startswith("tasks/draft/output.md")
+    for commit in commits(repo_of(workspace)):
+        for blob in _blobs(repo, commit.tree):
+            assert secret.encode() not in blob
+
+
+def test_a_credential_staged_outside_squad_stays_out_of_its_next_commit(
+    history: History, workspace: Path
+) -> None:
+    """A person's `git add` (or anything else that put a blob in the index) is no way in:
+    a file kept out of a commit adds nothing to it, whatever the index held for it."""
+    history.start()
+    secret = "ghp_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"
+    for path in ("tasks/draft/output.md", "tasks/draft/new.md"):  # tracked, and new
+        write(workspace, path, f"deploy with token {secret}\n")
+        index = repo_of(workspace).index
+        index.add(path)
+        index.write()
+    assert history.record_hand_edits() is not None
+    repo = repo_of(workspace)
+    head = repo[repo.head.target]
+    assert "left out: tasks/draft/new.md" in head.message
+    assert repo[head.tree["tasks/draft/output.md"].id].data == b"first draft\n"
+    assert "tasks/draft/new.md" not in head.tree["tasks/draft"]
+    for commit in commits(repo):
+        for blob in _blobs(repo, commit.tree):
+            assert secret.encode() not in blob
+    assert secret in (workspace / "tasks/draft/new.md").read_text()  # left as it is on disk
+
+
+def test_a_memory_file_written_again_as_its_change_commits_leaves_the_index_on_the_commit(
+    history: History, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A memory change commits exactly the bytes its writer checked; a write landing between
+    the commit's look at the file and its staging shows as a change of the working tree (the
+    next commit checks it), not as something already staged."""
+    from squad.history.repository import Repository
+
+    history.start()
+    look = Repository._working_bytes
+
+    def written_again_after_the_look(self: Repository, path: str) -> bytes | None:
+        data = look(self, path)
+        if path == MEMORY:
+            write(workspace, MEMORY, SEED + "- written again by hand\n")
+        return data
+
+    monkeypatch.setattr(Repository, "_working_bytes", written_again_after_the_look)
+    append_as_extractor(history, "- the extractor's line\n")
+    monkeypatch.undo()
+    repo = repo_of(workspace)
+    committed = repo[repo.head.target].tree[MEMORY].id
+    assert repo[committed].data == (SEED + "- the extractor's line\n").encode()
+    assert repo.index[MEMORY].id == committed
+    assert repo.status().get(MEMORY) == pygit2.enums.FileStatus.WT_MODIFIED
+
+
 def test_a_file_over_the_size_cap_stays_out(workspace: Path) -> None:
     from squad.history.staging import StagingPolicy
 
