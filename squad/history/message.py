@@ -186,7 +186,7 @@ class RunNote:
     """Where its task outputs are: ``tasks``, or ``runs/<id>/tasks`` for a run approved
     after newer runs had finished (its outputs never overwrite theirs)."""
     left_out: tuple[str, ...] = field(default=())
-    """Files that hold a credential, kept out of the commit."""
+    """Files kept out of the commit, each with why (a credential, or over the size cap)."""
 
     @property
     def duration_s(self) -> float | None:
@@ -209,8 +209,8 @@ def run_message(note: RunNote) -> str:
     body.append(figures)
     if note.outputs != "tasks":
         body.append(f"outputs in {note.outputs}/ (newer runs had finished; theirs are kept)")
-    for path in note.left_out:
-        body.append(f"left out: {path} (holds a credential)")
+    for kept_out in note.left_out:  # each names its file and why: a credential, or the size
+        body.append(f"left out: {kept_out}")
     trailers = [
         ("Squad-Kind", Kind.RUN.value),
         ("Squad-Run", note.run_id),

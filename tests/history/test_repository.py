@@ -338,6 +338,9 @@ def test_a_file_over_the_size_cap_stays_out(workspace: Path) -> None:
     result = history.commit_run(note())
     assert result is not None and result.left_out[0].startswith("tasks/draft/big.csv")
     assert "tasks/draft/big.csv" not in tracked(workspace)
+    message = repo_of(workspace)[repo_of(workspace).head.target].message
+    assert "left out: tasks/draft/big.csv (5,000 bytes, over the history's 1,000-byte" in message
+    assert "credential" not in message  # it is kept out for its size, and says so
 
 
 def test_a_git_folder_squad_did_not_make_pauses_history_and_is_never_written(
