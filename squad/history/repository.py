@@ -473,11 +473,12 @@ def _as_committed(index: Any, head_tree: Any, path: str) -> None:
         entry = head_tree[path] if head_tree is not None else None
     except KeyError:
         entry = None
+    staged = index[path] if path in index else None  # noqa: SIM401  (no Index.get)
     if entry is None:
-        with contextlib.suppress(KeyError, OSError):
+        if staged is not None:
             index.remove(path)
-    else:
-        index.add(git().IndexEntry(path, entry.id, entry.filemode))
+    elif staged is None or (staged.id, staged.mode) != (entry.id, entry.filemode):
+        index.add(git().IndexEntry(path, entry.id, entry.filemode))  # else left, stat and all
 
 
 def _tree_with(repo: Any, tree: Any, changes: dict[tuple[str, ...], Any]) -> Any:
