@@ -26,6 +26,7 @@ import os
 import re
 import secrets
 import shutil
+import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -296,10 +297,14 @@ class Repository:
                 continue
             oid = repo.create_blob(data)
             changes[tuple(path.split("/"))] = oid
-            if self._working_bytes(path) == data:
+            read = self._read(path)
+            if read is not None and read[0] == data:
                 index.add(path)  # its stat too: the file shows as unchanged
-            if path not in index or index[path].id != oid:  # differs, or was written again
-                index.add(pygit2.IndexEntry(path, oid, FileMode.BLOB))
+                if self._unchanged(path, read[1]):
+                    continue
+            # The file differs, or was written again as it was staged: the entry is the
+            # commit's, and the file shows as changed.
+            index.add(pygit2.IndexEntry(path, oid, FileMode.BLOB))
         tree = _tree_with(repo, head.tree if head is not None else None, changes)
         sha = self._commit(repo, author, message, tree)
         index.write()
@@ -343,9 +348,10 @@ class Repository:
                 with contextlib.suppress(KeyError, OSError):
                     index.remove(path)
                 continue
-            data = self._working_bytes(path)
-            if data is None:
+            read = self._read(path)
+            if read is None:
                 continue  # gone since the status, or not a regular file
+            data, stamp = read
             why = None
             if self._filter is not None:
                 before = blob_at(repo, head_tree, path)
@@ -355,20 +361,31 @@ class Repository:
                 _as_committed(index, head_tree, path)  # whatever else the index held for it
                 continue
             index.add(path)
-            if self._filter is not None and index[path].id != git().hash(data):
+            if self._filter is not None and not self._unchanged(path, stamp):
                 # Written again since it was checked: the commit takes what was checked, and
                 # the file shows as changed, so the next commit checks what it holds now.
                 index.add(git().IndexEntry(path, repo.create_blob(data), index[path].mode))
         return left_out
 
-    def _working_bytes(self, path: str) -> bytes | None:
+    def _read(self, path: str) -> tuple[bytes, tuple[int, ...]] | None:
+        """A regular file's bytes, with its stamp from before they were read (None when it
+        is gone or not a regular file)."""
         full = self.workspace / path
         try:
-            if full.is_symlink() or not full.is_file():
+            st = os.lstat(full)
+            if not stat.S_ISREG(st.st_mode):
                 return None
-            return full.read_bytes()
+            return full.read_bytes(), _stamp(st)
         except OSError:
             return None
+
+    def _unchanged(self, path: str, stamp: tuple[int, ...]) -> bool:
+        """Whether ``path`` still has ``stamp``: not written since it was read (libgit2
+        staged the same bytes, filters applied as always)."""
+        try:
+            return _stamp(os.lstat(self.workspace / path)) == stamp
+        except OSError:
+            return False
 
     def _commit(self, repo: pygit2.Repository, author: Author, message: str, tree: Any) -> str:
         pygit2 = git()
@@ -464,6 +481,11 @@ def _signature(pygit2: Any, author: Author, when: datetime) -> Any:
 def _reason(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _stamp(st: os.stat_result) -> tuple[int, ...]:
+    """What changes when a file is written: its inode (a rename over it), size and times."""
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def _as_committed(index: Any, head_tree: Any, path: str) -> None:

@@ -277,6 +277,23 @@ def test_a_file_written_again_between_its_check_and_its_staging_commits_what_was
             assert secret.encode() not in blob
 
 
+def test_a_workspace_with_its_own_line_ending_rules_commits_clean(
+    history: History, workspace: Path
+) -> None:
+    """A person's .gitattributes still applies as git applies it: a CRLF file under
+    ``text eol=lf`` is committed with LF endings and the tree is clean after (the check
+    that a file was not written again compares the file, not its bytes with the blob)."""
+    write(workspace, ".gitattributes", "*.md text eol=lf\n")
+    history.start()
+    history.begin_run("r1")
+    (workspace / "tasks/draft/output.md").write_bytes(b"line one\r\nline two\r\n")
+    assert history.commit_run(note()) is not None
+    repo = repo_of(workspace)
+    blob = repo[repo[repo.head.target].tree["tasks/draft/output.md"].id].data
+    assert blob == b"line one\nline two\n"
+    assert clean(workspace)
+
+
 def test_a_credential_staged_outside_squad_stays_out_of_its_next_commit(
     history: History, workspace: Path
 ) -> None:
@@ -310,15 +327,17 @@ def test_a_memory_file_written_again_as_its_change_commits_leaves_the_index_on_t
     from squad.history.repository import Repository
 
     history.start()
-    look = Repository._working_bytes
+    look = Repository._read
 
-    def written_again_after_the_look(self: Repository, path: str) -> bytes | None:
-        data = look(self, path)
+    def written_again_after_the_look(
+        self: Repository, path: str
+    ) -> tuple[bytes, tuple[int, ...]] | None:
+        read = look(self, path)
         if path == MEMORY:
             write(workspace, MEMORY, SEED + "- written again by hand\n")
-        return data
+        return read
 
-    monkeypatch.setattr(Repository, "_working_bytes", written_again_after_the_look)
+    monkeypatch.setattr(Repository, "_read", written_again_after_the_look)
     append_as_extractor(history, "- the extractor's line\n")
     monkeypatch.undo()
     repo = repo_of(workspace)
