@@ -62,7 +62,6 @@ def _plain(desc: Any) -> bool:
     return (
         desc.annotation in _PLAIN
         and info.parser is None
-        and getattr(info, "click_type", None) is None
         and desc.file_annotation is None
         and not (desc.is_choice or desc.is_path or desc.is_ranged or desc.is_datetime)
     )

@@ -85,13 +85,13 @@ def _hollow(app: typer.Typer) -> typer.Typer:
 
 
 def _children(app: typer.Typer, settings: dict[str, Any], suggest: bool, finish: Finish) -> Any:
-    from typer.main import get_command_from_info, get_command_name, solve_typer_info_defaults
+    from typer.main import get_command_name, solve_typer_info_defaults
 
     makers: dict[str, Callable[[], Any]] = {}
     for info in app.registered_commands:
         assert info.callback is not None
         name = info.name or get_command_name(info.callback.__name__)
-        makers[name] = partial(_command, get_command_from_info, info, settings, finish)
+        makers[name] = partial(_command, info, settings, finish)
     for group_info in app.registered_groups:
         group_name = solve_typer_info_defaults(group_info).name
         if not group_name:
@@ -100,8 +100,10 @@ def _children(app: typer.Typer, settings: dict[str, Any], suggest: bool, finish:
     return _Children(makers)
 
 
-def _command(build: Callable[..., Any], info: Any, settings: dict[str, Any], finish: Finish) -> Any:
-    return finish(build(info, **settings))
+def _command(info: Any, settings: dict[str, Any], finish: Finish) -> Any:
+    from typer.main import get_command_from_info
+
+    return finish(get_command_from_info(info, **settings))
 
 
 def _group(info: Any, settings: dict[str, Any], suggest: bool, finish: Finish) -> Any:

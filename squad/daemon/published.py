@@ -35,6 +35,8 @@ class Published:
     lock: LockState
     state: dict[str, Any]
     store: Any
+    stopped_at: None = None
+    """A running daemon's file: never stopped (read as :class:`~squad.daemon.status.Beat`)."""
 
     @property
     def configs(self) -> Path:

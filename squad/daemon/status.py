@@ -43,7 +43,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -92,15 +91,6 @@ class Beat(Protocol):
     def beat_at(self) -> datetime: ...
     @property
     def stopped_at(self) -> datetime | None: ...
-
-
-@dataclass(frozen=True)
-class _PublishedBeat:
-    pid: int
-    host: str
-    started_at: datetime
-    beat_at: datetime
-    stopped_at: datetime | None = None
 
 
 def daemon_status(
@@ -402,11 +392,8 @@ def published_status(
     if found is None:
         return None
     state, view, configs = found.state, found.store, found.configs
-    beat = _PublishedBeat(
-        pid=found.pid, host=found.host, started_at=found.started_at, beat_at=found.beat_at
-    )
     # The file's time and this clock are the same machine's wall clock, read after the stat.
-    daemon = daemon_status(now=now or datetime.now(UTC), lock=found.lock, heartbeat=beat)
+    daemon = daemon_status(now=now or datetime.now(UTC), lock=found.lock, heartbeat=found)
     if daemon.state != "up":
         return None
     daemon = daemon.model_copy(
